@@ -1,0 +1,23 @@
+/**
+ * `deno run -A cli/deno.ts <command>`: svc on Deno.
+ *
+ * @module
+ */
+import { runCli, type RuntimeAdapter } from "./run.ts";
+
+const adapter: RuntimeAdapter = {
+  name: "deno",
+  env: () => Deno.env.toObject(),
+  readTextFile: (path) => Deno.readTextFile(path),
+  serve(fetch, { hostname, port }) {
+    const server = Deno.serve({ hostname, port, onListen() {} }, fetch);
+    return Promise.resolve({ port: server.addr.port, close: () => server.shutdown() });
+  },
+  onShutdown(handler) {
+    for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, () => void handler());
+  },
+  print: (line) => console.log(line),
+  printError: (line) => console.error(line),
+};
+
+Deno.exit(await runCli(Deno.args, adapter));

@@ -1,0 +1,49 @@
+/**
+ * `tsx cli/node.ts <command>`: svc on Node (20 or later), served by @hono/node-server.
+ *
+ * @module
+ */
+import { readFile } from "node:fs/promises";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import process from "node:process";
+import { serve } from "@hono/node-server";
+import { runCli, type RuntimeAdapter } from "./run.ts";
+
+/** How long in-flight requests get to finish on shutdown before their connections are cut. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+const adapter: RuntimeAdapter = {
+  name: "node",
+  env: () => ({ ...process.env }),
+  readTextFile: (path) => readFile(path, "utf8"),
+  serve(fetch, { hostname, port }) {
+    return new Promise((resolve, reject) => {
+      const server = serve({ fetch, hostname, port }, (info: AddressInfo) => {
+        server.off("error", reject);
+        resolve({ port: info.port, close: () => close(server) });
+      }) as Server;
+      server.once("error", reject);
+    });
+  },
+  onShutdown(handler) {
+    for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void handler());
+  },
+  print: (line) => console.log(line),
+  printError: (line) => console.error(line),
+};
+
+/** Stops accepting, lets in-flight requests finish (idle keep-alive connections close at once). */
+function close(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    server.close((err) => {
+      clearTimeout(force);
+      if (err) reject(err);
+      else resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+process.exit(await runCli(process.argv.slice(2), adapter));

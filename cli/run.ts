@@ -1,0 +1,209 @@
+/**
+ * The svc command line, runtime-agnostic: `cli/deno.ts`, `cli/bun.ts` and `cli/node.ts` build a
+ * `RuntimeAdapter` and call `runCli`.
+ *
+ * @module
+ */
+import { systemClock } from "../core/clock.ts";
+import {
+  ConfigError,
+  describeDefaults,
+  ENV_SETTINGS,
+  loadConfig,
+  type LoadedConfig,
+  RESERVED_ENV,
+  settingDefault,
+  type SvcConfig,
+  withListenPort,
+} from "../core/config/mod.ts";
+import { StorageError } from "../core/errors.ts";
+import { cryptoRandom } from "../core/random.ts";
+import { createApp } from "../http/app.ts";
+import { openDatabase, type SvcDatabase } from "../storage/open.ts";
+import { schemaScript } from "../storage/schema.ts";
+import { vectorsCommand } from "./vectors.ts";
+
+/** What the CLI needs from the runtime it runs on. */
+export interface RuntimeAdapter {
+  name: "deno" | "bun" | "node";
+  /** The process environment. */
+  env(): Record<string, string | undefined>;
+  readTextFile(path: string): Promise<string>;
+  /** Starts serving; resolves once listening, with the real port (port 0 picks one). */
+  serve(
+    fetch: (req: Request) => Response | Promise<Response>,
+    opts: { hostname: string; port: number },
+  ): Promise<{ port: number; close(): Promise<void> }>;
+  /** Runs `handler` on SIGINT or SIGTERM. */
+  onShutdown(handler: () => Promise<void>): void;
+  /** Writes a line to stdout. */
+  print(line: string): void;
+  /** Writes a line to stderr. */
+  printError(line: string): void;
+}
+
+const USAGE = [
+  "usage: svc <command>",
+  "",
+  "commands:",
+  "  start            serve svc (configuration: SVC_* environment variables, see below)",
+  "  schema           print the SQL that creates svc's tables",
+  "  vectors [FILE…]  run golden authorization vectors (default: the repository's)",
+  "  help             print this help",
+];
+
+/** Runs one command; resolves to the process exit code. */
+export async function runCli(args: string[], runtime: RuntimeAdapter): Promise<number> {
+  const [command, ...rest] = args;
+  switch (command) {
+    case "start":
+      return await start(runtime);
+    case "schema":
+      runtime.print(schemaScript().trimEnd());
+      return 0;
+    case "vectors":
+      return await vectorsCommand(rest, { readTextFile: runtime.readTextFile, print: runtime.print });
+    case undefined:
+    case "help":
+    case "--help":
+    case "-h":
+      help(runtime.print);
+      return 0;
+    default:
+      runtime.printError(`svc: unknown command ${JSON.stringify(command)}; run "svc help" for the commands`);
+      return 2;
+  }
+}
+
+function help(print: (line: string) => void): void {
+  for (const line of USAGE) print(line);
+  print("");
+  print(
+    "settings (environment variables override the file named by SVC_CONFIG_FILE, which overrides the defaults):",
+  );
+  const rows = [
+    ...ENV_SETTINGS.map((s) => [s.name, settingDefault(s), s.doc]),
+    ...Object.entries(RESERVED_ENV).map(([name, doc]) => [name, "unset", doc]),
+  ];
+  for (const [name, def, doc] of rows) {
+    print(`  ${name} (default: ${def})`);
+    print(`      ${doc}`);
+  }
+}
+
+/** `svc start`: serves until SIGINT or SIGTERM. */
+async function start(runtime: RuntimeAdapter): Promise<number> {
+  let loaded: LoadedConfig;
+  try {
+    loaded = loadConfig(await configSources(runtime));
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    runtime.printError(err.message);
+    return 1;
+  }
+  const { config } = loaded;
+
+  let database: SvcDatabase;
+  try {
+    database = await openDatabase(config.storage);
+    await database.ensureSchema();
+  } catch (err) {
+    runtime.printError(`storage: cannot open ${describeStorage(config)}: ${firstLine(err)}`);
+    return 1;
+  }
+
+  // The app is built once the real port is known (SVC_PORT=0), so that the defaults derived from
+  // it are right. Nothing awaits between listening and setting the handler, so no request sees the stub.
+  let handler: (req: Request) => Response | Promise<Response> = () => new Response(null, { status: 503 });
+  let server: { port: number; close(): Promise<void> };
+  try {
+    server = await runtime.serve((req) => handler(req), {
+      hostname: config.server.host,
+      port: config.server.port,
+    });
+  } catch (err) {
+    runtime.printError(
+      `server: cannot listen on ${config.server.host}:${config.server.port}: ${
+        firstLine(err)
+      }; set SVC_HOST and SVC_PORT to a free address`,
+    );
+    await database.close();
+    return 1;
+  }
+  const bound = withListenPort(loaded, server.port);
+  const app = createApp({
+    config: bound.config,
+    readinessChecks: [{ name: "database", check: () => pingDatabase(database) }],
+    clock: systemClock,
+    random: cryptoRandom,
+    logError: runtime.printError,
+  });
+  handler = (req) => app.fetch(req);
+
+  const { host, port, pathBase } = bound.config.server;
+  runtime.print(
+    `svc listening on http://${host.includes(":") ? `[${host}]` : host}:${port}${pathBase} (storage: ${
+      describeStorage(bound.config)
+    })`,
+  );
+  runtime.print(`defaults used: ${describeDefaults(bound)}`);
+
+  return await new Promise<number>((resolve) => {
+    let stopping = false;
+    runtime.onShutdown(async () => {
+      if (stopping) return;
+      stopping = true;
+      const closed = [
+        await attempt(runtime, "server", () => server.close()),
+        await attempt(runtime, "storage", () => database.close()),
+      ];
+      runtime.print("svc stopped");
+      resolve(closed.every(Boolean) ? 0 : 1);
+    });
+  });
+}
+
+/** Runs a shutdown step; reports its failure instead of throwing. */
+async function attempt(runtime: RuntimeAdapter, what: string, step: () => Promise<void>): Promise<boolean> {
+  try {
+    await step();
+    return true;
+  } catch (err) {
+    runtime.printError(`${what}: error while closing: ${firstLine(err)}`);
+    return false;
+  }
+}
+
+async function configSources(
+  runtime: RuntimeAdapter,
+): Promise<{ env: Record<string, string | undefined>; fileText?: string }> {
+  const env = runtime.env();
+  const file = env.SVC_CONFIG_FILE;
+  if (file === undefined || file === "") return { env };
+  try {
+    return { env, fileText: await runtime.readTextFile(file) };
+  } catch (err) {
+    throw new ConfigError(
+      `config: SVC_CONFIG_FILE: ${file} cannot be read (${
+        firstLine(err)
+      }); set SVC_CONFIG_FILE to a readable JSON file or unset it`,
+    );
+  }
+}
+
+async function pingDatabase(database: SvcDatabase): Promise<void> {
+  try {
+    await database.ping();
+  } catch (err) {
+    // The driver's message may name hosts or users; readiness is public, so it gets a fixed text.
+    throw new StorageError(`${database.kind} database did not answer`, { cause: err });
+  }
+}
+
+function describeStorage(config: SvcConfig): string {
+  return config.storage.kind === "embedded" ? `embedded at ${config.storage.dataDir}` : "postgres";
+}
+
+function firstLine(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split("\n")[0];
+}

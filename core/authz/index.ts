@@ -1,0 +1,122 @@
+/**
+ * The grant index of a compiled subject: grants bucketed by service and action so a
+ * check touches only grants that can match. Concrete service + concrete action live
+ * in nested maps; grants whose service or action holds a `*` are kept apart. Every
+ * bucket keeps its grants in original order and split by effect (denies first is
+ * what lets the evaluator stop early).
+ *
+ * @module
+ */
+import type { CompiledGrant } from "./grant.ts";
+import type { PatternSegment } from "./pattern.ts";
+import type { Scope } from "./permission.ts";
+
+/** Bit per scope, for a fast scope-segment test. @internal */
+export const SCOPE_BITS: Readonly<Record<Scope, number>> = Object.freeze({ global: 1, org: 2, team: 4, self: 8 });
+const ALL_SCOPES = 15;
+
+/** One indexed grant with the fields the hot path reads. @internal */
+export interface Slot {
+  /** Position in the subject's grant list. */
+  readonly position: number;
+  /** The compiled grant. */
+  readonly grant: CompiledGrant;
+  /** Scope bits the pattern's scope segment accepts. */
+  readonly scopeMask: number;
+  /** The service segment when it holds a `*`, else null (the bucket already matched it). */
+  readonly serviceWildcard: PatternSegment | null;
+  /** The action segment when it holds a `*`, else null (the bucket already matched it). */
+  readonly actionWildcard: PatternSegment | null;
+  /** Whether the effect is Deny. */
+  readonly deny: boolean;
+}
+
+/** Grants sharing one bucket, in original order, split by effect. @internal */
+export interface Bucket {
+  /** Deny grants. */
+  readonly denies: Slot[];
+  /** Allow grants. */
+  readonly allows: Slot[];
+}
+
+/** Buckets of one service segment kind (a concrete service, or all wildcard services). @internal */
+export interface ServiceEntry {
+  /** Grants with a concrete action, by action. */
+  readonly byAction: Map<string, Bucket>;
+  /** Grants with a wildcard action. */
+  readonly wildAction: Bucket;
+}
+
+/** The index over a subject's grants. */
+export interface GrantIndex {
+  /** Grants with a concrete service, by service. */
+  readonly byService: ReadonlyMap<string, ServiceEntry>;
+  /** Grants with a wildcard service. */
+  readonly wildService: ServiceEntry;
+  /** Number of indexed grants. */
+  readonly size: number;
+}
+
+function newBucket(): Bucket {
+  return { denies: [], allows: [] };
+}
+
+function newEntry(): ServiceEntry {
+  return { byAction: new Map(), wildAction: newBucket() };
+}
+
+/** Builds the index over compiled grants (positions are the array indices). */
+export function buildGrantIndex(grants: readonly CompiledGrant[]): GrantIndex {
+  const byService = new Map<string, ServiceEntry>();
+  const wildService = newEntry();
+  grants.forEach((grant, position) => {
+    const { service, action, scope } = grant.pattern;
+    let entry: ServiceEntry;
+    if (service.wildcard) {
+      entry = wildService;
+    } else {
+      entry = byService.get(service.text) ?? newEntry();
+      byService.set(service.text, entry);
+    }
+    let bucket: Bucket;
+    if (action.wildcard) {
+      bucket = entry.wildAction;
+    } else {
+      bucket = entry.byAction.get(action.text) ?? newBucket();
+      entry.byAction.set(action.text, bucket);
+    }
+    const slot: Slot = Object.freeze({
+      position,
+      grant,
+      scopeMask: scope === "*" ? ALL_SCOPES : SCOPE_BITS[scope],
+      serviceWildcard: service.wildcard ? service : null,
+      actionWildcard: action.wildcard ? action : null,
+      deny: grant.effect === "Deny",
+    });
+    (slot.deny ? bucket.denies : bucket.allows).push(slot);
+  });
+  return Object.freeze({ byService, wildService, size: grants.length });
+}
+
+/**
+ * Calls `visit` for every bucket that may hold grants matching `service:*:action`
+ * (at most four). Exact-segment buckets match by construction; slots carry their
+ * wildcard segments for the remaining test.
+ */
+export function forEachCandidateBucket(
+  index: GrantIndex,
+  service: string,
+  action: string,
+  visit: (bucket: Bucket) => void,
+): void {
+  const entry = index.byService.get(service);
+  if (entry !== undefined) {
+    const bucket = entry.byAction.get(action);
+    if (bucket !== undefined) visit(bucket);
+    visit(entry.wildAction);
+  }
+  const wild = index.wildService;
+  const bucket = wild.byAction.get(action);
+  if (bucket !== undefined) visit(bucket);
+  visit(wild.wildAction);
+}

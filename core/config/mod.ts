@@ -1,0 +1,25 @@
+/**
+ * svc's configuration: the valibot schema, the `SVC_*` environment variables and the loader.
+ *
+ * @module
+ */
+export {
+  developmentBaseUrl,
+  ENV_SETTINGS,
+  type EnvKind,
+  type EnvSetting,
+  isLocalHostname,
+  RESERVED_ENV,
+  type SvcConfig,
+  type SvcConfigInput,
+  SvcConfigSchema,
+} from "./schema.ts";
+export {
+  ConfigError,
+  type ConfigSources,
+  describeDefaults,
+  loadConfig,
+  type LoadedConfig,
+  settingDefault,
+  withListenPort,
+} from "./load.ts";

@@ -1,0 +1,651 @@
+/**
+ * The valibot schema of svc's whole configuration, its defaults (spec section 8 and the
+ * development defaults), and the table of `SVC_*` environment variables that set each field.
+ *
+ * Every leaf's error message follows one template, `<problem>; set {field} to <expectation>`:
+ * the loader (`load.ts`) replaces `{field}` with the setting's name (an env var, or a field of the
+ * config file) and prefixes the offending value, which gives the one-line boot error.
+ *
+ * @module
+ */
+import * as v from "valibot";
+
+/** Placeholder in schema messages, replaced with the setting's name when an error is reported. */
+export const FIELD_PLACEHOLDER = "{field}";
+
+function rule(problem: string, expectation: string): string {
+  return `${problem}; set ${FIELD_PLACEHOLDER} to ${expectation}`;
+}
+
+/** An integer in [min, max]; `unit` reads "seconds", "days"… */
+function int(min: number, max: number, unit?: string) {
+  const expectation = `a whole number${unit ? ` of ${unit}` : ""} between ${min} and ${max}`;
+  const notInt = rule("is not a whole number", expectation);
+  return v.pipe(
+    v.number(notInt),
+    v.integer(notInt),
+    v.minValue(min, rule(`is below ${min}`, expectation)),
+    v.maxValue(max, rule(`is above ${max}`, expectation)),
+  );
+}
+
+function port() {
+  const m = rule("is not a port number", "an integer between 0 and 65535");
+  return v.pipe(v.number(m), v.integer(m), v.minValue(0, m), v.maxValue(65535, m));
+}
+
+function parseUrl(text: string): URL | null {
+  try {
+    return new URL(text);
+  } catch {
+    return null;
+  }
+}
+
+/** True when `hostname` (as URL.hostname gives it) names the local machine. */
+export function isLocalHostname(hostname: string): boolean {
+  return hostname === "localhost" || hostname.endsWith(".localhost") || hostname === "127.0.0.1" ||
+    hostname === "[::1]";
+}
+
+function host() {
+  const m = rule(
+    "is not a host name or IP address",
+    "an interface to listen on, such as 127.0.0.1 or 0.0.0.0",
+  );
+  return v.pipe(v.string(m), v.regex(/^(?:[A-Za-z0-9.-]+|[0-9A-Fa-f:.]+)$/, m));
+}
+
+function baseUrl() {
+  const m = rule(
+    "is not an absolute http(s) URL",
+    "the public URL of svc, such as https://id.example.com (no query, fragment or credentials)",
+  );
+  return v.pipe(
+    v.string(m),
+    v.check((s) => {
+      const u = parseUrl(s);
+      return u !== null && (u.protocol === "http:" || u.protocol === "https:") && !u.search && !u.hash &&
+        !u.username && !u.password;
+    }, m),
+    v.transform((s) => new URL(s).href.replace(/\/+$/, "")),
+  );
+}
+
+function mountPath(allowEmpty: boolean) {
+  const m = rule(
+    "is not a URL path",
+    allowEmpty
+      ? 'a path such as /auth (or "" for the root): segments of letters, digits, ".", "_", "~", "-"'
+      : 'a path such as /svc-admin/ui: segments of letters, digits, ".", "_", "~", "-"',
+  );
+  return v.pipe(
+    v.string(m),
+    v.transform((s) => s.replace(/\/+$/, "")),
+    v.regex(allowEmpty ? /^(?:\/[A-Za-z0-9._~-]+)*$/ : /^(?:\/[A-Za-z0-9._~-]+)+$/, m),
+  );
+}
+
+function nonEmpty(expectation: string) {
+  const m = rule("is empty or not text", expectation);
+  return v.pipe(v.string(m), v.check((s) => s.trim().length > 0 && !s.includes("\0"), m));
+}
+
+function postgresUrl() {
+  const m = rule("is not a postgres:// URL", "a URL such as postgres://user:password@host:5432/database");
+  return v.pipe(
+    v.string(m),
+    v.check((s) => {
+      const u = parseUrl(s);
+      return u !== null && (u.protocol === "postgres:" || u.protocol === "postgresql:");
+    }, m),
+  );
+}
+
+function rpId() {
+  const m = rule(
+    "is not a domain",
+    "the relying-party id: a domain such as example.com (no scheme, port or path)",
+  );
+  return v.pipe(
+    v.string(m),
+    v.toLowerCase(),
+    v.regex(
+      /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/,
+      m,
+    ),
+  );
+}
+
+function origin() {
+  const expectation =
+    "origins such as https://example.com,https://app.example.com (scheme, host, optional port; no path)";
+  const notOrigin = rule("is not an http(s) origin", expectation);
+  const insecure = rule(
+    "is not a secure origin (browsers allow passkeys only on https, or http on localhost)",
+    expectation,
+  );
+  return v.pipe(
+    v.string(notOrigin),
+    v.check((s) => {
+      const u = parseUrl(s);
+      return u !== null && (u.protocol === "http:" || u.protocol === "https:") && u.pathname === "/" &&
+        !u.search && !u.hash && !u.username && !u.password && !/[?#]/.test(s);
+    }, notOrigin),
+    v.check((s) => {
+      // valibot runs every check of a pipe: an unparsable value was reported above.
+      const u = parseUrl(s);
+      return u === null || u.protocol !== "http:" || isLocalHostname(u.hostname);
+    }, insecure),
+    v.transform((s) => new URL(s).origin),
+  );
+}
+
+function origins() {
+  const m = rule("is not a list of origins", "origins such as https://example.com,https://app.example.com");
+  return v.pipe(
+    v.array(origin(), m),
+    v.minLength(1, rule("is empty", "at least one origin, such as https://example.com")),
+  );
+}
+
+function retrySchedule() {
+  const expectation = "comma-separated delays in seconds, such as 60,300,1800 (at most 20)";
+  const m = rule("is not a list of delays", expectation);
+  const each = rule("is not a delay", "whole numbers of seconds between 1 and 604800, such as 60,300,1800");
+  return v.pipe(
+    v.array(
+      v.pipe(v.number(each), v.integer(each), v.minValue(1, each), v.maxValue(604800, each)),
+      m,
+    ),
+    v.maxLength(20, rule("has more than 20 delays", expectation)),
+  );
+}
+
+function failMode() {
+  return v.picklist(
+    ["open", "closed"],
+    rule(
+      "is not a failure mode",
+      '"open" (let the attempt through and emit abuse.counter_store_unavailable) or "closed" (refuse it)',
+    ),
+  );
+}
+
+function email() {
+  const m = rule("is not an email address", "an email address such as admin@example.com");
+  return v.pipe(v.string(m), v.regex(/^[^\s@]+@[^\s@]+$/, m));
+}
+
+/** An abuse layer: at most `limit` attempts per `windowSeconds`, and what to do when counters are down. */
+function layer(limit: number, windowSeconds: number) {
+  return v.optional(
+    v.strictObject({
+      limit: v.optional(int(1, 1_000_000), limit),
+      windowSeconds: v.optional(int(1, 604800, "seconds"), windowSeconds),
+      failMode: v.optional(failMode(), "open"),
+    }),
+    {},
+  );
+}
+
+/** The development base URL for a listen port. */
+export function developmentBaseUrl(port: number): string {
+  return `http://localhost:${port}`;
+}
+
+/**
+ * The whole configuration. Input: a partial object (every field optional, defaults below);
+ * output: `SvcConfig` with every default filled in, the base URL and allowed origins derived
+ * from the port when not given.
+ */
+export const SvcConfigSchema = v.pipe(
+  v.strictObject({
+    server: v.optional(
+      v.strictObject({
+        /** Interface to listen on. */
+        host: v.optional(host(), "127.0.0.1"),
+        /** Listen port; 0 picks a free one. */
+        port: v.optional(port(), 8080),
+        /** Public URL of svc (issuer, links); default http://localhost:<port>. */
+        baseUrl: v.optional(baseUrl()),
+        /** Path every route is mounted under ("" for the root). */
+        pathBase: v.optional(mountPath(true), ""),
+      }),
+      {},
+    ),
+    storage: v.optional(
+      v.variant("kind", [
+        v.strictObject({
+          kind: v.literal("embedded"),
+          dataDir: v.optional(
+            nonEmpty("a folder for the embedded database, such as /var/lib/svc"),
+            ".svc-data",
+          ),
+        }),
+        v.strictObject({ kind: v.literal("postgres"), url: postgresUrl() }),
+      ], rule("is not a storage kind", '"embedded" (with dataDir) or "postgres" (with url)')),
+      { kind: "embedded" },
+    ),
+    relyingParty: v.optional(
+      v.strictObject({
+        id: v.optional(rpId(), "localhost"),
+        name: v.optional(
+          nonEmpty("the name passkey prompts show, such as Example Inc."),
+          "svc (development)",
+        ),
+        /** Default: the origin of the base URL. */
+        origins: v.optional(origins()),
+      }),
+      {},
+    ),
+    tokens: v.optional(
+      v.strictObject({
+        accessTokenTtlSeconds: v.optional(int(30, 86400, "seconds"), 600),
+        refreshTokenTtlSeconds: v.optional(int(60, 31_536_000, "seconds"), 30 * 86400),
+        mfaTokenTtlSeconds: v.optional(int(30, 3600, "seconds"), 300),
+      }),
+      {},
+    ),
+    passkey: v.optional(
+      v.strictObject({
+        ceremonyTtlSeconds: v.optional(int(30, 3600, "seconds"), 300),
+        ceremonyAttempts: v.optional(int(1, 10), 1),
+      }),
+      {},
+    ),
+    totp: v.optional(
+      v.strictObject({
+        digits: v.optional(int(6, 8, "digits"), 6),
+        stepSeconds: v.optional(int(10, 300, "seconds"), 30),
+        driftSteps: v.optional(int(0, 10, "steps"), 1),
+      }),
+      {},
+    ),
+    password: v.optional(
+      v.strictObject({
+        argon2MemoryKiB: v.optional(int(8192, 4_194_304, "KiB"), 65536),
+        argon2Iterations: v.optional(int(1, 20), 3),
+        argon2Parallelism: v.optional(int(1, 16), 1),
+      }),
+      {},
+    ),
+    abuse: v.optional(
+      v.strictObject({
+        perIp: layer(30, 300),
+        perIpAccount: layer(10, 900),
+        accountLockout: layer(5, 900),
+        credentialStuffing: v.optional(
+          v.strictObject({
+            distinctIdentifiers: v.optional(int(1, 1_000_000), 200),
+            windowSeconds: v.optional(int(1, 604800, "seconds"), 600),
+            failMode: v.optional(failMode(), "open"),
+          }),
+          {},
+        ),
+      }),
+      {},
+    ),
+    risk: v.optional(
+      v.strictObject({
+        weights: v.optional(
+          v.strictObject({
+            newDevice: v.optional(int(0, 1000), 30),
+            impossibleTravel: v.optional(int(0, 1000), 40),
+            ipReputation: v.optional(int(0, 1000), 50),
+            velocity: v.optional(int(0, 1000), 25),
+          }),
+          {},
+        ),
+        stepUpAt: v.optional(int(0, 1000), 40),
+        blockAt: v.optional(int(0, 1000), 80),
+      }),
+      {},
+    ),
+    webhooks: v.optional(
+      v.strictObject({
+        mountPath: v.optional(mountPath(false), "/svc-admin/webhooks"),
+        signatureToleranceSeconds: v.optional(int(1, 3600, "seconds"), 300),
+        retryScheduleSeconds: v.optional(retrySchedule(), [60, 300, 1800, 7200, 43200]),
+        disableAfterConsecutiveFailures: v.optional(int(1, 1000), 10),
+      }),
+      {},
+    ),
+    console: v.optional(
+      v.strictObject({ mountPath: v.optional(mountPath(false), "/svc-admin/ui") }),
+      {},
+    ),
+    impersonation: v.optional(
+      v.strictObject({ windowSeconds: v.optional(int(60, 86400, "seconds"), 1800) }),
+      {},
+    ),
+    breakGlass: v.optional(
+      v.strictObject({ drillWindowDays: v.optional(int(1, 3650, "days"), 90) }),
+      {},
+    ),
+    authz: v.optional(
+      v.strictObject({
+        snapshotCacheTtlSeconds: v.optional(int(0, 86400, "seconds"), 60),
+        snapshotCacheMaxEntries: v.optional(int(0, 10_000_000), 10_000),
+      }),
+      {},
+    ),
+    bootstrap: v.optional(
+      v.strictObject({
+        adminEmail: v.optional(email()),
+        adminPassword: v.optional(nonEmpty("the first administrator's password")),
+      }),
+      {},
+    ),
+  }),
+  v.transform((c) => {
+    const baseUrl = c.server.baseUrl ?? developmentBaseUrl(c.server.port);
+    return {
+      ...c,
+      server: { ...c.server, baseUrl },
+      relyingParty: { ...c.relyingParty, origins: c.relyingParty.origins ?? [new URL(baseUrl).origin] },
+    };
+  }),
+);
+
+/** The validated configuration, every default filled in. */
+export type SvcConfig = v.InferOutput<typeof SvcConfigSchema>;
+
+/** The shape of a config file (JSON): any part of the configuration, nested as in `SvcConfig`. */
+export type SvcConfigInput = v.InferInput<typeof SvcConfigSchema>;
+
+/** How an environment variable's text becomes a config value. */
+export type EnvKind = "string" | "int" | "string-list" | "int-list";
+
+/** One `SVC_*` environment variable. */
+export interface EnvSetting {
+  /** The variable's name. */
+  readonly name: string;
+  /** The config field it sets (dotted path). */
+  readonly path: string;
+  /** How its text is read. */
+  readonly kind: EnvKind;
+  /** What it means, for the docs and `svc help`. */
+  readonly doc: string;
+  /** The default as text, where it is not a plain value of the schema. */
+  readonly defaultText?: string;
+  /** Never echo the value (`hide`), or echo it with the password removed (`url`). */
+  readonly secret?: "hide" | "url";
+  /** A deployment setting (listen address, storage, RP identity): reported when its default is used. */
+  readonly deployment?: true;
+}
+
+/**
+ * Every `SVC_*` variable svc reads into its configuration. Environment variables override the
+ * config file, which overrides the defaults.
+ */
+export const ENV_SETTINGS: readonly EnvSetting[] = [
+  { name: "SVC_HOST", path: "server.host", kind: "string", doc: "interface to listen on", deployment: true },
+  {
+    name: "SVC_PORT",
+    path: "server.port",
+    kind: "int",
+    doc: "listen port (0 picks a free port)",
+    deployment: true,
+  },
+  {
+    name: "SVC_BASE_URL",
+    path: "server.baseUrl",
+    kind: "string",
+    doc: "public URL of svc; outside localhost the relying-party identity must be set too",
+    defaultText: "http://localhost:<port>",
+    deployment: true,
+  },
+  {
+    name: "SVC_PATH_BASE",
+    path: "server.pathBase",
+    kind: "string",
+    doc: "path every route is mounted under",
+  },
+  {
+    name: "SVC_DATA_DIR",
+    path: "storage.dataDir",
+    kind: "string",
+    doc: "folder of the embedded database (PGlite); not used when SVC_DATABASE_URL is set",
+    deployment: true,
+  },
+  {
+    name: "SVC_DATABASE_URL",
+    path: "storage.url",
+    kind: "string",
+    doc: "Postgres server URL; when set, the embedded store is not used",
+    defaultText: "unset (embedded store)",
+    secret: "url",
+  },
+  {
+    name: "SVC_RP_ID",
+    path: "relyingParty.id",
+    kind: "string",
+    doc: "WebAuthn relying-party id (a domain); required outside localhost",
+    deployment: true,
+  },
+  {
+    name: "SVC_RP_NAME",
+    path: "relyingParty.name",
+    kind: "string",
+    doc: "relying-party name shown in passkey prompts; required outside localhost",
+    deployment: true,
+  },
+  {
+    name: "SVC_RP_ORIGINS",
+    path: "relyingParty.origins",
+    kind: "string-list",
+    doc: "comma-separated origins allowed in passkey ceremonies; required outside localhost",
+    defaultText: "origin of the base URL",
+    deployment: true,
+  },
+  {
+    name: "SVC_ACCESS_TOKEN_TTL_SECONDS",
+    path: "tokens.accessTokenTtlSeconds",
+    kind: "int",
+    doc: "access token lifetime",
+  },
+  {
+    name: "SVC_REFRESH_TOKEN_TTL_SECONDS",
+    path: "tokens.refreshTokenTtlSeconds",
+    kind: "int",
+    doc: "refresh token lifetime (30 days)",
+  },
+  {
+    name: "SVC_MFA_TOKEN_TTL_SECONDS",
+    path: "tokens.mfaTokenTtlSeconds",
+    kind: "int",
+    doc: "MFA hand-off token (mfa+svc) lifetime",
+  },
+  {
+    name: "SVC_PASSKEY_CEREMONY_TTL_SECONDS",
+    path: "passkey.ceremonyTtlSeconds",
+    kind: "int",
+    doc: "passkey ceremony lifetime",
+  },
+  {
+    name: "SVC_PASSKEY_CEREMONY_ATTEMPTS",
+    path: "passkey.ceremonyAttempts",
+    kind: "int",
+    doc: "attempts per passkey ceremony",
+  },
+  { name: "SVC_TOTP_DIGITS", path: "totp.digits", kind: "int", doc: "TOTP code length" },
+  { name: "SVC_TOTP_STEP_SECONDS", path: "totp.stepSeconds", kind: "int", doc: "TOTP time step" },
+  {
+    name: "SVC_TOTP_DRIFT_STEPS",
+    path: "totp.driftSteps",
+    kind: "int",
+    doc: "TOTP steps accepted either side",
+  },
+  {
+    name: "SVC_ARGON2_MEMORY_KIB",
+    path: "password.argon2MemoryKiB",
+    kind: "int",
+    doc: "argon2id memory for new password hashes (64 MiB)",
+  },
+  {
+    name: "SVC_ARGON2_ITERATIONS",
+    path: "password.argon2Iterations",
+    kind: "int",
+    doc: "argon2id iterations for new password hashes",
+  },
+  {
+    name: "SVC_ARGON2_PARALLELISM",
+    path: "password.argon2Parallelism",
+    kind: "int",
+    doc: "argon2id lanes for new password hashes",
+  },
+  ...abuseLayerSettings("PER_IP", "perIp", "per IP"),
+  ...abuseLayerSettings("PER_IP_ACCOUNT", "perIpAccount", "per IP and account"),
+  ...abuseLayerSettings("ACCOUNT_LOCKOUT", "accountLockout", "account lockout"),
+  {
+    name: "SVC_ABUSE_CREDENTIAL_STUFFING_DISTINCT_IDENTIFIERS",
+    path: "abuse.credentialStuffing.distinctIdentifiers",
+    kind: "int",
+    doc: "abuse gate, credential stuffing: distinct identifiers per IP per window",
+  },
+  {
+    name: "SVC_ABUSE_CREDENTIAL_STUFFING_WINDOW_SECONDS",
+    path: "abuse.credentialStuffing.windowSeconds",
+    kind: "int",
+    doc: "abuse gate, credential stuffing: window",
+  },
+  {
+    name: "SVC_ABUSE_CREDENTIAL_STUFFING_FAIL_MODE",
+    path: "abuse.credentialStuffing.failMode",
+    kind: "string",
+    doc: "abuse gate, credential stuffing: open or closed when the counter store is down",
+  },
+  {
+    name: "SVC_RISK_WEIGHT_NEW_DEVICE",
+    path: "risk.weights.newDevice",
+    kind: "int",
+    doc: "risk score added by a new device",
+  },
+  {
+    name: "SVC_RISK_WEIGHT_IMPOSSIBLE_TRAVEL",
+    path: "risk.weights.impossibleTravel",
+    kind: "int",
+    doc: "risk score added by impossible travel",
+  },
+  {
+    name: "SVC_RISK_WEIGHT_IP_REPUTATION",
+    path: "risk.weights.ipReputation",
+    kind: "int",
+    doc: "risk score added by a bad IP reputation",
+  },
+  {
+    name: "SVC_RISK_WEIGHT_VELOCITY",
+    path: "risk.weights.velocity",
+    kind: "int",
+    doc: "risk score added by velocity",
+  },
+  {
+    name: "SVC_RISK_STEP_UP_AT",
+    path: "risk.stepUpAt",
+    kind: "int",
+    doc: "risk score from which MFA step-up is required (at most SVC_RISK_BLOCK_AT)",
+  },
+  {
+    name: "SVC_RISK_BLOCK_AT",
+    path: "risk.blockAt",
+    kind: "int",
+    doc: "risk score from which login is blocked",
+  },
+  {
+    name: "SVC_WEBHOOK_MOUNT",
+    path: "webhooks.mountPath",
+    kind: "string",
+    doc: "path of the webhook admin API",
+  },
+  {
+    name: "SVC_WEBHOOK_SIGNATURE_TOLERANCE_SECONDS",
+    path: "webhooks.signatureToleranceSeconds",
+    kind: "int",
+    doc: "accepted age of a webhook signature timestamp",
+  },
+  {
+    name: "SVC_WEBHOOK_RETRY_SCHEDULE_SECONDS",
+    path: "webhooks.retryScheduleSeconds",
+    kind: "int-list",
+    doc: "comma-separated delays between webhook retries, then dead-letter",
+  },
+  {
+    name: "SVC_WEBHOOK_DISABLE_AFTER_FAILURES",
+    path: "webhooks.disableAfterConsecutiveFailures",
+    kind: "int",
+    doc: "consecutive failures that disable a webhook endpoint",
+  },
+  { name: "SVC_CONSOLE_MOUNT", path: "console.mountPath", kind: "string", doc: "path of the admin console" },
+  {
+    name: "SVC_IMPERSONATION_WINDOW_SECONDS",
+    path: "impersonation.windowSeconds",
+    kind: "int",
+    doc: "impersonation window (caps the token's exp)",
+  },
+  {
+    name: "SVC_BREAK_GLASS_DRILL_WINDOW_DAYS",
+    path: "breakGlass.drillWindowDays",
+    kind: "int",
+    doc: "days after which a missing break-glass drill fails readiness",
+  },
+  {
+    name: "SVC_AUTHZ_SNAPSHOT_CACHE_TTL_SECONDS",
+    path: "authz.snapshotCacheTtlSeconds",
+    kind: "int",
+    doc: "lifetime of a cached subject snapshot (0 disables the cache)",
+  },
+  {
+    name: "SVC_AUTHZ_SNAPSHOT_CACHE_MAX_ENTRIES",
+    path: "authz.snapshotCacheMaxEntries",
+    kind: "int",
+    doc: "subject snapshots kept (LRU; 0 disables the cache)",
+  },
+  {
+    name: "SVC_BOOTSTRAP_ADMIN_EMAIL",
+    path: "bootstrap.adminEmail",
+    kind: "string",
+    doc: "email of the first administrator, created at boot (with SVC_BOOTSTRAP_ADMIN_PASSWORD)",
+    defaultText: "unset",
+  },
+  {
+    name: "SVC_BOOTSTRAP_ADMIN_PASSWORD",
+    path: "bootstrap.adminPassword",
+    kind: "string",
+    doc: "password of the first administrator (with SVC_BOOTSTRAP_ADMIN_EMAIL)",
+    defaultText: "unset",
+    secret: "hide",
+  },
+];
+
+function abuseLayerSettings(name: string, key: string, label: string): EnvSetting[] {
+  return [
+    {
+      name: `SVC_ABUSE_${name}_LIMIT`,
+      path: `abuse.${key}.limit`,
+      kind: "int",
+      doc: `abuse gate, ${label}: attempts per window`,
+    },
+    {
+      name: `SVC_ABUSE_${name}_WINDOW_SECONDS`,
+      path: `abuse.${key}.windowSeconds`,
+      kind: "int",
+      doc: `abuse gate, ${label}: window`,
+    },
+    {
+      name: `SVC_ABUSE_${name}_FAIL_MODE`,
+      path: `abuse.${key}.failMode`,
+      kind: "string",
+      doc: `abuse gate, ${label}: open or closed when the counter store is down`,
+    },
+  ];
+}
+
+/**
+ * `SVC_*` variables that other parts of svc read themselves; the loader accepts them
+ * (they are not typos) but they set no config field.
+ */
+export const RESERVED_ENV: Readonly<Record<string, string>> = {
+  SVC_CONFIG_FILE: "path of a JSON config file (same nesting as the config; env vars override it)",
+  SVC_TEST_DATABASE_URL: "Postgres server of the test suite",
+};

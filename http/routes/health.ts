@@ -1,0 +1,90 @@
+/**
+ * Health endpoints: `GET /healthz` (liveness: the process answers) and `GET /readyz`
+ * (readiness: every registered dependency check passes within its time limit).
+ *
+ * @module
+ */
+import type { Hono } from "hono";
+import { SvcError } from "../../core/errors.ts";
+import type { SvcEnv } from "../request-id.ts";
+
+/** A dependency readiness depends on (database, key ring, break-glass drill…). */
+export interface ReadinessCheck {
+  /** Stable name, the key in the `/readyz` answer. */
+  name: string;
+  /** Resolves when the dependency is usable; rejects (or outlasts the time limit) when not. */
+  check(): Promise<void>;
+}
+
+/** Result of one check in the `/readyz` answer. */
+export type CheckResult = { status: "ok" } | { status: "fail"; error: string };
+
+/** Options of the health routes. */
+export interface HealthOptions {
+  /** Time limit of each readiness check in milliseconds (default 2000). */
+  timeoutMs?: number;
+  /** Where failed checks are reported with their full error (the answer only carries a short message). */
+  logError?: (line: string) => void;
+}
+
+const MAX_ERROR_LENGTH = 200;
+
+/**
+ * Runs every check concurrently, each within `timeoutMs`. The error of a failed check is
+ * public (readiness is unauthenticated), so it is the message of a `SvcError` (svc's own,
+ * non-secret by convention) or a generic text; the full error goes to `logError`.
+ */
+export async function runReadinessChecks(
+  checks: readonly ReadinessCheck[],
+  options: HealthOptions = {},
+): Promise<{ ready: boolean; checks: Record<string, CheckResult> }> {
+  const timeoutMs = options.timeoutMs ?? 2000;
+  const results = await Promise.all(checks.map(async (c): Promise<[string, CheckResult]> => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new SvcError("timeout", `timed out after ${timeoutMs} ms`, 503)),
+        timeoutMs,
+      );
+    });
+    try {
+      await Promise.race([Promise.resolve().then(() => c.check()), timeout]);
+      return [c.name, { status: "ok" }];
+    } catch (err) {
+      options.logError?.(`readiness check ${c.name} failed: ${describe(err)}`);
+      const message = err instanceof SvcError ? err.message : "check failed";
+      return [c.name, { status: "fail", error: message.slice(0, MAX_ERROR_LENGTH) }];
+    } finally {
+      clearTimeout(timer);
+    }
+  }));
+  return { ready: results.every(([, r]) => r.status === "ok"), checks: Object.fromEntries(results) };
+}
+
+function describe(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  return err.cause === undefined ? err.message : `${err.message} (${describe(err.cause)})`;
+}
+
+/** Installs `GET /healthz` and `GET /readyz`. Check names must be unique. */
+export function healthRoutes(
+  checks: readonly ReadinessCheck[],
+  options: HealthOptions = {},
+): (app: Hono<SvcEnv>) => void {
+  const names = checks.map((c) => c.name);
+  const duplicate = names.find((n, i) => names.indexOf(n) !== i);
+  if (duplicate !== undefined) throw new Error(`two readiness checks are named ${duplicate}`);
+  return (app) => {
+    app.get("/healthz", (c) => {
+      c.header("Cache-Control", "no-store");
+      return c.json({ status: "ok" });
+    });
+    app.get("/readyz", async (c) => {
+      const result = await runReadinessChecks(checks, options);
+      c.header("Cache-Control", "no-store");
+      return result.ready
+        ? c.json({ status: "ready", checks: result.checks }, 200)
+        : c.json({ status: "not_ready", checks: result.checks }, 503);
+    });
+  };
+}

@@ -1,0 +1,169 @@
+/**
+ * Starts the real server as a subprocess under Deno, Bun and Node (through tsx), on a fresh
+ * embedded data folder and a free port, and checks the health endpoints and a clean stop.
+ */
+import assert from "node:assert/strict";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const BIN = `${ROOT}node_modules/.bin/`;
+
+const RUNTIMES: Record<string, string[]> = {
+  deno: [`${BIN}deno`, "run", "-A", "cli/deno.ts"],
+  bun: [`${BIN}bun`, "cli/bun.ts"],
+  node: [`${BIN}tsx`, "cli/node.ts"],
+};
+
+/** How long a server may take to print its address (a cold start compiles and opens PGlite). */
+const START_TIMEOUT_MS = 60_000;
+
+/** The environment without any SVC_ variable of the caller, plus `env`. */
+function childEnv(env: Record<string, string>): Record<string, string> {
+  const base = Object.fromEntries(
+    Object.entries(Deno.env.toObject()).filter(([name]) => !name.startsWith("SVC_")),
+  );
+  return { ...base, NO_COLOR: "1", ...env };
+}
+
+/** Collects a stream's text; `lines` sees each complete line as it arrives. */
+function collect(stream: ReadableStream<Uint8Array>, onLine?: (line: string) => void): Promise<string> {
+  return (async () => {
+    let text = "";
+    let pending = "";
+    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+      text += chunk;
+      pending += chunk;
+      const lines = pending.split("\n");
+      pending = lines.pop() ?? "";
+      for (const line of lines) onLine?.(line);
+    }
+    return text;
+  })();
+}
+
+interface Server {
+  url: string;
+  stdout: Promise<string>;
+  stderr: Promise<string>;
+  /** Sends SIGTERM and resolves to the exit status. */
+  stop(): Promise<Deno.CommandStatus>;
+}
+
+async function startServer(runtime: string, env: Record<string, string>): Promise<Server> {
+  const [cmd, ...args] = RUNTIMES[runtime];
+  const child = new Deno.Command(cmd, {
+    args: [...args, "start"],
+    cwd: ROOT,
+    env: childEnv(env),
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+
+  const { promise: listening, resolve, reject } = Promise.withResolvers<string>();
+  const stdout = collect(child.stdout, (line) => {
+    const match = /^svc listening on (http:\/\/\S+) \(storage: embedded at .+\)$/.exec(line);
+    if (match) resolve(match[1]);
+  });
+  const stderr = collect(child.stderr);
+  const timer = setTimeout(
+    () => reject(new Error(`${runtime}: no address within ${START_TIMEOUT_MS} ms`)),
+    START_TIMEOUT_MS,
+  );
+  child.status.then((status) => reject(new Error(`${runtime}: exited early with ${status.code}`)));
+  try {
+    const url = await listening;
+    return {
+      url,
+      stdout,
+      stderr,
+      async stop() {
+        child.kill("SIGTERM");
+        return await child.status;
+      },
+    };
+  } catch (err) {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already exited */ }
+    await child.status;
+    throw new Error(`${(err as Error).message}\nstdout:\n${await stdout}\nstderr:\n${await stderr}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function getJson(url: string): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url);
+  return { status: res.status, body: await res.json() };
+}
+
+/** Starts, checks /healthz and /readyz, stops with SIGTERM, checks the clean exit; returns stdout. */
+async function serveOnce(runtime: string, dataDir: string): Promise<string> {
+  const server = await startServer(runtime, { SVC_PORT: "0", SVC_DATA_DIR: dataDir });
+  try {
+    assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.notEqual(server.url, "http://127.0.0.1:0", "the real port is printed");
+    assert.deepEqual(await getJson(`${server.url}/healthz`), { status: 200, body: { status: "ok" } });
+    assert.deepEqual(await getJson(`${server.url}/readyz`), {
+      status: 200,
+      body: { status: "ready", checks: { database: { status: "ok" } } },
+    });
+  } finally {
+    const status = await server.stop();
+    const [stdout, stderr] = [await server.stdout, await server.stderr];
+    assert.equal(
+      status.code,
+      0,
+      `${runtime} exit status ${status.code}\nstdout:\n${stdout}\nstderr:\n${stderr}`,
+    );
+  }
+  const stdout = await server.stdout;
+  assert.match(
+    stdout,
+    /^defaults used: SVC_HOST=127\.0\.0\.1, SVC_BASE_URL=http:\/\/localhost:\d+, SVC_RP_ID=localhost, /m,
+  );
+  assert.match(stdout, /^svc stopped$/m);
+  return stdout;
+}
+
+for (const runtime of Object.keys(RUNTIMES)) {
+  Deno.test(`smoke (${runtime}): the real server answers /healthz and /readyz, then stops on SIGTERM`, async () => {
+    const dataDir = await Deno.makeTempDir({ prefix: `svc-smoke-${runtime}-` });
+    try {
+      await serveOnce(runtime, `${dataDir}/data`);
+    } finally {
+      await Deno.remove(dataDir, { recursive: true });
+    }
+  });
+}
+
+Deno.test("smoke (deno): a restart on the same data folder is ready again", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "svc-smoke-restart-" });
+  try {
+    await serveOnce("deno", `${dataDir}/data`);
+    await serveOnce("deno", `${dataDir}/data`);
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+  }
+});
+
+for (const runtime of Object.keys(RUNTIMES)) {
+  Deno.test(`smoke (${runtime}): a bad SVC_PORT exits non-zero with the one-line error`, async () => {
+    const [cmd, ...args] = RUNTIMES[runtime];
+    const out = await new Deno.Command(cmd, {
+      args: [...args, "start"],
+      cwd: ROOT,
+      env: childEnv({ SVC_PORT: "abc" }),
+      clearEnv: true,
+      stdin: "null",
+    }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.notEqual(out.code, 0);
+    assert.equal(
+      stderr,
+      'config: SVC_PORT: "abc" is not a port number; set SVC_PORT to an integer between 0 and 65535\n',
+    );
+    assert.equal(new TextDecoder().decode(out.stdout), "");
+  });
+}
