@@ -8,6 +8,7 @@ import { Hono } from "hono";
 import type { Clock } from "../core/clock.ts";
 import type { SvcConfig } from "../core/config/mod.ts";
 import type { RandomSource } from "../core/random.ts";
+import { authenticate, type Authenticator } from "./auth/principal.ts";
 import { errorHandler, notFoundHandler } from "./errors.ts";
 import { requestId, type SvcEnv } from "./request-id.ts";
 import { healthRoutes, type ReadinessCheck } from "./routes/health.ts";
@@ -31,6 +32,8 @@ export interface AppDeps {
   readinessChecks: ReadinessCheck[];
   clock: Clock;
   random: RandomSource;
+  /** Resolves the caller of each request (bearer or cookie tokens); without one, every caller is anonymous. */
+  authenticator?: Authenticator;
   /** Route modules, installed in order after the health routes. */
   routes?: RouteInstaller[];
   /** Where unexpected errors and failed readiness checks are reported (the server log). */
@@ -54,6 +57,7 @@ export function createApp(deps: AppDeps): SvcApp {
   app.use(requestId(deps.random));
   app.onError(errorHandler(deps.logError));
   app.notFound(notFoundHandler);
+  app.use(authenticate(deps.authenticator));
 
   const pathBase = deps.config.server.pathBase;
   const mounted = pathBase === "" ? app : app.basePath(pathBase);

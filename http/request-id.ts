@@ -6,9 +6,10 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { type RandomSource, randomUuid } from "../core/random.ts";
+import type { Principal } from "./auth/principal.ts";
 
 /** The Hono environment of every svc route: the variables middleware puts in the context. */
-export type SvcEnv = { Variables: { requestId: string } };
+export type SvcEnv = { Variables: { requestId: string; principal: () => Promise<Principal | null> } };
 
 /** The header carrying the request id, both ways. */
 export const REQUEST_ID_HEADER = "X-Request-Id";

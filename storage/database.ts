@@ -347,6 +347,35 @@ export interface AdminAuditEntriesTable {
   prev_hash: string;
   entry_hash: string;
 }
+export interface WebhookEndpointsTable {
+  id: string;
+  realm_id: string;
+  org_id: string | null;
+  url: string;
+  description: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Timestamp | null;
+  event_patterns: string[];
+  enabled: boolean;
+  consecutive_failures: number;
+  disabled_at: Timestamp | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+export interface WebhookDeliveriesTable {
+  id: string;
+  endpoint_id: string;
+  event_kind: string;
+  payload: string;
+  status: "pending" | "retrying" | "succeeded" | "dead_letter";
+  attempts: number;
+  next_attempt_at: Timestamp;
+  last_error: string | null;
+  last_status_code: number | null;
+  created_at: Timestamp;
+  completed_at: Timestamp | null;
+}
 
 /** Every table of the svc schema. */
 export interface Database {
@@ -388,6 +417,8 @@ export interface Database {
   clients: ClientsTable;
   security_events: SecurityEventsTable;
   admin_audit_entries: AdminAuditEntriesTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 /** Something queries run on: the database or a transaction of it. */

@@ -104,6 +104,14 @@ function openPostgres(options: Extract<DatabaseOptions, { kind: "postgres" }>): 
         parse: (value: string) => Number(value),
         serialize: (value: number | bigint) => String(value),
       },
+      // Stores write json/jsonb parameters as JSON text (JSON.stringify), as PGlite takes them;
+      // postgres.js would encode that text a second time, so text passes through unchanged.
+      json: {
+        to: 3802,
+        from: [114, 3802],
+        parse: (value: string) => JSON.parse(value),
+        serialize: (value: unknown) => typeof value === "string" ? value : JSON.stringify(value),
+      },
     },
   });
   const db = new Kysely<Database>({ dialect: new PostgresJSDialect({ postgres: client }) });

@@ -399,6 +399,44 @@ const statements: readonly string[] = [
     entry_hash text NOT NULL,
     PRIMARY KEY (realm_id, seq)
   )`,
+
+  // ---- Webhooks (spec 2.8, section 3) ----
+  // The endpoint secret is stored as issued (`whsec_…`), not hashed: HMAC signing needs the
+  // key itself. Protecting it at rest (envelope encryption) is a layer above the store.
+  `CREATE TABLE IF NOT EXISTS webhook_endpoints (
+    id uuid PRIMARY KEY,
+    realm_id uuid NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
+    org_id uuid,
+    url text NOT NULL,
+    description text,
+    secret text NOT NULL,
+    previous_secret text,
+    previous_secret_expires_at timestamptz,
+    event_patterns text[] NOT NULL DEFAULT '{}',
+    enabled boolean NOT NULL DEFAULT true,
+    consecutive_failures integer NOT NULL DEFAULT 0,
+    disabled_at timestamptz,
+    created_at timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL
+  )`,
+  `CREATE INDEX IF NOT EXISTS webhook_endpoints_by_realm ON webhook_endpoints (realm_id)`,
+  // The id is the idempotency key sent as X-Svc-Delivery; the payload is the raw body, signed as is.
+  `CREATE TABLE IF NOT EXISTS webhook_deliveries (
+    id uuid PRIMARY KEY,
+    endpoint_id uuid NOT NULL REFERENCES webhook_endpoints(id) ON DELETE CASCADE,
+    event_kind text NOT NULL,
+    payload text NOT NULL,
+    status text NOT NULL CHECK (status IN ('pending', 'retrying', 'succeeded', 'dead_letter')),
+    attempts integer NOT NULL DEFAULT 0,
+    next_attempt_at timestamptz NOT NULL,
+    last_error text,
+    last_status_code integer,
+    created_at timestamptz NOT NULL,
+    completed_at timestamptz
+  )`,
+  `CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_attempt_at)
+    WHERE status IN ('pending', 'retrying')`,
+  `CREATE INDEX IF NOT EXISTS webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id, created_at)`,
 ];
 
 /** The DDL statements that create (idempotently) every table and index of svc. */

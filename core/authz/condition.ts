@@ -55,16 +55,46 @@ export interface ConditionBags {
   readonly context: unknown;
 }
 
+/**
+ * The evaluator's allocation-free view of the three bags. `resource` holds the raw
+ * resource attributes; when `check` is set, the keys `orgId`, `ownerId` and `teamIds`
+ * not overridden by an own resource attribute come from the check, exactly as if the
+ * bag `{ orgId, ownerId, teamIds, ...resourceAttributes }` had been built.
+ * @internal
+ */
+export interface ConditionEnv {
+  /** The subject bag. */
+  subject: unknown;
+  /** The resource bag, or the raw resource attributes when `check` is set. */
+  resource: unknown;
+  /** The context bag. */
+  context: unknown;
+  /** The check whose resource fields back `resource`, or null. */
+  check: ResourceFields | null;
+}
+
+/** The resource fields of an access check that the resource bag exposes. @internal */
+export interface ResourceFields {
+  /** `resource.orgId` (absent: null). */
+  readonly resourceOrgId?: string | null;
+  /** `resource.ownerId` (absent: null). */
+  readonly resourceOwnerId?: string | null;
+  /** `resource.teamIds` (absent: empty). */
+  readonly resourceTeamIds?: readonly string[] | null;
+}
+
 /** A validated, compiled condition document. */
 export interface CompiledCondition {
   /** A deep copy of the validated document. */
   readonly document: ConditionDocument;
   /** Evaluates the condition against the bags; never throws. */
   evaluate(bags: ConditionBags): boolean;
+  /** Evaluates the condition against an evaluator environment; never throws. @internal */
+  evaluateEnv(env: ConditionEnv): boolean;
 }
 
-type Predicate = (bags: ConditionBags) => boolean;
-type Resolver = (bags: ConditionBags) => unknown;
+type Predicate = (env: ConditionEnv) => boolean;
+type Resolver = (env: ConditionEnv) => unknown;
 
 /** Sentinel for a missing attribute. */
 const MISSING: unique symbol = Symbol("missing");
@@ -95,29 +125,52 @@ function kindOf(value: unknown): number {
   }
 }
 
-function deepEqualSameKind(a: unknown, b: unknown, kind: number, depth: number): boolean {
-  if (kind < K_ARRAY) return a === b;
-  if (depth > MAX_DEPTH) return false;
+const EQUAL = 1, UNEQUAL = 0, UNDECIDED = -1;
+const MAX_EQUALITY_DEPTH = 256;
+
+/**
+ * Deep comparison of two values of the same kind: EQUAL, UNEQUAL or UNDECIDED (nested
+ * deeper than MAX_EQUALITY_DEPTH, e.g. a cycle). UNDECIDED makes both `eq` and `ne` false.
+ */
+function compareSameKind(a: unknown, b: unknown, kind: number, depth: number): number {
+  if (kind < K_ARRAY) return a === b ? EQUAL : UNEQUAL;
+  if (a === b) return EQUAL;
+  if (depth > MAX_EQUALITY_DEPTH) return UNDECIDED;
   if (kind === K_ARRAY) {
     const x = a as unknown[], y = b as unknown[];
-    if (x.length !== y.length) return false;
-    for (let i = 0; i < x.length; i++) if (!deepEqual(x[i], y[i], depth + 1)) return false;
-    return true;
+    if (x.length !== y.length) return UNEQUAL;
+    let result = EQUAL;
+    for (let i = 0; i < x.length; i++) {
+      const r = compareValues(x[i], y[i], depth + 1);
+      if (r === UNEQUAL) return UNEQUAL;
+      if (r === UNDECIDED) result = UNDECIDED;
+    }
+    return result;
   }
   const x = a as Record<string, unknown>, y = b as Record<string, unknown>;
   const keys = Object.keys(x);
-  if (keys.length !== Object.keys(y).length) return false;
+  if (keys.length !== Object.keys(y).length) return UNEQUAL;
+  let result = EQUAL;
   for (const key of keys) {
-    if (!Object.hasOwn(y, key) || !deepEqual(x[key], y[key], depth + 1)) return false;
+    if (!Object.hasOwn(y, key)) return UNEQUAL;
+    const r = compareValues(x[key], y[key], depth + 1);
+    if (r === UNEQUAL) return UNEQUAL;
+    if (r === UNDECIDED) result = UNDECIDED;
   }
-  return true;
+  return result;
 }
 
-/** "Same type and deeply equal"; anything outside the six JSON types is never equal. */
-function deepEqual(a: unknown, b: unknown, depth = 0): boolean {
-  const kind = kindOf(a);
-  if (kind === K_OTHER || kind !== kindOf(b)) return false;
-  return deepEqualSameKind(a, b, kind, depth);
+/** "Same type and deeply equal" as a tri-state; values outside the six JSON types never compare. */
+function compareValues(a: unknown, b: unknown, depth: number): number {
+  const kind = kindOf(a), other = kindOf(b);
+  if (kind === K_OTHER || other === K_OTHER) return UNDECIDED;
+  if (kind !== other) return UNEQUAL;
+  return compareSameKind(a, b, kind, depth);
+}
+
+/** `eq`: same type and deeply equal. */
+function deepEqual(a: unknown, b: unknown): boolean {
+  return compareValues(a, b, 0) === EQUAL;
 }
 
 /** Validates a JSON value and returns a deep copy, or throws at `path`. */
@@ -152,6 +205,36 @@ function copyJson(value: unknown, path: string, depth: number): unknown {
   }
 }
 
+const EMPTY_TEAMS: readonly string[] = Object.freeze([]);
+
+/** One step of attribute resolution: own keys of plain objects only. */
+function step(bag: unknown, key: string): unknown {
+  if (!isPlainObject(bag) || !Object.hasOwn(bag, key)) return MISSING;
+  const value = bag[key];
+  return value === undefined ? MISSING : value;
+}
+
+/** The first key under `resource.`: an own resource attribute, else the check's field. */
+function resourceKey(env: ConditionEnv, key: string): unknown {
+  const resource = env.resource;
+  const check = env.check;
+  if (check === null) return step(resource, key);
+  if (isPlainObject(resource) && Object.hasOwn(resource, key)) {
+    const value = resource[key];
+    return value === undefined ? MISSING : value;
+  }
+  switch (key) {
+    case "orgId":
+      return check.resourceOrgId ?? null;
+    case "ownerId":
+      return check.resourceOwnerId ?? null;
+    case "teamIds":
+      return check.resourceTeamIds ?? EMPTY_TEAMS;
+    default:
+      return MISSING;
+  }
+}
+
 function compilePath(path: unknown, at: string): { text: string; resolve: Resolver } {
   if (typeof path !== "string") {
     throw new ConditionFormatError(at, `The attribute path at ${at} must be a string.`);
@@ -171,25 +254,21 @@ function compilePath(path: unknown, at: string): { text: string; resolve: Resolv
       `The attribute path ${JSON.stringify(path)} at ${at} needs one or more non-empty dot-separated keys.`,
     );
   }
-  const step = (bag: unknown, key: string): unknown => {
-    if (!isPlainObject(bag) || !Object.hasOwn(bag, key)) return MISSING;
-    const value = bag[key];
-    return value === undefined ? MISSING : value;
+  const first = keys[0];
+  const head: Resolver = root === "resource"
+    ? (env) => resourceKey(env, first)
+    : root === "subject"
+    ? (env) => step(env.subject, first)
+    : (env) => step(env.context, first);
+  if (keys.length === 1) return { text: path, resolve: head };
+  const resolve: Resolver = (env) => {
+    let current = head(env);
+    for (let i = 1; i < keys.length; i++) {
+      if (current === MISSING) return MISSING;
+      current = step(current, keys[i]);
+    }
+    return current;
   };
-  let resolve: Resolver;
-  if (keys.length === 1) {
-    const key = keys[0];
-    resolve = (bags) => step(bags[root], key);
-  } else {
-    resolve = (bags) => {
-      let current: unknown = bags[root];
-      for (let i = 0; i < keys.length; i++) {
-        current = step(current, keys[i]);
-        if (current === MISSING) return MISSING;
-      }
-      return current;
-    };
-  }
   return { text: path, resolve };
 }
 
@@ -212,35 +291,36 @@ function compare(op: ConditionOperator, a: unknown, b: unknown): boolean {
 function compileLeafOp(op: ConditionOperator, attr: Resolver, value: Resolver): Predicate {
   switch (op) {
     case "eq":
-      return (bags) => {
-        const a = attr(bags);
+      return (env) => {
+        const a = attr(env);
         if (a === MISSING) return false;
-        const v = value(bags);
+        const v = value(env);
         return v !== MISSING && deepEqual(a, v);
       };
     case "ne":
-      return (bags) => {
-        const a = attr(bags);
+      return (env) => {
+        const a = attr(env);
         if (a === MISSING) return false;
-        const v = value(bags);
+        const v = value(env);
         if (v === MISSING) return false;
         const kind = kindOf(a);
-        return kind !== K_OTHER && kind === kindOf(v) && !deepEqualSameKind(a, v, kind, 0);
+        // Same type (at the top) and not deeply equal; undecidable comparisons are false.
+        return kind !== K_OTHER && kind === kindOf(v) && compareSameKind(a, v, kind, 0) === UNEQUAL;
       };
     case "in":
-      return (bags) => {
-        const a = attr(bags);
+      return (env) => {
+        const a = attr(env);
         if (a === MISSING) return false;
-        const v = value(bags);
+        const v = value(env);
         if (!Array.isArray(v)) return false;
         for (let i = 0; i < v.length; i++) if (deepEqual(a, v[i])) return true;
         return false;
       };
     case "contains":
-      return (bags) => {
-        const a = attr(bags);
+      return (env) => {
+        const a = attr(env);
         if (a === MISSING) return false;
-        const v = value(bags);
+        const v = value(env);
         if (v === MISSING) return false;
         if (Array.isArray(a)) {
           for (let i = 0; i < a.length; i++) if (deepEqual(a[i], v)) return true;
@@ -252,15 +332,15 @@ function compileLeafOp(op: ConditionOperator, attr: Resolver, value: Resolver): 
     case "gte":
     case "lt":
     case "lte":
-      return (bags) => {
-        const a = attr(bags);
+      return (env) => {
+        const a = attr(env);
         if (a === MISSING) return false;
-        const v = value(bags);
+        const v = value(env);
         return v !== MISSING && compare(op, a, v);
       };
     case "exists":
-      return (bags) => {
-        const a = attr(bags);
+      return (env) => {
+        const a = attr(env);
         return a !== MISSING && a !== null;
       };
   }
@@ -335,7 +415,7 @@ function compileNode(raw: unknown, path: string, depth: number): { node: Conditi
     if (key === "not") {
       const child = compileNode(raw.not, `${path}.not`, depth + 1);
       const inner = child.predicate;
-      return { node: { not: child.node }, predicate: (bags) => !inner(bags) };
+      return { node: { not: child.node }, predicate: (env) => !inner(env) };
     }
     const list = raw[key];
     if (!Array.isArray(list)) {
@@ -349,8 +429,8 @@ function compileNode(raw: unknown, path: string, depth: number): { node: Conditi
       if (predicates.length === 1) return { node: { allOf: nodes }, predicate: predicates[0] };
       return {
         node: { allOf: nodes },
-        predicate: (bags) => {
-          for (let i = 0; i < predicates.length; i++) if (!predicates[i](bags)) return false;
+        predicate: (env) => {
+          for (let i = 0; i < predicates.length; i++) if (!predicates[i](env)) return false;
           return true;
         },
       };
@@ -359,8 +439,8 @@ function compileNode(raw: unknown, path: string, depth: number): { node: Conditi
     if (predicates.length === 1) return { node: { anyOf: nodes }, predicate: predicates[0] };
     return {
       node: { anyOf: nodes },
-      predicate: (bags) => {
-        for (let i = 0; i < predicates.length; i++) if (predicates[i](bags)) return true;
+      predicate: (env) => {
+        for (let i = 0; i < predicates.length; i++) if (predicates[i](env)) return true;
         return false;
       },
     };
@@ -385,7 +465,10 @@ class Compiled implements CompiledCondition {
     this.#predicate = predicate;
   }
   evaluate(bags: ConditionBags): boolean {
-    return this.#predicate(bags);
+    return this.#predicate({ subject: bags.subject, resource: bags.resource, context: bags.context, check: null });
+  }
+  evaluateEnv(env: ConditionEnv): boolean {
+    return this.#predicate(env);
   }
 }
 

@@ -8,12 +8,11 @@
  * @module
  */
 import { SvcError } from "../errors.ts";
-import type { ConditionBags } from "./condition.ts";
+import type { ConditionEnv } from "./condition.ts";
 import { SnapshotFormatError } from "./errors.ts";
 import { type CompiledGrant, compileGrant, type Grant, type InvalidGrant, isPlainObject } from "./grant.ts";
-import { type Bucket, buildGrantIndex, type GrantIndex, SCOPE_BITS, type Slot } from "./index.ts";
-import { segmentMatches } from "./pattern.ts";
-import { type PermissionId, parsePermissionIdCached } from "./permission.ts";
+import { buildGrantIndex, type GrantIndex, type Resolved, resolveCandidates } from "./index.ts";
+import { parsePermissionId } from "./permission.ts";
 
 /** The per-(user, organization) input of the evaluator. */
 export interface SubjectSnapshot {
@@ -83,6 +82,11 @@ export interface CompiledSubject {
   readonly teamSet: ReadonlySet<string>;
   /** The condition bag `{ id, orgId, teamIds, ...attributes }`. @internal */
   readonly bag: Readonly<Record<string, unknown>>;
+  /**
+   * Memo of the grants whose pattern matches a permission id, by permission text
+   * (bounded; filled on first use). @internal
+   */
+  readonly resolved: Map<string, Resolved>;
 }
 
 const EMPTY_OBJECT: Readonly<Record<string, unknown>> = Object.freeze({});
@@ -125,6 +129,7 @@ function build(snapshot: SubjectSnapshot, grants: CompiledGrant[]): CompiledSubj
     index: buildGrantIndex(frozenGrants),
     teamSet: new Set(teamIds),
     bag: Object.freeze({ id: snapshot.id, orgId, teamIds, ...attributes }),
+    resolved: new Map(),
   });
 }
 
@@ -165,29 +170,34 @@ export function compileSubjectLenient(
 }
 
 // ---------------------------------------------------------------------------
-// Judging one grant.
+// Resolution: the grants whose pattern matches a permission id.
 
-const PATTERN_MISMATCH = 0, SCOPE_NOT_APPLICABLE = 1, CONDITION_FAILED = 2, APPLICABLE = 3;
+/** How many permission texts a compiled subject memoizes. */
+const RESOLVED_LIMIT = 2048;
 
-/** Condition bags of the check being evaluated, built on first need. */
-let scratchBags: ConditionBags | null = null;
-
-function bagsFor(subject: CompiledSubject, check: AccessCheck): ConditionBags {
-  if (scratchBags === null) {
-    const attributes = check.resourceAttributes;
-    scratchBags = {
-      subject: subject.bag,
-      resource: {
-        orgId: check.resourceOrgId ?? null,
-        ownerId: check.resourceOwnerId ?? null,
-        teamIds: check.resourceTeamIds ?? EMPTY_LIST,
-        ...(isPlainObject(attributes) ? attributes : EMPTY_OBJECT),
-      },
-      context: check.context ?? EMPTY_OBJECT,
-    };
-  }
-  return scratchBags;
+/**
+ * The grants of `subject` whose pattern matches `permission`, split by effect, in
+ * grant order. Served from the subject's memo; on a miss, the permission is parsed and
+ * only the index buckets that can match are scanned.
+ *
+ * @throws {PermissionFormatError} when `permission` is not a valid permission id.
+ * @internal
+ */
+export function resolvePermission(subject: CompiledSubject, permission: string): Resolved {
+  const hit = subject.resolved.get(permission);
+  if (hit !== undefined) return hit;
+  const resolved = resolveCandidates(subject.index, parsePermissionId(permission));
+  if (subject.resolved.size < RESOLVED_LIMIT) subject.resolved.set(permission, resolved);
+  return resolved;
 }
+
+// ---------------------------------------------------------------------------
+// Judging one grant whose pattern matches.
+
+const SCOPE_NOT_APPLICABLE = 1, CONDITION_FAILED = 2, APPLICABLE = 3;
+
+/** The condition environment, reused by every check (conditions run synchronously). */
+const ENV: ConditionEnv = { subject: null, resource: null, context: null, check: null };
 
 function intersects(list: readonly string[] | null | undefined, set: ReadonlySet<string>): boolean {
   if (!Array.isArray(list)) return false;
@@ -201,50 +211,60 @@ function resourceInEffectiveOrg(subject: CompiledSubject, check: AccessCheck): b
   return resourceOrg === undefined || resourceOrg === null || resourceOrg === subject.orgId;
 }
 
-function judge(slot: Slot, id: PermissionId, scopeBit: number, subject: CompiledSubject, check: AccessCheck): number {
-  // 1. Pattern (concrete segments were matched by the bucket).
-  if ((slot.scopeMask & scopeBit) === 0) return PATTERN_MISMATCH;
-  if (slot.serviceWildcard !== null && !segmentMatches(slot.serviceWildcard, id.service)) return PATTERN_MISMATCH;
-  if (slot.actionWildcard !== null && !segmentMatches(slot.actionWildcard, id.action)) return PATTERN_MISMATCH;
+/** Steps 2 and 3 for a grant whose pattern matches (step 1 is done by resolution). */
+function judge(grant: CompiledGrant, scope: number, subject: CompiledSubject, check: AccessCheck): number {
   // 2. Scope.
-  const grant = slot.grant;
   if (grant.orgId !== null && grant.orgId !== subject.orgId) return SCOPE_NOT_APPLICABLE;
   const grantTeams = grant.teamIds;
   if (grantTeams !== null && !intersects(check.resourceTeamIds, grantTeams)) return SCOPE_NOT_APPLICABLE;
-  switch (id.scope) {
-    case "global":
+  switch (scope) {
+    case SCOPE_GLOBAL:
       break;
-    case "org":
+    case SCOPE_ORG:
       if (subject.orgId === null || !resourceInEffectiveOrg(subject, check)) return SCOPE_NOT_APPLICABLE;
       break;
-    case "team":
+    case SCOPE_TEAM:
       if (
         !intersects(check.resourceTeamIds, grantTeams ?? subject.teamSet) || !resourceInEffectiveOrg(subject, check)
       ) return SCOPE_NOT_APPLICABLE;
       break;
-    case "self": {
+    default: {
       const owner = check.resourceOwnerId;
       if (owner === undefined || owner === null || owner !== subject.id || !resourceInEffectiveOrg(subject, check)) {
         return SCOPE_NOT_APPLICABLE;
       }
-      break;
     }
   }
   // 3. Condition.
-  if (grant.condition !== null && !grant.condition.evaluate(bagsFor(subject, check))) return CONDITION_FAILED;
+  const condition = grant.condition;
+  if (condition !== null) {
+    ENV.subject = subject.bag;
+    ENV.resource = check.resourceAttributes;
+    ENV.context = check.context ?? EMPTY_OBJECT;
+    ENV.check = check;
+    const holds = condition.evaluateEnv(ENV);
+    ENV.subject = ENV.resource = ENV.context = ENV.check = null;
+    if (!holds) return CONDITION_FAILED;
+  }
   return APPLICABLE;
 }
 
+const SCOPE_GLOBAL = 0, SCOPE_ORG = 1, SCOPE_TEAM = 2, SCOPE_SELF = 3;
+const SCOPE_CODES: Readonly<Record<string, number>> = Object.freeze({
+  global: SCOPE_GLOBAL,
+  org: SCOPE_ORG,
+  team: SCOPE_TEAM,
+  self: SCOPE_SELF,
+});
+
 function anyApplicable(
-  slots: readonly Slot[] | undefined,
-  id: PermissionId,
-  scopeBit: number,
+  grants: readonly CompiledGrant[],
+  scope: number,
   subject: CompiledSubject,
   check: AccessCheck,
 ): boolean {
-  if (slots === undefined) return false;
-  for (let i = 0; i < slots.length; i++) {
-    if (judge(slots[i], id, scopeBit, subject, check) === APPLICABLE) return true;
+  for (let i = 0; i < grants.length; i++) {
+    if (judge(grants[i], scope, subject, check) === APPLICABLE) return true;
   }
   return false;
 }
@@ -253,67 +273,41 @@ const ALLOWED: EvaluationResult = Object.freeze({ decision: "Allowed" });
 const DENIED: EvaluationResult = Object.freeze({ decision: "Denied" });
 const DENIED_BY_DEFAULT: EvaluationResult = Object.freeze({ decision: "DeniedByDefault" });
 
-function decide(subject: CompiledSubject, check: AccessCheck, id: PermissionId): EvaluationResult {
-  const scopeBit = SCOPE_BITS[id.scope];
-  const index = subject.index;
-  const entry = index.byService.get(id.service);
-  const exact: Bucket | undefined = entry?.byAction.get(id.action);
-  const serviceOnly: Bucket | undefined = entry?.wildAction;
-  const wild = index.wildService;
-  const actionOnly: Bucket | undefined = wild.byAction.get(id.action);
-  const anything: Bucket = wild.wildAction;
-  if (
-    anyApplicable(exact?.denies, id, scopeBit, subject, check) ||
-    anyApplicable(serviceOnly?.denies, id, scopeBit, subject, check) ||
-    anyApplicable(actionOnly?.denies, id, scopeBit, subject, check) ||
-    anyApplicable(anything.denies, id, scopeBit, subject, check)
-  ) return DENIED;
-  if (
-    anyApplicable(exact?.allows, id, scopeBit, subject, check) ||
-    anyApplicable(serviceOnly?.allows, id, scopeBit, subject, check) ||
-    anyApplicable(actionOnly?.allows, id, scopeBit, subject, check) ||
-    anyApplicable(anything.allows, id, scopeBit, subject, check)
-  ) return ALLOWED;
+function decide(subject: CompiledSubject, check: AccessCheck, resolved: Resolved): EvaluationResult {
+  const scope = SCOPE_CODES[resolved.id.scope];
+  if (anyApplicable(resolved.denies, scope, subject, check)) return DENIED;
+  if (anyApplicable(resolved.allows, scope, subject, check)) return ALLOWED;
   return DENIED_BY_DEFAULT;
 }
 
-function decideWithTrace(subject: CompiledSubject, check: AccessCheck, id: PermissionId): EvaluationResult {
-  const scopeBit = SCOPE_BITS[id.scope];
+function decideWithTrace(subject: CompiledSubject, check: AccessCheck, resolved: Resolved): EvaluationResult {
+  const scope = SCOPE_CODES[resolved.id.scope];
   const trace: GrantOutcome[] = new Array(subject.grants.length).fill("PatternMismatch");
   let denied = false, allowed = false;
-  const visit = (slots: readonly Slot[] | undefined) => {
-    if (slots === undefined) return;
-    for (const slot of slots) {
-      const code = judge(slot, id, scopeBit, subject, check);
-      if (code === APPLICABLE) {
-        trace[slot.position] = slot.deny ? "Denied" : "Allowed";
-        if (slot.deny) denied = true;
-        else allowed = true;
+  const positions = resolved.positions;
+  const grants = resolved.ordered;
+  for (let i = 0; i < grants.length; i++) {
+    const grant = grants[i];
+    const code = judge(grant, scope, subject, check);
+    if (code === APPLICABLE) {
+      if (grant.effect === "Deny") {
+        trace[positions[i]] = "Denied";
+        denied = true;
       } else {
-        trace[slot.position] = code === PATTERN_MISMATCH
-          ? "PatternMismatch"
-          : code === SCOPE_NOT_APPLICABLE
-          ? "ScopeNotApplicable"
-          : "ConditionFailed";
+        trace[positions[i]] = "Allowed";
+        allowed = true;
       }
+    } else {
+      trace[positions[i]] = code === SCOPE_NOT_APPLICABLE ? "ScopeNotApplicable" : "ConditionFailed";
     }
-  };
-  const entry = subject.index.byService.get(id.service);
-  for (const bucket of [entry?.byAction.get(id.action), entry?.wildAction]) {
-    visit(bucket?.denies);
-    visit(bucket?.allows);
-  }
-  const wild = subject.index.wildService;
-  for (const bucket of [wild.byAction.get(id.action), wild.wildAction]) {
-    visit(bucket?.denies);
-    visit(bucket?.allows);
   }
   return { decision: denied ? "Denied" : allowed ? "Allowed" : "DeniedByDefault", trace };
 }
 
 /**
  * Checks one permission for a compiled subject. Without a trace the result object is
- * shared and frozen (no per-check allocation unless a condition needs its bags).
+ * shared and frozen, and a check allocates nothing once its permission text has been
+ * seen by this subject (the grants matching each permission are memoized per subject).
  *
  * @throws {PermissionFormatError} when `check.permission` is not a valid permission id.
  */
@@ -322,9 +316,8 @@ export function evaluate(
   check: AccessCheck,
   options?: EvaluateOptions,
 ): EvaluationResult {
-  const id = parsePermissionIdCached(check.permission);
-  scratchBags = null;
-  const result = options?.trace === true ? decideWithTrace(subject, check, id) : decide(subject, check, id);
-  scratchBags = null;
-  return result;
+  const resolved = resolvePermission(subject, check.permission);
+  return options !== undefined && options.trace === true
+    ? decideWithTrace(subject, check, resolved)
+    : decide(subject, check, resolved);
 }

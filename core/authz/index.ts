@@ -8,8 +8,8 @@
  * @module
  */
 import type { CompiledGrant } from "./grant.ts";
-import type { PatternSegment } from "./pattern.ts";
-import type { Scope } from "./permission.ts";
+import { type PatternSegment, segmentMatches } from "./pattern.ts";
+import type { PermissionId, Scope } from "./permission.ts";
 
 /** Bit per scope, for a fast scope-segment test. @internal */
 export const SCOPE_BITS: Readonly<Record<Scope, number>> = Object.freeze({ global: 1, org: 2, team: 4, self: 8 });
@@ -119,4 +119,52 @@ export function forEachCandidateBucket(
   const bucket = wild.byAction.get(action);
   if (bucket !== undefined) visit(bucket);
   visit(wild.wildAction);
+}
+
+/**
+ * The grants whose pattern matches one permission id (all three segments), as the
+ * evaluator and visibility consume them. Frozen.
+ * @internal
+ */
+export interface Resolved {
+  /** The parsed permission id. */
+  readonly id: PermissionId;
+  /** Matching Deny grants, in grant order. */
+  readonly denies: readonly CompiledGrant[];
+  /** Matching Allow grants, in grant order. */
+  readonly allows: readonly CompiledGrant[];
+  /** All matching grants, in grant order. */
+  readonly ordered: readonly CompiledGrant[];
+  /** The position in the subject's grant list of each entry of `ordered`. */
+  readonly positions: readonly number[];
+}
+
+/**
+ * Collects the grants whose pattern matches `id` from the (at most four) buckets that
+ * can hold them, testing only the scope bits and the wildcard segments.
+ */
+export function resolveCandidates(index: GrantIndex, id: PermissionId): Resolved {
+  const scopeBit = SCOPE_BITS[id.scope];
+  const slots: Slot[] = [];
+  const take = (list: readonly Slot[]) => {
+    for (const slot of list) {
+      if ((slot.scopeMask & scopeBit) === 0) continue;
+      if (slot.serviceWildcard !== null && !segmentMatches(slot.serviceWildcard, id.service)) continue;
+      if (slot.actionWildcard !== null && !segmentMatches(slot.actionWildcard, id.action)) continue;
+      slots.push(slot);
+    }
+  };
+  forEachCandidateBucket(index, id.service, id.action, (bucket) => {
+    take(bucket.denies);
+    take(bucket.allows);
+  });
+  slots.sort((a, b) => a.position - b.position);
+  const ordered = slots.map((slot) => slot.grant);
+  return Object.freeze({
+    id,
+    denies: Object.freeze(slots.filter((slot) => slot.deny).map((slot) => slot.grant)),
+    allows: Object.freeze(slots.filter((slot) => !slot.deny).map((slot) => slot.grant)),
+    ordered: Object.freeze(ordered),
+    positions: Object.freeze(slots.map((slot) => slot.position)),
+  });
 }

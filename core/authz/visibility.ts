@@ -5,10 +5,8 @@
  *
  * @module
  */
-import type { CompiledSubject } from "./evaluator.ts";
-import { forEachCandidateBucket, SCOPE_BITS, type Slot } from "./index.ts";
-import { segmentMatches } from "./pattern.ts";
-import { parsePermissionIdCached, type Scope } from "./permission.ts";
+import { type CompiledSubject, resolvePermission } from "./evaluator.ts";
+import type { Scope } from "./permission.ts";
 
 /** The visibility of a list. */
 export type Visibility = "Granted" | "Conditional" | "None";
@@ -26,34 +24,22 @@ export type Visibility = "Granted" | "Conditional" | "None";
  * @throws {PermissionFormatError} when `service:scope:action` is not a valid permission id.
  */
 export function visibility(subject: CompiledSubject, service: string, action: string, scope: Scope): Visibility {
-  const id = parsePermissionIdCached(`${service}:${scope}:${action}`);
-  if (scope === "org" && subject.orgId === null) return "None";
-  const scopeBit = SCOPE_BITS[id.scope];
+  const { id, denies, allows } = resolvePermission(subject, `${service}:${scope}:${action}`);
+  if (id.scope === "org" && subject.orgId === null) return "None";
   let anyAllow = false, plainAllow = false, anyDeny = false, plainDeny = false;
-  const visitSlots = (slots: readonly Slot[]) => {
-    for (const slot of slots) {
-      if ((slot.scopeMask & scopeBit) === 0) continue;
-      if (slot.serviceWildcard !== null && !segmentMatches(slot.serviceWildcard, id.service)) continue;
-      if (slot.actionWildcard !== null && !segmentMatches(slot.actionWildcard, id.action)) continue;
-      const grant = slot.grant;
-      if (grant.orgId !== null && grant.orgId !== subject.orgId) continue;
-      const plain = grant.condition === null && grant.teamIds === null;
-      if (slot.deny) {
-        anyDeny = true;
-        if (plain) plainDeny = true;
-      } else {
-        anyAllow = true;
-        if (plain) plainAllow = true;
-      }
-    }
-  };
-  forEachCandidateBucket(subject.index, id.service, id.action, (bucket) => {
-    visitSlots(bucket.denies);
-    visitSlots(bucket.allows);
-  });
-  if (plainDeny && (scope === "global" || scope === "org")) return "None";
+  for (const grant of denies) {
+    if (grant.orgId !== null && grant.orgId !== subject.orgId) continue;
+    anyDeny = true;
+    if (grant.condition === null && grant.teamIds === null) plainDeny = true;
+  }
+  for (const grant of allows) {
+    if (grant.orgId !== null && grant.orgId !== subject.orgId) continue;
+    anyAllow = true;
+    if (grant.condition === null && grant.teamIds === null) plainAllow = true;
+  }
+  if (plainDeny && (id.scope === "global" || id.scope === "org")) return "None";
   if (!anyAllow) return "None";
-  if (scope === "team" || scope === "self") return "Conditional";
+  if (id.scope === "team" || id.scope === "self") return "Conditional";
   if (plainAllow && !anyDeny) return "Granted";
   return "Conditional";
 }

@@ -335,6 +335,7 @@ type SchemaNode = {
   type: string;
   wrapped?: SchemaNode;
   entries?: Record<string, SchemaNode>;
+  item?: SchemaNode;
   options?: SchemaNode[];
   default?: unknown;
 };
@@ -344,7 +345,11 @@ function nodesAt(path: readonly string[]): SchemaNode[] {
   const unwrap = (n: SchemaNode): SchemaNode[] =>
     n.type === "optional" && n.wrapped ? unwrap(n.wrapped) : n.options ? n.options.flatMap(unwrap) : [n];
   let nodes = unwrap(SvcConfigSchema as unknown as SchemaNode);
-  for (const key of path) nodes = nodes.flatMap((n) => n.entries?.[key] ? unwrap(n.entries[key]) : []);
+  for (const key of path) {
+    nodes = nodes.flatMap((n) =>
+      n.entries?.[key] ? unwrap(n.entries[key]) : n.item && /^\d+$/.test(key) ? unwrap(n.item) : []
+    );
+  }
   return nodes;
 }
 

@@ -1,12 +1,14 @@
 /**
- * Headless Chromium for the test suite: Debian's `chromium` package driven by
- * playwright-core (never a downloaded browser), a bundler for browser builds of `core/`
- * modules, and a tiny local static server.
+ * Headless Chromium for the test suite: Debian's `chromium` package (never a browser
+ * downloaded by Playwright) driven by playwright-core, a bundler for browser builds of
+ * `core/` modules, and a tiny local static server.
+ *
+ * A missing Chromium is a failure, never a skip: CI installs it (`apt-get install -y
+ * chromium`), and {@link launchChromium} throws a message saying so.
  *
  * ```ts
- * const ignore = chromiumIgnore("my suite"); // skips outside CI when Chromium is missing
- * Deno.test({ name: "…", ignore, async fn() {
- *   const browser = await launchChromium(); // fails clearly when Chromium is missing
+ * Deno.test("…", async () => {
+ *   const browser = await launchChromium();
  *   try {
  *     const page = await browser.newPage();
  *     // For passkeys: const cdp = await page.context().newCDPSession(page);
@@ -14,7 +16,7 @@
  *   } finally {
  *     await browser.close();
  *   }
- * } });
+ * });
  * ```
  *
  * @module
@@ -24,7 +26,12 @@ import { type Browser, chromium, type LaunchOptions } from "playwright-core";
 /** The Chromium binary: `SVC_CHROMIUM` when set, else Debian's `/usr/bin/chromium`. */
 export const CHROMIUM_PATH: string = Deno.env.get("SVC_CHROMIUM") ?? "/usr/bin/chromium";
 
-/** Flags for a quiet, offline, sandbox-less headless Chromium (containers run as root). */
+/**
+ * Flags for a quiet, offline, sandbox-less headless Chromium (containers run as root).
+ * The fresh `--user-data-dir` is not in this list: Playwright creates a new temporary
+ * profile for every {@link launchChromium} (and deletes it on `close()`), and refuses
+ * the flag in `args`.
+ */
 export const CHROMIUM_ARGS: readonly string[] = [
   "--headless",
   "--no-sandbox",
@@ -38,61 +45,45 @@ export const CHROMIUM_ARGS: readonly string[] = [
 
 /** Whether the Chromium binary is present, and why not when it is not. */
 export function chromiumAvailability(): { available: boolean; path: string; reason?: string } {
+  const hint = "install it with `apt-get install -y chromium` or point SVC_CHROMIUM at a Chromium binary";
   try {
     const info = Deno.statSync(CHROMIUM_PATH);
     if (!info.isFile) {
-      return { available: false, path: CHROMIUM_PATH, reason: `${CHROMIUM_PATH} is not a file` };
+      return { available: false, path: CHROMIUM_PATH, reason: `${CHROMIUM_PATH} is not a file; ${hint}` };
     }
     return { available: true, path: CHROMIUM_PATH };
   } catch (error) {
     return {
       available: false,
       path: CHROMIUM_PATH,
-      reason: `${CHROMIUM_PATH} not found (${(error as Error).name}); install it with ` +
-        "`apt-get install -y chromium` or point SVC_CHROMIUM at a Chromium binary",
+      reason: `${CHROMIUM_PATH} not found (${(error as Error).name}); ${hint}`,
     };
   }
 }
 
-/** Whether the tests run in CI (`CI` set to anything but empty, `0` or `false`). */
-export function inCi(): boolean {
-  const ci = Deno.env.get("CI");
-  return ci !== undefined && ci !== "" && ci !== "0" && ci.toLowerCase() !== "false";
-}
-
 /**
- * The `ignore` flag for a browser test: `true` (with a message on stderr) only when
- * Chromium is missing outside CI. In CI a missing Chromium is never skipped: the test
- * runs and `launchChromium` fails it.
- */
-export function chromiumIgnore(suite: string): boolean {
-  const { available, reason } = chromiumAvailability();
-  if (available || inCi()) return false;
-  console.error(`[skip] ${suite}: headless Chromium unavailable: ${reason}. (In CI this fails instead.)`);
-  return true;
-}
-
-/**
- * Launches headless Chromium through playwright-core with `CHROMIUM_ARGS`. Throws a
- * clear error when the binary is missing. The caller closes the browser.
+ * Launches headless Chromium through playwright-core with {@link CHROMIUM_ARGS} (plus
+ * `options.args`) and a fresh temporary profile. Throws a clear error when the binary
+ * is missing. The caller closes the browser.
  */
 export async function launchChromium(options: LaunchOptions = {}): Promise<Browser> {
   const { available, reason } = chromiumAvailability();
   if (!available) throw new Error(`headless Chromium unavailable: ${reason}`);
   return await chromium.launch({
     headless: true,
+    timeout: 30_000,
     ...options,
     executablePath: CHROMIUM_PATH,
     args: [...CHROMIUM_ARGS, ...(options.args ?? [])],
   });
 }
 
-/** The repository root (two levels above this file). */
+/** The repository root (two levels above this file), with a trailing slash. */
 export const REPO_ROOT: string = new URL("../../", import.meta.url).pathname;
 
 /**
- * Bundles `entry` (a path relative to the repository root) for the browser with
- * `deno bundle --platform browser` into `outFile` and returns the bundle's text.
+ * Bundles `entry` (a path relative to the repository root) for the browser, as one ES
+ * module, with `deno bundle --platform browser` into `outFile`; returns the bundle's text.
  */
 export async function bundleForBrowser(entry: string, outFile: string): Promise<string> {
   const output = await new Deno.Command(Deno.execPath(), {
@@ -142,7 +133,7 @@ export function serveStatic(files: Record<string, StaticFile>): StaticServer {
     let path = new URL(request.url).pathname;
     requests.push(path);
     if (path === "/") path = "/index.html";
-    const file = files[path];
+    const file = Object.hasOwn(files, path) ? files[path] : undefined;
     if (!file) return new Response("not found", { status: 404 });
     return new Response(file.body, { headers: { "content-type": file.type, "cache-control": "no-store" } });
   });

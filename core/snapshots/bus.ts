@@ -1,0 +1,78 @@
+/**
+ * The cache bus: how one instance tells every instance to drop cached subject snapshots.
+ * In process by default; over Postgres `LISTEN/NOTIFY` when instances share a Postgres
+ * server, so that a role change on one instance evicts the snapshot on every other.
+ *
+ * @module
+ */
+
+/** What to evict: one user's snapshots (every organization), or everything. */
+export type CacheInvalidation = { readonly scope: "user"; readonly userId: string } | { readonly scope: "all" };
+
+/** A publish-subscribe channel of invalidations. */
+export interface CacheBus {
+  /** Sends an invalidation to every subscriber (on every instance, for a shared bus). */
+  publish(message: CacheInvalidation): Promise<void>;
+  /** Subscribes; resolves once subscribed, to a function that unsubscribes. */
+  subscribe(handler: (message: CacheInvalidation) => void): Promise<() => Promise<void>>;
+}
+
+/** The cache bus of a single instance. */
+export class InProcessCacheBus implements CacheBus {
+  readonly #handlers = new Set<(message: CacheInvalidation) => void>();
+
+  publish(message: CacheInvalidation): Promise<void> {
+    for (const handler of this.#handlers) handler(message);
+    return Promise.resolve();
+  }
+
+  subscribe(handler: (message: CacheInvalidation) => void): Promise<() => Promise<void>> {
+    this.#handlers.add(handler);
+    return Promise.resolve(() => {
+      this.#handlers.delete(handler);
+      return Promise.resolve();
+    });
+  }
+}
+
+/** The part of a notification channel (Postgres LISTEN/NOTIFY) the bus needs. */
+export interface NotificationChannel {
+  listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  notify(channel: string, payload: string): Promise<void>;
+}
+
+/** The channel name svc uses for snapshot invalidations. */
+export const SNAPSHOT_CHANNEL = "svc_authz_snapshots";
+
+/**
+ * A cache bus over a notification channel shared by every instance. Malformed payloads
+ * (anything svc did not send) evict everything, which is always safe.
+ */
+export class NotificationCacheBus implements CacheBus {
+  readonly #notifications: NotificationChannel;
+  readonly #channel: string;
+
+  constructor(notifications: NotificationChannel, channel: string = SNAPSHOT_CHANNEL) {
+    this.#notifications = notifications;
+    this.#channel = channel;
+  }
+
+  publish(message: CacheInvalidation): Promise<void> {
+    return this.#notifications.notify(this.#channel, JSON.stringify(message));
+  }
+
+  subscribe(handler: (message: CacheInvalidation) => void): Promise<() => Promise<void>> {
+    return this.#notifications.listen(this.#channel, (payload) => handler(decodeInvalidation(payload)));
+  }
+}
+
+/** Reads a bus payload; anything unexpected becomes "evict everything". */
+export function decodeInvalidation(payload: string): CacheInvalidation {
+  try {
+    const value = JSON.parse(payload);
+    if (value?.scope === "user" && typeof value.userId === "string") return { scope: "user", userId: value.userId };
+  } catch {
+    // fall through
+  }
+  return { scope: "all" };
+}

@@ -1,0 +1,83 @@
+/**
+ * The admin audit ledger (spec 2.7, 6): a per-realm, tamper-evident hash chain. Each
+ * entry has a gap-free sequence number, the previous entry's hash (all zeros for the
+ * first), and a hash over its content (payload digests, not payloads) and that previous
+ * hash. Redaction nulls only payloads, so the chain still verifies.
+ *
+ * @module
+ */
+
+/** Who acted. */
+export type AuditActorKind = "User" | "ServiceAccount" | "ApiKey" | "System" | "BreakGlass";
+
+/** The predecessor hash of the first entry of a chain. */
+export const GENESIS_HASH = "0".repeat(64);
+
+/** A stored audit entry. */
+export interface AdminAuditEntry {
+  readonly realmId: string;
+  /** 1, 2, 3, … per realm, without gaps. */
+  readonly seq: number;
+  readonly occurredAt: Date;
+  /** What was done, for example `role.create`. */
+  readonly action: string;
+  readonly actorId: string;
+  readonly actorKind: AuditActorKind;
+  readonly target: string | null;
+  readonly orgId: string | null;
+  /** Snapshot before the mutation; null when absent or redacted. */
+  readonly before: unknown | null;
+  /** Snapshot after the mutation; null when absent or redacted. */
+  readonly after: unknown | null;
+  /** SHA-256 hex of the canonical JSON of `before` (of `null` when absent). */
+  readonly beforeDigest: string;
+  readonly afterDigest: string;
+  readonly prevHash: string;
+  readonly entryHash: string;
+}
+
+/** An entry to append. */
+export interface NewAdminAuditEntry {
+  readonly action: string;
+  readonly actorId: string;
+  readonly actorKind: AuditActorKind;
+  readonly target?: string | null;
+  readonly orgId?: string | null;
+  readonly before?: unknown;
+  readonly after?: unknown;
+}
+
+/** The result of verifying a realm's chain. */
+export type AuditChainVerification =
+  | { readonly ok: true; readonly count: number }
+  | {
+    readonly ok: false;
+    /** The first sequence number at which the chain is broken. */
+    readonly brokenAt: number;
+    /** `sequence_gap`, `prev_hash_mismatch`, `entry_hash_mismatch` or `payload_digest_mismatch`. */
+    readonly reason: string;
+  };
+
+/** Admin-audit storage. */
+export interface AdminAuditStore {
+  /**
+   * Appends to the realm's chain atomically: appends to one realm are serialized (a
+   * per-realm transaction lock), so concurrent appends get consecutive sequence numbers
+   * and link correctly. A sequence collision with a writer that bypassed the lock re-reads
+   * the tail and relinks; persistent faults surface as `StorageError` after bounded tries.
+   */
+  append(realmId: string, entry: NewAdminAuditEntry): Promise<AdminAuditEntry>;
+  /** Entries of the realm in sequence order, after `afterSeq` (default 0), at most `limit` (default 100). */
+  list(realmId: string, options?: { readonly afterSeq?: number; readonly limit?: number }): Promise<AdminAuditEntry[]>;
+  /** The last entry of the realm's chain, or null. */
+  head(realmId: string): Promise<AdminAuditEntry | null>;
+  /**
+   * Recomputes the realm's chain from the start: sequence continuity, predecessor links,
+   * entry hashes, and digests of payloads that are still present.
+   */
+  verifyChain(realmId: string): Promise<AuditChainVerification>;
+  /** Retention: nulls payloads of entries older than `cutoff` (all realms); returns how many. */
+  redactOlderThan(cutoff: Date): Promise<number>;
+  /** Erasure: nulls payloads of entries where the user is actor or target; returns how many. */
+  redactForSubject(subjectId: string): Promise<number>;
+}

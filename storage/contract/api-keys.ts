@@ -1,0 +1,56 @@
+/**
+ * API keys (spec 5.5): looked up by the SHA-256 hex of the presented token; plaintext is
+ * never stored. Revoking keeps the first revocation time; last use is best effort.
+ *
+ * @module
+ */
+
+/** A stored API key. */
+export interface ApiKeyRecord {
+  readonly id: string;
+  readonly realmId: string;
+  readonly ownerKind: "User" | "ServiceAccount";
+  readonly ownerId: string;
+  readonly name: string;
+  /** SHA-256 hex of the token. */
+  readonly tokenHash: string;
+  readonly createdAt: Date;
+  readonly expiresAt: Date | null;
+  readonly revokedAt: Date | null;
+  readonly lastUsedAt: Date | null;
+}
+
+/** An API key to create. */
+export interface NewApiKey {
+  readonly realmId: string;
+  readonly ownerKind: "User" | "ServiceAccount";
+  readonly ownerId: string;
+  readonly name: string;
+  readonly tokenHash: string;
+  readonly expiresAt?: Date | null;
+}
+
+/** Whether a key is usable at `now` (unrevoked and unexpired). */
+export function isApiKeyActive(key: ApiKeyRecord, now: number): boolean {
+  return key.revokedAt === null && (key.expiresAt === null || key.expiresAt.getTime() > now);
+}
+
+/** API-key storage. */
+export interface ApiKeyStore {
+  /** Creates; `ConflictError` on a duplicate token hash. */
+  create(input: NewApiKey): Promise<ApiKeyRecord>;
+  get(id: string): Promise<ApiKeyRecord | null>;
+  /** The key whose token hashes to `tokenHash`, in any state (check with `isApiKeyActive`). */
+  getByTokenHash(tokenHash: string): Promise<ApiKeyRecord | null>;
+  /** An owner's keys, newest first. */
+  listByOwner(ownerKind: "User" | "ServiceAccount", ownerId: string): Promise<ApiKeyRecord[]>;
+  /**
+   * Revokes, keeping the original revocation time when already revoked. An unknown id is a
+   * no-op. Returns the key (null when unknown).
+   */
+  revoke(id: string): Promise<ApiKeyRecord | null>;
+  /** Best effort: records a use now; never throws. */
+  recordUse(id: string): Promise<void>;
+  /** Deletes; returns whether it existed. */
+  delete(id: string): Promise<boolean>;
+}

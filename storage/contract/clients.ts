@@ -1,0 +1,60 @@
+/**
+ * OAuth/OIDC clients (spec 2.11 ImportedClient fields), unique per (realm, client id).
+ *
+ * @module
+ */
+
+/** A stored client. */
+export interface ClientRecord {
+  readonly id: string;
+  readonly realmId: string;
+  readonly clientId: string;
+  /** For example `confidential` or `public`. */
+  readonly clientType: string;
+  readonly redirectUris: readonly string[];
+  readonly postLogoutRedirectUris: readonly string[];
+  readonly allowedScopes: readonly string[];
+  readonly requireConsent: boolean;
+  readonly suspended: boolean;
+  /** Hash of the client secret (never plaintext); null for public clients. */
+  readonly secretHash: string | null;
+  readonly secretAlgorithm: string | null;
+  readonly secretResetRequired: boolean;
+  readonly createdAt: Date;
+}
+
+/** The writable fields of a client. */
+export interface ClientFields {
+  readonly clientType: string;
+  readonly redirectUris?: readonly string[];
+  readonly postLogoutRedirectUris?: readonly string[];
+  readonly allowedScopes?: readonly string[];
+  readonly requireConsent?: boolean;
+  readonly suspended?: boolean;
+  readonly secretHash?: string | null;
+  readonly secretAlgorithm?: string | null;
+  readonly secretResetRequired?: boolean;
+}
+
+/** Client storage. */
+export interface ClientStore {
+  /** Creates; `ConflictError` when (realm, client id) is taken. */
+  create(realmId: string, clientId: string, fields: ClientFields): Promise<ClientRecord>;
+  /**
+   * Creates or updates by (realm, client id) in one statement (idempotent imports).
+   * Omitted optional fields keep their stored values on update. `created` tells which.
+   */
+  upsert(
+    realmId: string,
+    clientId: string,
+    fields: ClientFields,
+  ): Promise<{ client: ClientRecord; created: boolean }>;
+  get(id: string): Promise<ClientRecord | null>;
+  getByClientId(realmId: string, clientId: string): Promise<ClientRecord | null>;
+  /** The realm's clients by client id. */
+  list(realmId: string): Promise<ClientRecord[]>;
+  /** Updates the given fields; returns the client, or null when unknown. */
+  update(id: string, patch: Partial<ClientFields>): Promise<ClientRecord | null>;
+  /** Deletes; returns whether it existed. */
+  delete(id: string): Promise<boolean>;
+}

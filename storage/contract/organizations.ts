@@ -1,0 +1,134 @@
+/**
+ * Organizations, their domains and their memberships (spec 2.10). Unknown-id and
+ * conflict conventions: see `realms.ts`.
+ *
+ * @module
+ */
+
+/** Offset/limit paging. `limit` undefined: no limit. Both must be non-negative integers (ValidationError). */
+export interface PageRequest {
+  readonly offset?: number;
+  readonly limit?: number;
+}
+
+/** Organization status. `Active` is the default; other values are stored as given. */
+export type OrganizationStatus = string;
+
+/** The domain kind that routes logins. */
+export const EMAIL_DOMAIN = "EmailDomain";
+
+/** An organization. */
+export interface Organization {
+  readonly id: string;
+  readonly realmId: string;
+  /** Unique per realm. */
+  readonly name: string;
+  readonly displayName: string;
+  readonly status: OrganizationStatus;
+  readonly defaultIdentityProviderId: string | null;
+  readonly createdAt: Date;
+}
+
+/** Input of {@link OrganizationStore.create}. */
+export interface CreateOrganizationInput {
+  readonly realmId: string;
+  readonly name: string;
+  readonly displayName: string;
+  /** Default `Active`. */
+  readonly status?: OrganizationStatus;
+  readonly defaultIdentityProviderId?: string | null;
+}
+
+/** Changes of {@link OrganizationStore.update}; absent fields are kept. */
+export interface UpdateOrganizationInput {
+  readonly displayName?: string;
+  readonly status?: OrganizationStatus;
+  readonly defaultIdentityProviderId?: string | null;
+}
+
+/** A domain claimed by an organization, such as an `EmailDomain`. */
+export interface OrganizationDomain {
+  readonly id: string;
+  readonly orgId: string;
+  /** For example `EmailDomain`. */
+  readonly kind: string;
+  /** Stored trimmed and lowercased. */
+  readonly value: string;
+  readonly verified: boolean;
+  readonly createdAt: Date;
+}
+
+/** Input of {@link OrganizationStore.addDomain}. */
+export interface AddOrganizationDomainInput {
+  readonly orgId: string;
+  readonly kind: string;
+  /** Trimmed and lowercased before storing. */
+  readonly value: string;
+  /** Default false. */
+  readonly verified?: boolean;
+}
+
+/** A verified domain with its organization's realm, as login routing needs it. */
+export interface VerifiedDomainMatch extends OrganizationDomain {
+  readonly realmId: string;
+}
+
+/** A user's membership of an organization. */
+export interface OrgMembership {
+  readonly orgId: string;
+  readonly userId: string;
+  readonly createdAt: Date;
+}
+
+/** Storage of organizations, organization domains and org memberships. */
+export interface OrganizationStore {
+  /** Creates an organization. NotFoundError: unknown realm. ConflictError reason: `organization_name_taken`. */
+  create(input: CreateOrganizationInput): Promise<Organization>;
+  /** The organization with this id, or null. */
+  get(id: string): Promise<Organization | null>;
+  /** The organization of this realm with this name, or null. */
+  getByName(realmId: string, name: string): Promise<Organization | null>;
+  /** The organizations of a realm, by creation time then id. */
+  listByRealm(realmId: string): Promise<Organization[]>;
+  /** Changes display name, status or default identity provider. NotFoundError: unknown organization. */
+  update(id: string, changes: UpdateOrganizationInput): Promise<Organization>;
+
+  /**
+   * Claims a domain for an organization (unverified unless told). NotFoundError: unknown
+   * organization. ConflictError reason: `organization_domain_exists` (same org, kind, value).
+   */
+  addDomain(input: AddOrganizationDomainInput): Promise<OrganizationDomain>;
+  /** Sets the Verified flag of a domain row. NotFoundError: unknown domain id. */
+  setDomainVerified(domainId: string, verified: boolean): Promise<OrganizationDomain>;
+  /** Removes a domain row; false when there was none. */
+  removeDomain(domainId: string): Promise<boolean>;
+  /** The domains of an organization, by kind, value, then id. */
+  listDomains(orgId: string): Promise<OrganizationDomain[]>;
+  /**
+   * The verified domain row of this kind and value (value compared trimmed and
+   * lowercased), optionally within one realm; unverified rows are never returned.
+   * When several organizations verified the same domain, the earliest row (creation
+   * time, then id) wins. Only verified `EmailDomain` rows route logins.
+   */
+  findVerifiedDomain(kind: string, value: string, options?: { realmId?: string }): Promise<VerifiedDomainMatch | null>;
+
+  /**
+   * Adds a user to an organization. NotFoundError: unknown organization or user.
+   * ValidationError: user and organization in different realms. ConflictError reason:
+   * `org_membership_exists`.
+   */
+  addMember(orgId: string, userId: string): Promise<OrgMembership>;
+  /** Removes a membership; false when there was none. */
+  removeMember(orgId: string, userId: string): Promise<boolean>;
+  /** Whether the user is a member of the organization. */
+  isMember(orgId: string, userId: string): Promise<boolean>;
+  /** The organizations a user belongs to, by membership creation time then organization id. */
+  listOrgsOfUser(userId: string): Promise<Organization[]>;
+  /**
+   * One page of an organization's members in stable order: membership creation time,
+   * then user id. Pages concatenated equal the whole list.
+   */
+  listMembers(orgId: string, page?: PageRequest): Promise<OrgMembership[]>;
+  /** How many members an organization has. */
+  countMembers(orgId: string): Promise<number>;
+}

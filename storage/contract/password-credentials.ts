@@ -1,0 +1,51 @@
+/**
+ * Password credentials (spec 2.3): each row carries an algorithm tag (`argon2id`,
+ * `pbkdf2-sha256`, `bcrypt`, `framework-identity-v3`) and the hash in that algorithm's
+ * native text format. Rows are unique per (user, algorithm).
+ *
+ * @module
+ */
+
+/** A stored password credential. */
+export interface PasswordCredentialRecord {
+  readonly id: string;
+  readonly userId: string;
+  /** The algorithm tag. */
+  readonly algorithm: string;
+  /** The hash, in the algorithm's native format (PHC string for argon2id and pbkdf2). */
+  readonly hash: string;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+/** A hash with its algorithm tag. */
+export interface PasswordHash {
+  readonly algorithm: string;
+  readonly hash: string;
+}
+
+/** Password-credential storage. */
+export interface PasswordCredentialStore {
+  /** The user's credential (the most recently updated when several exist), or null. */
+  get(userId: string): Promise<PasswordCredentialRecord | null>;
+  /** Every credential row of the user, newest first. */
+  list(userId: string): Promise<PasswordCredentialRecord[]>;
+  /**
+   * Inserts or updates the row for (user, algorithm), leaving rows under other tags alone.
+   * For idempotent imports. `created` tells whether a row was inserted.
+   */
+  upsert(userId: string, value: PasswordHash): Promise<{ credential: PasswordCredentialRecord; created: boolean }>;
+  /**
+   * Sets the user's password: afterwards exactly this one credential exists (spec 5.5),
+   * whatever the user had before, in one statement. Creates one for a password-less user.
+   */
+  replace(userId: string, value: PasswordHash): Promise<PasswordCredentialRecord>;
+  /**
+   * Rehash-on-login: replaces the credential only if the stored one still equals
+   * `expected` (compare-and-swap), so a concurrent password change is never overwritten.
+   * Returns whether it applied.
+   */
+  rehash(userId: string, expected: PasswordHash, next: PasswordHash): Promise<boolean>;
+  /** Deletes every password credential of the user; returns how many. */
+  deleteAllForUser(userId: string): Promise<number>;
+}

@@ -1,0 +1,71 @@
+/**
+ * Policies: grants attached directly to a user or a group, at realm level or in one
+ * organization. Unknown-id and conflict conventions: see `realms.ts`.
+ *
+ * @module
+ */
+import type { Grant, GrantEffect, GrantInput } from "./roles.ts";
+
+/** Who a policy applies to. */
+export type PolicyPrincipalKind = "User" | "Group";
+
+/** A policy. */
+export interface Policy {
+  readonly id: string;
+  readonly realmId: string;
+  /** Null for a realm-level policy. */
+  readonly orgId: string | null;
+  readonly name: string;
+  readonly principalKind: PolicyPrincipalKind;
+  readonly principalId: string;
+  readonly createdAt: Date;
+}
+
+/** Input of {@link PolicyStore.create}. */
+export interface CreatePolicyInput {
+  readonly realmId: string;
+  readonly orgId?: string | null;
+  readonly name: string;
+  readonly principalKind: PolicyPrincipalKind;
+  /** A UUID; the principal itself is not looked up. */
+  readonly principalId: string;
+}
+
+/** Storage of policies and their grants. */
+export interface PolicyStore {
+  /**
+   * Creates a policy with its grants in one transaction (nothing is left when a grant
+   * fails). NotFoundError: unknown realm or organization. ValidationError: bad
+   * principal kind or id, organization of another realm, bad grant. ConflictError
+   * reason: `grant_exists`.
+   */
+  create(input: CreatePolicyInput, grants?: readonly GrantInput[]): Promise<{ policy: Policy; grants: Grant[] }>;
+  /** The policy with this id, or null. */
+  get(id: string): Promise<Policy | null>;
+  /** The policies of a realm, by creation time then id. */
+  list(realmId: string): Promise<Policy[]>;
+  /**
+   * The policies of a principal, by creation time then id. `orgId` undefined: all;
+   * null: realm-level ones only; an id: realm-level ones plus that organization's.
+   */
+  listForPrincipal(
+    principalKind: PolicyPrincipalKind,
+    principalId: string,
+    options?: { orgId?: string | null },
+  ): Promise<Policy[]>;
+  /** Deletes a policy and its grants, atomically; false when there was none. */
+  delete(id: string): Promise<boolean>;
+  /** Adds a grant. NotFoundError: unknown policy. ConflictError reason: `grant_exists`. */
+  addGrant(policyId: string, grant: GrantInput): Promise<Grant>;
+  /** Removes one grant of the policy; false when the policy has no such grant. */
+  removeGrant(policyId: string, grantId: string): Promise<boolean>;
+  /** The grants of a policy, by creation time then id. */
+  listGrants(policyId: string): Promise<Grant[]>;
+  /** The grant of a policy with this logical identity (see `RoleStore.findGrantByLogicalIdentity`), or null. */
+  findGrantByLogicalIdentity(
+    policyId: string,
+    pattern: string,
+    effect: GrantEffect,
+    condition: unknown,
+  ): Promise<Grant | null>;
+}

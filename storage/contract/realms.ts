@@ -1,0 +1,52 @@
+/**
+ * Realms: the top-level tenants of svc (spec 2.10: display name, default flag).
+ *
+ * Conventions shared by every directory store (realms, organizations, users, teams,
+ * groups, roles, policies, permission catalog, app catalog):
+ * - Reads of an unknown id (including a string that is not a UUID) return `null`
+ *   or an empty list; they never throw.
+ * - Mutations that target an unknown id, or creations that reference an unknown
+ *   parent (realm, organization, user, role…), throw `NotFoundError`.
+ * - Removals answer `true` when a row went away and `false` when there was none.
+ * - A duplicate key throws `ConflictError` (code `conflict`) whose `details.reason`
+ *   is a stable snake_case code named on each method.
+ * - Lists come in a stable order, named on each method.
+ *
+ * @module
+ */
+
+/** A realm. */
+export interface Realm {
+  readonly id: string;
+  /** Unique machine name. */
+  readonly name: string;
+  readonly displayName: string;
+  /** At most one realm is the default. */
+  readonly isDefault: boolean;
+  readonly createdAt: Date;
+}
+
+/** Input of {@link RealmStore.create}. */
+export interface CreateRealmInput {
+  readonly name: string;
+  readonly displayName: string;
+  /** Default false. */
+  readonly isDefault?: boolean;
+}
+
+/** Storage of realms. */
+export interface RealmStore {
+  /**
+   * Creates a realm. ConflictError reasons: `realm_name_taken`, `default_realm_exists`
+   * (a second realm flagged default).
+   */
+  create(input: CreateRealmInput): Promise<Realm>;
+  /** The realm with this id, or null. */
+  get(id: string): Promise<Realm | null>;
+  /** The realm with this name, or null. */
+  getByName(name: string): Promise<Realm | null>;
+  /** The default realm, or null when none is flagged default. */
+  getDefault(): Promise<Realm | null>;
+  /** Every realm, by creation time then id. */
+  list(): Promise<Realm[]>;
+}

@@ -1,0 +1,85 @@
+/**
+ * Refresh tokens (spec 2.2, 3): opaque `srt_` tokens of which only the SHA-256 hex is
+ * stored. Every use rotates; presenting a used token again is reuse, and the caller
+ * revokes the whole family and emits `token.refresh_reuse_detected`.
+ *
+ * @module
+ */
+
+/** A stored refresh token. */
+export interface RefreshTokenRecord {
+  /** SHA-256 hex of the token. */
+  readonly tokenHash: string;
+  /** The rotation family (one login's chain of tokens). */
+  readonly familyId: string;
+  readonly sessionId: string;
+  readonly userId: string;
+  readonly realmId: string;
+  readonly orgId: string | null;
+  readonly audience: string | null;
+  /** The hash of the token this one replaced; null for the first of a family. */
+  readonly parentHash: string | null;
+  readonly createdAt: Date;
+  readonly expiresAt: Date;
+  /** When it was rotated (used); null while unused. */
+  readonly usedAt: Date | null;
+  readonly revokedAt: Date | null;
+}
+
+/** The first token of a family. */
+export interface NewRefreshToken {
+  readonly tokenHash: string;
+  readonly familyId: string;
+  readonly sessionId: string;
+  readonly userId: string;
+  readonly realmId: string;
+  readonly orgId?: string | null;
+  readonly audience?: string | null;
+  readonly expiresAt: Date;
+}
+
+/** The successor minted by a rotation; family, session, user and realm are inherited. */
+export interface RotatedRefreshToken {
+  readonly tokenHash: string;
+  readonly expiresAt: Date;
+  /** Defaults to the old token's organization. */
+  readonly orgId?: string | null;
+  /** Defaults to the old token's audience. */
+  readonly audience?: string | null;
+}
+
+/** What a rotation attempt found. */
+export type RefreshRotation =
+  /** The token was active: it is now used and `token` is its successor. */
+  | { readonly outcome: "rotated"; readonly previous: RefreshTokenRecord; readonly token: RefreshTokenRecord }
+  /** The token was already used: reuse. Revoke `previous.familyId`. */
+  | { readonly outcome: "reused"; readonly previous: RefreshTokenRecord }
+  /** The token (or its family) was revoked. */
+  | { readonly outcome: "revoked"; readonly previous: RefreshTokenRecord }
+  /** The token expired unused. */
+  | { readonly outcome: "expired"; readonly previous: RefreshTokenRecord }
+  /** No such token. */
+  | { readonly outcome: "unknown" };
+
+/** Refresh-token storage. */
+export interface RefreshTokenStore {
+  /** Stores a token; `ConflictError` on a duplicate hash. */
+  insert(input: NewRefreshToken): Promise<RefreshTokenRecord>;
+  /** A token by hash, or null. */
+  get(tokenHash: string): Promise<RefreshTokenRecord | null>;
+  /**
+   * Rotates atomically: marks the old token used only if it is unused, unrevoked and
+   * unexpired (one conditional UPDATE), and stores the successor in the same transaction.
+   * Of concurrent rotations of one token exactly one gets `rotated`; the others get
+   * `reused`.
+   */
+  rotate(oldHash: string, next: RotatedRefreshToken): Promise<RefreshRotation>;
+  /** Revokes every unrevoked token of the family; returns how many. */
+  revokeFamily(familyId: string): Promise<number>;
+  /** Revokes every unrevoked token of a session; returns how many. */
+  revokeForSession(sessionId: string): Promise<number>;
+  /** Revokes every unrevoked token of the user (password reset); returns how many. */
+  revokeAllForUser(userId: string): Promise<number>;
+  /** Deletes tokens that expired before `before`; returns how many. */
+  pruneExpired(before: Date): Promise<number>;
+}

@@ -1,0 +1,153 @@
+/**
+ * Roles (realm-level or organization-level), their grants, and role assignments
+ * (spec 2.5, 2.10). Grants are stored as given: patterns and conditions are
+ * validated by `core/authz` when a snapshot is built, not here. Unknown-id and
+ * conflict conventions: see `realms.ts`.
+ *
+ * @module
+ */
+
+/** A grant's effect. */
+export type GrantEffect = "Allow" | "Deny";
+
+/** A grant to store (for a role or a policy). */
+export interface GrantInput {
+  /** A permission pattern, stored as given. Must be non-empty (ValidationError). */
+  readonly pattern: string;
+  /** `Allow` or `Deny` (ValidationError otherwise). */
+  readonly effect: GrantEffect;
+  /** Pins the grant to one organization (a UUID). */
+  readonly orgId?: string | null;
+  /** Restricts the grant to teams. Default none. */
+  readonly teamIds?: readonly string[];
+  /** An ABAC condition document, stored as JSON as given; absent or null: none. */
+  readonly condition?: unknown;
+}
+
+/** A stored grant. Exactly one of `roleId` and `policyId` is set. */
+export interface Grant {
+  readonly id: string;
+  readonly roleId: string | null;
+  readonly policyId: string | null;
+  readonly pattern: string;
+  readonly effect: GrantEffect;
+  readonly orgId: string | null;
+  readonly teamIds: readonly string[];
+  /** The condition document, or null. */
+  readonly condition: unknown | null;
+  readonly createdAt: Date;
+}
+
+/** A role. */
+export interface Role {
+  readonly id: string;
+  readonly realmId: string;
+  /** Null for a realm-level role. */
+  readonly orgId: string | null;
+  /** Unique per (realm, organization or realm level). */
+  readonly key: string;
+  readonly displayName: string;
+  readonly createdAt: Date;
+}
+
+/** Input of {@link RoleStore.create}. */
+export interface CreateRoleInput {
+  readonly realmId: string;
+  /** Absent or null: a realm-level role. */
+  readonly orgId?: string | null;
+  readonly key: string;
+  readonly displayName: string;
+}
+
+/** Who a role is assigned to. */
+export type RolePrincipalKind = "User" | "Group" | "ServiceAccount";
+
+/** A role assignment. */
+export interface RoleAssignment {
+  readonly id: string;
+  /** The role's realm. */
+  readonly realmId: string;
+  readonly roleId: string;
+  readonly principalKind: RolePrincipalKind;
+  readonly principalId: string;
+  /** The organization the assignment applies in; null: realm-wide. */
+  readonly orgId: string | null;
+  readonly createdAt: Date;
+}
+
+/** Input of {@link RoleStore.assign}. */
+export interface AssignRoleInput {
+  readonly roleId: string;
+  readonly principalKind: RolePrincipalKind;
+  /** A UUID; the principal itself is not looked up. */
+  readonly principalId: string;
+  /**
+   * The organization the assignment applies in. For an organization-level role it
+   * defaults to (and must equal) the role's organization.
+   */
+  readonly orgId?: string | null;
+}
+
+/** Storage of roles, role grants and role assignments. */
+export interface RoleStore {
+  /**
+   * Creates a role without grants. NotFoundError: unknown realm or organization.
+   * ValidationError: organization of another realm. ConflictError reason: `role_key_taken`.
+   */
+  create(input: CreateRoleInput): Promise<Role>;
+  /**
+   * Creates a role and its grants in one transaction: when any grant fails (for
+   * example ConflictError `grant_exists` for two grants with the same logical
+   * identity, or ValidationError), no role and no grant is left. Inside a caller's
+   * transaction it runs in that transaction.
+   */
+  createWithGrants(input: CreateRoleInput, grants: readonly GrantInput[]): Promise<{ role: Role; grants: Grant[] }>;
+  /** The role with this id, or null. */
+  get(id: string): Promise<Role | null>;
+  /** The role with this key at realm level (orgId absent or null) or in one organization, or null. */
+  getByKey(realmId: string, key: string, orgId?: string | null): Promise<Role | null>;
+  /**
+   * The roles of a realm, by creation time then id. `orgId` undefined: every role;
+   * null: realm-level roles only; an id: exactly that organization's roles.
+   */
+  list(realmId: string, options?: { orgId?: string | null }): Promise<Role[]>;
+  /** Changes the display name. NotFoundError: unknown role. */
+  update(id: string, changes: { displayName?: string }): Promise<Role>;
+  /** Deletes a role, its grant rows and every assignment of it, atomically; false when there was none. */
+  delete(id: string): Promise<boolean>;
+
+  /** Adds a grant to a role. NotFoundError: unknown role. ConflictError reason: `grant_exists`. */
+  addGrant(roleId: string, grant: GrantInput): Promise<Grant>;
+  /** Removes one grant of the role; false when the role has no such grant. */
+  removeGrant(roleId: string, grantId: string): Promise<boolean>;
+  /** The grants of a role, by creation time then id. */
+  listGrants(roleId: string): Promise<Grant[]>;
+  /**
+   * The grant of a role with this logical identity (pattern, effect, condition), or
+   * null. Conditions compare as JSON values (key order does not matter); a null or
+   * absent condition matches only a grant without one.
+   */
+  findGrantByLogicalIdentity(roleId: string, pattern: string, effect: GrantEffect, condition: unknown): Promise<Grant | null>;
+
+  /**
+   * Assigns a role. NotFoundError: unknown role or organization. ValidationError:
+   * organization of another realm, or not the role's own organization. ConflictError
+   * reason: `role_assignment_exists`.
+   */
+  assign(input: AssignRoleInput): Promise<RoleAssignment>;
+  /** Removes an assignment by id; false when there was none. */
+  unassign(assignmentId: string): Promise<boolean>;
+  /** The assignment with this id, or null. */
+  getAssignment(assignmentId: string): Promise<RoleAssignment | null>;
+  /**
+   * The assignments of a principal, by creation time then id. `orgId` undefined: all;
+   * null: realm-wide ones only; an id: realm-wide ones plus those in that organization.
+   */
+  listAssignmentsForPrincipal(
+    principalKind: RolePrincipalKind,
+    principalId: string,
+    options?: { orgId?: string | null },
+  ): Promise<RoleAssignment[]>;
+  /** The assignments of a role, by creation time then id. */
+  listAssignmentsOfRole(roleId: string): Promise<RoleAssignment[]>;
+}

@@ -1,0 +1,53 @@
+/**
+ * The user-visible security-event ledger (spec 2.7, 6): append-only. The only in-place
+ * change is erasure redaction; retention deletes whole old rows.
+ *
+ * @module
+ */
+
+/** A stored security event. */
+export interface SecurityEventRecord {
+  readonly id: string;
+  readonly realmId: string | null;
+  readonly userId: string | null;
+  /** Stable event kind, for example `login.succeeded`. */
+  readonly kind: string;
+  readonly occurredAt: Date;
+  /** Event data; null once redacted. */
+  readonly data: unknown | null;
+  readonly ipAddress: string | null;
+  readonly deviceDescription: string | null;
+}
+
+/** An event to append. */
+export interface NewSecurityEvent {
+  readonly realmId?: string | null;
+  readonly userId?: string | null;
+  readonly kind: string;
+  readonly data?: unknown;
+  readonly ipAddress?: string | null;
+  readonly deviceDescription?: string | null;
+  /** Defaults to now. */
+  readonly occurredAt?: Date;
+}
+
+/** Security-event storage. */
+export interface SecurityEventStore {
+  /** Appends an event. */
+  append(event: NewSecurityEvent): Promise<SecurityEventRecord>;
+  /**
+   * The user's events, newest first (ties by id), at most `limit` (default 50). `before`
+   * pages: only events strictly older than it.
+   */
+  listByUser(
+    userId: string,
+    options?: { readonly limit?: number; readonly before?: Date },
+  ): Promise<SecurityEventRecord[]>;
+  /**
+   * Erasure: nulls data, IP address and device description of every event of the user,
+   * keeping kind and timestamp. Returns how many rows were redacted.
+   */
+  redactForUser(userId: string): Promise<number>;
+  /** Retention: deletes events older than `cutoff`; returns how many. */
+  deleteOlderThan(cutoff: Date): Promise<number>;
+}

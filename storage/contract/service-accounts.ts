@@ -1,0 +1,56 @@
+/**
+ * Service accounts (spec 5.5): looked up by (realm, key); the secret is stored hashed, and
+ * rotation keeps the previous hash valid until an overlap expiry, in one atomic write.
+ *
+ * @module
+ */
+
+/** A stored service account. */
+export interface ServiceAccountRecord {
+  readonly id: string;
+  readonly realmId: string;
+  readonly key: string;
+  readonly displayName: string;
+  readonly secretHash: string;
+  readonly previousSecretHash: string | null;
+  readonly previousSecretExpiresAt: Date | null;
+  readonly disabled: boolean;
+  readonly createdAt: Date;
+}
+
+/** A service account to create. */
+export interface NewServiceAccount {
+  readonly realmId: string;
+  readonly key: string;
+  readonly displayName: string;
+  readonly secretHash: string;
+}
+
+/** The secret hashes accepted now: the current one, and the previous one inside its overlap. */
+export function acceptedSecretHashes(account: ServiceAccountRecord, now: number): string[] {
+  const hashes = [account.secretHash];
+  if (
+    account.previousSecretHash !== null && account.previousSecretExpiresAt !== null &&
+    account.previousSecretExpiresAt.getTime() > now
+  ) hashes.push(account.previousSecretHash);
+  return hashes;
+}
+
+/** Service-account storage. */
+export interface ServiceAccountStore {
+  /** Creates; `ConflictError` when (realm, key) is taken. */
+  create(input: NewServiceAccount): Promise<ServiceAccountRecord>;
+  get(id: string): Promise<ServiceAccountRecord | null>;
+  getByKey(realmId: string, key: string): Promise<ServiceAccountRecord | null>;
+  /** The realm's service accounts by key. */
+  list(realmId: string): Promise<ServiceAccountRecord[]>;
+  /**
+   * One UPDATE: the current hash becomes the previous one, valid until now + `overlapMs`,
+   * and `newSecretHash` becomes current. Returns the updated account, or null when unknown.
+   */
+  rotateSecret(id: string, newSecretHash: string, overlapMs: number): Promise<ServiceAccountRecord | null>;
+  /** Enables or disables; returns whether the account exists. */
+  setDisabled(id: string, disabled: boolean): Promise<boolean>;
+  /** Deletes; returns whether it existed. */
+  delete(id: string): Promise<boolean>;
+}

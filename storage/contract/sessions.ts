@@ -1,0 +1,73 @@
+/**
+ * Sessions (spec 5.4): realm-level, app-agnostic, with idle and absolute timeouts.
+ *
+ * @module
+ */
+
+/** A stored session. */
+export interface SessionRecord {
+  readonly id: string;
+  readonly realmId: string;
+  readonly userId: string;
+  /** The session MFA level (for example `PhishingResistant`). */
+  readonly mfa: string;
+  readonly ipAddress: string | null;
+  readonly deviceDescription: string | null;
+  /** Set when the session is an impersonation. */
+  readonly impersonationId: string | null;
+  readonly createdAt: Date;
+  readonly lastSeenAt: Date;
+  /** Idle expiry: moves forward on touch, never past the absolute expiry. */
+  readonly idleExpiresAt: Date;
+  readonly absoluteExpiresAt: Date;
+  readonly revokedAt: Date | null;
+}
+
+/** A session to create. */
+export interface NewSession {
+  readonly realmId: string;
+  readonly userId: string;
+  readonly mfa: string;
+  readonly ipAddress?: string | null;
+  readonly deviceDescription?: string | null;
+  readonly impersonationId?: string | null;
+  /** Idle timeout in milliseconds. */
+  readonly idleTimeoutMs: number;
+  /** Absolute lifetime in milliseconds. */
+  readonly absoluteTimeoutMs: number;
+}
+
+/** Whether a session is usable at `now` (not revoked, neither timeout passed). */
+export function isSessionActive(session: SessionRecord, now: number): boolean {
+  return session.revokedAt === null && session.idleExpiresAt.getTime() > now &&
+    session.absoluteExpiresAt.getTime() > now;
+}
+
+/** Session storage. */
+export interface SessionStore {
+  /** Creates a session starting now. */
+  create(input: NewSession): Promise<SessionRecord>;
+  /** A session by id whatever its state (check with `isSessionActive`), or null. */
+  get(id: string): Promise<SessionRecord | null>;
+  /** A session only if active now, else null. */
+  getActive(id: string): Promise<SessionRecord | null>;
+  /**
+   * Marks activity: in one conditional UPDATE of an active session, sets last seen to now
+   * and the idle expiry to now + `idleTimeoutMs`, capped at the absolute expiry. Returns the
+   * updated session, or null when it is not active (revoked, idle or absolutely expired).
+   */
+  touch(id: string, idleTimeoutMs: number): Promise<SessionRecord | null>;
+  /** Raises or records the MFA level of an active session; returns whether it applied. */
+  setMfa(id: string, mfa: string): Promise<boolean>;
+  /**
+   * Revokes a session (keeping the first revocation time). With `userId` only that user's
+   * session matches, so another user's id and an unknown id give the same false.
+   */
+  revoke(id: string, options?: { readonly userId?: string }): Promise<boolean>;
+  /** Revokes every unrevoked session of the user, except `exceptId`; returns how many. */
+  revokeAllForUser(userId: string, options?: { readonly exceptId?: string }): Promise<number>;
+  /** The user's active sessions, most recently seen first. */
+  listActiveForUser(userId: string): Promise<SessionRecord[]>;
+  /** Deletes sessions whose absolute expiry is before `before`; returns how many. */
+  pruneExpired(before: Date): Promise<number>;
+}

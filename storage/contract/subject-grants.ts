@@ -1,0 +1,51 @@
+/**
+ * The read side of authorization: everything a per-(user, organization) subject snapshot
+ * is built from, in one load. Roles, groups and policies are flattened here into grant
+ * rows that name their origin; validation and compilation happen in `core/authz`.
+ *
+ * @module
+ */
+
+/** One grant row as stored, with the attribution of how it reaches the user. */
+export interface SubjectGrantRow {
+  /** The stored pattern text (not yet validated). */
+  readonly pattern: string;
+  /** The stored effect text (not yet validated). */
+  readonly effect: string;
+  /**
+   * The organization the grant is pinned to: the grant's own, else its assignment's, else
+   * its role's or policy's organization; null for realm-wide grants.
+   */
+  readonly orgId: string | null;
+  /** Team restriction, possibly empty. */
+  readonly teamIds: readonly string[];
+  /** The stored condition document, or null. */
+  readonly condition: unknown | null;
+  /** Attribution: `role:<key>`, `policy:<name>`, with `@group:<key>` when through a group. */
+  readonly source: string;
+}
+
+/** The stored facts about one user for one organization context. */
+export interface SubjectRows {
+  readonly userId: string;
+  readonly realmId: string;
+  /** `Active` or `Suspended`. */
+  readonly status: string;
+  /** The user's ABAC attributes. */
+  readonly attributes: Readonly<Record<string, unknown>>;
+  /** Whether the user is a member of the requested organization (false when none was asked). */
+  readonly isOrgMember: boolean;
+  /** The user's teams in the requested organization (none without an organization). */
+  readonly teamIds: readonly string[];
+  /** Every grant that reaches the user through roles, groups and policies, in a stable order. */
+  readonly grants: readonly SubjectGrantRow[];
+}
+
+/** Loads the rows of subject snapshots. */
+export interface SubjectGrantSource {
+  /**
+   * Everything a snapshot of `userId` in organization `orgId` (null: realm only) is built from,
+   * read in one consistent transaction; null when the user does not exist.
+   */
+  loadSubject(userId: string, orgId: string | null): Promise<SubjectRows | null>;
+}

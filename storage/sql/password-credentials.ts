@@ -1,0 +1,135 @@
+/**
+ * The SQL password-credential store. Writes of one user's credentials are serialized by
+ * a per-user advisory transaction lock, so `replace` and `rehash` keep "exactly one
+ * working password" even when they race.
+ *
+ * @module
+ */
+import { type Kysely, type Selectable, sql } from "kysely";
+import type { Clock } from "../../core/clock.ts";
+import { type RandomSource, randomUuid } from "../../core/random.ts";
+import type {
+  PasswordCredentialRecord,
+  PasswordCredentialStore,
+  PasswordHash,
+} from "../contract/password-credentials.ts";
+import type { Database, Executor, PasswordCredentialsTable } from "../database.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Advisory-lock class id of password-credential writes (first key of the two-key form). */
+const LOCK_CLASS = 7_361_101;
+
+function toRecord(row: Selectable<PasswordCredentialsTable>): PasswordCredentialRecord {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    algorithm: row.algorithm,
+    hash: row.hash,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+async function inTransaction<T>(db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return await fn(db);
+  return await (db as Kysely<Database>).transaction().execute(fn);
+}
+
+/** A {@link PasswordCredentialStore} over the svc schema. */
+export function createSqlPasswordCredentialStore(
+  db: Executor,
+  deps: { clock: Clock; random: RandomSource },
+): PasswordCredentialStore {
+  const lockUser = (trx: Executor, userId: string) =>
+    sql`SELECT pg_advisory_xact_lock(${LOCK_CLASS}::int4, hashtext(${userId}))`.execute(trx);
+
+  /** Deletes every other row of the user and upserts `value`: afterwards it is the only one. */
+  const setOnly = async (trx: Executor, userId: string, value: PasswordHash) => {
+    const at = new Date(deps.clock.now());
+    await trx.deleteFrom("password_credentials")
+      .where("user_id", "=", userId).where("algorithm", "<>", value.algorithm).execute();
+    const row = await trx.insertInto("password_credentials").values({
+      id: randomUuid(deps.random),
+      user_id: userId,
+      algorithm: value.algorithm,
+      hash: value.hash,
+      created_at: at,
+      updated_at: at,
+    }).onConflict((oc) =>
+      oc.columns(["user_id", "algorithm"]).doUpdateSet((eb) => ({
+        hash: eb.ref("excluded.hash"),
+        updated_at: eb.ref("excluded.updated_at"),
+      }))
+    ).returningAll().executeTakeFirstOrThrow();
+    return toRecord(row);
+  };
+
+  return {
+    async get(userId) {
+      if (!UUID.test(userId)) return null;
+      const row = await db.selectFrom("password_credentials").selectAll().where("user_id", "=", userId)
+        .orderBy("updated_at", "desc").orderBy("id").limit(1).executeTakeFirst();
+      return row ? toRecord(row) : null;
+    },
+
+    async list(userId) {
+      if (!UUID.test(userId)) return [];
+      const rows = await db.selectFrom("password_credentials").selectAll().where("user_id", "=", userId)
+        .orderBy("updated_at", "desc").orderBy("id").execute();
+      return rows.map(toRecord);
+    },
+
+    async upsert(userId, value) {
+      return await inTransaction(db, async (trx) => {
+        await lockUser(trx, userId);
+        const at = new Date(deps.clock.now());
+        const row = await trx.insertInto("password_credentials").values({
+          id: randomUuid(deps.random),
+          user_id: userId,
+          algorithm: value.algorithm,
+          hash: value.hash,
+          created_at: at,
+          updated_at: at,
+        }).onConflict((oc) =>
+          oc.columns(["user_id", "algorithm"]).doUpdateSet((eb) => ({
+            hash: eb.ref("excluded.hash"),
+            updated_at: eb.ref("excluded.updated_at"),
+          }))
+        ).returningAll().returning(sql<boolean>`(xmax = 0)`.as("inserted")).executeTakeFirstOrThrow();
+        return { credential: toRecord(row), created: row.inserted };
+      });
+    },
+
+    async replace(userId, value) {
+      return await inTransaction(db, async (trx) => {
+        await lockUser(trx, userId);
+        return await setOnly(trx, userId, value);
+      });
+    },
+
+    async rehash(userId, expected, next) {
+      if (!UUID.test(userId)) return false;
+      return await inTransaction(db, async (trx) => {
+        await lockUser(trx, userId);
+        const current = await trx.deleteFrom("password_credentials")
+          .where("user_id", "=", userId)
+          .where("algorithm", "=", expected.algorithm)
+          .where("hash", "=", expected.hash)
+          .returning("id").executeTakeFirst();
+        if (!current) return false;
+        await setOnly(trx, userId, next);
+        return true;
+      });
+    },
+
+    async deleteAllForUser(userId) {
+      if (!UUID.test(userId)) return 0;
+      return await inTransaction(db, async (trx) => {
+        await lockUser(trx, userId);
+        const result = await trx.deleteFrom("password_credentials").where("user_id", "=", userId)
+          .executeTakeFirst();
+        return Number(result.numDeletedRows);
+      });
+    },
+  };
+}

@@ -1,0 +1,43 @@
+/** Recovery codes on SQL: the set is replaced in one transaction, a code consumed by one DELETE. */
+import type { Transaction } from "kysely";
+import { type Clock, nowDate } from "../../core/clock.ts";
+import { hashRecoveryCode, type RecoveryCodeStore } from "../contract/recovery-codes.ts";
+import type { Database, Executor } from "../database.ts";
+
+/** The SQL recovery code store over a kysely executor; time comes from `clock`. */
+export function createSqlRecoveryCodeStore(db: Executor, clock: Clock): RecoveryCodeStore {
+  return {
+    replace(userId, codes) {
+      return inTransaction(db, async (trx) => {
+        const now = nowDate(clock);
+        await trx.deleteFrom("recovery_codes").where("user_id", "=", userId).execute();
+        const seen = new Set<string>();
+        const rows = codes.filter((c) => !seen.has(c.codeHash) && seen.add(c.codeHash))
+          .map((c) => ({ id: c.id, user_id: userId, code_hash: c.codeHash, created_at: now }));
+        if (rows.length > 0) await trx.insertInto("recovery_codes").values(rows).execute();
+      });
+    },
+
+    async consume(userId, code) {
+      const row = await db.deleteFrom("recovery_codes")
+        .where("user_id", "=", userId)
+        .where("code_hash", "=", hashRecoveryCode(code))
+        .returning("id")
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    async countRemaining(userId) {
+      const row = await db.selectFrom("recovery_codes")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("user_id", "=", userId)
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+  };
+}
+
+async function inTransaction<T>(db: Executor, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return await fn(db as Transaction<Database>);
+  return await db.transaction().execute(fn);
+}

@@ -1,0 +1,146 @@
+/**
+ * The SQL refresh-token store. Rotation marks the presented token used with one
+ * conditional UPDATE (`… WHERE used_at IS NULL AND revoked_at IS NULL AND expires_at >
+ * now`) and inserts the successor in the same transaction. Concurrent rotations of one
+ * token serialize on its row lock: one wins, the rest see it used and report reuse.
+ *
+ * @module
+ */
+import type { Kysely, Selectable } from "kysely";
+import type { Clock } from "../../core/clock.ts";
+import { ConflictError } from "../../core/errors.ts";
+import type { RandomSource } from "../../core/random.ts";
+import type { RefreshRotation, RefreshTokenRecord, RefreshTokenStore } from "../contract/refresh-tokens.ts";
+import type { Database, Executor, RefreshTokensTable } from "../database.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function toRecord(row: Selectable<RefreshTokensTable>): RefreshTokenRecord {
+  return {
+    tokenHash: row.token_hash,
+    familyId: row.family_id,
+    sessionId: row.session_id,
+    userId: row.user_id,
+    realmId: row.realm_id,
+    orgId: row.org_id,
+    audience: row.audience,
+    parentHash: row.parent_hash,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    usedAt: row.used_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
+}
+
+async function inTransaction<T>(db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return await fn(db);
+  return await (db as Kysely<Database>).transaction().execute(fn);
+}
+
+/** A {@link RefreshTokenStore} over the svc schema. */
+export function createSqlRefreshTokenStore(
+  db: Executor,
+  deps: { clock: Clock; random: RandomSource },
+): RefreshTokenStore {
+  const now = () => new Date(deps.clock.now());
+  return {
+    async insert(input) {
+      try {
+        const row = await db.insertInto("refresh_tokens").values({
+          token_hash: input.tokenHash,
+          family_id: input.familyId,
+          session_id: input.sessionId,
+          user_id: input.userId,
+          realm_id: input.realmId,
+          org_id: input.orgId ?? null,
+          audience: input.audience ?? null,
+          parent_hash: null,
+          created_at: now(),
+          expires_at: input.expiresAt,
+          used_at: null,
+          revoked_at: null,
+        }).returningAll().executeTakeFirstOrThrow();
+        return toRecord(row);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new ConflictError("Duplicate refresh token.");
+        throw error;
+      }
+    },
+
+    async get(tokenHash) {
+      const row = await db.selectFrom("refresh_tokens").selectAll().where("token_hash", "=", tokenHash)
+        .executeTakeFirst();
+      return row ? toRecord(row) : null;
+    },
+
+    async rotate(oldHash, next): Promise<RefreshRotation> {
+      const at = now();
+      const rotated = await inTransaction(db, async (trx) => {
+        const previous = await trx.updateTable("refresh_tokens").set({ used_at: at })
+          .where("token_hash", "=", oldHash)
+          .where("used_at", "is", null).where("revoked_at", "is", null).where("expires_at", ">", at)
+          .returningAll().executeTakeFirst();
+        if (!previous) return null;
+        try {
+          const token = await trx.insertInto("refresh_tokens").values({
+            token_hash: next.tokenHash,
+            family_id: previous.family_id,
+            session_id: previous.session_id,
+            user_id: previous.user_id,
+            realm_id: previous.realm_id,
+            org_id: next.orgId === undefined ? previous.org_id : next.orgId,
+            audience: next.audience === undefined ? previous.audience : next.audience,
+            parent_hash: previous.token_hash,
+            created_at: at,
+            expires_at: next.expiresAt,
+            used_at: null,
+            revoked_at: null,
+          }).returningAll().executeTakeFirstOrThrow();
+          return { outcome: "rotated" as const, previous: toRecord(previous), token: toRecord(token) };
+        } catch (error) {
+          if (isUniqueViolation(error)) throw new ConflictError("Duplicate refresh token.");
+          throw error;
+        }
+      });
+      if (rotated) return rotated;
+      // Not rotatable: classify (a fresh read after the conditional update found nothing).
+      const row = await db.selectFrom("refresh_tokens").selectAll().where("token_hash", "=", oldHash)
+        .executeTakeFirst();
+      if (!row) return { outcome: "unknown" };
+      const previous = toRecord(row);
+      if (row.used_at !== null) return { outcome: "reused", previous };
+      if (row.revoked_at !== null) return { outcome: "revoked", previous };
+      return { outcome: "expired", previous };
+    },
+
+    async revokeFamily(familyId) {
+      if (!UUID.test(familyId)) return 0;
+      const result = await db.updateTable("refresh_tokens").set({ revoked_at: now() })
+        .where("family_id", "=", familyId).where("revoked_at", "is", null).executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    async revokeForSession(sessionId) {
+      if (!UUID.test(sessionId)) return 0;
+      const result = await db.updateTable("refresh_tokens").set({ revoked_at: now() })
+        .where("session_id", "=", sessionId).where("revoked_at", "is", null).executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    async revokeAllForUser(userId) {
+      if (!UUID.test(userId)) return 0;
+      const result = await db.updateTable("refresh_tokens").set({ revoked_at: now() })
+        .where("user_id", "=", userId).where("revoked_at", "is", null).executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    async pruneExpired(before) {
+      const result = await db.deleteFrom("refresh_tokens").where("expires_at", "<", before).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * The SQL session store. Touch and revoke are single conditional UPDATEs; the idle
+ * expiry is extended in SQL as `least(now + idle, absolute_expires_at)`.
+ *
+ * @module
+ */
+import { type Selectable, sql } from "kysely";
+import type { Clock } from "../../core/clock.ts";
+import { ValidationError } from "../../core/errors.ts";
+import { type RandomSource, randomUuid } from "../../core/random.ts";
+import type { SessionRecord, SessionStore } from "../contract/sessions.ts";
+import type { Executor, SessionsTable } from "../database.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function toRecord(row: Selectable<SessionsTable>): SessionRecord {
+  return {
+    id: row.id,
+    realmId: row.realm_id,
+    userId: row.user_id,
+    mfa: row.mfa,
+    ipAddress: row.ip_address,
+    deviceDescription: row.device_description,
+    impersonationId: row.impersonation_id,
+    createdAt: row.created_at,
+    lastSeenAt: row.last_seen_at,
+    idleExpiresAt: row.idle_expires_at,
+    absoluteExpiresAt: row.absolute_expires_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+/** A {@link SessionStore} over the svc schema. */
+export function createSqlSessionStore(
+  db: Executor,
+  deps: { clock: Clock; random: RandomSource },
+): SessionStore {
+  const now = () => new Date(deps.clock.now());
+  return {
+    async create(input) {
+      if (!(input.idleTimeoutMs > 0) || !(input.absoluteTimeoutMs > 0)) {
+        throw new ValidationError("Session timeouts must be positive.");
+      }
+      const at = deps.clock.now();
+      const absolute = at + input.absoluteTimeoutMs;
+      const row = await db.insertInto("sessions").values({
+        id: randomUuid(deps.random),
+        realm_id: input.realmId,
+        user_id: input.userId,
+        mfa: input.mfa,
+        ip_address: input.ipAddress ?? null,
+        device_description: input.deviceDescription ?? null,
+        impersonation_id: input.impersonationId ?? null,
+        created_at: new Date(at),
+        last_seen_at: new Date(at),
+        idle_expires_at: new Date(Math.min(at + input.idleTimeoutMs, absolute)),
+        absolute_expires_at: new Date(absolute),
+        revoked_at: null,
+      }).returningAll().executeTakeFirstOrThrow();
+      return toRecord(row);
+    },
+
+    async get(id) {
+      if (!UUID.test(id)) return null;
+      const row = await db.selectFrom("sessions").selectAll().where("id", "=", id).executeTakeFirst();
+      return row ? toRecord(row) : null;
+    },
+
+    async getActive(id) {
+      if (!UUID.test(id)) return null;
+      const at = now();
+      const row = await db.selectFrom("sessions").selectAll().where("id", "=", id)
+        .where("revoked_at", "is", null).where("idle_expires_at", ">", at).where("absolute_expires_at", ">", at)
+        .executeTakeFirst();
+      return row ? toRecord(row) : null;
+    },
+
+    async touch(id, idleTimeoutMs) {
+      if (!UUID.test(id)) return null;
+      const at = now();
+      const idle = new Date(at.getTime() + idleTimeoutMs);
+      const row = await db.updateTable("sessions")
+        .set((eb) => ({
+          last_seen_at: at,
+          idle_expires_at: sql<Date>`least(${idle}::timestamptz, ${eb.ref("absolute_expires_at")})`,
+        }))
+        .where("id", "=", id).where("revoked_at", "is", null)
+        .where("idle_expires_at", ">", at).where("absolute_expires_at", ">", at)
+        .returningAll().executeTakeFirst();
+      return row ? toRecord(row) : null;
+    },
+
+    async setMfa(id, mfa) {
+      if (!UUID.test(id)) return false;
+      const at = now();
+      const result = await db.updateTable("sessions").set({ mfa })
+        .where("id", "=", id).where("revoked_at", "is", null)
+        .where("idle_expires_at", ">", at).where("absolute_expires_at", ">", at)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    async revoke(id, options) {
+      if (!UUID.test(id) || (options?.userId !== undefined && !UUID.test(options.userId))) return false;
+      let query = db.updateTable("sessions").set({ revoked_at: now() })
+        .where("id", "=", id).where("revoked_at", "is", null);
+      if (options?.userId !== undefined) query = query.where("user_id", "=", options.userId);
+      const result = await query.executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    async revokeAllForUser(userId, options) {
+      if (!UUID.test(userId)) return 0;
+      let query = db.updateTable("sessions").set({ revoked_at: now() })
+        .where("user_id", "=", userId).where("revoked_at", "is", null);
+      if (options?.exceptId !== undefined && UUID.test(options.exceptId)) {
+        query = query.where("id", "<>", options.exceptId);
+      }
+      const result = await query.executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    async listActiveForUser(userId) {
+      if (!UUID.test(userId)) return [];
+      const at = now();
+      const rows = await db.selectFrom("sessions").selectAll().where("user_id", "=", userId)
+        .where("revoked_at", "is", null).where("idle_expires_at", ">", at).where("absolute_expires_at", ">", at)
+        .orderBy("last_seen_at", "desc").orderBy("id").execute();
+      return rows.map(toRecord);
+    },
+
+    async pruneExpired(before) {
+      const result = await db.deleteFrom("sessions").where("absolute_expires_at", "<", before).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
