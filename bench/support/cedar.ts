@@ -199,6 +199,8 @@ let nextSetId = 0;
 export interface CedarEngine {
   readonly policySetId: string;
   readonly policyText: string;
+  /** The pre-built `statefulIsAuthorized` calls, one per check. */
+  readonly requests: readonly cedar.StatefulAuthorizationCall[];
   check(index: number): boolean;
 }
 
@@ -214,6 +216,7 @@ export function cedarEngine(subject: BenchSubject, checks: readonly BenchCheck[]
   return {
     policySetId,
     policyText,
+    requests,
     check(index: number): boolean {
       const answer = cedar.statefulIsAuthorized(requests[index]);
       if (answer.type !== "success") {
@@ -224,9 +227,9 @@ export function cedarEngine(subject: BenchSubject, checks: readonly BenchCheck[]
   };
 }
 
-/** Diagnostics: the evaluation errors Cedar reported for one check (should be none). */
-export function cedarErrors(engine: CedarEngine, subject: BenchSubject, check: BenchCheck): string[] {
-  const answer = cedar.statefulIsAuthorized(cedarRequest(subject, check, engine.policySetId));
+/** Diagnostics: the evaluation errors Cedar reported for check `index` (should be none). */
+export function cedarDiagnostics(engine: CedarEngine, index: number): string[] {
+  const answer = cedar.statefulIsAuthorized(engine.requests[index]);
   if (answer.type !== "success") return answer.errors.map((e) => e.message);
   return answer.response.diagnostics.errors.map((e) => `${e.policyId}: ${e.error.message}`);
 }

@@ -8,9 +8,15 @@
  *
  * @module
  */
-import { type AccessCheck, compileSubject, evaluate, type SubjectSnapshot } from "../../core/authz/mod.ts";
+import {
+  type AccessCheck,
+  compileSubject,
+  evaluate,
+  type GrantOutcome,
+  type SubjectSnapshot,
+} from "../../core/authz/mod.ts";
 import { casbinEngine } from "./casbin.ts";
-import { cedarEngine } from "./cedar.ts";
+import { cedarDiagnostics, cedarEngine } from "./cedar.ts";
 import { type Fixture, generateFixture } from "./fixture.ts";
 
 /** The engines for one fixture. `check(i)` decides `fixture.checks[i]`; `true` is allow. */
@@ -18,6 +24,10 @@ export interface Engines {
   readonly fixture: Fixture;
   /** svc's full decision for check `i`. */
   svcDecision(index: number): "Allowed" | "Denied" | "DeniedByDefault";
+  /** svc's per-grant outcomes for check `i` (grant order), for coverage reports. */
+  svcTrace(index: number): GrantOutcome[];
+  /** Evaluation errors Cedar reported for check `i` (a policy that errors is skipped: must be none). */
+  cedarErrors(index: number): string[];
   svc(index: number): boolean;
   cedar(index: number): boolean;
   casbin(index: number): boolean;
@@ -42,6 +52,8 @@ export async function buildEngines(input: Fixture | number): Promise<Engines> {
   return {
     fixture,
     svcDecision: (i) => evaluate(compiled, svcChecks[i]).decision,
+    svcTrace: (i) => evaluate(compiled, svcChecks[i], { trace: true }).trace ?? [],
+    cedarErrors: (i) => cedarDiagnostics(cedar, i),
     svc: (i) => evaluate(compiled, svcChecks[i]).decision === "Allowed",
     cedar: (i) => cedar.check(i),
     casbin: (i) => casbin.check(i),
@@ -96,13 +108,7 @@ export function agreement(engines: Engines, limit = Infinity): Agreement {
     if (svc === cedar) out.svcCedar++;
     if (svc === casbin) out.svcCasbin++;
     if (svc === cedar && svc === casbin) out.agreed++;
-    else {out.disagreements.push({
-        index: i,
-        permission: fixture.checks[i].permission,
-        svc: decision,
-        cedar,
-        casbin,
-      });}
+    else out.disagreements.push({ index: i, permission: fixture.checks[i].permission, svc: decision, cedar, casbin });
   }
   return out;
 }
@@ -115,4 +121,67 @@ export function formatAgreement(a: Agreement): string {
   }, svc=Casbin ${
     pct(a.svcCasbin)
   }); svc decisions: ${a.decisions.Allowed} Allowed, ${a.decisions.Denied} Denied, ${a.decisions.DeniedByDefault} DeniedByDefault`;
+}
+
+/** What a sample of checks exercised, from svc's traces (per-grant outcomes). */
+export interface Coverage {
+  checks: number;
+  /** Distinct permission ids checked. */
+  permissions: number;
+  /** Checks decided with an applicable grant of each kind, and checks where a grant of each kind failed. */
+  counts: Record<
+    | "wildcardApplicable"
+    | "conditionApplicable"
+    | "conditionFailed"
+    | "denyApplicable"
+    | "conditionalDenyApplicable"
+    | "teamApplicable"
+    | "selfApplicable"
+    | "orgPinnedApplicable"
+    | "teamRestrictedApplicable"
+    | "scopeNotApplicable",
+    number
+  >;
+}
+
+/** Counts, over the first `limit` checks, the checks that exercised each part of the mix. */
+export function coverage(engines: Engines, limit = Infinity): Coverage {
+  const { fixture } = engines;
+  const grants = fixture.subject.grants;
+  const count = Math.min(limit, fixture.checks.length);
+  const counts: Coverage["counts"] = {
+    wildcardApplicable: 0,
+    conditionApplicable: 0,
+    conditionFailed: 0,
+    denyApplicable: 0,
+    conditionalDenyApplicable: 0,
+    teamApplicable: 0,
+    selfApplicable: 0,
+    orgPinnedApplicable: 0,
+    teamRestrictedApplicable: 0,
+    scopeNotApplicable: 0,
+  };
+  const permissions = new Set<string>();
+  for (let i = 0; i < count; i++) {
+    const check = fixture.checks[i];
+    permissions.add(check.permission);
+    const scope = check.permission.split(":")[1];
+    const seen = new Set<keyof Coverage["counts"]>();
+    engines.svcTrace(i).forEach((outcome, g) => {
+      const grant = grants[g];
+      if (outcome === "ConditionFailed") seen.add("conditionFailed");
+      if (outcome === "ScopeNotApplicable") seen.add("scopeNotApplicable");
+      if (outcome !== "Allowed" && outcome !== "Denied") return;
+      if (grant.pattern.includes("*")) seen.add("wildcardApplicable");
+      if (grant.condition != null) seen.add("conditionApplicable");
+      if (outcome === "Denied") seen.add("denyApplicable");
+      if (outcome === "Denied" && grant.condition != null) seen.add("conditionalDenyApplicable");
+      if (scope === "team") seen.add("teamApplicable");
+      if (scope === "self") seen.add("selfApplicable");
+      if (grant.orgId != null) seen.add("orgPinnedApplicable");
+      if ((grant.teamIds?.length ?? 0) > 0) seen.add("teamRestrictedApplicable");
+    });
+    for (const key of seen) counts[key]++;
+  }
+  return { checks: count, permissions: permissions.size, counts };
 }

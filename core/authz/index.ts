@@ -137,13 +137,24 @@ export interface Resolved {
   readonly ordered: readonly CompiledGrant[];
   /** The position in the subject's grant list of each entry of `ordered`. */
   readonly positions: readonly number[];
+  /**
+   * Whether a matching Deny that is not pinned to another organization has neither
+   * team ids nor a condition (so it applies whenever the check's scope requirement holds).
+   */
+  readonly plainDeny: boolean;
+  /** Whether a matching Allow in the same sense exists. */
+  readonly plainAllow: boolean;
+  /** The other matching Denies not pinned to another organization (team ids or a condition). */
+  readonly restrictedDenies: readonly CompiledGrant[];
+  /** The other matching Allows in the same sense. */
+  readonly restrictedAllows: readonly CompiledGrant[];
 }
 
 /**
  * Collects the grants whose pattern matches `id` from the (at most four) buckets that
  * can hold them, testing only the scope bits and the wildcard segments.
  */
-export function resolveCandidates(index: GrantIndex, id: PermissionId): Resolved {
+export function resolveCandidates(index: GrantIndex, id: PermissionId, effectiveOrg: string | null): Resolved {
   const scopeBit = SCOPE_BITS[id.scope];
   const slots: Slot[] = [];
   const take = (list: readonly Slot[]) => {
@@ -160,11 +171,20 @@ export function resolveCandidates(index: GrantIndex, id: PermissionId): Resolved
   });
   slots.sort((a, b) => a.position - b.position);
   const ordered = slots.map((slot) => slot.grant);
+  const denies = ordered.filter((grant) => grant.effect === "Deny");
+  const allows = ordered.filter((grant) => grant.effect !== "Deny");
+  // Grants pinned to another organization never apply for this subject.
+  const inOrg = (grant: CompiledGrant) => grant.orgId === null || grant.orgId === effectiveOrg;
+  const plain = (grant: CompiledGrant) => grant.teamIds === null && grant.condition === null;
   return Object.freeze({
     id,
-    denies: Object.freeze(slots.filter((slot) => slot.deny).map((slot) => slot.grant)),
-    allows: Object.freeze(slots.filter((slot) => !slot.deny).map((slot) => slot.grant)),
+    denies: Object.freeze(denies),
+    allows: Object.freeze(allows),
     ordered: Object.freeze(ordered),
     positions: Object.freeze(slots.map((slot) => slot.position)),
+    plainDeny: denies.some((grant) => inOrg(grant) && plain(grant)),
+    plainAllow: allows.some((grant) => inOrg(grant) && plain(grant)),
+    restrictedDenies: Object.freeze(denies.filter((grant) => inOrg(grant) && !plain(grant))),
+    restrictedAllows: Object.freeze(allows.filter((grant) => inOrg(grant) && !plain(grant))),
   });
 }

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { NotFoundError, ValidationError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
@@ -118,7 +119,7 @@ export function createSqlOrganizationStore(
     async listDomains(orgId) {
       if (!isUuid(orgId)) return [];
       const rows = await db.selectFrom("organization_domains").selectAll()
-        .where("org_id", "=", orgId).orderBy("kind").orderBy("value").orderBy("id").execute();
+        .where("org_id", "=", orgId).orderBy(sql`kind collate "C"`).orderBy(sql`value collate "C"`).orderBy("id").execute();
       return rows.map(domainFromRow);
     },
     async findVerifiedDomain(kind, value, options) {

@@ -1,10 +1,13 @@
 /**
  * The benchmark compares like with like: on the generated checks, svc, Cedar and Casbin
- * (with the encodings in `bench/support/`) give the same allow/deny answer, and the
- * generated mix exercises every decision.
+ * (with the encodings in `bench/support/`) give the same allow/deny answer, Cedar
+ * reports no evaluation error (an erroring Cedar policy is skipped, which could hide a
+ * bad translation), and the sample exercises every part of the mix (wildcards,
+ * conditions, denies, team and self scopes, org pins, team restrictions), per svc's
+ * per-grant traces.
  */
 import assert from "node:assert/strict";
-import { agreement, buildEngines, formatAgreement } from "../../bench/support/engines.ts";
+import { agreement, buildEngines, coverage, formatAgreement } from "../../bench/support/engines.ts";
 import { generateChecks, generateFixture, generateSubject } from "../../bench/support/fixture.ts";
 import { CASBIN_MATCHER, patternRegex } from "../../bench/support/casbin.ts";
 import { cedarPolicy } from "../../bench/support/cedar.ts";
@@ -14,13 +17,24 @@ const LIMITS: Record<number, number> = { 10: 512, 100: 512, 1000: 256, 10000: 48
 
 for (const [size, limit] of Object.entries(LIMITS).map(([s, l]) => [Number(s), l])) {
   Deno.test(`svc, Cedar and Casbin agree on allow/deny: ${size} grants`, async () => {
-    const report = agreement(await buildEngines(size), limit);
+    const engines = await buildEngines(size);
+    const report = agreement(engines, limit);
+    const covered = coverage(engines, limit);
     console.log(formatAgreement(report));
+    console.log(`coverage (checks): ${JSON.stringify(covered.counts)}; ${covered.permissions} distinct permissions`);
     assert.deepEqual(report.disagreements, [], "disagreements");
     assert.equal(report.agreed, report.checks);
     assert.ok(report.decisions.Allowed > 0, "no check is allowed");
     assert.ok(report.decisions.Denied > 0, "no check is denied by a deny grant");
     assert.ok(report.decisions.DeniedByDefault > 0, "no check is denied by default");
+    const cedarErrors: string[] = [];
+    for (let i = 0; i < report.checks; i++) cedarErrors.push(...engines.cedarErrors(i).map((e) => `#${i} ${e}`));
+    assert.deepEqual(cedarErrors, [], "Cedar evaluation errors");
+    // The mix is exercised. At 10 grants some kinds have no grant at all.
+    const kinds = size >= 100 ? Object.keys(covered.counts) : ["conditionApplicable", "denyApplicable"];
+    for (const kind of kinds) {
+      assert.ok(covered.counts[kind as keyof typeof covered.counts] > 0, `no check exercised ${kind}`);
+    }
   });
 }
 

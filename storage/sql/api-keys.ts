@@ -1,0 +1,106 @@
+/**
+ * The SQL API-key store. Revocation is `revoked_at = coalesce(revoked_at, now)`, keeping
+ * the original time; last-use recording swallows failures.
+ *
+ * @module
+ */
+import { type Selectable, sql } from "kysely";
+import type { Clock } from "../../core/clock.ts";
+import { ConflictError } from "../../core/errors.ts";
+import { type RandomSource, randomUuid } from "../../core/random.ts";
+import type { ApiKeyRecord, ApiKeyStore } from "../contract/api-keys.ts";
+import type { ApiKeysTable, Executor } from "../database.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function toRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
+  return {
+    id: row.id,
+    realmId: row.realm_id,
+    ownerKind: row.owner_kind,
+    ownerId: row.owner_id,
+    name: row.name,
+    tokenHash: row.token_hash,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+    lastUsedAt: row.last_used_at,
+  };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
+}
+
+/** A {@link ApiKeyStore} over the svc schema. */
+export function createSqlApiKeyStore(
+  db: Executor,
+  deps: { clock: Clock; random: RandomSource },
+): ApiKeyStore {
+  const now = () => new Date(deps.clock.now());
+  return {
+    async create(input) {
+      try {
+        const row = await db.insertInto("api_keys").values({
+          id: randomUuid(deps.random),
+          realm_id: input.realmId,
+          owner_kind: input.ownerKind,
+          owner_id: input.ownerId,
+          name: input.name,
+          token_hash: input.tokenHash,
+          created_at: now(),
+          expires_at: input.expiresAt ?? null,
+          revoked_at: null,
+          last_used_at: null,
+        }).returningAll().executeTakeFirstOrThrow();
+        return toRecord(row);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new ConflictError("Duplicate API key.");
+        throw error;
+      }
+    },
+
+    async get(id) {
+      if (!UUID.test(id)) return null;
+      const row = await db.selectFrom("api_keys").selectAll().where("id", "=", id).executeTakeFirst();
+      return row ? toRecord(row) : null;
+    },
+
+    async getByTokenHash(tokenHash) {
+      const row = await db.selectFrom("api_keys").selectAll().where("token_hash", "=", tokenHash)
+        .executeTakeFirst();
+      return row ? toRecord(row) : null;
+    },
+
+    async listByOwner(ownerKind, ownerId) {
+      if (!UUID.test(ownerId)) return [];
+      const rows = await db.selectFrom("api_keys").selectAll()
+        .where("owner_kind", "=", ownerKind).where("owner_id", "=", ownerId)
+        .orderBy("created_at", "desc").orderBy("id").execute();
+      return rows.map(toRecord);
+    },
+
+    async revoke(id) {
+      if (!UUID.test(id)) return null;
+      const row = await db.updateTable("api_keys")
+        .set((eb) => ({ revoked_at: sql<Date>`coalesce(${eb.ref("revoked_at")}, ${now()}::timestamptz)` }))
+        .where("id", "=", id).returningAll().executeTakeFirst();
+      return row ? toRecord(row) : null;
+    },
+
+    async recordUse(id) {
+      if (!UUID.test(id)) return;
+      try {
+        await db.updateTable("api_keys").set({ last_used_at: now() }).where("id", "=", id).execute();
+      } catch {
+        // Best effort (spec 5.5): a failed last-use write never fails the request.
+      }
+    },
+
+    async delete(id) {
+      if (!UUID.test(id)) return false;
+      const result = await db.deleteFrom("api_keys").where("id", "=", id).executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    },
+  };
+}

@@ -1,0 +1,131 @@
+/**
+ * The SQL client store; (realm, client id) is unique and `upsert` is one
+ * `INSERT … ON CONFLICT DO UPDATE` (`xmax = 0` tells a creation).
+ *
+ * @module
+ */
+import { type Selectable, sql, type Updateable } from "kysely";
+import type { Clock } from "../../core/clock.ts";
+import { ConflictError } from "../../core/errors.ts";
+import { type RandomSource, randomUuid } from "../../core/random.ts";
+import type { ClientFields, ClientRecord, ClientStore } from "../contract/clients.ts";
+import type { ClientsTable, Executor } from "../database.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function toRecord(row: Selectable<ClientsTable>): ClientRecord {
+  return {
+    id: row.id,
+    realmId: row.realm_id,
+    clientId: row.client_id,
+    clientType: row.client_type,
+    redirectUris: row.redirect_uris ?? [],
+    postLogoutRedirectUris: row.post_logout_redirect_uris ?? [],
+    allowedScopes: row.allowed_scopes ?? [],
+    requireConsent: row.require_consent,
+    suspended: row.suspended,
+    secretHash: row.secret_hash,
+    secretAlgorithm: row.secret_algorithm,
+    secretResetRequired: row.secret_reset_required,
+    createdAt: row.created_at,
+  };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
+}
+
+/** The columns a (partial) field set writes; omitted fields are left out. */
+function columnsOf(fields: Partial<ClientFields>): Updateable<ClientsTable> {
+  const out: Updateable<ClientsTable> = {};
+  if (fields.clientType !== undefined) out.client_type = fields.clientType;
+  if (fields.redirectUris !== undefined) out.redirect_uris = [...fields.redirectUris];
+  if (fields.postLogoutRedirectUris !== undefined) {
+    out.post_logout_redirect_uris = [...fields.postLogoutRedirectUris];
+  }
+  if (fields.allowedScopes !== undefined) out.allowed_scopes = [...fields.allowedScopes];
+  if (fields.requireConsent !== undefined) out.require_consent = fields.requireConsent;
+  if (fields.suspended !== undefined) out.suspended = fields.suspended;
+  if (fields.secretHash !== undefined) out.secret_hash = fields.secretHash;
+  if (fields.secretAlgorithm !== undefined) out.secret_algorithm = fields.secretAlgorithm;
+  if (fields.secretResetRequired !== undefined) out.secret_reset_required = fields.secretResetRequired;
+  return out;
+}
+
+/** A {@link ClientStore} over the svc schema. */
+export function createSqlClientStore(
+  db: Executor,
+  deps: { clock: Clock; random: RandomSource },
+): ClientStore {
+  const newRow = (realmId: string, clientId: string, fields: ClientFields) => ({
+    id: randomUuid(deps.random),
+    realm_id: realmId,
+    client_id: clientId,
+    client_type: fields.clientType,
+    redirect_uris: [...(fields.redirectUris ?? [])],
+    post_logout_redirect_uris: [...(fields.postLogoutRedirectUris ?? [])],
+    allowed_scopes: [...(fields.allowedScopes ?? [])],
+    require_consent: fields.requireConsent ?? false,
+    suspended: fields.suspended ?? false,
+    secret_hash: fields.secretHash ?? null,
+    secret_algorithm: fields.secretAlgorithm ?? null,
+    secret_reset_required: fields.secretResetRequired ?? false,
+    created_at: new Date(deps.clock.now()),
+  });
+  return {
+    async create(realmId, clientId, fields) {
+      try {
+        const row = await db.insertInto("clients").values(newRow(realmId, clientId, fields)).returningAll()
+          .executeTakeFirstOrThrow();
+        return toRecord(row);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new ConflictError("A client with this client id exists.");
+        throw error;
+      }
+    },
+
+    async upsert(realmId, clientId, fields) {
+      const row = await db.insertInto("clients").values(newRow(realmId, clientId, fields))
+        .onConflict((oc) => oc.columns(["realm_id", "client_id"]).doUpdateSet(columnsOf(fields)))
+        .returningAll().returning(sql<boolean>`(xmax = 0)`.as("inserted")).executeTakeFirstOrThrow();
+      return { client: toRecord(row), created: row.inserted };
+    },
+
+    async get(id) {
+      if (!UUID.test(id)) return null;
+      const row = await db.selectFrom("clients").selectAll().where("id", "=", id).executeTakeFirst();
+      return row ? toRecord(row) : null;
+    },
+
+    async getByClientId(realmId, clientId) {
+      if (!UUID.test(realmId)) return null;
+      const row = await db.selectFrom("clients").selectAll()
+        .where("realm_id", "=", realmId).where("client_id", "=", clientId).executeTakeFirst();
+      return row ? toRecord(row) : null;
+    },
+
+    async list(realmId) {
+      if (!UUID.test(realmId)) return [];
+      const rows = await db.selectFrom("clients").selectAll().where("realm_id", "=", realmId)
+        .orderBy("client_id").execute();
+      return rows.map(toRecord);
+    },
+
+    async update(id, patch) {
+      if (!UUID.test(id)) return null;
+      const set = columnsOf(patch);
+      if (Object.keys(set).length === 0) {
+        const row = await db.selectFrom("clients").selectAll().where("id", "=", id).executeTakeFirst();
+        return row ? toRecord(row) : null;
+      }
+      const row = await db.updateTable("clients").set(set).where("id", "=", id).returningAll().executeTakeFirst();
+      return row ? toRecord(row) : null;
+    },
+
+    async delete(id) {
+      if (!UUID.test(id)) return false;
+      const result = await db.deleteFrom("clients").where("id", "=", id).executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    },
+  };
+}

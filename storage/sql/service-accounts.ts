@@ -1,0 +1,105 @@
+/**
+ * The SQL service-account store. Secret rotation is one UPDATE whose SET clause reads the
+ * row's old values (`previous_secret_hash = secret_hash`), so it is atomic.
+ *
+ * @module
+ */
+import { type Selectable, sql } from "kysely";
+import type { Clock } from "../../core/clock.ts";
+import { ConflictError } from "../../core/errors.ts";
+import { type RandomSource, randomUuid } from "../../core/random.ts";
+import type { ServiceAccountRecord, ServiceAccountStore } from "../contract/service-accounts.ts";
+import type { Executor, ServiceAccountsTable } from "../database.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function toRecord(row: Selectable<ServiceAccountsTable>): ServiceAccountRecord {
+  return {
+    id: row.id,
+    realmId: row.realm_id,
+    key: row.key,
+    displayName: row.display_name,
+    secretHash: row.secret_hash,
+    previousSecretHash: row.previous_secret_hash,
+    previousSecretExpiresAt: row.previous_secret_expires_at,
+    disabled: row.disabled,
+    createdAt: row.created_at,
+  };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
+}
+
+/** A {@link ServiceAccountStore} over the svc schema. */
+export function createSqlServiceAccountStore(
+  db: Executor,
+  deps: { clock: Clock; random: RandomSource },
+): ServiceAccountStore {
+  return {
+    async create(input) {
+      try {
+        const row = await db.insertInto("service_accounts").values({
+          id: randomUuid(deps.random),
+          realm_id: input.realmId,
+          key: input.key,
+          display_name: input.displayName,
+          secret_hash: input.secretHash,
+          previous_secret_hash: null,
+          previous_secret_expires_at: null,
+          disabled: false,
+          created_at: new Date(deps.clock.now()),
+        }).returningAll().executeTakeFirstOrThrow();
+        return toRecord(row);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new ConflictError("A service account with this key exists.");
+        throw error;
+      }
+    },
+
+    async get(id) {
+      if (!UUID.test(id)) return null;
+      const row = await db.selectFrom("service_accounts").selectAll().where("id", "=", id).executeTakeFirst();
+      return row ? toRecord(row) : null;
+    },
+
+    async getByKey(realmId, key) {
+      if (!UUID.test(realmId)) return null;
+      const row = await db.selectFrom("service_accounts").selectAll()
+        .where("realm_id", "=", realmId).where("key", "=", key).executeTakeFirst();
+      return row ? toRecord(row) : null;
+    },
+
+    async list(realmId) {
+      if (!UUID.test(realmId)) return [];
+      const rows = await db.selectFrom("service_accounts").selectAll().where("realm_id", "=", realmId)
+        .orderBy("key").execute();
+      return rows.map(toRecord);
+    },
+
+    async rotateSecret(id, newSecretHash, overlapMs) {
+      if (!UUID.test(id)) return null;
+      const row = await db.updateTable("service_accounts")
+        .set((eb) => ({
+          previous_secret_hash: eb.ref("secret_hash"),
+          previous_secret_expires_at: new Date(deps.clock.now() + overlapMs),
+          secret_hash: sql<string>`${newSecretHash}::text`,
+        }))
+        .where("id", "=", id).returningAll().executeTakeFirst();
+      return row ? toRecord(row) : null;
+    },
+
+    async setDisabled(id, disabled) {
+      if (!UUID.test(id)) return false;
+      const result = await db.updateTable("service_accounts").set({ disabled }).where("id", "=", id)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    async delete(id) {
+      if (!UUID.test(id)) return false;
+      const result = await db.deleteFrom("service_accounts").where("id", "=", id).executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    },
+  };
+}
