@@ -4,6 +4,10 @@
  *
  *     deno run -A bench/authz_table.ts            # the table
  *     deno run -A bench/authz_table.ts --json     # the table, then the raw figures as JSON
+ *     deno run -A bench/authz_table.ts --readme   # also rewrite the table in README.md
+ *
+ * `--readme` replaces what lies between the lines `<!-- authz-bench:start -->` and
+ * `<!-- authz-bench:end -->` in the repository's README.md (and fails without them).
  *
  * Method, per size and engine, on one thread (so the figures are per core): prepare the
  * engine (compile / pre-parse / load) and pre-build the requests, warm up, estimate the
@@ -11,7 +15,9 @@
  * and report the median round. The iteration count targets `ROUND_SECONDS` per round
  * and is capped (and floored) per engine; the slow peers at large sizes therefore run
  * few iterations, printed in the notes under the table. Every iteration decides one
- * check of the fixture's fixed rotating set of 512 checks.
+ * check of the fixture's fixed rotating set of 512 checks. Each engine is prepared once
+ * per subject and reused, as a server reuses a compiled subject across a session's
+ * checks, so anything svc memoizes per compiled subject is warm when timed.
  *
  * @module
  */
@@ -114,6 +120,20 @@ export function markdownTable(rows: readonly Measurement[]): string {
   return lines.join("\n");
 }
 
+const START_MARKER = "<!-- authz-bench:start -->";
+const END_MARKER = "<!-- authz-bench:end -->";
+
+/** Replaces the text between the README markers (exclusive) with `block`. */
+export function replaceBetweenMarkers(text: string, block: string): string {
+  const start = text.indexOf(START_MARKER);
+  const end = text.indexOf(END_MARKER);
+  if (start < 0 || end < start) {
+    throw new Error(`README.md needs the lines ${START_MARKER} and ${END_MARKER} around the table`);
+  }
+  const rerun = "Measured with `deno run -A bench/authz_table.ts --readme`.";
+  return `${text.slice(0, start + START_MARKER.length)}\n${block}\n\n${rerun}\n${text.slice(end)}`;
+}
+
 if (import.meta.main) {
   const started = performance.now();
   const rows: Measurement[] = [];
@@ -127,7 +147,8 @@ if (import.meta.main) {
         `engines disagree at ${size} grants: ${JSON.stringify(sample.disagreements.slice(0, 3))}`,
       );
     }
-    notes.push(`- ${formatAgreement(sample)}`);
+    const permissions = new Set(engines.fixture.checks.map((c) => c.permission)).size;
+    notes.push(`- ${formatAgreement(sample)}; ${permissions} distinct permission ids in the rotating set`);
     const setup = engines.setupMs;
     const measured = ENGINES.map((e) => measure(engines, e));
     rows.push(...measured);
@@ -146,13 +167,22 @@ if (import.meta.main) {
   }
   console.log(markdownTable(rows));
   console.log();
-  console.log(
+  const footer =
     `Deno ${Deno.version.deno} (V8 ${Deno.version.v8}), ${navigator.hardwareConcurrency} cores, ${Deno.build.target}; ` +
-      `${ROUNDS} rounds of about ${ROUND_SECONDS}s each, median; whole run ${
-        ((performance.now() - started) / 1000).toFixed(0)
-      } s.`,
-  );
+    `${ROUNDS} rounds of about ${ROUND_SECONDS}s each, median; whole run ${
+      ((performance.now() - started) / 1000).toFixed(0)
+    } s; one thread, so the rates are per core.`;
+  console.log(footer);
   console.log(notes.join("\n"));
   if (Deno.args.includes("--json")) console.log(JSON.stringify(rows, null, 2));
+  if (Deno.args.includes("--readme")) {
+    const readme = new URL("../README.md", import.meta.url);
+    const updated = replaceBetweenMarkers(
+      await Deno.readTextFile(readme),
+      `${markdownTable(rows)}\n\n${footer}`,
+    );
+    await Deno.writeTextFile(readme, updated);
+    console.error(`updated ${readme.pathname}`);
+  }
   if (sink < 0) console.log(sink);
 }

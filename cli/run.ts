@@ -18,9 +18,19 @@ import {
 } from "../core/config/mod.ts";
 import { StorageError } from "../core/errors.ts";
 import { cryptoRandom } from "../core/random.ts";
+import { DefinitionError, type DefinitionPlan, planDefinitions } from "../core/definitions/declarations.ts";
+import { syncDefinitions } from "../core/definitions/sync.ts";
+import { EventHub } from "../core/events/sink.ts";
+import { type CacheBus, InProcessCacheBus, NotificationCacheBus } from "../core/snapshots/bus.ts";
+import { SubjectSnapshots } from "../core/snapshots/service.ts";
 import { createApp } from "../http/app.ts";
+import { authzRoutes } from "../http/routes/authz.ts";
 import { openDatabase, type SvcDatabase } from "../storage/open.ts";
 import { schemaScript } from "../storage/schema.ts";
+import { createSqlPermissionCatalogStore } from "../storage/sql/permission-catalog.ts";
+import { createSqlRealmStore } from "../storage/sql/realms.ts";
+import { createSqlRoleStore } from "../storage/sql/roles.ts";
+import { createSqlSubjectGrantSource } from "../storage/sql/subject-grants.ts";
 import { vectorsCommand } from "./vectors.ts";
 
 /** What the CLI needs from the runtime it runs on. */
@@ -102,6 +112,14 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
     return 1;
   }
   const { config } = loaded;
+  let plan: DefinitionPlan;
+  try {
+    plan = planDefinitions(config.authz);
+  } catch (err) {
+    if (!(err instanceof DefinitionError)) throw err;
+    runtime.printError(err.message);
+    return 1;
+  }
 
   let database: SvcDatabase;
   try {
@@ -111,6 +129,39 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
     runtime.printError(`storage: cannot open ${describeStorage(config)}: ${firstLine(err)}`);
     return 1;
   }
+
+  const deps = { clock: systemClock, random: cryptoRandom };
+  try {
+    const report = await syncDefinitions(plan, {
+      catalog: createSqlPermissionCatalogStore(database.db, deps),
+      realms: createSqlRealmStore(database.db, deps),
+      roles: createSqlRoleStore(database.db, deps),
+    });
+    const { added, retired } = report.catalog;
+    runtime.print(
+      `definitions: ${plan.permissions.length} permissions published (${added.length} new, ${retired.length} retired), ${plan.roles.length} declared roles`,
+    );
+  } catch (err) {
+    runtime.printError(`definitions: sync failed: ${firstLine(err)}`);
+    await database.close();
+    return 1;
+  }
+
+  const events = new EventHub({
+    onSubscriberError: (error) => runtime.printError(`events: a subscriber failed: ${firstLine(error)}`),
+  });
+  const bus: CacheBus = database.kind === "postgres"
+    ? new NotificationCacheBus(database.notifications)
+    : new InProcessCacheBus();
+  const snapshots = new SubjectSnapshots({
+    source: createSqlSubjectGrantSource(database.db),
+    bus,
+    events,
+    clock: systemClock,
+    ttlMs: config.authz.snapshotCacheTtlSeconds * 1000,
+    maxEntries: config.authz.snapshotCacheMaxEntries,
+  });
+  await snapshots.start();
 
   // The app is built once the real port is known (SVC_PORT=0), so that the defaults derived from
   // it are right. Nothing awaits between listening and setting the handler, so no request sees the stub.
@@ -127,6 +178,7 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
         firstLine(err)
       }; set SVC_HOST and SVC_PORT to a free address`,
     );
+    await snapshots.stop();
     await database.close();
     return 1;
   }
@@ -137,6 +189,7 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
     clock: systemClock,
     random: cryptoRandom,
     logError: runtime.printError,
+    routes: [authzRoutes(snapshots)],
   });
   handler = (req) => app.fetch(req);
 
@@ -155,6 +208,7 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
       stopping = true;
       const closed = [
         await attempt(runtime, "server", () => server.close()),
+        await attempt(runtime, "snapshot cache bus", () => snapshots.stop()),
         await attempt(runtime, "storage", () => database.close()),
       ];
       runtime.print("svc stopped");

@@ -332,6 +332,8 @@ const statements: readonly string[] = [
     issued_at timestamptz NOT NULL,
     refresh_family_id uuid
   )`,
+  `CREATE INDEX IF NOT EXISTS token_grants_by_refresh_family ON token_grants (refresh_family_id)
+    WHERE refresh_family_id IS NOT NULL`,
   `CREATE TABLE IF NOT EXISTS break_glass_state (
     realm_id uuid PRIMARY KEY,
     last_drill_at timestamptz,

@@ -108,7 +108,13 @@ export function agreement(engines: Engines, limit = Infinity): Agreement {
     if (svc === cedar) out.svcCedar++;
     if (svc === casbin) out.svcCasbin++;
     if (svc === cedar && svc === casbin) out.agreed++;
-    else out.disagreements.push({ index: i, permission: fixture.checks[i].permission, svc: decision, cedar, casbin });
+    else {out.disagreements.push({
+        index: i,
+        permission: fixture.checks[i].permission,
+        svc: decision,
+        cedar,
+        casbin,
+      });}
   }
   return out;
 }

@@ -134,7 +134,6 @@ const MAX_EQUALITY_DEPTH = 256;
  */
 function compareSameKind(a: unknown, b: unknown, kind: number, depth: number): number {
   if (kind < K_ARRAY) return a === b ? EQUAL : UNEQUAL;
-  if (a === b) return EQUAL;
   if (depth > MAX_EQUALITY_DEPTH) return UNDECIDED;
   if (kind === K_ARRAY) {
     const x = a as unknown[], y = b as unknown[];

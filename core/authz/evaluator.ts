@@ -12,7 +12,7 @@ import type { ConditionEnv } from "./condition.ts";
 import { SnapshotFormatError } from "./errors.ts";
 import { type CompiledGrant, compileGrant, type Grant, type InvalidGrant, isPlainObject } from "./grant.ts";
 import { buildGrantIndex, type GrantIndex, type Resolved, resolveCandidates } from "./index.ts";
-import { parsePermissionId } from "./permission.ts";
+import { parsePermissionId, type Scope } from "./permission.ts";
 
 /** The per-(user, organization) input of the evaluator. */
 export interface SubjectSnapshot {
@@ -186,7 +186,7 @@ const RESOLVED_LIMIT = 2048;
 export function resolvePermission(subject: CompiledSubject, permission: string): Resolved {
   const hit = subject.resolved.get(permission);
   if (hit !== undefined) return hit;
-  const resolved = resolveCandidates(subject.index, parsePermissionId(permission));
+  const resolved = resolveCandidates(subject.index, parsePermissionId(permission), subject.orgId);
   if (subject.resolved.size < RESOLVED_LIMIT) subject.resolved.set(permission, resolved);
   return resolved;
 }
@@ -211,24 +211,27 @@ function resourceInEffectiveOrg(subject: CompiledSubject, check: AccessCheck): b
   return resourceOrg === undefined || resourceOrg === null || resourceOrg === subject.orgId;
 }
 
-/** Steps 2 and 3 for a grant whose pattern matches (step 1 is done by resolution). */
-function judge(grant: CompiledGrant, scope: number, subject: CompiledSubject, check: AccessCheck): number {
+/**
+ * Steps 2 and 3, grant by grant, for a grant whose pattern matches (step 1 is done by
+ * resolution). Used by the traced path; `decide` applies the same rules, regrouped.
+ */
+function judge(grant: CompiledGrant, scope: Scope, subject: CompiledSubject, check: AccessCheck): number {
   // 2. Scope.
   if (grant.orgId !== null && grant.orgId !== subject.orgId) return SCOPE_NOT_APPLICABLE;
   const grantTeams = grant.teamIds;
   if (grantTeams !== null && !intersects(check.resourceTeamIds, grantTeams)) return SCOPE_NOT_APPLICABLE;
   switch (scope) {
-    case SCOPE_GLOBAL:
+    case "global":
       break;
-    case SCOPE_ORG:
+    case "org":
       if (subject.orgId === null || !resourceInEffectiveOrg(subject, check)) return SCOPE_NOT_APPLICABLE;
       break;
-    case SCOPE_TEAM:
+    case "team":
       if (
         !intersects(check.resourceTeamIds, grantTeams ?? subject.teamSet) || !resourceInEffectiveOrg(subject, check)
       ) return SCOPE_NOT_APPLICABLE;
       break;
-    default: {
+    case "self": {
       const owner = check.resourceOwnerId;
       if (owner === undefined || owner === null || owner !== subject.id || !resourceInEffectiveOrg(subject, check)) {
         return SCOPE_NOT_APPLICABLE;
@@ -236,35 +239,43 @@ function judge(grant: CompiledGrant, scope: number, subject: CompiledSubject, ch
     }
   }
   // 3. Condition.
-  const condition = grant.condition;
-  if (condition !== null) {
-    ENV.subject = subject.bag;
-    ENV.resource = check.resourceAttributes;
-    ENV.context = check.context ?? EMPTY_OBJECT;
-    ENV.check = check;
-    const holds = condition.evaluateEnv(ENV);
-    ENV.subject = ENV.resource = ENV.context = ENV.check = null;
-    if (!holds) return CONDITION_FAILED;
-  }
-  return APPLICABLE;
+  return conditionHolds(grant, subject, check) ? APPLICABLE : CONDITION_FAILED;
 }
 
-const SCOPE_GLOBAL = 0, SCOPE_ORG = 1, SCOPE_TEAM = 2, SCOPE_SELF = 3;
-const SCOPE_CODES: Readonly<Record<string, number>> = Object.freeze({
-  global: SCOPE_GLOBAL,
-  org: SCOPE_ORG,
-  team: SCOPE_TEAM,
-  self: SCOPE_SELF,
-});
+/** Condition step for one grant, with the reusable environment. */
+function conditionHolds(grant: CompiledGrant, subject: CompiledSubject, check: AccessCheck): boolean {
+  const condition = grant.condition;
+  if (condition === null) return true;
+  ENV.subject = subject.bag;
+  ENV.resource = check.resourceAttributes;
+  ENV.context = check.context ?? EMPTY_OBJECT;
+  ENV.check = check;
+  const holds = condition.evaluateEnv(ENV);
+  ENV.subject = ENV.resource = ENV.context = ENV.check = null;
+  return holds;
+}
 
-function anyApplicable(
+/**
+ * Whether one of `grants` applies, given that the check's grant-independent scope
+ * requirement holds and the grants are not pinned to another organization: the grant's
+ * team restriction, the `team` scope's team test, then the condition.
+ */
+function anyRestrictedApplies(
   grants: readonly CompiledGrant[],
-  scope: number,
+  teamScope: boolean,
+  subjectTeamsMatch: boolean,
   subject: CompiledSubject,
   check: AccessCheck,
 ): boolean {
   for (let i = 0; i < grants.length; i++) {
-    if (judge(grants[i], scope, subject, check) === APPLICABLE) return true;
+    const grant = grants[i];
+    const teams = grant.teamIds;
+    if (teams !== null) {
+      if (!intersects(check.resourceTeamIds, teams)) continue;
+    } else if (teamScope && !subjectTeamsMatch) {
+      continue;
+    }
+    if (conditionHolds(grant, subject, check)) return true;
   }
   return false;
 }
@@ -273,15 +284,42 @@ const ALLOWED: EvaluationResult = Object.freeze({ decision: "Allowed" });
 const DENIED: EvaluationResult = Object.freeze({ decision: "Denied" });
 const DENIED_BY_DEFAULT: EvaluationResult = Object.freeze({ decision: "DeniedByDefault" });
 
+/**
+ * The decision without a trace. The part of step 2 that does not depend on the grant
+ * (effective org, resource org, owner) is tested once; a grant with neither team ids
+ * nor a condition then applies at once (`plainDeny`, `plainAllow`), and only
+ * team-restricted or conditioned grants are looked at one by one.
+ */
 function decide(subject: CompiledSubject, check: AccessCheck, resolved: Resolved): EvaluationResult {
-  const scope = SCOPE_CODES[resolved.id.scope];
-  if (anyApplicable(resolved.denies, scope, subject, check)) return DENIED;
-  if (anyApplicable(resolved.allows, scope, subject, check)) return ALLOWED;
+  if (resolved.ordered.length === 0) return DENIED_BY_DEFAULT;
+  let teamScope = false, subjectTeamsMatch = true;
+  switch (resolved.id.scope) {
+    case "global":
+      break;
+    case "org":
+      if (subject.orgId === null || !resourceInEffectiveOrg(subject, check)) return DENIED_BY_DEFAULT;
+      break;
+    case "team":
+      if (!resourceInEffectiveOrg(subject, check)) return DENIED_BY_DEFAULT;
+      teamScope = true;
+      subjectTeamsMatch = intersects(check.resourceTeamIds, subject.teamSet);
+      break;
+    default: {
+      const owner = check.resourceOwnerId;
+      if (owner === undefined || owner === null || owner !== subject.id || !resourceInEffectiveOrg(subject, check)) {
+        return DENIED_BY_DEFAULT;
+      }
+    }
+  }
+  if (resolved.plainDeny && subjectTeamsMatch) return DENIED;
+  if (anyRestrictedApplies(resolved.restrictedDenies, teamScope, subjectTeamsMatch, subject, check)) return DENIED;
+  if (resolved.plainAllow && subjectTeamsMatch) return ALLOWED;
+  if (anyRestrictedApplies(resolved.restrictedAllows, teamScope, subjectTeamsMatch, subject, check)) return ALLOWED;
   return DENIED_BY_DEFAULT;
 }
 
 function decideWithTrace(subject: CompiledSubject, check: AccessCheck, resolved: Resolved): EvaluationResult {
-  const scope = SCOPE_CODES[resolved.id.scope];
+  const scope = resolved.id.scope;
   const trace: GrantOutcome[] = new Array(subject.grants.length).fill("PatternMismatch");
   let denied = false, allowed = false;
   const positions = resolved.positions;

@@ -61,7 +61,8 @@ export function createSqlAuthorizationCodeStore(db: Executor, clock: Clock): Aut
     },
 
     async purge(now = nowDate(clock)) {
-      const result = await db.deleteFrom("authorization_codes").where("expires_at", "<=", now).executeTakeFirst();
+      const result = await db.deleteFrom("authorization_codes").where("expires_at", "<=", now)
+        .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
   };

@@ -15,7 +15,8 @@ export function createSqlConsumedTokenStore(db: Executor, clock: Clock): Consume
     },
 
     async isConsumed(jti) {
-      const row = await db.selectFrom("consumed_tokens").select("jti").where("jti", "=", jti).executeTakeFirst();
+      const row = await db.selectFrom("consumed_tokens").select("jti").where("jti", "=", jti)
+        .executeTakeFirst();
       return row !== undefined;
     },
 

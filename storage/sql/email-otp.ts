@@ -76,7 +76,9 @@ export function createSqlEmailOtpStore(db: Executor, clock: Clock): EmailOtpStor
       if (!row) return { outcome: "ExpiredOrMissing" };
       // The row is locked by this statement, so its write cannot miss; guard anyway.
       if (Number(row.changed) !== 1) throw new Error(`email OTP verify changed ${row.changed} rows`);
-      if (row.outcome === "WrongCode") return { outcome: "WrongCode", remainingAttempts: Number(row.remaining) };
+      if (row.outcome === "WrongCode") {
+        return { outcome: "WrongCode", remainingAttempts: Number(row.remaining) };
+      }
       return { outcome: row.outcome };
     },
 

@@ -29,7 +29,9 @@ export function createSqlImpersonationStore(db: Executor, clock: Clock): Imperso
           .where("expires_at", ">", now)
           .executeTakeFirst();
         if (existing) {
-          throw new ConflictError("The actor already has a current impersonation.", { impersonationId: existing.id });
+          throw new ConflictError("The actor already has a current impersonation.", {
+            impersonationId: existing.id,
+          });
         }
         const row = await trx.insertInto("impersonations").values({
           id: input.id,

@@ -21,14 +21,18 @@ for (const [size, limit] of Object.entries(LIMITS).map(([s, l]) => [Number(s), l
     const report = agreement(engines, limit);
     const covered = coverage(engines, limit);
     console.log(formatAgreement(report));
-    console.log(`coverage (checks): ${JSON.stringify(covered.counts)}; ${covered.permissions} distinct permissions`);
+    console.log(
+      `coverage (checks): ${JSON.stringify(covered.counts)}; ${covered.permissions} distinct permissions`,
+    );
     assert.deepEqual(report.disagreements, [], "disagreements");
     assert.equal(report.agreed, report.checks);
     assert.ok(report.decisions.Allowed > 0, "no check is allowed");
     assert.ok(report.decisions.Denied > 0, "no check is denied by a deny grant");
     assert.ok(report.decisions.DeniedByDefault > 0, "no check is denied by default");
     const cedarErrors: string[] = [];
-    for (let i = 0; i < report.checks; i++) cedarErrors.push(...engines.cedarErrors(i).map((e) => `#${i} ${e}`));
+    for (let i = 0; i < report.checks; i++) {
+      cedarErrors.push(...engines.cedarErrors(i).map((e) => `#${i} ${e}`));
+    }
     assert.deepEqual(cedarErrors, [], "Cedar evaluation errors");
     // The mix is exercised. At 10 grants some kinds have no grant at all.
     const kinds = size >= 100 ? Object.keys(covered.counts) : ["conditionApplicable", "denyApplicable"];

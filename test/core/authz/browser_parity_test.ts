@@ -14,7 +14,13 @@
  */
 import assert from "node:assert/strict";
 import { runVectorFile } from "../../../core/authz/mod.ts";
-import { bundleForBrowser, launchChromium, REPO_ROOT, serveStatic, type StaticFile } from "../../support/browser.ts";
+import {
+  bundleForBrowser,
+  launchChromium,
+  REPO_ROOT,
+  serveStatic,
+  type StaticFile,
+} from "../../support/browser.ts";
 
 /** One case result (`VectorResult`), or a whole file rejected (`VectorFileError` and the like). */
 type FileOutcome = { results: CaseResult[] } | { error: string };
@@ -138,7 +144,9 @@ Deno.test("core/authz bundled for the browser agrees with the server on every go
         const byName = new Map(there.results.map((r) => [r.name, r]));
         const differing = here.results
           .filter((r) => JSON.stringify(byName.get(r.name)) !== JSON.stringify(r))
-          .map((r) => `${r.name}: server ${JSON.stringify(r)}, browser ${JSON.stringify(byName.get(r.name))}`);
+          .map((r) =>
+            `${r.name}: server ${JSON.stringify(r)}, browser ${JSON.stringify(byName.get(r.name))}`
+          );
         assert.deepEqual(differing, [], `${file}: cases on which Chromium and the server differ`);
         assert.deepEqual(there.results, here.results, `${file}: case lists differ (order or count)`);
         // Agreement on a failing case is still a failure: the vectors are the reference.

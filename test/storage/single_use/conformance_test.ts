@@ -133,8 +133,18 @@ for (const driver of drivers) {
         const a = uniqueId("otp");
         const b = uniqueId("otp");
         const now = s.clock.now();
-        await s.otp.store({ challengeId: a, codeHash: "h", expiresAt: new Date(now - 1), remainingAttempts: 1 });
-        await s.otp.store({ challengeId: b, codeHash: "h", expiresAt: new Date(now + 1), remainingAttempts: 1 });
+        await s.otp.store({
+          challengeId: a,
+          codeHash: "h",
+          expiresAt: new Date(now - 1),
+          remainingAttempts: 1,
+        });
+        await s.otp.store({
+          challengeId: b,
+          codeHash: "h",
+          expiresAt: new Date(now + 1),
+          remainingAttempts: 1,
+        });
         assert.ok((await s.otp.prune()) >= 1);
         assert.equal(await s.otp.get(a), null);
         assert.notEqual(await s.otp.get(b), null);
@@ -192,7 +202,11 @@ for (const driver of drivers) {
         assert.deepEqual(stored, { ...input, orgId: null, consumed: false });
         const first = await s.codes.exchange(hash);
         assert.equal(first.outcome, "Consumed");
-        assert.deepEqual(first.outcome === "Consumed" && first.code, { ...input, orgId: null, consumed: true });
+        assert.deepEqual(first.outcome === "Consumed" && first.code, {
+          ...input,
+          orgId: null,
+          consumed: true,
+        });
         const second = await s.codes.exchange(hash);
         assert.equal(second.outcome, "Reused");
         assert.equal(second.outcome === "Reused" && second.code.consumed, true);
@@ -236,7 +250,12 @@ for (const driver of drivers) {
           refreshFamilyId: family,
         };
         const sibling = { ...grant, codeHash: hashOtpCode(uniqueId("grant")) };
-        const offline = { ...grant, codeHash: hashOtpCode(uniqueId("grant")), refreshFamilyId: null, scopes: [] };
+        const offline = {
+          ...grant,
+          codeHash: hashOtpCode(uniqueId("grant")),
+          refreshFamilyId: null,
+          scopes: [],
+        };
         await s.grants.store(grant);
         await s.grants.store(sibling);
         await s.grants.store(offline);
@@ -294,27 +313,30 @@ for (const driver of drivers) {
         expiresAt: new Date(expiresAt),
       });
 
-      await t.step("impersonation: direct start is Active and current; a second start is rejected", async () => {
-        const s = singleUseStores(db);
-        const actor = uuid();
-        const input = start(actor, false, T0 + 30 * MINUTE);
-        const created = await s.impersonations.create(input);
-        assert.deepEqual(created, {
-          ...input,
-          orgId: null,
-          status: "Active",
-          createdAt: new Date(T0),
-          startedAt: new Date(T0),
-          endedAt: null,
-        });
-        assert.deepEqual(await s.impersonations.get(input.id), created);
-        assert.deepEqual(await s.impersonations.current(actor), created);
-        await assert.rejects(
-          () => s.impersonations.create(start(actor, false, T0 + 30 * MINUTE)),
-          (e) => e instanceof ConflictError && e.code === "conflict",
-        );
-        assert.equal(await s.impersonations.current(uuid()), null);
-      });
+      await t.step(
+        "impersonation: direct start is Active and current; a second start is rejected",
+        async () => {
+          const s = singleUseStores(db);
+          const actor = uuid();
+          const input = start(actor, false, T0 + 30 * MINUTE);
+          const created = await s.impersonations.create(input);
+          assert.deepEqual(created, {
+            ...input,
+            orgId: null,
+            status: "Active",
+            createdAt: new Date(T0),
+            startedAt: new Date(T0),
+            endedAt: null,
+          });
+          assert.deepEqual(await s.impersonations.get(input.id), created);
+          assert.deepEqual(await s.impersonations.current(actor), created);
+          await assert.rejects(
+            () => s.impersonations.create(start(actor, false, T0 + 30 * MINUTE)),
+            (e) => e instanceof ConflictError && e.code === "conflict",
+          );
+          assert.equal(await s.impersonations.current(uuid()), null);
+        },
+      );
 
       await t.step("impersonation: expiry is a read-side filter, never written", async () => {
         const s = singleUseStores(db);
@@ -329,22 +351,30 @@ for (const driver of drivers) {
         assert.equal((await s.impersonations.current(actor))?.id, second.id);
       });
 
-      await t.step("impersonation: consent moves PendingConsent to Active; pending counts as current", async () => {
-        const s = singleUseStores(db);
-        const actor = uuid();
-        const input = start(actor, true, T0 + 30 * MINUTE);
-        const pending = await s.impersonations.create(input);
-        assert.equal(pending.status, "PendingConsent");
-        assert.equal(pending.startedAt, null);
-        assert.equal((await s.impersonations.current(actor))?.id, input.id);
-        await assert.rejects(() => s.impersonations.create(start(actor, false, T0 + 30 * MINUTE)), ConflictError);
-        s.clock.advance(MINUTE);
-        const active = await s.impersonations.approveConsent(input.id, { expiresAt: new Date(T0 + 31 * MINUTE) });
-        assert.equal(active?.status, "Active");
-        assert.deepEqual(active?.startedAt, new Date(T0 + MINUTE));
-        assert.deepEqual(active?.expiresAt, new Date(T0 + 31 * MINUTE));
-        assert.equal(await s.impersonations.approveConsent(input.id), null, "only from PendingConsent");
-      });
+      await t.step(
+        "impersonation: consent moves PendingConsent to Active; pending counts as current",
+        async () => {
+          const s = singleUseStores(db);
+          const actor = uuid();
+          const input = start(actor, true, T0 + 30 * MINUTE);
+          const pending = await s.impersonations.create(input);
+          assert.equal(pending.status, "PendingConsent");
+          assert.equal(pending.startedAt, null);
+          assert.equal((await s.impersonations.current(actor))?.id, input.id);
+          await assert.rejects(
+            () => s.impersonations.create(start(actor, false, T0 + 30 * MINUTE)),
+            ConflictError,
+          );
+          s.clock.advance(MINUTE);
+          const active = await s.impersonations.approveConsent(input.id, {
+            expiresAt: new Date(T0 + 31 * MINUTE),
+          });
+          assert.equal(active?.status, "Active");
+          assert.deepEqual(active?.startedAt, new Date(T0 + MINUTE));
+          assert.deepEqual(active?.expiresAt, new Date(T0 + 31 * MINUTE));
+          assert.equal(await s.impersonations.approveConsent(input.id), null, "only from PendingConsent");
+        },
+      );
 
       await t.step("impersonation: consent cannot be approved after expiry", async () => {
         const s = singleUseStores(db);
@@ -396,7 +426,8 @@ for (const driver of drivers) {
         assert.equal(await s.recovery.consume(user, "zzzz-0000"), false);
         assert.equal(await s.recovery.countRemaining(user), 2);
         assert.equal(await s.recovery.countRemaining(other), 1, "other users untouched");
-        const stored = await db.selectFrom("recovery_codes").selectAll().where("user_id", "=", user).execute();
+        const stored = await db.selectFrom("recovery_codes").selectAll().where("user_id", "=", user)
+          .execute();
         assert.ok(stored.every((r) => /^[0-9a-f]{64}$/.test(r.code_hash)), "only hashes at rest");
         await s.recovery.replace(user, [
           { id: uuid(), codeHash: hashRecoveryCode("new-1") },

@@ -27,7 +27,7 @@ interface Timed {
   now: number;
 }
 
-const NUM_RUNS = 40;
+const NUM_RUNS = 100;
 const MAX_COMMANDS = 40;
 const DAY = 86_400_000;
 let runBase = T0;
@@ -105,7 +105,8 @@ function otpCommands() {
         const c = m.challenges.get(k);
         const got = await r.s.otp.get(r.key(k));
         assert.deepEqual(
-          got && { codeHash: got.codeHash, expiresAt: got.expiresAt.getTime(), remaining: got.remainingAttempts },
+          got &&
+            { codeHash: got.codeHash, expiresAt: got.expiresAt.getTime(), remaining: got.remainingAttempts },
           c ? { codeHash: hashOtpCode(c.code), expiresAt: c.expiresAt, remaining: c.remaining } : null,
         );
       })
@@ -221,7 +222,10 @@ function recoveryCommands() {
     fc.tuple(userArb, fc.array(recoveryCodeArb, { maxLength: 5 })).map(([u, codes]) =>
       command<RecoveryModel>(`replace(${u}, [${codes}])`, async (m, r) => {
         m.sets.set(u, new Set(codes));
-        await r.s.recovery.replace(m.users[u], codes.map((c) => ({ id: uuid(), codeHash: hashRecoveryCode(c) })));
+        await r.s.recovery.replace(
+          m.users[u],
+          codes.map((c) => ({ id: uuid(), codeHash: hashRecoveryCode(c) })),
+        );
       })
     ),
     fc.tuple(userArb, recoveryCodeArb).map(([u, code]) =>
@@ -248,7 +252,8 @@ const isCurrent = (m: ImpModel, rec: ImpModel["records"][number]) =>
 
 function impersonationCommands() {
   const pick = fc.integer({ min: 0, max: 7 });
-  const pickRecord = (m: ImpModel, i: number) => m.records.length ? m.records[i % m.records.length] : undefined;
+  const pickRecord = (m: ImpModel, i: number) =>
+    m.records.length ? m.records[i % m.records.length] : undefined;
   return [
     fc.tuple(fc.integer({ min: 0, max: 1 }), fc.boolean(), ttlArb).map(([a, consent, ttl]) =>
       command<ImpModel>(`start(actor ${a}, consent ${consent}, ttl ${ttl})`, async (m, r) => {
@@ -332,7 +337,10 @@ for (const driver of modelDrivers) {
           fc.asyncProperty(cmds(otpCommands()), async (commands) => {
             const real = freshReal(db);
             await clean(real);
-            await fc.asyncModelRun(() => ({ model: { now: real.clock.now(), challenges: new Map() }, real }), commands);
+            await fc.asyncModelRun(
+              () => ({ model: { now: real.clock.now(), challenges: new Map() }, real }),
+              commands,
+            );
           }),
           params,
         );
@@ -343,7 +351,10 @@ for (const driver of modelDrivers) {
             fc.asyncProperty(cmds(denyCommands(ops)), async (commands) => {
               const real = freshReal(db);
               await clean(real);
-              await fc.asyncModelRun(() => ({ model: { now: real.clock.now(), entries: new Map() }, real }), commands);
+              await fc.asyncModelRun(
+                () => ({ model: { now: real.clock.now(), entries: new Map() }, real }),
+                commands,
+              );
             }),
             params,
           );
@@ -354,7 +365,10 @@ for (const driver of modelDrivers) {
           fc.asyncProperty(cmds(codeCommands()), async (commands) => {
             const real = freshReal(db);
             await clean(real);
-            await fc.asyncModelRun(() => ({ model: { now: real.clock.now(), codes: new Map() }, real }), commands);
+            await fc.asyncModelRun(
+              () => ({ model: { now: real.clock.now(), codes: new Map() }, real }),
+              commands,
+            );
           }),
           params,
         );

@@ -1,0 +1,80 @@
+/**
+ * The SQL security-event store: inserts only, plus erasure redaction and retention.
+ *
+ * @module
+ */
+import { type Selectable, sql } from "kysely";
+import type { Clock } from "../../core/clock.ts";
+import { type RandomSource, randomUuid } from "../../core/random.ts";
+import type { SecurityEventRecord, SecurityEventStore } from "../contract/security-events.ts";
+import type { Executor, SecurityEventsTable } from "../database.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const MAX_LIMIT = 1000;
+
+function toRecord(row: Selectable<SecurityEventsTable>): SecurityEventRecord {
+  return {
+    id: row.id,
+    realmId: row.realm_id,
+    userId: row.user_id,
+    kind: row.kind,
+    occurredAt: row.occurred_at,
+    data: row.data_json ?? null,
+    ipAddress: row.ip_address,
+    deviceDescription: row.device_description,
+  };
+}
+
+/** A {@link SecurityEventStore} over the svc schema. */
+export function createSqlSecurityEventStore(
+  db: Executor,
+  deps: { clock: Clock; random: RandomSource },
+): SecurityEventStore {
+  return {
+    async append(event) {
+      const row = await db.insertInto("security_events").values({
+        id: randomUuid(deps.random),
+        realm_id: event.realmId ?? null,
+        user_id: event.userId ?? null,
+        kind: event.kind,
+        occurred_at: event.occurredAt ?? new Date(deps.clock.now()),
+        data_json: event.data === undefined || event.data === null
+          ? null
+          : sql`${JSON.stringify(event.data)}::jsonb`,
+        ip_address: event.ipAddress ?? null,
+        device_description: event.deviceDescription ?? null,
+      }).returningAll().executeTakeFirstOrThrow();
+      return toRecord(row);
+    },
+
+    async listByUser(userId, options) {
+      if (!UUID.test(userId)) return [];
+      const limit = Math.max(1, Math.min(MAX_LIMIT, Math.trunc(options?.limit ?? 50)));
+      let query = db.selectFrom("security_events").selectAll().where("user_id", "=", userId);
+      if (options?.before !== undefined) query = query.where("occurred_at", "<", options.before);
+      const rows = await query.orderBy("occurred_at", "desc").orderBy("id", "desc").limit(limit).execute();
+      return rows.map(toRecord);
+    },
+
+    async redactForUser(userId) {
+      if (!UUID.test(userId)) return 0;
+      const result = await db.updateTable("security_events")
+        .set({ data_json: null, ip_address: null, device_description: null })
+        .where("user_id", "=", userId)
+        .where((eb) =>
+          eb.or([
+            eb("data_json", "is not", null),
+            eb("ip_address", "is not", null),
+            eb("device_description", "is not", null),
+          ])
+        )
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    async deleteOlderThan(cutoff) {
+      const result = await db.deleteFrom("security_events").where("occurred_at", "<", cutoff).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
