@@ -134,8 +134,18 @@ export function replaceBetweenMarkers(text: string, block: string): string {
   return `${text.slice(0, start + START_MARKER.length)}\n${block}\n\n${rerun}\n${text.slice(end)}`;
 }
 
+/** The 1-minute load average (other processes compete for the cores), or "n/a". */
+function load(): string {
+  try {
+    return Deno.loadavg()[0].toFixed(2);
+  } catch {
+    return "n/a";
+  }
+}
+
 if (import.meta.main) {
   const started = performance.now();
+  const loadBefore = load();
   const rows: Measurement[] = [];
   const notes: string[] = [];
   for (const size of SIZES) {
@@ -171,7 +181,7 @@ if (import.meta.main) {
     `Deno ${Deno.version.deno} (V8 ${Deno.version.v8}), ${navigator.hardwareConcurrency} cores, ${Deno.build.target}; ` +
     `${ROUNDS} rounds of about ${ROUND_SECONDS}s each, median; whole run ${
       ((performance.now() - started) / 1000).toFixed(0)
-    } s; one thread, so the rates are per core.`;
+    } s; one thread, so the rates are per core; load average ${loadBefore} before, ${load()} after.`;
   console.log(footer);
   console.log(notes.join("\n"));
   if (Deno.args.includes("--json")) console.log(JSON.stringify(rows, null, 2));

@@ -1,0 +1,272 @@
+import assert from "node:assert/strict";
+import { sha256Hex } from "../../../core/digest.ts";
+import { ConflictError } from "../../../core/errors.ts";
+import { isApiKeyActive } from "../../../storage/contract/api-keys.ts";
+import { acceptedSecretHashes } from "../../../storage/contract/service-accounts.ts";
+import { isSessionActive } from "../../../storage/contract/sessions.ts";
+import { drivers } from "../../support/db.ts";
+import { clockAt, makeRealm, makeUser, storesFor, uuid } from "./fixtures.ts";
+
+const MIN = 60_000;
+const DAY = 86_400_000;
+
+for (const driver of drivers) {
+  Deno.test(`${driver.name}: sessions, tokens, machine credentials, clients`, async (t) => {
+    const database = await driver.open();
+    const db = database.db;
+    try {
+      const realm = await makeRealm(db);
+
+      await t.step("sessions: touch extends the idle expiry, capped at the absolute one", async () => {
+        const clock = clockAt();
+        const { sessions } = storesFor(db, clock);
+        const user = await makeUser(db, realm);
+        const s = await sessions.create({
+          realmId: realm,
+          userId: user,
+          mfa: "Password",
+          ipAddress: "192.0.2.1",
+          idleTimeoutMs: 30 * MIN,
+          absoluteTimeoutMs: 60 * MIN,
+        });
+        assert.equal(s.idleExpiresAt.getTime(), clock.now() + 30 * MIN);
+        assert.equal(isSessionActive(s, clock.now()), true);
+        clock.advance(20 * MIN);
+        const touched = await sessions.touch(s.id, 30 * MIN);
+        assert.equal(touched?.lastSeenAt.getTime(), clock.now());
+        assert.equal(touched?.idleExpiresAt.getTime(), clock.now() + 30 * MIN);
+        clock.advance(20 * MIN);
+        const capped = await sessions.touch(s.id, 30 * MIN);
+        assert.equal(capped?.idleExpiresAt.getTime(), s.absoluteExpiresAt.getTime());
+        clock.advance(20 * MIN);
+        assert.equal(await sessions.touch(s.id, 30 * MIN), null, "absolutely expired");
+        assert.equal(await sessions.getActive(s.id), null);
+        assert.notEqual(await sessions.get(s.id), null);
+      });
+
+      await t.step("sessions: an idle-expired session cannot be revived", async () => {
+        const clock = clockAt();
+        const { sessions } = storesFor(db, clock);
+        const user = await makeUser(db, realm);
+        const s = await sessions.create({
+          realmId: realm,
+          userId: user,
+          mfa: "Password",
+          idleTimeoutMs: 10 * MIN,
+          absoluteTimeoutMs: DAY,
+        });
+        clock.advance(10 * MIN);
+        assert.equal(await sessions.touch(s.id, 10 * MIN), null);
+        assert.equal(await sessions.setMfa(s.id, "PhishingResistant"), false);
+      });
+
+      await t.step("sessions: revoke is scoped; revokeAll and listActive", async () => {
+        const clock = clockAt();
+        const { sessions } = storesFor(db, clock);
+        const user = await makeUser(db, realm);
+        const other = await makeUser(db, realm);
+        const make = (userId: string) =>
+          sessions.create({ realmId: realm, userId, mfa: "Password", idleTimeoutMs: DAY, absoluteTimeoutMs: DAY });
+        const a = await make(user);
+        clock.advance(1000);
+        const b = await make(user);
+        clock.advance(1000);
+        const c = await make(user);
+        const foreign = await make(other);
+        assert.deepEqual((await sessions.listActiveForUser(user)).map((s) => s.id), [c.id, b.id, a.id]);
+        assert.equal(await sessions.revoke(foreign.id, { userId: user }), false, "another user's session");
+        assert.equal(await sessions.revoke(uuid(), { userId: user }), false, "unknown");
+        assert.equal(await sessions.revoke("not-a-uuid", { userId: user }), false);
+        assert.equal(await sessions.revoke(a.id, { userId: user }), true);
+        const revokedAt = (await sessions.get(a.id))?.revokedAt?.getTime();
+        clock.advance(1000);
+        assert.equal(await sessions.revoke(a.id), false);
+        assert.equal((await sessions.get(a.id))?.revokedAt?.getTime(), revokedAt);
+        assert.equal(await sessions.setMfa(c.id, "PhishingResistant"), true);
+        assert.equal((await sessions.get(c.id))?.mfa, "PhishingResistant");
+        assert.equal(await sessions.revokeAllForUser(user, { exceptId: c.id }), 1);
+        assert.deepEqual((await sessions.listActiveForUser(user)).map((s) => s.id), [c.id]);
+        assert.equal(await sessions.revokeAllForUser(user), 1);
+        assert.deepEqual(await sessions.listActiveForUser(user), []);
+        assert.equal((await sessions.listActiveForUser(other)).length, 1);
+      });
+
+      const newFamily = async (clock: ReturnType<typeof clockAt>, userId: string) => {
+        const { refreshTokens } = storesFor(db, clock);
+        const hash = sha256Hex(`srt_${uuid()}`);
+        return await refreshTokens.insert({
+          tokenHash: hash,
+          familyId: uuid(),
+          sessionId: uuid(),
+          userId,
+          realmId: realm,
+          audience: "app",
+          expiresAt: new Date(clock.now() + 30 * DAY),
+        });
+      };
+
+      await t.step("refresh tokens: rotation chains the family; replay is reported as reuse", async () => {
+        const clock = clockAt();
+        const { refreshTokens } = storesFor(db, clock);
+        const user = await makeUser(db, realm);
+        const first = await newFamily(clock, user);
+        clock.advance(MIN);
+        const h2 = sha256Hex(`srt_${uuid()}`);
+        const r1 = await refreshTokens.rotate(first.tokenHash, { tokenHash: h2, expiresAt: new Date(clock.now() + DAY) });
+        assert.equal(r1.outcome, "rotated");
+        if (r1.outcome !== "rotated") throw new Error("unreachable");
+        assert.equal(r1.token.familyId, first.familyId);
+        assert.equal(r1.token.parentHash, first.tokenHash);
+        assert.equal(r1.token.audience, "app");
+        assert.equal(r1.previous.usedAt?.getTime(), clock.now());
+
+        const replay = await refreshTokens.rotate(first.tokenHash, {
+          tokenHash: sha256Hex(`srt_${uuid()}`),
+          expiresAt: new Date(clock.now() + DAY),
+        });
+        assert.equal(replay.outcome, "reused");
+        if (replay.outcome !== "reused") throw new Error("unreachable");
+        assert.equal(replay.previous.familyId, first.familyId);
+        // The caller revokes the family: the live successor dies too.
+        assert.equal(await refreshTokens.revokeFamily(replay.previous.familyId), 2);
+        const afterRevoke = await refreshTokens.rotate(h2, {
+          tokenHash: sha256Hex(`srt_${uuid()}`),
+          expiresAt: new Date(clock.now() + DAY),
+        });
+        assert.equal(afterRevoke.outcome, "revoked");
+        assert.equal(
+          (await refreshTokens.rotate(sha256Hex("never-issued"), { tokenHash: "x", expiresAt: new Date() })).outcome,
+          "unknown",
+        );
+      });
+
+      await t.step("refresh tokens: expiry, duplicate hash, revokeAllForUser", async () => {
+        const clock = clockAt();
+        const { refreshTokens } = storesFor(db, clock);
+        const user = await makeUser(db, realm);
+        const token = await newFamily(clock, user);
+        await assert.rejects(
+          refreshTokens.insert({
+            tokenHash: token.tokenHash,
+            familyId: uuid(),
+            sessionId: uuid(),
+            userId: user,
+            realmId: realm,
+            expiresAt: new Date(clock.now() + DAY),
+          }),
+          ConflictError,
+        );
+        const other = await newFamily(clock, user);
+        clock.advance(30 * DAY);
+        const expired = await refreshTokens.rotate(token.tokenHash, { tokenHash: "y", expiresAt: new Date() });
+        assert.equal(expired.outcome, "expired");
+        assert.equal(await refreshTokens.get("y"), null, "no successor stored");
+        assert.equal(await refreshTokens.revokeAllForUser(user), 2);
+        assert.notEqual((await refreshTokens.get(other.tokenHash))?.revokedAt, null);
+        assert.equal(await refreshTokens.revokeAllForUser(user), 0);
+        assert.ok(await refreshTokens.pruneExpired(new Date(clock.now() + 1)) >= 2);
+      });
+
+      await t.step("refresh tokens: concurrent rotations have one winner", async () => {
+        const clock = clockAt();
+        const { refreshTokens } = storesFor(db, clock);
+        const user = await makeUser(db, realm);
+        const token = await newFamily(clock, user);
+        const results = await Promise.all(Array.from({ length: 5 }, (_, i) =>
+          refreshTokens.rotate(token.tokenHash, {
+            tokenHash: sha256Hex(`next-${token.tokenHash}-${i}`),
+            expiresAt: new Date(clock.now() + DAY),
+          })));
+        assert.equal(results.filter((r) => r.outcome === "rotated").length, 1);
+        assert.equal(results.filter((r) => r.outcome === "reused").length, 4);
+      });
+
+      await t.step("service accounts: lookup by (realm, key), atomic secret rotation with overlap", async () => {
+        const clock = clockAt();
+        const { serviceAccounts } = storesFor(db, clock);
+        const sa = await serviceAccounts.create({ realmId: realm, key: `ci-${uuid()}`, displayName: "CI", secretHash: "h1" });
+        assert.deepEqual(await serviceAccounts.getByKey(realm, sa.key), sa);
+        await assert.rejects(
+          serviceAccounts.create({ realmId: realm, key: sa.key, displayName: "dup", secretHash: "x" }),
+          ConflictError,
+        );
+        const rotated = await serviceAccounts.rotateSecret(sa.id, "h2", 10 * MIN);
+        assert.equal(rotated?.secretHash, "h2");
+        assert.equal(rotated?.previousSecretHash, "h1");
+        assert.deepEqual(acceptedSecretHashes(rotated!, clock.now()), ["h2", "h1"]);
+        clock.advance(10 * MIN);
+        assert.deepEqual(acceptedSecretHashes(rotated!, clock.now()), ["h2"]);
+        assert.equal(await serviceAccounts.rotateSecret(uuid(), "h3", MIN), null);
+        assert.equal(await serviceAccounts.setDisabled(sa.id, true), true);
+        assert.equal((await serviceAccounts.get(sa.id))?.disabled, true);
+        assert.ok((await serviceAccounts.list(realm)).some((a) => a.id === sa.id));
+        assert.equal(await serviceAccounts.delete(sa.id), true);
+        assert.equal(await serviceAccounts.get(sa.id), null);
+      });
+
+      await t.step("api keys: by token hash; revocation keeps the first time; unknown is a no-op", async () => {
+        const clock = clockAt();
+        const { apiKeys } = storesFor(db, clock);
+        const user = await makeUser(db, realm);
+        const hash = sha256Hex(`sk_${uuid()}`);
+        const key = await apiKeys.create({
+          realmId: realm,
+          ownerKind: "User",
+          ownerId: user,
+          name: "laptop",
+          tokenHash: hash,
+          expiresAt: new Date(clock.now() + DAY),
+        });
+        assert.deepEqual(await apiKeys.getByTokenHash(hash), key);
+        assert.equal(isApiKeyActive(key, clock.now()), true);
+        assert.equal(isApiKeyActive(key, clock.now() + DAY), false);
+        await apiKeys.recordUse(key.id);
+        assert.equal((await apiKeys.get(key.id))?.lastUsedAt?.getTime(), clock.now());
+        const revoked = await apiKeys.revoke(key.id);
+        const firstRevocation = revoked?.revokedAt?.getTime();
+        assert.equal(firstRevocation, clock.now());
+        clock.advance(MIN);
+        assert.equal((await apiKeys.revoke(key.id))?.revokedAt?.getTime(), firstRevocation);
+        assert.equal(await apiKeys.revoke(uuid()), null);
+        await apiKeys.recordUse(uuid());
+        await assert.rejects(
+          apiKeys.create({ realmId: realm, ownerKind: "User", ownerId: user, name: "dup", tokenHash: hash }),
+          ConflictError,
+        );
+        assert.deepEqual((await apiKeys.listByOwner("User", user)).map((k) => k.id), [key.id]);
+        assert.equal(await apiKeys.delete(key.id), true);
+      });
+
+      await t.step("clients: create, idempotent upsert, update", async () => {
+        const { clients } = storesFor(db, clockAt());
+        const clientId = `app-${uuid()}`;
+        const created = await clients.upsert(realm, clientId, {
+          clientType: "confidential",
+          redirectUris: ["https://app.example/cb"],
+          allowedScopes: ["openid"],
+          secretHash: "$argon2id$s",
+          secretAlgorithm: "argon2id",
+          secretResetRequired: true,
+        });
+        assert.equal(created.created, true);
+        assert.deepEqual(created.client.redirectUris, ["https://app.example/cb"]);
+        const again = await clients.upsert(realm, clientId, { clientType: "confidential", suspended: true });
+        assert.equal(again.created, false);
+        assert.equal(again.client.id, created.client.id);
+        assert.equal(again.client.suspended, true);
+        assert.deepEqual(again.client.redirectUris, ["https://app.example/cb"], "omitted fields are kept");
+        assert.equal(again.client.secretHash, "$argon2id$s");
+        await assert.rejects(clients.create(realm, clientId, { clientType: "public" }), ConflictError);
+        const updated = await clients.update(created.client.id, { allowedScopes: ["openid", "email"], secretHash: null });
+        assert.deepEqual(updated?.allowedScopes, ["openid", "email"]);
+        assert.equal(updated?.secretHash, null);
+        assert.deepEqual(await clients.getByClientId(realm, clientId), updated);
+        assert.equal(await clients.update(uuid(), { suspended: true }), null);
+        assert.ok((await clients.list(realm)).some((c) => c.clientId === clientId));
+        assert.equal(await clients.delete(created.client.id), true);
+      });
+    } finally {
+      await database.close();
+    }
+  });
+}
