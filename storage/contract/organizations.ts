@@ -110,7 +110,11 @@ export interface OrganizationStore {
    * When several organizations verified the same domain, the earliest row (creation
    * time, then id) wins. Only verified `EmailDomain` rows route logins.
    */
-  findVerifiedDomain(kind: string, value: string, options?: { realmId?: string }): Promise<VerifiedDomainMatch | null>;
+  findVerifiedDomain(
+    kind: string,
+    value: string,
+    options?: { realmId?: string },
+  ): Promise<VerifiedDomainMatch | null>;
 
   /**
    * Adds a user to an organization. NotFoundError: unknown organization or user.

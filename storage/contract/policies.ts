@@ -39,7 +39,10 @@ export interface PolicyStore {
    * principal kind or id, organization of another realm, bad grant. ConflictError
    * reason: `grant_exists`.
    */
-  create(input: CreatePolicyInput, grants?: readonly GrantInput[]): Promise<{ policy: Policy; grants: Grant[] }>;
+  create(
+    input: CreatePolicyInput,
+    grants?: readonly GrantInput[],
+  ): Promise<{ policy: Policy; grants: Grant[] }>;
   /** The policy with this id, or null. */
   get(id: string): Promise<Policy | null>;
   /** The policies of a realm, by creation time then id. */

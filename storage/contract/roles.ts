@@ -101,7 +101,10 @@ export interface RoleStore {
    * identity, or ValidationError), no role and no grant is left. Inside a caller's
    * transaction it runs in that transaction.
    */
-  createWithGrants(input: CreateRoleInput, grants: readonly GrantInput[]): Promise<{ role: Role; grants: Grant[] }>;
+  createWithGrants(
+    input: CreateRoleInput,
+    grants: readonly GrantInput[],
+  ): Promise<{ role: Role; grants: Grant[] }>;
   /** The role with this id, or null. */
   get(id: string): Promise<Role | null>;
   /** The role with this key at realm level (orgId absent or null) or in one organization, or null. */
@@ -127,7 +130,12 @@ export interface RoleStore {
    * null. Conditions compare as JSON values (key order does not matter); a null or
    * absent condition matches only a grant without one.
    */
-  findGrantByLogicalIdentity(roleId: string, pattern: string, effect: GrantEffect, condition: unknown): Promise<Grant | null>;
+  findGrantByLogicalIdentity(
+    roleId: string,
+    pattern: string,
+    effect: GrantEffect,
+    condition: unknown,
+  ): Promise<Grant | null>;
 
   /**
    * Assigns a role. NotFoundError: unknown role or organization. ValidationError:

@@ -26,7 +26,8 @@ export function createSqlAppCatalogStore(
   deps: { clock: Clock; random: RandomSource },
 ): AppCatalogStore {
   const get = async (appKey: string): Promise<AppCatalogEntry | null> => {
-    const row = await db.selectFrom("app_catalog").selectAll().where("app_key", "=", appKey).executeTakeFirst();
+    const row = await db.selectFrom("app_catalog").selectAll().where("app_key", "=", appKey)
+      .executeTakeFirst();
     return row === undefined ? null : entryFromRow(row);
   };
   return {

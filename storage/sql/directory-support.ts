@@ -207,7 +207,11 @@ export async function insertGrants(
 /** Every grant of one owner, in creation order (created_at, then id). */
 export async function listGrantsOf(db: Executor, owner: GrantOwner): Promise<Grant[]> {
   const rows = await db.selectFrom("grants").selectAll()
-    .where("roleId" in owner ? "role_id" : "policy_id", "=", "roleId" in owner ? owner.roleId : owner.policyId)
+    .where(
+      "roleId" in owner ? "role_id" : "policy_id",
+      "=",
+      "roleId" in owner ? owner.roleId : owner.policyId,
+    )
     .orderBy("created_at").orderBy("id")
     .execute();
   return rows.map(grantFromRow);
@@ -222,7 +226,11 @@ export async function findGrantOf(
   condition: unknown,
 ): Promise<Grant | null> {
   const row = await db.selectFrom("grants").selectAll()
-    .where("roleId" in owner ? "role_id" : "policy_id", "=", "roleId" in owner ? owner.roleId : owner.policyId)
+    .where(
+      "roleId" in owner ? "role_id" : "policy_id",
+      "=",
+      "roleId" in owner ? owner.roleId : owner.policyId,
+    )
     .where("pattern", "=", pattern)
     .where("effect", "=", effect as GrantEffect)
     .where((eb) =>
@@ -239,7 +247,11 @@ export async function deleteGrantOf(db: Executor, owner: GrantOwner, grantId: st
   if (!isUuid(grantId)) return false;
   const result = await db.deleteFrom("grants")
     .where("id", "=", grantId)
-    .where("roleId" in owner ? "role_id" : "policy_id", "=", "roleId" in owner ? owner.roleId : owner.policyId)
+    .where(
+      "roleId" in owner ? "role_id" : "policy_id",
+      "=",
+      "roleId" in owner ? owner.roleId : owner.policyId,
+    )
     .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
@@ -266,7 +278,8 @@ export function grantFromRow(row: Selectable<Database["grants"]>): Grant {
  */
 export async function requireOrgInRealm(db: Executor, orgId: string, realmId: string): Promise<void> {
   requireUuid(orgId, "Organization");
-  const org = await db.selectFrom("organizations").select("realm_id").where("id", "=", orgId).executeTakeFirst();
+  const org = await db.selectFrom("organizations").select("realm_id").where("id", "=", orgId)
+    .executeTakeFirst();
   if (org === undefined) throw new NotFoundError("Organization not found.");
   if (org.realm_id !== realmId) {
     throw new ValidationError("The organization belongs to another realm.", { field: "orgId" });

@@ -8,7 +8,14 @@ import { NotFoundError, ValidationError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
 import type { Group, GroupMember, GroupStore } from "../contract/groups.ts";
 import type { Database, Executor } from "../database.ts";
-import { type ConstraintMap, guarded, isUuid, now, requireOrgInRealm, requireUuid } from "./directory-support.ts";
+import {
+  type ConstraintMap,
+  guarded,
+  isUuid,
+  now,
+  requireOrgInRealm,
+  requireUuid,
+} from "./directory-support.ts";
 
 const GROUP_CONSTRAINTS: ConstraintMap = {
   unique: { groups_key: "group_key_taken" },
@@ -68,16 +75,25 @@ export function createSqlGroupStore(db: Executor, deps: { clock: Clock; random: 
     async addMember(groupId, userId) {
       requireUuid(groupId, "Group");
       requireUuid(userId, "User");
-      const group = await db.selectFrom("groups").select("realm_id").where("id", "=", groupId).executeTakeFirst();
+      const group = await db.selectFrom("groups").select("realm_id").where("id", "=", groupId)
+        .executeTakeFirst();
       if (group === undefined) throw new NotFoundError("Group not found.");
-      const user = await db.selectFrom("users").select("realm_id").where("id", "=", userId).executeTakeFirst();
+      const user = await db.selectFrom("users").select("realm_id").where("id", "=", userId)
+        .executeTakeFirst();
       if (user === undefined) throw new NotFoundError("User not found.");
       if (group.realm_id !== user.realm_id) {
         throw new ValidationError("The user and the group belong to different realms.", { field: "userId" });
       }
-      const row = await guarded(MEMBER_CONSTRAINTS, () =>
-        db.insertInto("group_members").values({ group_id: groupId, user_id: userId, created_at: now(deps.clock) })
-          .returningAll().executeTakeFirstOrThrow());
+      const row = await guarded(
+        MEMBER_CONSTRAINTS,
+        () =>
+          db.insertInto("group_members").values({
+            group_id: groupId,
+            user_id: userId,
+            created_at: now(deps.clock),
+          })
+            .returningAll().executeTakeFirstOrThrow(),
+      );
       return memberFromRow(row);
     },
     async removeMember(groupId, userId) {

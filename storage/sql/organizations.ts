@@ -82,7 +82,8 @@ export function createSqlOrganizationStore(
       }
       const row = Object.keys(set).length === 0
         ? await db.selectFrom("organizations").selectAll().where("id", "=", id).executeTakeFirst()
-        : await db.updateTable("organizations").set(set).where("id", "=", id).returningAll().executeTakeFirst();
+        : await db.updateTable("organizations").set(set).where("id", "=", id).returningAll()
+          .executeTakeFirst();
       if (row === undefined) throw new NotFoundError("Organization not found.");
       return orgFromRow(row);
     },
@@ -113,13 +114,16 @@ export function createSqlOrganizationStore(
     },
     async removeDomain(domainId) {
       if (!isUuid(domainId)) return false;
-      const result = await db.deleteFrom("organization_domains").where("id", "=", domainId).executeTakeFirst();
+      const result = await db.deleteFrom("organization_domains").where("id", "=", domainId)
+        .executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     },
     async listDomains(orgId) {
       if (!isUuid(orgId)) return [];
       const rows = await db.selectFrom("organization_domains").selectAll()
-        .where("org_id", "=", orgId).orderBy(sql`kind collate "C"`).orderBy(sql`value collate "C"`).orderBy("id").execute();
+        .where("org_id", "=", orgId).orderBy(sql`kind collate "C"`).orderBy(sql`value collate "C"`).orderBy(
+          "id",
+        ).execute();
       return rows.map(domainFromRow);
     },
     async findVerifiedDomain(kind, value, options) {
@@ -142,16 +146,27 @@ export function createSqlOrganizationStore(
     async addMember(orgId, userId) {
       requireUuid(orgId, "Organization");
       requireUuid(userId, "User");
-      const org = await db.selectFrom("organizations").select("realm_id").where("id", "=", orgId).executeTakeFirst();
-      const user = await db.selectFrom("users").select("realm_id").where("id", "=", userId).executeTakeFirst();
+      const org = await db.selectFrom("organizations").select("realm_id").where("id", "=", orgId)
+        .executeTakeFirst();
+      const user = await db.selectFrom("users").select("realm_id").where("id", "=", userId)
+        .executeTakeFirst();
       if (org === undefined) throw new NotFoundError("Organization not found.");
       if (user === undefined) throw new NotFoundError("User not found.");
       if (org.realm_id !== user.realm_id) {
-        throw new ValidationError("The user and the organization belong to different realms.", { field: "userId" });
+        throw new ValidationError("The user and the organization belong to different realms.", {
+          field: "userId",
+        });
       }
-      const row = await guarded(MEMBERSHIP_CONSTRAINTS, () =>
-        db.insertInto("org_memberships").values({ org_id: orgId, user_id: userId, created_at: now(deps.clock) })
-          .returningAll().executeTakeFirstOrThrow());
+      const row = await guarded(
+        MEMBERSHIP_CONSTRAINTS,
+        () =>
+          db.insertInto("org_memberships").values({
+            org_id: orgId,
+            user_id: userId,
+            created_at: now(deps.clock),
+          })
+            .returningAll().executeTakeFirstOrThrow(),
+      );
       return membershipFromRow(row);
     },
     async removeMember(orgId, userId) {

@@ -88,7 +88,12 @@ export function createSqlPermissionCatalogStore(
             .where("permission_id", "in", retired).execute();
         }
       }
-      return { added: added.sort(), restored: restored.sort(), retired: retired.sort(), unchanged: unchanged.sort() };
+      return {
+        added: added.sort(),
+        restored: restored.sort(),
+        retired: retired.sort(),
+        unchanged: unchanged.sort(),
+      };
     });
   }
 
@@ -116,7 +121,9 @@ export function createSqlPermissionCatalogStore(
       return rows.map(entryFromRow);
     },
     async listAll() {
-      const rows = await db.selectFrom("permission_catalog").selectAll().orderBy(sql`permission_id collate "C"`).execute();
+      const rows = await db.selectFrom("permission_catalog").selectAll().orderBy(
+        sql`permission_id collate "C"`,
+      ).execute();
       return rows.map(entryFromRow);
     },
   };

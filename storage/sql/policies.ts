@@ -28,7 +28,10 @@ const POLICY_CONSTRAINTS: ConstraintMap = {
 const PRINCIPAL_KINDS: ReadonlySet<string> = new Set<PolicyPrincipalKind>(["User", "Group"]);
 
 /** A {@link PolicyStore} over the svc schema. */
-export function createSqlPolicyStore(db: Executor, deps: { clock: Clock; random: RandomSource }): PolicyStore {
+export function createSqlPolicyStore(
+  db: Executor,
+  deps: { clock: Clock; random: RandomSource },
+): PolicyStore {
   const newId = () => randomUuid(deps.random);
   return {
     async create(input, grants = []) {

@@ -41,7 +41,11 @@ const PRINCIPAL_KINDS: ReadonlySet<string> = new Set<RolePrincipalKind>(["User",
 export function createSqlRoleStore(db: Executor, deps: { clock: Clock; random: RandomSource }): RoleStore {
   const newId = () => randomUuid(deps.random);
 
-  async function insertRole(trx: Executor, input: Parameters<RoleStore["create"]>[0], at: Date): Promise<Role> {
+  async function insertRole(
+    trx: Executor,
+    input: Parameters<RoleStore["create"]>[0],
+    at: Date,
+  ): Promise<Role> {
     requireUuid(input.realmId, "Realm");
     const orgId = input.orgId ?? null;
     if (orgId !== null) await requireOrgInRealm(trx, orgId, input.realmId);
@@ -132,7 +136,9 @@ export function createSqlRoleStore(db: Executor, deps: { clock: Clock; random: R
     async assign(input) {
       requireUuid(input.roleId, "Role");
       if (!PRINCIPAL_KINDS.has(input.principalKind)) {
-        throw new ValidationError("principalKind is User, Group or ServiceAccount.", { field: "principalKind" });
+        throw new ValidationError("principalKind is User, Group or ServiceAccount.", {
+          field: "principalKind",
+        });
       }
       if (!isUuid(input.principalId)) {
         throw new ValidationError("principalId must be a UUID.", { field: "principalId" });
@@ -165,7 +171,8 @@ export function createSqlRoleStore(db: Executor, deps: { clock: Clock; random: R
     },
     async unassign(assignmentId) {
       if (!isUuid(assignmentId)) return false;
-      const result = await db.deleteFrom("role_assignments").where("id", "=", assignmentId).executeTakeFirst();
+      const result = await db.deleteFrom("role_assignments").where("id", "=", assignmentId)
+        .executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     },
     async getAssignment(assignmentId) {

@@ -56,16 +56,25 @@ export function createSqlTeamStore(db: Executor, deps: { clock: Clock; random: R
     async addMember(teamId, userId) {
       requireUuid(teamId, "Team");
       requireUuid(userId, "User");
-      const team = await db.selectFrom("teams").select("realm_id").where("id", "=", teamId).executeTakeFirst();
-      const user = await db.selectFrom("users").select("realm_id").where("id", "=", userId).executeTakeFirst();
+      const team = await db.selectFrom("teams").select("realm_id").where("id", "=", teamId)
+        .executeTakeFirst();
+      const user = await db.selectFrom("users").select("realm_id").where("id", "=", userId)
+        .executeTakeFirst();
       if (team === undefined) throw new NotFoundError("Team not found.");
       if (user === undefined) throw new NotFoundError("User not found.");
       if (team.realm_id !== user.realm_id) {
         throw new ValidationError("The user and the team belong to different realms.", { field: "userId" });
       }
-      const row = await guarded(MEMBER_CONSTRAINTS, () =>
-        db.insertInto("team_members").values({ team_id: teamId, user_id: userId, created_at: now(deps.clock) })
-          .returningAll().executeTakeFirstOrThrow());
+      const row = await guarded(
+        MEMBER_CONSTRAINTS,
+        () =>
+          db.insertInto("team_members").values({
+            team_id: teamId,
+            user_id: userId,
+            created_at: now(deps.clock),
+          })
+            .returningAll().executeTakeFirstOrThrow(),
+      );
       return memberFromRow(row);
     },
     async removeMember(teamId, userId) {

@@ -10,7 +10,16 @@ import { NotFoundError, ValidationError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
 import { normalizeEmail, type User, type UserStore } from "../contract/users.ts";
 import type { Database, Executor } from "../database.ts";
-import { asObject, type ConstraintMap, guarded, isUuid, jsonb, now, pageOf, requireUuid } from "./directory-support.ts";
+import {
+  asObject,
+  type ConstraintMap,
+  guarded,
+  isUuid,
+  jsonb,
+  now,
+  pageOf,
+  requireUuid,
+} from "./directory-support.ts";
 
 const CONSTRAINTS: ConstraintMap = {
   unique: { users_realm_id_email_key: "user_email_taken" },
@@ -72,8 +81,10 @@ export function createSqlUserStore(db: Executor, deps: { clock: Clock; random: R
       if (changes.emailVerified !== undefined) set.email_verified = changes.emailVerified;
       if (changes.status !== undefined) set.status = changes.status;
       if (changes.attributes !== undefined) set.attributes = jsonb(checkedAttributes(changes.attributes));
-      const row = await guarded(CONSTRAINTS, () =>
-        db.updateTable("users").set(set).where("id", "=", id).returningAll().executeTakeFirst());
+      const row = await guarded(
+        CONSTRAINTS,
+        () => db.updateTable("users").set(set).where("id", "=", id).returningAll().executeTakeFirst(),
+      );
       if (row === undefined) throw new NotFoundError("User not found.");
       return userFromRow(row);
     },

@@ -167,3 +167,45 @@ for (const runtime of Object.keys(RUNTIMES)) {
     assert.equal(new TextDecoder().decode(out.stdout), "");
   });
 }
+
+Deno.test("boot (deno): a dotted permission id in declarative configuration stops boot naming it", async () => {
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/svc.json`;
+  await Deno.writeTextFile(file, JSON.stringify({ authz: { permissions: [{ id: "docs.v2:org:read" }] } }));
+  const [cmd, ...args] = RUNTIMES.deno;
+  const out = await new Deno.Command(cmd, {
+    args: [...args, "start"],
+    cwd: ROOT,
+    env: childEnv({ SVC_CONFIG_FILE: file, SVC_DATA_DIR: `${dir}/data`, SVC_PORT: "0" }),
+    clearEnv: true,
+    stdin: "null",
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 1);
+  assert.match(stderr, /^definitions: authz\.permissions\[0\]\.id "docs\.v2:org:read": .*dot/i);
+  assert.equal(stderr.trim().split("\n").length, 1);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("boot (deno): a declared grant naming an unpublished permission id stops boot naming it", async () => {
+  const dir = await Deno.makeTempDir();
+  const file = `${dir}/svc.json`;
+  await Deno.writeTextFile(
+    file,
+    JSON.stringify({
+      authz: { roles: [{ key: "reader", displayName: "Reader", grants: [{ pattern: "docs:org:read" }] }] },
+    }),
+  );
+  const [cmd, ...args] = RUNTIMES.deno;
+  const out = await new Deno.Command(cmd, {
+    args: [...args, "start"],
+    cwd: ROOT,
+    env: childEnv({ SVC_CONFIG_FILE: file, SVC_DATA_DIR: `${dir}/data`, SVC_PORT: "0" }),
+    clearEnv: true,
+    stdin: "null",
+  }).output();
+  const stderr = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 1);
+  assert.match(stderr, /"docs:org:read" names a permission id that is not published/);
+  await Deno.remove(dir, { recursive: true });
+});

@@ -26,7 +26,12 @@ conformance({
       const [read, write, del] = [`${p}:org:read`, `${p}:org:write`, `${p}:org:delete`];
       const catalog = stores.permissionCatalog;
       const first = await catalog.sync([{ permissionId: read, description: "Read" }, write]);
-      assert.deepEqual(only(p, first), { added: [read, write].sort(), restored: [], retired: [], unchanged: [] });
+      assert.deepEqual(only(p, first), {
+        added: [read, write].sort(),
+        restored: [],
+        retired: [],
+        unchanged: [],
+      });
       const syncedAt = clock.now();
       assert.deepEqual(await catalog.get(read), {
         permissionId: read,
@@ -54,7 +59,12 @@ conformance({
 
       clock.advance(1000);
       const third = await catalog.sync([read, del, { permissionId: write, description: "Write" }]);
-      assert.deepEqual(only(p, third), { added: [], restored: [write], retired: [], unchanged: [del, read].sort() });
+      assert.deepEqual(only(p, third), {
+        added: [],
+        restored: [write],
+        retired: [],
+        unchanged: [del, read].sort(),
+      });
       assert.deepEqual(await catalog.get(write), {
         permissionId: write,
         description: "Write",
@@ -67,7 +77,10 @@ conformance({
       const [a, b, c] = [`${p}:global:a`, `${p}:global:b`, `${p}:global:c`];
       const catalog = stores.permissionCatalog;
       await catalog.upsert([a, b]);
-      const upserted = await catalog.upsert([c, { permissionId: a, description: "A" }, { permissionId: a, description: "A2" }]);
+      const upserted = await catalog.upsert([c, { permissionId: a, description: "A" }, {
+        permissionId: a,
+        description: "A2",
+      }]);
       assert.deepEqual(upserted, { added: [c], restored: [], retired: [], unchanged: [a] });
       assert.equal((await catalog.get(a))?.description, "A2", "the last description of a duplicate wins");
       assert.equal((await catalog.get(b))?.retiredAt, null);

@@ -11,7 +11,11 @@ conformance({
   realms: {
     "no default realm in an empty database, then exactly one": async ({ stores, unique }) => {
       assert.equal(await stores.realms.getDefault(), null);
-      const realm = await stores.realms.create({ name: unique("default"), displayName: "Default", isDefault: true });
+      const realm = await stores.realms.create({
+        name: unique("default"),
+        displayName: "Default",
+        isDefault: true,
+      });
       assert.equal(realm.isDefault, true);
       assert.deepEqual(await stores.realms.getDefault(), realm);
       await rejectsWith(
@@ -66,13 +70,22 @@ conformance({
         status: "Suspended",
         defaultIdentityProviderId: "okta-main",
       });
-      assert.deepEqual(updated, { ...org, displayName: "Renamed", status: "Suspended", defaultIdentityProviderId: "okta-main" });
+      assert.deepEqual(updated, {
+        ...org,
+        displayName: "Renamed",
+        status: "Suspended",
+        defaultIdentityProviderId: "okta-main",
+      });
       const cleared = await stores.organizations.update(org.id, { defaultIdentityProviderId: null });
       assert.equal(cleared.defaultIdentityProviderId, null);
       assert.equal(cleared.status, "Suspended");
       assert.deepEqual(await stores.organizations.update(org.id, {}), cleared);
       clock.advance(1);
-      const second = await stores.organizations.create({ realmId: r.id, name: unique("org"), displayName: "Two" });
+      const second = await stores.organizations.create({
+        realmId: r.id,
+        name: unique("org"),
+        displayName: "Two",
+      });
       assert.deepEqual((await stores.organizations.listByRealm(r.id)).map((o) => o.id), [org.id, second.id]);
     },
     "names are unique per realm only": async ({ stores, realm, unique }) => {
@@ -91,7 +104,10 @@ conformance({
         stores.organizations.create({ realmId: uuid(), name: unique(), displayName: "x" }),
         "not_found",
       );
-      await rejectsWith(stores.organizations.create({ realmId: "nope", name: unique(), displayName: "x" }), "not_found");
+      await rejectsWith(
+        stores.organizations.create({ realmId: "nope", name: unique(), displayName: "x" }),
+        "not_found",
+      );
       assert.equal(await stores.organizations.get(uuid()), null);
       await rejectsWith(stores.organizations.update(uuid(), { displayName: "x" }), "not_found");
       assert.deepEqual(await stores.organizations.listByRealm(uuid()), []);
@@ -102,7 +118,11 @@ conformance({
     "only verified rows are found, by normalized value": async ({ stores, org, unique }) => {
       const o = await org();
       const domain = `${unique("d")}.example.com`;
-      const row = await stores.organizations.addDomain({ orgId: o.id, kind: EMAIL_DOMAIN, value: `  ${domain.toUpperCase()} ` });
+      const row = await stores.organizations.addDomain({
+        orgId: o.id,
+        kind: EMAIL_DOMAIN,
+        value: `  ${domain.toUpperCase()} `,
+      });
       assert.equal(row.value, domain);
       assert.equal(row.verified, false);
       assert.equal(await stores.organizations.findVerifiedDomain(EMAIL_DOMAIN, domain), null);
@@ -110,9 +130,14 @@ conformance({
       assert.equal(verified.verified, true);
       const found = await stores.organizations.findVerifiedDomain(EMAIL_DOMAIN, ` ${domain.toUpperCase()}`);
       assert.deepEqual(found, { ...verified, realmId: o.realmId });
-      assert.deepEqual(await stores.organizations.findVerifiedDomain(EMAIL_DOMAIN, domain, { realmId: o.realmId }), found);
+      assert.deepEqual(
+        await stores.organizations.findVerifiedDomain(EMAIL_DOMAIN, domain, { realmId: o.realmId }),
+        found,
+      );
       assert.equal(
-        await stores.organizations.findVerifiedDomain(EMAIL_DOMAIN, domain, { realmId: (await stores.realms.create({ name: unique(), displayName: "r" })).id }),
+        await stores.organizations.findVerifiedDomain(EMAIL_DOMAIN, domain, {
+          realmId: (await stores.realms.create({ name: unique(), displayName: "r" })).id,
+        }),
         null,
       );
       assert.equal(await stores.organizations.findVerifiedDomain("SamlDomain", domain), null);
@@ -124,7 +149,12 @@ conformance({
       const unverifiedOrg = await org();
       const verifiedOrg = await org();
       await stores.organizations.addDomain({ orgId: unverifiedOrg.id, kind: EMAIL_DOMAIN, value: domain });
-      const row = await stores.organizations.addDomain({ orgId: verifiedOrg.id, kind: EMAIL_DOMAIN, value: domain, verified: true });
+      const row = await stores.organizations.addDomain({
+        orgId: verifiedOrg.id,
+        kind: EMAIL_DOMAIN,
+        value: domain,
+        verified: true,
+      });
       assert.equal((await stores.organizations.findVerifiedDomain(EMAIL_DOMAIN, domain))?.id, row.id);
     },
     "duplicates conflict; listing and removal": async ({ stores, org, unique, uuid }) => {
@@ -141,9 +171,15 @@ conformance({
       assert.equal(await stores.organizations.removeDomain(a.id), true);
       assert.equal(await stores.organizations.removeDomain(a.id), false);
       assert.deepEqual((await stores.organizations.listDomains(o.id)).map((d) => d.id), [b.id]);
-      await rejectsWith(stores.organizations.addDomain({ orgId: uuid(), kind: EMAIL_DOMAIN, value }), "not_found");
+      await rejectsWith(
+        stores.organizations.addDomain({ orgId: uuid(), kind: EMAIL_DOMAIN, value }),
+        "not_found",
+      );
       await rejectsWith(stores.organizations.setDomainVerified(uuid(), true), "not_found");
-      await rejectsWith(stores.organizations.addDomain({ orgId: o.id, kind: EMAIL_DOMAIN, value: "  " }), "invalid_request");
+      await rejectsWith(
+        stores.organizations.addDomain({ orgId: o.id, kind: EMAIL_DOMAIN, value: "  " }),
+        "invalid_request",
+      );
     },
   },
 
@@ -156,7 +192,10 @@ conformance({
       assert.deepEqual(m, { orgId: o1.id, userId: u.id, createdAt: m.createdAt });
       await stores.organizations.addMember(o2.id, u.id);
       assert.equal(await stores.organizations.isMember(o1.id, u.id), true);
-      assert.deepEqual((await stores.organizations.listOrgsOfUser(u.id)).map((o) => o.id), [o1.id, o2.id].sort());
+      assert.deepEqual(
+        (await stores.organizations.listOrgsOfUser(u.id)).map((o) => o.id),
+        [o1.id, o2.id].sort(),
+      );
       await rejectsWith(stores.organizations.addMember(o1.id, u.id), "conflict", "org_membership_exists");
       assert.equal(await stores.organizations.removeMember(o1.id, u.id), true);
       assert.equal(await stores.organizations.removeMember(o1.id, u.id), false);
@@ -184,7 +223,9 @@ conformance({
       assert.deepEqual(await stores.organizations.listOrgsOfUser(uuid()), []);
       assert.deepEqual(await stores.organizations.listMembers(uuid(), {}), []);
     },
-    "listMembers is in creation time then user id order, paged": async ({ stores, realm, org, user, clock }) => {
+    "listMembers is in creation time then user id order, paged": async (
+      { stores, realm, org, user, clock },
+    ) => {
       const r = await realm();
       const o = await org(r.id);
       const members = [];
@@ -197,15 +238,23 @@ conformance({
         a.createdAt.getTime() - b.createdAt.getTime() || (a.userId < b.userId ? -1 : 1)
       );
       assert.deepEqual(await stores.organizations.listMembers(o.id), expected);
-      assert.deepEqual(await stores.organizations.listMembers(o.id, { offset: 2, limit: 3 }), expected.slice(2, 5));
-      assert.deepEqual(await stores.organizations.listMembers(o.id, { offset: 6, limit: 3 }), expected.slice(6));
+      assert.deepEqual(
+        await stores.organizations.listMembers(o.id, { offset: 2, limit: 3 }),
+        expected.slice(2, 5),
+      );
+      assert.deepEqual(
+        await stores.organizations.listMembers(o.id, { offset: 6, limit: 3 }),
+        expected.slice(6),
+      );
       assert.deepEqual(await stores.organizations.listMembers(o.id, { offset: 10 }), []);
       assert.deepEqual(await stores.organizations.listMembers(o.id, { limit: 0 }), []);
       assert.equal(await stores.organizations.countMembers(o.id), 7);
       await rejectsWith(stores.organizations.listMembers(o.id, { offset: -1 }), "invalid_request");
       await rejectsWith(stores.organizations.listMembers(o.id, { limit: 1.5 }), "invalid_request");
     },
-    "property: pages concatenated equal the full stable order": async ({ stores, realm, org, user, clock }) => {
+    "property: pages concatenated equal the full stable order": async (
+      { stores, realm, org, user, clock },
+    ) => {
       const r = await realm();
       await fc.assert(
         fc.asyncProperty(

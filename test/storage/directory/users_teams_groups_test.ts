@@ -40,7 +40,11 @@ conformance({
       await rejectsWith(stores.users.create({ realmId: r.id, email: "   " }), "invalid_request");
       await rejectsWith(stores.users.create({ realmId: uuid(), email: "x@example.com" }), "not_found");
       await rejectsWith(
-        stores.users.create({ realmId: r.id, email: "y@example.com", attributes: [] as unknown as Record<string, unknown> }),
+        stores.users.create({
+          realmId: r.id,
+          email: "y@example.com",
+          attributes: [] as unknown as Record<string, unknown>,
+        }),
         "invalid_request",
       );
       assert.equal(await stores.users.get(uuid()), null);
@@ -77,14 +81,22 @@ conformance({
     },
     "mergeAttributes overwrites given keys only": async ({ stores, realm }) => {
       const r = await realm();
-      const u = await stores.users.create({ realmId: r.id, email: "merge@example.com", attributes: { a: 1, b: 2 } });
+      const u = await stores.users.create({
+        realmId: r.id,
+        email: "merge@example.com",
+        attributes: { a: 1, b: 2 },
+      });
       const merged = await stores.users.mergeAttributes(u.id, { b: 3, c: "x" });
       assert.deepEqual(merged.attributes, { a: 1, b: 3, c: "x" });
     },
     "changing the email keeps the natural key unique": async ({ stores, realm, user }) => {
       const r = await realm();
       const [a, b] = [await user(r.id), await user(r.id)];
-      await rejectsWith(stores.users.update(a.id, { email: ` ${b.email.toUpperCase()}` }), "conflict", "user_email_taken");
+      await rejectsWith(
+        stores.users.update(a.id, { email: ` ${b.email.toUpperCase()}` }),
+        "conflict",
+        "user_email_taken",
+      );
       const moved = await stores.users.update(a.id, { email: " New.Address@Example.com " });
       assert.equal(moved.email, "new.address@example.com");
       assert.equal((await stores.users.findByEmail(r.id, "NEW.address@example.com"))?.id, a.id);
@@ -96,7 +108,9 @@ conformance({
         if (i % 2 === 0) clock.advance(1);
         made.push(await user(r.id));
       }
-      const expected = made.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
+      const expected = made.sort((a, b) =>
+        a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1)
+      );
       assert.deepEqual(await stores.users.listByRealm(r.id), expected);
       assert.deepEqual(await stores.users.listByRealm(r.id, { offset: 1, limit: 2 }), expected.slice(1, 3));
       assert.deepEqual(await stores.users.listByRealm((await realm()).id), []);
@@ -108,7 +122,13 @@ conformance({
       const o = await org();
       const name = unique("team");
       const team = await stores.teams.create({ orgId: o.id, name });
-      assert.deepEqual(team, { id: team.id, realmId: o.realmId, orgId: o.id, name, createdAt: new Date(clock.now()) });
+      assert.deepEqual(team, {
+        id: team.id,
+        realmId: o.realmId,
+        orgId: o.id,
+        name,
+        createdAt: new Date(clock.now()),
+      });
       assert.deepEqual(await stores.teams.get(team.id), team);
       await rejectsWith(stores.teams.create({ orgId: o.id, name }), "conflict", "team_name_taken");
       const elsewhere = await stores.teams.create({ orgId: (await org(o.realmId)).id, name });
@@ -117,7 +137,9 @@ conformance({
       const second = await stores.teams.create({ orgId: o.id, name: unique("team") });
       assert.deepEqual((await stores.teams.listByOrg(o.id)).map((t) => t.id), [team.id, second.id]);
     },
-    "members and the teams of a user in one organization": async ({ stores, realm, org, user, uuid, clock }) => {
+    "members and the teams of a user in one organization": async (
+      { stores, realm, org, user, uuid, clock },
+    ) => {
       const r = await realm();
       const [o1, o2] = [await org(r.id), await org(r.id)];
       const u = await user(r.id);
@@ -160,10 +182,19 @@ conformance({
       const r = await realm();
       const o = await org(r.id);
       const realmLevel = await stores.groups.create({ realmId: r.id, key: "admins", displayName: "Admins" });
-      const orgLevel = await stores.groups.create({ realmId: r.id, orgId: o.id, key: "admins", displayName: "Org admins" });
+      const orgLevel = await stores.groups.create({
+        realmId: r.id,
+        orgId: o.id,
+        key: "admins",
+        displayName: "Org admins",
+      });
       assert.equal(realmLevel.orgId, null);
       assert.equal(orgLevel.orgId, o.id);
-      await rejectsWith(stores.groups.create({ realmId: r.id, key: "admins", displayName: "x" }), "conflict", "group_key_taken");
+      await rejectsWith(
+        stores.groups.create({ realmId: r.id, key: "admins", displayName: "x" }),
+        "conflict",
+        "group_key_taken",
+      );
       await rejectsWith(
         stores.groups.create({ realmId: r.id, orgId: o.id, key: "admins", displayName: "x" }),
         "conflict",
@@ -173,18 +204,26 @@ conformance({
       assert.deepEqual(await stores.groups.getByKey(r.id, "admins", null), realmLevel);
       assert.deepEqual(await stores.groups.getByKey(r.id, "admins", o.id), orgLevel);
       assert.deepEqual(await stores.groups.get(orgLevel.id), orgLevel);
-      assert.deepEqual((await stores.groups.list(r.id)).map((g) => g.id).sort(), [realmLevel.id, orgLevel.id].sort());
+      assert.deepEqual(
+        (await stores.groups.list(r.id)).map((g) => g.id).sort(),
+        [realmLevel.id, orgLevel.id].sort(),
+      );
       assert.deepEqual((await stores.groups.list(r.id, { orgId: null })).map((g) => g.id), [realmLevel.id]);
       assert.deepEqual((await stores.groups.list(r.id, { orgId: o.id })).map((g) => g.id), [orgLevel.id]);
     },
-    "an organization of another realm is refused; unknown parents are not found": async ({ stores, realm, org, uuid }) => {
+    "an organization of another realm is refused; unknown parents are not found": async (
+      { stores, realm, org, uuid },
+    ) => {
       const r = await realm();
       const foreign = await org();
       await rejectsWith(
         stores.groups.create({ realmId: r.id, orgId: foreign.id, key: "g", displayName: "g" }),
         "invalid_request",
       );
-      await rejectsWith(stores.groups.create({ realmId: r.id, orgId: uuid(), key: "g", displayName: "g" }), "not_found");
+      await rejectsWith(
+        stores.groups.create({ realmId: r.id, orgId: uuid(), key: "g", displayName: "g" }),
+        "not_found",
+      );
       await rejectsWith(stores.groups.create({ realmId: uuid(), key: "g", displayName: "g" }), "not_found");
       assert.equal(await stores.groups.get(uuid()), null);
     },
@@ -199,7 +238,10 @@ conformance({
       const g2 = await stores.groups.create({ realmId: r.id, orgId: o2.id, key: "two", displayName: "Two" });
       for (const g of [gRealm, g1, g2]) await stores.groups.addMember(g.id, u.id);
       await rejectsWith(stores.groups.addMember(g1.id, u.id), "conflict", "group_member_exists");
-      await rejectsWith(stores.groups.addMember(g1.id, (await user((await realm()).id)).id), "invalid_request");
+      await rejectsWith(
+        stores.groups.addMember(g1.id, (await user((await realm()).id)).id),
+        "invalid_request",
+      );
       const ids = async (filter?: { orgId?: string | null }) =>
         (await stores.groups.listGroupsOfUser(u.id, filter)).map((g) => g.id);
       assert.deepEqual(await ids(), [gRealm.id, g1.id, g2.id]);
