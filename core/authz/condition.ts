@@ -347,17 +347,25 @@ function compileLeafOp(op: ConditionOperator, attr: Resolver, value: Resolver): 
 
 const LEAF_KEYS = new Set(["op", "attr", "value"]);
 
-function compileLeaf(node: Record<string, unknown>, path: string): { node: ConditionLeaf; predicate: Predicate } {
+function compileLeaf(
+  node: Record<string, unknown>,
+  path: string,
+): { node: ConditionLeaf; predicate: Predicate } {
   for (const key of Object.keys(node)) {
     if (!LEAF_KEYS.has(key)) {
-      throw new ConditionFormatError(`${path}.${key}`, `Unexpected key ${JSON.stringify(key)} in the leaf at ${path}.`);
+      throw new ConditionFormatError(
+        `${path}.${key}`,
+        `Unexpected key ${JSON.stringify(key)} in the leaf at ${path}.`,
+      );
     }
   }
   const op = node.op;
   if (typeof op !== "string" || !(CONDITION_OPERATORS as readonly string[]).includes(op)) {
     throw new ConditionFormatError(
       `${path}.op`,
-      `Unknown operator ${JSON.stringify(op)} at ${path}.op; expected one of ${CONDITION_OPERATORS.join(", ")}.`,
+      `Unknown operator ${JSON.stringify(op)} at ${path}.op; expected one of ${
+        CONDITION_OPERATORS.join(", ")
+      }.`,
     );
   }
   const operator = op as ConditionOperator;
@@ -391,12 +399,22 @@ function compileLeaf(node: Record<string, unknown>, path: string): { node: Condi
     value = () => literal;
     copy = copyJson(literal, `${path}.value`, 0);
   }
-  return { node: { op: operator, attr: attr.text, value: copy }, predicate: compileLeafOp(operator, attr.resolve, value) };
+  return {
+    node: { op: operator, attr: attr.text, value: copy },
+    predicate: compileLeafOp(operator, attr.resolve, value),
+  };
 }
 
-function compileNode(raw: unknown, path: string, depth: number): { node: ConditionNode; predicate: Predicate } {
+function compileNode(
+  raw: unknown,
+  path: string,
+  depth: number,
+): { node: ConditionNode; predicate: Predicate } {
   if (depth > MAX_DEPTH) {
-    throw new ConditionFormatError(path, `The condition is nested more than ${MAX_DEPTH} levels deep at ${path}.`);
+    throw new ConditionFormatError(
+      path,
+      `The condition is nested more than ${MAX_DEPTH} levels deep at ${path}.`,
+    );
   }
   if (!isPlainObject(raw)) {
     throw new ConditionFormatError(path, `The node at ${path} must be an object.`);
@@ -407,7 +425,9 @@ function compileNode(raw: unknown, path: string, depth: number): { node: Conditi
     if (keys.length !== 1) {
       throw new ConditionFormatError(
         path,
-        `The node at ${path} mixes ${keys.map((key) => JSON.stringify(key)).join(", ")}; a combinator stands alone.`,
+        `The node at ${path} mixes ${
+          keys.map((key) => JSON.stringify(key)).join(", ")
+        }; a combinator stands alone.`,
       );
     }
     const key = combinators[0];
@@ -452,7 +472,9 @@ function compileNode(raw: unknown, path: string, depth: number): { node: Conditi
   }
   throw new ConditionFormatError(
     `${path}.${keys[0]}`,
-    `Unknown combinator ${JSON.stringify(keys[0])} at ${path}; expected allOf, anyOf, not or a leaf {op, attr, value}.`,
+    `Unknown combinator ${
+      JSON.stringify(keys[0])
+    } at ${path}; expected allOf, anyOf, not or a leaf {op, attr, value}.`,
   );
 }
 
@@ -464,7 +486,12 @@ class Compiled implements CompiledCondition {
     this.#predicate = predicate;
   }
   evaluate(bags: ConditionBags): boolean {
-    return this.#predicate({ subject: bags.subject, resource: bags.resource, context: bags.context, check: null });
+    return this.#predicate({
+      subject: bags.subject,
+      resource: bags.resource,
+      context: bags.context,
+      check: null,
+    });
   }
   evaluateEnv(env: ConditionEnv): boolean {
     return this.#predicate(env);

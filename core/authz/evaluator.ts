@@ -11,7 +11,7 @@ import { SvcError } from "../errors.ts";
 import type { ConditionEnv } from "./condition.ts";
 import { SnapshotFormatError } from "./errors.ts";
 import { type CompiledGrant, compileGrant, type Grant, type InvalidGrant, isPlainObject } from "./grant.ts";
-import { buildGrantIndex, type GrantIndex, type Resolved, resolveCandidates } from "./index.ts";
+import { buildGrantIndex, type GrantIndex, resolveCandidates, type Resolved } from "./index.ts";
 import { parsePermissionId, type Scope } from "./permission.ts";
 
 /** The per-(user, organization) input of the evaluator. */
@@ -48,7 +48,12 @@ export interface AccessCheck {
 export type Decision = "Allowed" | "Denied" | "DeniedByDefault";
 
 /** What happened to one grant during a check. */
-export type GrantOutcome = "PatternMismatch" | "ScopeNotApplicable" | "ConditionFailed" | "Allowed" | "Denied";
+export type GrantOutcome =
+  | "PatternMismatch"
+  | "ScopeNotApplicable"
+  | "ConditionFailed"
+  | "Allowed"
+  | "Denied";
 
 /** The result of {@link evaluate}. */
 export interface EvaluationResult {
@@ -96,7 +101,9 @@ function validateSnapshot(snapshot: SubjectSnapshot): void {
   if (snapshot === null || typeof snapshot !== "object") {
     throw new SnapshotFormatError("", "A subject snapshot must be an object.");
   }
-  if (typeof snapshot.id !== "string") throw new SnapshotFormatError("id", "A subject's id must be a string.");
+  if (typeof snapshot.id !== "string") {
+    throw new SnapshotFormatError("id", "A subject's id must be a string.");
+  }
   const { orgId, teamIds, attributes, grants } = snapshot;
   if (orgId !== undefined && orgId !== null && typeof orgId !== "string") {
     throw new SnapshotFormatError("orgId", "A subject's orgId must be a string or null.");
@@ -228,12 +235,16 @@ function judge(grant: CompiledGrant, scope: Scope, subject: CompiledSubject, che
       break;
     case "team":
       if (
-        !intersects(check.resourceTeamIds, grantTeams ?? subject.teamSet) || !resourceInEffectiveOrg(subject, check)
+        !intersects(check.resourceTeamIds, grantTeams ?? subject.teamSet) ||
+        !resourceInEffectiveOrg(subject, check)
       ) return SCOPE_NOT_APPLICABLE;
       break;
     case "self": {
       const owner = check.resourceOwnerId;
-      if (owner === undefined || owner === null || owner !== subject.id || !resourceInEffectiveOrg(subject, check)) {
+      if (
+        owner === undefined || owner === null || owner !== subject.id ||
+        !resourceInEffectiveOrg(subject, check)
+      ) {
         return SCOPE_NOT_APPLICABLE;
       }
     }
@@ -251,7 +262,11 @@ function conditionHolds(grant: CompiledGrant, subject: CompiledSubject, check: A
   ENV.context = check.context ?? EMPTY_OBJECT;
   ENV.check = check;
   const holds = condition.evaluateEnv(ENV);
-  ENV.subject = ENV.resource = ENV.context = ENV.check = null;
+  ENV.subject =
+    ENV.resource =
+    ENV.context =
+    ENV.check =
+      null;
   return holds;
 }
 
@@ -306,15 +321,22 @@ function decide(subject: CompiledSubject, check: AccessCheck, resolved: Resolved
       break;
     default: {
       const owner = check.resourceOwnerId;
-      if (owner === undefined || owner === null || owner !== subject.id || !resourceInEffectiveOrg(subject, check)) {
+      if (
+        owner === undefined || owner === null || owner !== subject.id ||
+        !resourceInEffectiveOrg(subject, check)
+      ) {
         return DENIED_BY_DEFAULT;
       }
     }
   }
   if (resolved.plainDeny && subjectTeamsMatch) return DENIED;
-  if (anyRestrictedApplies(resolved.restrictedDenies, teamScope, subjectTeamsMatch, subject, check)) return DENIED;
+  if (anyRestrictedApplies(resolved.restrictedDenies, teamScope, subjectTeamsMatch, subject, check)) {
+    return DENIED;
+  }
   if (resolved.plainAllow && subjectTeamsMatch) return ALLOWED;
-  if (anyRestrictedApplies(resolved.restrictedAllows, teamScope, subjectTeamsMatch, subject, check)) return ALLOWED;
+  if (anyRestrictedApplies(resolved.restrictedAllows, teamScope, subjectTeamsMatch, subject, check)) {
+    return ALLOWED;
+  }
   return DENIED_BY_DEFAULT;
 }
 

@@ -71,7 +71,10 @@ export function compileGrant(grant: Grant): CompiledGrant {
   }
   const pattern = parsePermissionPattern(grant.pattern);
   if (effect !== "Allow" && effect !== "Deny") {
-    throw new GrantFormatError("effect", `A grant's effect must be "Allow" or "Deny", got ${JSON.stringify(effect)}.`);
+    throw new GrantFormatError(
+      "effect",
+      `A grant's effect must be "Allow" or "Deny", got ${JSON.stringify(effect)}.`,
+    );
   }
   if (orgId !== undefined && orgId !== null && typeof orgId !== "string") {
     throw new GrantFormatError("orgId", "A grant's orgId must be a string or null.");
@@ -88,7 +91,9 @@ export function compileGrant(grant: Grant): CompiledGrant {
   if (source !== undefined && typeof source !== "string") {
     throw new GrantFormatError("source", "A grant's source must be a string.");
   }
-  const compiledCondition = condition === undefined || condition === null ? null : parseConditionDocument(condition);
+  const compiledCondition = condition === undefined || condition === null
+    ? null
+    : parseConditionDocument(condition);
   const copy: Grant = {
     pattern: pattern.text,
     effect,

@@ -12,7 +12,12 @@ import { type PatternSegment, segmentMatches } from "./pattern.ts";
 import type { PermissionId, Scope } from "./permission.ts";
 
 /** Bit per scope, for a fast scope-segment test. @internal */
-export const SCOPE_BITS: Readonly<Record<Scope, number>> = Object.freeze({ global: 1, org: 2, team: 4, self: 8 });
+export const SCOPE_BITS: Readonly<Record<Scope, number>> = Object.freeze({
+  global: 1,
+  org: 2,
+  team: 4,
+  self: 8,
+});
 const ALL_SCOPES = 15;
 
 /** One indexed grant with the fields the hot path reads. @internal */
@@ -154,7 +159,11 @@ export interface Resolved {
  * Collects the grants whose pattern matches `id` from the (at most four) buckets that
  * can hold them, testing only the scope bits and the wildcard segments.
  */
-export function resolveCandidates(index: GrantIndex, id: PermissionId, effectiveOrg: string | null): Resolved {
+export function resolveCandidates(
+  index: GrantIndex,
+  id: PermissionId,
+  effectiveOrg: string | null,
+): Resolved {
   const scopeBit = SCOPE_BITS[id.scope];
   const slots: Slot[] = [];
   const take = (list: readonly Slot[]) => {

@@ -16,7 +16,12 @@
  */
 
 /** Errors: `permission_format`, `condition_format`, `grant_format` and `snapshot_format`. */
-export { ConditionFormatError, GrantFormatError, PermissionFormatError, SnapshotFormatError } from "./errors.ts";
+export {
+  ConditionFormatError,
+  GrantFormatError,
+  PermissionFormatError,
+  SnapshotFormatError,
+} from "./errors.ts";
 /** The reasons a permission id or pattern is rejected. */
 export type { PermissionFormatReason } from "./errors.ts";
 

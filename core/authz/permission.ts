@@ -51,7 +51,11 @@ export function splitSegments(text: unknown, what: string): [string, string, str
     );
   }
   if (UPPERCASE.test(text)) {
-    throw new PermissionFormatError("uppercase", text, `The ${what} ${quote(text)} contains an uppercase letter.`);
+    throw new PermissionFormatError(
+      "uppercase",
+      text,
+      `The ${what} ${quote(text)} contains an uppercase letter.`,
+    );
   }
   if (text.includes(".")) {
     throw new PermissionFormatError(
@@ -70,7 +74,11 @@ export function splitSegments(text: unknown, what: string): [string, string, str
   }
   for (const part of parts) {
     if (part === "") {
-      throw new PermissionFormatError("empty_segment", text, `The ${what} ${quote(text)} has an empty segment.`);
+      throw new PermissionFormatError(
+        "empty_segment",
+        text,
+        `The ${what} ${quote(text)} has an empty segment.`,
+      );
     }
   }
   return parts as [string, string, string];

@@ -77,9 +77,15 @@ function runPattern(c: Case): string | undefined {
   switch (expect) {
     case "match":
     case "no-match": {
-      if (!hasPattern || !hasPermission) throw new CaseError(`expect ${expect} needs both pattern and permission`);
-      const matched = parsePermissionPattern(pattern as string).matches(parsePermissionId(permission as string));
-      return matched === (expect === "match") ? undefined : `expected ${expect}, got ${matched ? "match" : "no-match"}`;
+      if (!hasPattern || !hasPermission) {
+        throw new CaseError(`expect ${expect} needs both pattern and permission`);
+      }
+      const matched = parsePermissionPattern(pattern as string).matches(
+        parsePermissionId(permission as string),
+      );
+      return matched === (expect === "match")
+        ? undefined
+        : `expected ${expect}, got ${matched ? "match" : "no-match"}`;
     }
     case "invalid-pattern":
     case "valid-pattern": {
@@ -89,9 +95,13 @@ function runPattern(c: Case): string | undefined {
         const again = parsePermissionPattern(parsed.toString());
         if (again.toString() !== parsed.toString()) throw new Error("pattern does not round-trip");
       });
-      if (expect === "valid-pattern") return error === undefined ? undefined : `expected valid, got ${describeError(error)}`;
+      if (expect === "valid-pattern") {
+        return error === undefined ? undefined : `expected valid, got ${describeError(error)}`;
+      }
       if (error instanceof PermissionFormatError) return undefined;
-      return error === undefined ? "expected invalid-pattern, the pattern parsed" : `unexpected ${describeError(error)}`;
+      return error === undefined
+        ? "expected invalid-pattern, the pattern parsed"
+        : `unexpected ${describeError(error)}`;
     }
     case "invalid-permission":
     case "valid-permission": {
@@ -101,7 +111,9 @@ function runPattern(c: Case): string | undefined {
         return error === undefined ? undefined : `expected valid, got ${describeError(error)}`;
       }
       if (error instanceof PermissionFormatError) return undefined;
-      return error === undefined ? "expected invalid-permission, the id parsed" : `unexpected ${describeError(error)}`;
+      return error === undefined
+        ? "expected invalid-permission, the id parsed"
+        : `unexpected ${describeError(error)}`;
     }
     default:
       throw new CaseError(`unknown expect ${describe(expect)}`);
@@ -160,7 +172,14 @@ function snapshotOf(c: Case): SubjectSnapshot {
   };
 }
 
-const CHECK_FIELDS = ["permission", "resourceOrgId", "resourceOwnerId", "resourceTeamIds", "resourceAttributes", "context"];
+const CHECK_FIELDS = [
+  "permission",
+  "resourceOrgId",
+  "resourceOwnerId",
+  "resourceTeamIds",
+  "resourceAttributes",
+  "context",
+];
 
 function runEvaluate(c: Case): string | undefined {
   const expect = c.expect;
@@ -170,9 +189,13 @@ function runEvaluate(c: Case): string | undefined {
   if (!["Allowed", "Denied", "DeniedByDefault"].includes(expect.decision)) {
     throw new CaseError(`unknown decision ${describe(expect.decision)}`);
   }
-  if (expect.trace !== undefined && !Array.isArray(expect.trace)) throw new CaseError("expect.trace must be a list");
+  if (expect.trace !== undefined && !Array.isArray(expect.trace)) {
+    throw new CaseError("expect.trace must be a list");
+  }
   const check = c.check;
-  if (!isObject(check) || typeof check.permission !== "string") throw new CaseError("check.permission is required");
+  if (!isObject(check) || typeof check.permission !== "string") {
+    throw new CaseError("check.permission is required");
+  }
   for (const key of Object.keys(check)) {
     if (!CHECK_FIELDS.includes(key)) throw new CaseError(`unknown check field ${describe(key)}`);
   }

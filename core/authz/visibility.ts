@@ -23,7 +23,12 @@ export type Visibility = "Granted" | "Conditional" | "None";
  *
  * @throws {PermissionFormatError} when `service:scope:action` is not a valid permission id.
  */
-export function visibility(subject: CompiledSubject, service: string, action: string, scope: Scope): Visibility {
+export function visibility(
+  subject: CompiledSubject,
+  service: string,
+  action: string,
+  scope: Scope,
+): Visibility {
   const { id, denies, allows } = resolvePermission(subject, `${service}:${scope}:${action}`);
   if (id.scope === "org" && subject.orgId === null) return "None";
   let anyAllow = false, plainAllow = false, anyDeny = false, plainDeny = false;

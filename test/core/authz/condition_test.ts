@@ -154,12 +154,18 @@ const INVALID: [string, unknown, string][] = [
   ["two combinators", { version: 1, condition: { allOf: [], anyOf: [] } }, "condition"],
   ["allOf not a list", { version: 1, condition: { allOf: {} } }, "condition.allOf"],
   ["not with a list", { version: 1, condition: { not: [] } }, "condition.not"],
-  ["unknown operator", { version: 1, condition: { op: "like", attr: "subject.a", value: 1 } }, "condition.op"],
+  [
+    "unknown operator",
+    { version: 1, condition: { op: "like", attr: "subject.a", value: 1 } },
+    "condition.op",
+  ],
   [
     "unknown operator deep",
     {
       version: 1,
-      condition: { allOf: [{ allOf: [] }, { not: { anyOf: [{ op: "regex", attr: "subject.a", value: "x" }] } }] },
+      condition: {
+        allOf: [{ allOf: [] }, { not: { anyOf: [{ op: "regex", attr: "subject.a", value: "x" }] } }],
+      },
     },
     "condition.allOf[1].not.anyOf[0].op",
   ],
@@ -169,13 +175,21 @@ const INVALID: [string, unknown, string][] = [
   ["attr empty key", { version: 1, condition: { op: "eq", attr: "subject..a", value: 1 } }, "condition.attr"],
   ["attr not string", { version: 1, condition: { op: "eq", attr: 1, value: 1 } }, "condition.attr"],
   ["missing value", { version: 1, condition: { op: "eq", attr: "subject.a" } }, "condition.value"],
-  ["ref bad root", { version: 1, condition: { op: "eq", attr: "subject.a", value: { ref: "x.a" } } }, "condition.value.ref"],
+  [
+    "ref bad root",
+    { version: 1, condition: { op: "eq", attr: "subject.a", value: { ref: "x.a" } } },
+    "condition.value.ref",
+  ],
   [
     "ref extra key",
     { version: 1, condition: { op: "eq", attr: "subject.a", value: { ref: "subject.b", x: 1 } } },
     "condition.value.x",
   ],
-  ["leaf extra key", { version: 1, condition: { op: "eq", attr: "subject.a", value: 1, x: 2 } }, "condition.x"],
+  [
+    "leaf extra key",
+    { version: 1, condition: { op: "eq", attr: "subject.a", value: 1, x: 2 } },
+    "condition.x",
+  ],
   [
     "non-JSON literal",
     { version: 1, condition: { op: "eq", attr: "subject.a", value: [1, Number.NaN] } },
@@ -198,15 +212,28 @@ Deno.test("the compiled document is a deep copy, independent of the input", () =
   const input = { version: 1, condition: { allOf: [{ op: "in", attr: "subject.dept", value: ["eng"] }] } };
   const compiled = parseConditionDocument(input);
   (input.condition.allOf[0].value as string[]).push("ops");
-  assert.deepEqual(compiled.document, { version: 1, condition: { allOf: [{ op: "in", attr: "subject.dept", value: ["eng"] }] } });
+  assert.deepEqual(compiled.document, {
+    version: 1,
+    condition: { allOf: [{ op: "in", attr: "subject.dept", value: ["eng"] }] },
+  });
   assert.equal(compiled.evaluate({ subject: { dept: "ops" }, resource: {}, context: {} }), false);
-  assert.equal(parseConditionDocument(compiled.document).evaluate({ subject: { dept: "eng" }, resource: {}, context: {} }), true);
+  assert.equal(
+    parseConditionDocument(compiled.document).evaluate({
+      subject: { dept: "eng" },
+      resource: {},
+      context: {},
+    }),
+    true,
+  );
 });
 
 Deno.test("a literal value with a __proto__ key stays a literal", () => {
   const value = JSON.parse('{"__proto__": {"x": 1}}');
   const compiled = parseConditionDocument({ version: 1, condition: { op: "eq", attr: "resource.v", value } });
-  assert.equal(compiled.evaluate({ subject: {}, resource: { v: JSON.parse('{"__proto__": {"x": 1}}') }, context: {} }), true);
+  assert.equal(
+    compiled.evaluate({ subject: {}, resource: { v: JSON.parse('{"__proto__": {"x": 1}}') }, context: {} }),
+    true,
+  );
   assert.equal(compiled.evaluate({ subject: {}, resource: { v: {} }, context: {} }), false);
 });
 
@@ -222,7 +249,10 @@ const json = fc.letrec((tie) => ({
     fc.dictionary(fc.constantFrom("a", "b", "c"), tie("value"), { maxKeys: 3 }),
   ),
 })).value;
-const path = fc.tuple(fc.constantFrom("subject", "resource", "context"), fc.constantFrom("a", "b", "c", "a.b", "b.c"))
+const path = fc.tuple(
+  fc.constantFrom("subject", "resource", "context"),
+  fc.constantFrom("a", "b", "c", "a.b", "b.c"),
+)
   .map(([root, keys]) => `${root}.${keys}`);
 const leafArb = fc.record({
   op: fc.constantFrom(...CONDITION_OPERATORS),
@@ -232,24 +262,30 @@ const leafArb = fc.record({
 const bag = fc.dictionary(fc.constantFrom("a", "b", "c"), json, { maxKeys: 3 });
 
 Deno.test("property: conditions never throw and not() is exact negation", () => {
-  fc.assert(fc.property(leafArb, bag, bag, bag, (node, subject, resource, context) => {
-    const bags = { subject, resource, context };
-    const value = run(node, bags);
-    assert.equal(typeof value, "boolean");
-    assert.equal(run({ not: node }, bags), !value);
-    assert.equal(run({ allOf: [node, node] }, bags), value);
-    assert.equal(run({ anyOf: [node, { not: node }] }, bags), true);
-  }), { numRuns: 3000 });
+  fc.assert(
+    fc.property(leafArb, bag, bag, bag, (node, subject, resource, context) => {
+      const bags = { subject, resource, context };
+      const value = run(node, bags);
+      assert.equal(typeof value, "boolean");
+      assert.equal(run({ not: node }, bags), !value);
+      assert.equal(run({ allOf: [node, node] }, bags), value);
+      assert.equal(run({ anyOf: [node, { not: node }] }, bags), true);
+    }),
+    { numRuns: 3000 },
+  );
 });
 
 Deno.test("property: eq and ne are never both true; missing makes both false", () => {
-  fc.assert(fc.property(path, fc.oneof(json, path.map((ref) => ({ ref }))), bag, bag, bag, (attr, value, s, r, c) => {
-    const bags = { subject: s, resource: r, context: c };
-    const eq = run({ op: "eq", attr, value }, bags);
-    const ne = run({ op: "ne", attr, value }, bags);
-    assert.ok(!(eq && ne));
-    if (!run({ op: "exists", attr }, bags) && !run({ op: "eq", attr, value: null }, bags)) {
-      assert.ok(!eq && !ne);
-    }
-  }), { numRuns: 2000 });
+  fc.assert(
+    fc.property(path, fc.oneof(json, path.map((ref) => ({ ref }))), bag, bag, bag, (attr, value, s, r, c) => {
+      const bags = { subject: s, resource: r, context: c };
+      const eq = run({ op: "eq", attr, value }, bags);
+      const ne = run({ op: "ne", attr, value }, bags);
+      assert.ok(!(eq && ne));
+      if (!run({ op: "exists", attr }, bags) && !run({ op: "eq", attr, value: null }, bags)) {
+        assert.ok(!eq && !ne);
+      }
+    }),
+    { numRuns: 2000 },
+  );
 });

@@ -47,8 +47,18 @@ const INVALID: [string, unknown, new (...args: any[]) => Error, string?][] = [
   ["bad pattern", { pattern: "docs:gl*:read", effect: "Allow", source: "" }, PermissionFormatError],
   ["bad effect", { pattern: "*:*:*", effect: "allow", source: "" }, GrantFormatError, "effect"],
   ["orgId number", { pattern: "*:*:*", effect: "Allow", orgId: 1, source: "" }, GrantFormatError, "orgId"],
-  ["teamIds string", { pattern: "*:*:*", effect: "Allow", teamIds: "t1", source: "" }, GrantFormatError, "teamIds"],
-  ["teamIds numbers", { pattern: "*:*:*", effect: "Allow", teamIds: [1], source: "" }, GrantFormatError, "teamIds"],
+  [
+    "teamIds string",
+    { pattern: "*:*:*", effect: "Allow", teamIds: "t1", source: "" },
+    GrantFormatError,
+    "teamIds",
+  ],
+  [
+    "teamIds numbers",
+    { pattern: "*:*:*", effect: "Allow", teamIds: [1], source: "" },
+    GrantFormatError,
+    "teamIds",
+  ],
   ["source number", { pattern: "*:*:*", effect: "Allow", source: 1 }, GrantFormatError, "source"],
   [
     "bad condition",

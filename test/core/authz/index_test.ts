@@ -16,7 +16,9 @@ const PATTERNS = [
 ];
 
 Deno.test("a check only visits the buckets of its service and action", () => {
-  const index = buildGrantIndex(PATTERNS.map((pattern) => compileGrant({ pattern, effect: "Allow", source: "" })));
+  const index = buildGrantIndex(
+    PATTERNS.map((pattern) => compileGrant({ pattern, effect: "Allow", source: "" })),
+  );
   assert.equal(index.size, PATTERNS.length);
   const visited: number[] = [];
   forEachCandidateBucket(index, "docs", "read", (bucket) => {

@@ -117,9 +117,12 @@ function regexMatches(pattern: string, id: string): boolean {
 
 Deno.test("property: matching agrees with a regular-expression reference", () => {
   const idText = fc.tuple(concrete, fc.constantFrom(...SCOPES), concrete).map((parts) => parts.join(":"));
-  fc.assert(fc.property(patternText, idText, (pattern, id) => {
-    assert.equal(parsePermissionPattern(pattern).matches(parsePermissionId(id)), regexMatches(pattern, id));
-  }), { numRuns: 2000 });
+  fc.assert(
+    fc.property(patternText, idText, (pattern, id) => {
+      assert.equal(parsePermissionPattern(pattern).matches(parsePermissionId(id)), regexMatches(pattern, id));
+    }),
+    { numRuns: 2000 },
+  );
 });
 
 Deno.test("property: a valid id is also a valid pattern that matches itself", () => {

@@ -74,7 +74,9 @@ Deno.test("parsePermissionIdCached returns the same parse and still rejects inva
   const a = parsePermissionIdCached("docs:org:read");
   assert.equal(parsePermissionIdCached("docs:org:read"), a);
   assert.deepEqual(a, parsePermissionId("docs:org:read"));
-  for (let i = 0; i < 2; i++) assert.throws(() => parsePermissionIdCached("docs:org:*"), PermissionFormatError);
+  for (let i = 0; i < 2; i++) {
+    assert.throws(() => parsePermissionIdCached("docs:org:*"), PermissionFormatError);
+  }
   for (let i = 0; i < 5000; i++) parsePermissionIdCached(`s${i}:global:a`); // eviction keeps working
   assert.equal(parsePermissionIdCached("s4999:global:a").service, "s4999");
 });

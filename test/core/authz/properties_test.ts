@@ -33,7 +33,10 @@ function patternMatchesPlain(pattern: string, permission: string): boolean {
   return segmentMatchesPlain(ps, s) && (pc === "*" || pc === c) && segmentMatchesPlain(pa, a);
 }
 
-function referenceEvaluate(snapshot: SubjectSnapshot, check: AccessCheck): { decision: string; trace: GrantOutcome[] } {
+function referenceEvaluate(
+  snapshot: SubjectSnapshot,
+  check: AccessCheck,
+): { decision: string; trace: GrantOutcome[] } {
   const scope = check.permission.split(":")[1];
   const effectiveOrg = snapshot.orgId ?? null;
   const resourceTeams = check.resourceTeamIds ?? [];
@@ -78,7 +81,11 @@ function referenceEvaluate(snapshot: SubjectSnapshot, check: AccessCheck): { dec
     }
     trace.push(grant.effect === "Deny" ? "Denied" : "Allowed");
   }
-  const decision = trace.includes("Denied") ? "Denied" : trace.includes("Allowed") ? "Allowed" : "DeniedByDefault";
+  const decision = trace.includes("Denied")
+    ? "Denied"
+    : trace.includes("Allowed")
+    ? "Allowed"
+    : "DeniedByDefault";
   return { decision, trace };
 }
 
@@ -93,7 +100,10 @@ const CONDITIONS = [
   { version: 1, condition: { not: { op: "eq", attr: "context.mfa", value: true } } },
   { version: 1, condition: { op: "eq", attr: "resource.public", value: true } },
   { version: 1, condition: { op: "contains", attr: "resource.teamIds", value: "t1" } },
-  { version: 1, condition: { anyOf: [{ op: "eq", attr: "resource.ownerId", value: { ref: "subject.id" } }] } },
+  {
+    version: 1,
+    condition: { anyOf: [{ op: "eq", attr: "resource.ownerId", value: { ref: "subject.id" } }] },
+  },
 ];
 
 const grantArb: fc.Arbitrary<Grant> = fc.record({
@@ -123,7 +133,11 @@ const attributesArb = fc.record({ public: fc.boolean() }, { requiredKeys: [] });
 const contextArb = fc.option(fc.record({ mfa: fc.boolean() }, { requiredKeys: [] }), { nil: undefined });
 
 const checkArb: fc.Arbitrary<AccessCheck> = fc.record({
-  permission: fc.tuple(fc.constantFrom(...SERVICES), fc.constantFrom(...SCOPE_LIST), fc.constantFrom(...ACTIONS))
+  permission: fc.tuple(
+    fc.constantFrom(...SERVICES),
+    fc.constantFrom(...SCOPE_LIST),
+    fc.constantFrom(...ACTIONS),
+  )
     .map((parts) => parts.join(":")),
   resourceOrgId: fc.constantFrom(undefined, null, "o1", "o2"),
   resourceOwnerId: fc.constantFrom(undefined, null, "u1", "u2"),
@@ -139,14 +153,18 @@ const RUNS = { numRuns: 1500 };
 
 Deno.test("property: the indexed evaluator agrees with the naive reference (decision and trace)", () => {
   fc.assert(
-    fc.property(snapshotArb(grantsArb), fc.array(checkArb, { minLength: 1, maxLength: 6 }), (snapshot, checks) => {
-      const subject = compileSubject(snapshot);
-      for (const check of checks) {
-        const expected = referenceEvaluate(snapshot, check);
-        assert.deepEqual(evaluate(subject, check, { trace: true }), expected);
-        assert.equal(evaluate(subject, check).decision, expected.decision);
-      }
-    }),
+    fc.property(
+      snapshotArb(grantsArb),
+      fc.array(checkArb, { minLength: 1, maxLength: 6 }),
+      (snapshot, checks) => {
+        const subject = compileSubject(snapshot);
+        for (const check of checks) {
+          const expected = referenceEvaluate(snapshot, check);
+          assert.deepEqual(evaluate(subject, check, { trace: true }), expected);
+          assert.equal(evaluate(subject, check).decision, expected.decision);
+        }
+      },
+    ),
     RUNS,
   );
 });
@@ -195,7 +213,10 @@ Deno.test("property: grant order never changes the decision", () => {
   fc.assert(
     fc.property(
       snapshotArb(grantsArb).chain((snapshot) =>
-        fc.tuple(fc.constant(snapshot), fc.shuffledSubarray([...snapshot.grants], { minLength: snapshot.grants.length }))
+        fc.tuple(
+          fc.constant(snapshot),
+          fc.shuffledSubarray([...snapshot.grants], { minLength: snapshot.grants.length }),
+        )
       ),
       checkArb,
       ([snapshot, shuffled], check) => {

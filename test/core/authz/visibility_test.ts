@@ -1,9 +1,25 @@
 /** List visibility: Granted, Conditional or None, table-driven. */
 import assert from "node:assert/strict";
-import { compileSubject, type Grant, PermissionFormatError, type Scope, visibility } from "../../../core/authz/mod.ts";
+import {
+  compileSubject,
+  type Grant,
+  PermissionFormatError,
+  type Scope,
+  visibility,
+} from "../../../core/authz/mod.ts";
 
-const allow = (pattern: string, extra: Partial<Grant> = {}): Grant => ({ pattern, effect: "Allow", source: "", ...extra });
-const deny = (pattern: string, extra: Partial<Grant> = {}): Grant => ({ pattern, effect: "Deny", source: "", ...extra });
+const allow = (pattern: string, extra: Partial<Grant> = {}): Grant => ({
+  pattern,
+  effect: "Allow",
+  source: "",
+  ...extra,
+});
+const deny = (pattern: string, extra: Partial<Grant> = {}): Grant => ({
+  pattern,
+  effect: "Deny",
+  source: "",
+  ...extra,
+});
 const COND = { version: 1, condition: { op: "eq", attr: "resource.public", value: true } };
 
 const TABLE: [string, Grant[], Scope, string, (string | null)?][] = [
@@ -19,7 +35,12 @@ const TABLE: [string, Grant[], Scope, string, (string | null)?][] = [
   ["plain deny", [allow("*:*:*"), deny("docs:*:read")], "org", "None"],
   ["plain deny on team scope", [allow("*:*:*"), deny("docs:*:read")], "team", "Conditional"],
   ["conditioned deny", [allow("*:*:*"), deny("docs:*:read", { condition: COND })], "global", "Conditional"],
-  ["team-restricted deny", [allow("*:*:*"), deny("docs:*:read", { teamIds: ["t2"] })], "global", "Conditional"],
+  [
+    "team-restricted deny",
+    [allow("*:*:*"), deny("docs:*:read", { teamIds: ["t2"] })],
+    "global",
+    "Conditional",
+  ],
   ["deny pinned elsewhere", [allow("*:*:*"), deny("docs:*:read", { orgId: "o2" })], "global", "Granted"],
   ["allow pinned elsewhere", [allow("*:*:*", { orgId: "o2" })], "global", "None"],
   ["allow pinned here", [allow("*:*:*", { orgId: "o1" })], "org", "Granted"],
