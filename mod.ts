@@ -50,7 +50,7 @@ export { cryptoRandom, type RandomSource, randomToken, randomUuid, seededRandom 
  * const { config, defaultsUsed } = loadConfig({ env: { SVC_PORT: "8080" } });
  * ```
  */
-export { ConfigError, type LoadedConfig, loadConfig, type SvcConfig } from "./core/config/mod.ts";
+export { ConfigError, loadConfig, type LoadedConfig, type SvcConfig } from "./core/config/mod.ts";
 
 // ---------------------------------------------------------------------------
 // The authorization engine (pure; runs unchanged in browsers)
@@ -59,9 +59,13 @@ export { ConfigError, type LoadedConfig, loadConfig, type SvcConfig } from "./co
 export * from "./core/authz/mod.ts";
 
 /** Subject snapshots: built from storage, cached (TTL + LRU), evicted through the cache bus. */
-export { type BuiltSnapshot, buildSnapshot, type SkippedGrant } from "./core/snapshots/build.ts";
+export { buildSnapshot, type BuiltSnapshot, type SkippedGrant } from "./core/snapshots/build.ts";
 /** The snapshot provider of one instance. */
-export { INVALID_GRANTS_EVENT, SubjectSnapshots, type SubjectSnapshotsOptions } from "./core/snapshots/service.ts";
+export {
+  INVALID_GRANTS_EVENT,
+  SubjectSnapshots,
+  type SubjectSnapshotsOptions,
+} from "./core/snapshots/service.ts";
 /** Cache buses: in process, or Postgres LISTEN/NOTIFY shared by every instance. */
 export {
   type CacheBus,
@@ -82,7 +86,11 @@ export {
   planDefinitions,
 } from "./core/definitions/declarations.ts";
 /** Publishes declared permissions into the catalog and reconciles declared roles. */
-export { type DefinitionStores, type DefinitionSyncReport, syncDefinitions } from "./core/definitions/sync.ts";
+export {
+  type DefinitionStores,
+  type DefinitionSyncReport,
+  syncDefinitions,
+} from "./core/definitions/sync.ts";
 /** svc's own `svc:` permissions. */
 export {
   AUTHZ_INSPECT_GLOBAL,
@@ -95,7 +103,13 @@ export {
 // Events
 
 /** The in-process event sink that plugins and hosts subscribe to. */
-export { EventHub, type EventSink, type EventSubscriber, nullEventSink, type SvcEvent } from "./core/events/sink.ts";
+export {
+  EventHub,
+  type EventSink,
+  type EventSubscriber,
+  nullEventSink,
+  type SvcEvent,
+} from "./core/events/sink.ts";
 
 // ---------------------------------------------------------------------------
 // HTTP
@@ -109,7 +123,13 @@ export { EventHub, type EventSink, type EventSubscriber, nullEventSink, type Svc
  * Deno.serve(app.fetch);
  * ```
  */
-export { type AppDeps, createApp, type ReadinessCheck, type RouteInstaller, type SvcApp } from "./http/app.ts";
+export {
+  type AppDeps,
+  createApp,
+  type ReadinessCheck,
+  type RouteInstaller,
+  type SvcApp,
+} from "./http/app.ts";
 /** The authenticated caller and how requests are resolved to one. */
 export { type Authenticator, type Principal, requirePrincipal } from "./http/auth/principal.ts";
 /** `POST /svc-admin/authz/inspect` and `GET /profile/permissions`. */

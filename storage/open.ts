@@ -11,7 +11,6 @@ import type { Database } from "./database.ts";
 import { PgliteDialect } from "./pglite-dialect.ts";
 import { schemaStatements } from "./schema.ts";
 
-
 /** Where the data lives. */
 export type DatabaseOptions =
   | {

@@ -185,7 +185,9 @@ function declaredGrant() {
   return v.strictObject({
     pattern: nonEmpty("a permission pattern such as docs:org:*"),
     effect: v.optional(v.picklist(["Allow", "Deny"], rule("is not an effect", '"Allow" or "Deny"')), "Allow"),
-    teamIds: v.optional(v.array(v.string(rule("is not text", "a team id")), rule("is not a list", "a list of team ids"))),
+    teamIds: v.optional(
+      v.array(v.string(rule("is not text", "a team id")), rule("is not a list", "a list of team ids")),
+    ),
     condition: v.optional(v.unknown()),
   }, rule("is not an object", "an object with the fields pattern, effect, teamIds and condition"));
 }
@@ -357,7 +359,10 @@ export const SvcConfigSchema = v.pipe(
       v.strictObject({
         snapshotCacheTtlSeconds: v.optional(int(0, 86400, "seconds"), 60),
         snapshotCacheMaxEntries: v.optional(int(0, 10_000_000), 10_000),
-        permissions: v.optional(v.array(declaredPermission(), rule("is not a list", "a list of permissions")), []),
+        permissions: v.optional(
+          v.array(declaredPermission(), rule("is not a list", "a list of permissions")),
+          [],
+        ),
         roles: v.optional(v.array(declaredRole(), rule("is not a list", "a list of roles")), []),
       }),
       {},

@@ -72,11 +72,15 @@ export function planDefinitions(
     }
     if (permission.id.startsWith("svc:")) {
       throw new DefinitionError(
-        `definitions: ${where} ${JSON.stringify(permission.id)}: the svc service is reserved for svc's own permissions; use another service name`,
+        `definitions: ${where} ${
+          JSON.stringify(permission.id)
+        }: the svc service is reserved for svc's own permissions; use another service name`,
       );
     }
     if (published.has(permission.id)) {
-      throw new DefinitionError(`definitions: ${where} ${JSON.stringify(permission.id)}: declared twice; remove one`);
+      throw new DefinitionError(
+        `definitions: ${where} ${JSON.stringify(permission.id)}: declared twice; remove one`,
+      );
     }
     published.set(permission.id, { id: permission.id, description: permission.description ?? "" });
   });
@@ -84,7 +88,9 @@ export function planDefinitions(
   const roleKeys = new Set<string>();
   declared.roles.forEach((role, r) => {
     if (roleKeys.has(role.key)) {
-      throw new DefinitionError(`definitions: authz.roles[${r}].key ${JSON.stringify(role.key)}: declared twice; remove one`);
+      throw new DefinitionError(
+        `definitions: authz.roles[${r}].key ${JSON.stringify(role.key)}: declared twice; remove one`,
+      );
     }
     roleKeys.add(role.key);
     role.grants.forEach((grant, g) => {
@@ -92,7 +98,9 @@ export function planDefinitions(
       try {
         parsePermissionPattern(grant.pattern);
       } catch (error) {
-        throw new DefinitionError(`definitions: ${where}.pattern ${JSON.stringify(grant.pattern)}: ${reason(error)}`);
+        throw new DefinitionError(
+          `definitions: ${where}.pattern ${JSON.stringify(grant.pattern)}: ${reason(error)}`,
+        );
       }
       if (!grant.pattern.includes("*") && !published.has(grant.pattern)) {
         throw new DefinitionError(

@@ -43,7 +43,10 @@ export const DEFAULT_REALM_NAME = "default";
  * report.catalog.retired; // permission ids no longer declared, now tombstoned
  * ```
  */
-export async function syncDefinitions(plan: DefinitionPlan, stores: DefinitionStores): Promise<DefinitionSyncReport> {
+export async function syncDefinitions(
+  plan: DefinitionPlan,
+  stores: DefinitionStores,
+): Promise<DefinitionSyncReport> {
   const catalog = await stores.catalog.sync(
     plan.permissions.map((p) => ({ permissionId: p.id, description: p.description || null })),
   );

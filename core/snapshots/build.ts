@@ -6,7 +6,12 @@
  *
  * @module
  */
-import { compileSubjectLenient, type CompiledSubject, type Grant, type SubjectSnapshot } from "../authz/mod.ts";
+import {
+  type CompiledSubject,
+  compileSubjectLenient,
+  type Grant,
+  type SubjectSnapshot,
+} from "../authz/mod.ts";
 import type { SubjectRows } from "../../storage/contract/subject-grants.ts";
 
 /** A grant row that was skipped, with the reason. */

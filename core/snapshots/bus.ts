@@ -7,7 +7,9 @@
  */
 
 /** What to evict: one user's snapshots (every organization), or everything. */
-export type CacheInvalidation = { readonly scope: "user"; readonly userId: string } | { readonly scope: "all" };
+export type CacheInvalidation = { readonly scope: "user"; readonly userId: string } | {
+  readonly scope: "all";
+};
 
 /** A publish-subscribe channel of invalidations. */
 export interface CacheBus {
@@ -70,7 +72,9 @@ export class NotificationCacheBus implements CacheBus {
 export function decodeInvalidation(payload: string): CacheInvalidation {
   try {
     const value = JSON.parse(payload);
-    if (value?.scope === "user" && typeof value.userId === "string") return { scope: "user", userId: value.userId };
+    if (value?.scope === "user" && typeof value.userId === "string") {
+      return { scope: "user", userId: value.userId };
+    }
   } catch {
     // fall through
   }

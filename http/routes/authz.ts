@@ -17,7 +17,8 @@ import { requirePrincipal } from "../auth/principal.ts";
 import { parseBody } from "../validate.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const id = (what: string) => v.pipe(v.string(`${what} must be a string`), v.regex(UUID, `${what} must be a UUID`));
+const id = (what: string) =>
+  v.pipe(v.string(`${what} must be a string`), v.regex(UUID, `${what} must be a UUID`));
 const attributes = (what: string) =>
   v.nullish(v.record(v.string(), v.unknown(), `${what} must be an object of attributes`));
 
@@ -48,7 +49,8 @@ export function authzRoutes(snapshots: SubjectSnapshots): RouteInstaller {
       if (caller === null) throw new ForbiddenError("You may not inspect authorization decisions.");
       const global = evaluate(caller.subject, { permission: AUTHZ_INSPECT_GLOBAL }).decision === "Allowed";
       const inOwnOrg = principal.orgId !== null && orgId === principal.orgId &&
-        evaluate(caller.subject, { permission: AUTHZ_INSPECT_ORG, resourceOrgId: principal.orgId }).decision ===
+        evaluate(caller.subject, { permission: AUTHZ_INSPECT_ORG, resourceOrgId: principal.orgId })
+            .decision ===
           "Allowed";
       if (!global && !inOwnOrg) throw new ForbiddenError("You may not inspect authorization decisions.");
 

@@ -68,7 +68,10 @@ export interface AdminAuditStore {
    */
   append(realmId: string, entry: NewAdminAuditEntry): Promise<AdminAuditEntry>;
   /** Entries of the realm in sequence order, after `afterSeq` (default 0), at most `limit` (default 100). */
-  list(realmId: string, options?: { readonly afterSeq?: number; readonly limit?: number }): Promise<AdminAuditEntry[]>;
+  list(
+    realmId: string,
+    options?: { readonly afterSeq?: number; readonly limit?: number },
+  ): Promise<AdminAuditEntry[]>;
   /** The last entry of the realm's chain, or null. */
   head(realmId: string): Promise<AdminAuditEntry | null>;
   /**

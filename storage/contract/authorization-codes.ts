@@ -7,21 +7,21 @@
 /** An authorization code as stored. */
 export interface AuthorizationCode {
   /** Lowercase SHA-256 hex of the code (the key). */
-  codeHash: string;
-  clientId: string;
-  redirectUri: string;
-  realmId: string;
-  userId: string;
-  sessionId: string;
-  orgId: string | null;
-  scopes: string[];
-  authTime: Date;
+  readonly codeHash: string;
+  readonly clientId: string;
+  readonly redirectUri: string;
+  readonly realmId: string;
+  readonly userId: string;
+  readonly sessionId: string;
+  readonly orgId: string | null;
+  readonly scopes: readonly string[];
+  readonly authTime: Date;
   /** The code can be exchanged while `now < expiresAt`. */
-  expiresAt: Date;
-  consumed: boolean;
-  codeChallenge: string | null;
-  codeChallengeMethod: string | null;
-  nonce: string | null;
+  readonly expiresAt: Date;
+  readonly consumed: boolean;
+  readonly codeChallenge: string | null;
+  readonly codeChallengeMethod: string | null;
+  readonly nonce: string | null;
 }
 
 /** What a new code carries (`consumed` starts false; optional fields default to null). */

@@ -5,9 +5,9 @@
 
 /** Break-glass state of a realm. */
 export interface BreakGlassState {
-  realmId: string;
-  lastDrillAt: Date | null;
-  lastUseAt: Date | null;
+  readonly realmId: string;
+  readonly lastDrillAt: Date | null;
+  readonly lastUseAt: Date | null;
 }
 
 /** Where break-glass state lives. */

@@ -7,13 +7,13 @@ import { sha256Hex } from "../../core/digest.ts";
 /** A stored challenge. */
 export interface EmailOtpChallenge {
   /** Caller-chosen primary key; storing the same id again replaces the challenge. */
-  challengeId: string;
+  readonly challengeId: string;
   /** Lowercase SHA-256 hex of the code, as computed by {@link hashOtpCode}. */
-  codeHash: string;
+  readonly codeHash: string;
   /** The challenge is dead from this instant on (`expiresAt <= now` is expired). */
-  expiresAt: Date;
+  readonly expiresAt: Date;
   /** Guesses still allowed; each wrong guess takes one, a correct one needs at least one left. */
-  remainingAttempts: number;
+  readonly remainingAttempts: number;
 }
 
 /**

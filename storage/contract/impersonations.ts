@@ -10,32 +10,32 @@ export type ImpersonationStatus = "PendingConsent" | "Active" | "Ended";
 
 /** An impersonation record. */
 export interface Impersonation {
-  id: string;
-  realmId: string;
-  actorId: string;
-  targetId: string;
-  orgId: string | null;
-  reason: string;
-  status: ImpersonationStatus;
-  consentRequired: boolean;
-  createdAt: Date;
+  readonly id: string;
+  readonly realmId: string;
+  readonly actorId: string;
+  readonly targetId: string;
+  readonly orgId: string | null;
+  readonly reason: string;
+  readonly status: ImpersonationStatus;
+  readonly consentRequired: boolean;
+  readonly createdAt: Date;
   /** When it became Active (at creation without consent, at approval with consent). */
-  startedAt: Date | null;
-  expiresAt: Date;
-  endedAt: Date | null;
+  readonly startedAt: Date | null;
+  readonly expiresAt: Date;
+  readonly endedAt: Date | null;
 }
 
 /** What starting an impersonation takes. */
 export interface NewImpersonation {
-  id: string;
-  realmId: string;
-  actorId: string;
-  targetId: string;
-  orgId?: string | null;
-  reason: string;
+  readonly id: string;
+  readonly realmId: string;
+  readonly actorId: string;
+  readonly targetId: string;
+  readonly orgId?: string | null;
+  readonly reason: string;
   /** True: starts `PendingConsent`; false: starts `Active` at once. */
-  consentRequired: boolean;
-  expiresAt: Date;
+  readonly consentRequired: boolean;
+  readonly expiresAt: Date;
 }
 
 /** Where impersonation records live. */

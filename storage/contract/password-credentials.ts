@@ -34,7 +34,10 @@ export interface PasswordCredentialStore {
    * Inserts or updates the row for (user, algorithm), leaving rows under other tags alone.
    * For idempotent imports. `created` tells whether a row was inserted.
    */
-  upsert(userId: string, value: PasswordHash): Promise<{ credential: PasswordCredentialRecord; created: boolean }>;
+  upsert(
+    userId: string,
+    value: PasswordHash,
+  ): Promise<{ credential: PasswordCredentialRecord; created: boolean }>;
   /**
    * Sets the user's password: afterwards exactly this one credential exists (spec 5.5),
    * whatever the user had before, in one statement. Creates one for a password-less user.

@@ -6,17 +6,17 @@ import { sha256Hex } from "../../core/digest.ts";
 
 /** A stored recovery code. */
 export interface RecoveryCode {
-  id: string;
-  userId: string;
+  readonly id: string;
+  readonly userId: string;
   /** Lowercase SHA-256 hex of the code, as computed by {@link hashRecoveryCode}. */
-  codeHash: string;
-  createdAt: Date;
+  readonly codeHash: string;
+  readonly createdAt: Date;
 }
 
 /** A code of a new set: its id (from svc's RandomSource) and its hash. */
 export interface NewRecoveryCode {
-  id: string;
-  codeHash: string;
+  readonly id: string;
+  readonly codeHash: string;
 }
 
 /** Where recovery codes live. */

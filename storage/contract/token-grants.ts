@@ -6,15 +6,15 @@
 /** A token grant. */
 export interface TokenGrant {
   /** Lowercase SHA-256 hex of the authorization code (the key). */
-  codeHash: string;
-  clientId: string;
-  realmId: string;
-  userId: string;
-  sessionId: string;
-  scopes: string[];
-  issuedAt: Date;
+  readonly codeHash: string;
+  readonly clientId: string;
+  readonly realmId: string;
+  readonly userId: string;
+  readonly sessionId: string;
+  readonly scopes: readonly string[];
+  readonly issuedAt: Date;
   /** The refresh-token family issued with it; null when offline_access was not granted. */
-  refreshFamilyId: string | null;
+  readonly refreshFamilyId: string | null;
 }
 
 /** Where token grants live. */

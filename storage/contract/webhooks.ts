@@ -94,7 +94,9 @@ export function eventPatternMatches(pattern: string, kind: string): boolean {
   const parts = pattern.split("*");
   if (parts.length === 1) return pattern === kind;
   const first = parts[0], last = parts[parts.length - 1];
-  if (!kind.startsWith(first) || kind.length < first.length + last.length || !kind.endsWith(last)) return false;
+  if (!kind.startsWith(first) || kind.length < first.length + last.length || !kind.endsWith(last)) {
+    return false;
+  }
   let at = first.length;
   const end = kind.length - last.length;
   for (const middle of parts.slice(1, -1)) {
@@ -150,7 +152,9 @@ export interface WebhookStore {
    * Each claimed delivery gets `attempts + 1` and a lease: it is not due again for
    * `leaseMs` (default 60 s), so a crashed worker's delivery is retried after the lease.
    */
-  claimDue(options?: { readonly limit?: number; readonly leaseMs?: number }): Promise<ClaimedWebhookDelivery[]>;
+  claimDue(
+    options?: { readonly limit?: number; readonly leaseMs?: number },
+  ): Promise<ClaimedWebhookDelivery[]>;
   /** Records a success: the delivery is `succeeded` and the endpoint's failure count resets. */
   markSucceeded(id: string, statusCode?: number | null): Promise<WebhookDeliveryRecord | null>;
   /**

@@ -108,7 +108,11 @@ export function createSqlAdminAuditStore(
   db: Executor,
   deps: { clock: Clock; random: RandomSource },
 ): AdminAuditStore {
-  const appendOnce = async (trx: Executor, realmId: string, entry: Parameters<AdminAuditStore["append"]>[1]) => {
+  const appendOnce = async (
+    trx: Executor,
+    realmId: string,
+    entry: Parameters<AdminAuditStore["append"]>[1],
+  ) => {
     await sql`SELECT pg_advisory_xact_lock(${LOCK_CLASS}::int4, hashtext(${realmId}))`.execute(trx);
     const tail = await trx.selectFrom("admin_audit_entries").select(["seq", "entry_hash"])
       .where("realm_id", "=", realmId).orderBy("seq", "desc").limit(1).executeTakeFirst();
@@ -157,7 +161,9 @@ export function createSqlAdminAuditStore(
       let lastError: unknown;
       for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
         try {
-          return await (db as Kysely<Database>).transaction().execute((trx) => appendOnce(trx, realmId, entry));
+          return await (db as Kysely<Database>).transaction().execute((trx) =>
+            appendOnce(trx, realmId, entry)
+          );
         } catch (error) {
           const code = errorCode(error);
           if (code === undefined || !(RETRYABLE.has(code) || code.startsWith("08"))) throw error;
@@ -194,7 +200,9 @@ export function createSqlAdminAuditStore(
         for (const row of rows) {
           const entry = toEntry(row);
           if (entry.seq !== expectedSeq) return { ok: false, brokenAt: expectedSeq, reason: "sequence_gap" };
-          if (entry.prevHash !== prevHash) return { ok: false, brokenAt: entry.seq, reason: "prev_hash_mismatch" };
+          if (entry.prevHash !== prevHash) {
+            return { ok: false, brokenAt: entry.seq, reason: "prev_hash_mismatch" };
+          }
           if (auditEntryHash(entry) !== entry.entryHash) {
             return { ok: false, brokenAt: entry.seq, reason: "entry_hash_mismatch" };
           }

@@ -118,7 +118,8 @@ export function createSqlClientStore(
         const row = await db.selectFrom("clients").selectAll().where("id", "=", id).executeTakeFirst();
         return row ? toRecord(row) : null;
       }
-      const row = await db.updateTable("clients").set(set).where("id", "=", id).returningAll().executeTakeFirst();
+      const row = await db.updateTable("clients").set(set).where("id", "=", id).returningAll()
+        .executeTakeFirst();
       return row ? toRecord(row) : null;
     },
 

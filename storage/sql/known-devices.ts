@@ -46,7 +46,9 @@ export function createSqlKnownDeviceStore(
       }).onConflict((oc) =>
         oc.columns(["user_id", "fingerprint_hash"]).doUpdateSet((eb) => ({
           // Never move last seen backwards (a slower concurrent sighting).
-          last_seen_at: sql<Date>`greatest(${eb.ref("known_devices.last_seen_at")}, ${eb.ref("excluded.last_seen_at")})`,
+          last_seen_at: sql<Date>`greatest(${eb.ref("known_devices.last_seen_at")}, ${
+            eb.ref("excluded.last_seen_at")
+          })`,
           description: sql<string | null>`coalesce(${eb.ref("excluded.description")}, ${
             eb.ref("known_devices.description")
           })`,

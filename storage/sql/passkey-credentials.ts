@@ -76,7 +76,8 @@ export function createSqlPasskeyCredentialStore(
 
     async get(id) {
       if (!UUID.test(id)) return null;
-      const row = await db.selectFrom("passkey_credentials").selectAll().where("id", "=", id).executeTakeFirst();
+      const row = await db.selectFrom("passkey_credentials").selectAll().where("id", "=", id)
+        .executeTakeFirst();
       return row ? toRecord(row) : null;
     },
 
@@ -119,7 +120,8 @@ export function createSqlPasskeyCredentialStore(
 
     async deleteAllForUser(userId) {
       if (!UUID.test(userId)) return 0;
-      const result = await db.deleteFrom("passkey_credentials").where("user_id", "=", userId).executeTakeFirst();
+      const result = await db.deleteFrom("passkey_credentials").where("user_id", "=", userId)
+        .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
   };

@@ -139,7 +139,8 @@ export function createSqlRefreshTokenStore(
     },
 
     async pruneExpired(before) {
-      const result = await db.deleteFrom("refresh_tokens").where("expires_at", "<", before).executeTakeFirst();
+      const result = await db.deleteFrom("refresh_tokens").where("expires_at", "<", before)
+        .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
   };

@@ -73,7 +73,8 @@ export function createSqlSecurityEventStore(
     },
 
     async deleteOlderThan(cutoff) {
-      const result = await db.deleteFrom("security_events").where("occurred_at", "<", cutoff).executeTakeFirst();
+      const result = await db.deleteFrom("security_events").where("occurred_at", "<", cutoff)
+        .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
   };

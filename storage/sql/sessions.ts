@@ -70,7 +70,11 @@ export function createSqlSessionStore(
       if (!UUID.test(id)) return null;
       const at = now();
       const row = await db.selectFrom("sessions").selectAll().where("id", "=", id)
-        .where("revoked_at", "is", null).where("idle_expires_at", ">", at).where("absolute_expires_at", ">", at)
+        .where("revoked_at", "is", null).where("idle_expires_at", ">", at).where(
+          "absolute_expires_at",
+          ">",
+          at,
+        )
         .executeTakeFirst();
       return row ? toRecord(row) : null;
     },
@@ -124,13 +128,18 @@ export function createSqlSessionStore(
       if (!UUID.test(userId)) return [];
       const at = now();
       const rows = await db.selectFrom("sessions").selectAll().where("user_id", "=", userId)
-        .where("revoked_at", "is", null).where("idle_expires_at", ">", at).where("absolute_expires_at", ">", at)
+        .where("revoked_at", "is", null).where("idle_expires_at", ">", at).where(
+          "absolute_expires_at",
+          ">",
+          at,
+        )
         .orderBy("last_seen_at", "desc").orderBy("id").execute();
       return rows.map(toRecord);
     },
 
     async pruneExpired(before) {
-      const result = await db.deleteFrom("sessions").where("absolute_expires_at", "<", before).executeTakeFirst();
+      const result = await db.deleteFrom("sessions").where("absolute_expires_at", "<", before)
+        .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
   };

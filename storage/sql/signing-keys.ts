@@ -97,7 +97,9 @@ export function createSqlSigningKeyStore(
         });
       } catch (error) {
         if (isUniqueViolation(error)) {
-          throw new ConflictError("The key id is taken or the realm was rotated concurrently.", { kid: newKey.kid });
+          throw new ConflictError("The key id is taken or the realm was rotated concurrently.", {
+            kid: newKey.kid,
+          });
         }
         throw error;
       }

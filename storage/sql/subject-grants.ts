@@ -63,18 +63,25 @@ async function loadSubject(db: Executor, userId: string, orgId: string | null): 
     .select(["g.id", "g.key"])
     .where("gm.user_id", "=", userId)
     .where("g.realm_id", "=", user.realm_id)
-    .where((eb) => orgId === null ? eb("g.org_id", "is", null) : eb.or([eb("g.org_id", "is", null), eb("g.org_id", "=", orgId)]))
+    .where((eb) =>
+      orgId === null
+        ? eb("g.org_id", "is", null)
+        : eb.or([eb("g.org_id", "is", null), eb("g.org_id", "=", orgId)])
+    )
     .orderBy("g.id")
     .execute();
   const groupKeyById = new Map(groups.map((g) => [g.id, g.key]));
   const groupIds = [...groupKeyById.keys()];
 
-  const principal = (kindColumn: "ra.principal_kind" | "p.principal_kind", idColumn: "ra.principal_id" | "p.principal_id") =>
+  const principal =
+    (kindColumn: "ra.principal_kind" | "p.principal_kind", idColumn: "ra.principal_id" | "p.principal_id") =>
     // deno-lint-ignore no-explicit-any
     (eb: any) =>
       eb.or([
         eb.and([eb(kindColumn, "=", "User"), eb(idColumn, "=", userId)]),
-        ...(groupIds.length > 0 ? [eb.and([eb(kindColumn, "=", "Group"), eb(idColumn, "in", groupIds)])] : []),
+        ...(groupIds.length > 0
+          ? [eb.and([eb(kindColumn, "=", "Group"), eb(idColumn, "in", groupIds)])]
+          : []),
       ]);
 
   const roleGrants = await db.selectFrom("role_assignments as ra")
@@ -93,8 +100,16 @@ async function loadSubject(db: Executor, userId: string, orgId: string | null): 
     .where("r.realm_id", "=", user.realm_id)
     .where("ra.realm_id", "=", user.realm_id)
     .where(principal("ra.principal_kind", "ra.principal_id"))
-    .where((eb) => orgId === null ? eb("ra.org_id", "is", null) : eb.or([eb("ra.org_id", "is", null), eb("ra.org_id", "=", orgId)]))
-    .where((eb) => orgId === null ? eb("r.org_id", "is", null) : eb.or([eb("r.org_id", "is", null), eb("r.org_id", "=", orgId)]))
+    .where((eb) =>
+      orgId === null
+        ? eb("ra.org_id", "is", null)
+        : eb.or([eb("ra.org_id", "is", null), eb("ra.org_id", "=", orgId)])
+    )
+    .where((eb) =>
+      orgId === null
+        ? eb("r.org_id", "is", null)
+        : eb.or([eb("r.org_id", "is", null), eb("r.org_id", "=", orgId)])
+    )
     .orderBy("ra.created_at").orderBy("ra.id").orderBy("gr.created_at").orderBy("gr.id")
     .execute();
 
@@ -112,14 +127,20 @@ async function loadSubject(db: Executor, userId: string, orgId: string | null): 
     ])
     .where("p.realm_id", "=", user.realm_id)
     .where(principal("p.principal_kind", "p.principal_id"))
-    .where((eb) => orgId === null ? eb("p.org_id", "is", null) : eb.or([eb("p.org_id", "is", null), eb("p.org_id", "=", orgId)]))
+    .where((eb) =>
+      orgId === null
+        ? eb("p.org_id", "is", null)
+        : eb.or([eb("p.org_id", "is", null), eb("p.org_id", "=", orgId)])
+    )
     .orderBy("p.created_at").orderBy("p.id").orderBy("gr.created_at").orderBy("gr.id")
     .execute();
 
   const grants: SubjectGrantRow[] = [];
   const push = (owner: "role" | "policy", rows: typeof roleGrants) => {
     for (const row of rows) {
-      const via = row.principalKind === "Group" ? `@group:${groupKeyById.get(row.principalId) ?? row.principalId}` : "";
+      const via = row.principalKind === "Group"
+        ? `@group:${groupKeyById.get(row.principalId) ?? row.principalId}`
+        : "";
       grants.push({
         pattern: row.pattern,
         effect: row.effect,
@@ -155,5 +176,7 @@ function parseJson(value: unknown): unknown {
 }
 
 function asObject(value: unknown): Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value) ? value as Record<string, unknown> : {};
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? value as Record<string, unknown>
+    : {};
 }

@@ -49,7 +49,8 @@ export function createSqlSubjectKeyStore(
 
     async delete(subjectId) {
       if (!UUID.test(subjectId)) return false;
-      const result = await db.deleteFrom("subject_keys").where("subject_id", "=", subjectId).executeTakeFirst();
+      const result = await db.deleteFrom("subject_keys").where("subject_id", "=", subjectId)
+        .executeTakeFirst();
       return result.numDeletedRows > 0n;
     },
   };

@@ -77,7 +77,10 @@ export function createSqlTotpEnrollmentStore(
         .where("user_id", "=", userId)
         .where("confirmed_at", "is not", null)
         .where((eb) =>
-          eb.or([eb("last_accepted_step", "is", null), eb("last_accepted_step", "<", sql<number>`${step}::bigint`)])
+          eb.or([
+            eb("last_accepted_step", "is", null),
+            eb("last_accepted_step", "<", sql<number>`${step}::bigint`),
+          ])
         )
         .executeTakeFirst();
       return result.numUpdatedRows > 0n;

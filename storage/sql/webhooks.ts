@@ -103,7 +103,8 @@ export function createSqlWebhookStore(
 
     async getEndpoint(id) {
       if (!UUID.test(id)) return null;
-      const row = await db.selectFrom("webhook_endpoints").selectAll().where("id", "=", id).executeTakeFirst();
+      const row = await db.selectFrom("webhook_endpoints").selectAll().where("id", "=", id)
+        .executeTakeFirst();
       return row ? toEndpoint(row) : null;
     },
 
@@ -121,7 +122,9 @@ export function createSqlWebhookStore(
       if (patch.url !== undefined) set.url = patch.url;
       if (patch.description !== undefined) set.description = patch.description;
       if (patch.eventPatterns !== undefined) set.event_patterns = checkPatterns(patch.eventPatterns);
-      if (patch.enabled === true) Object.assign(set, { enabled: true, consecutive_failures: 0, disabled_at: null });
+      if (patch.enabled === true) {
+        Object.assign(set, { enabled: true, consecutive_failures: 0, disabled_at: null });
+      }
       if (patch.enabled === false) Object.assign(set, { enabled: false, disabled_at: at });
       const row = await db.updateTable("webhook_endpoints").set(set).where("id", "=", id).returningAll()
         .executeTakeFirst();
@@ -159,7 +162,9 @@ export function createSqlWebhookStore(
             : eb.or([eb("org_id", "is", null), eb("org_id", "=", orgId)])
         )
         .orderBy("created_at").orderBy("id").execute();
-      const targets = candidates.filter((e) => e.event_patterns.some((p) => eventPatternMatches(p, event.eventKind)));
+      const targets = candidates.filter((e) =>
+        e.event_patterns.some((p) => eventPatternMatches(p, event.eventKind))
+      );
       if (targets.length === 0) return [];
       const at = now();
       const rows = await db.insertInto("webhook_deliveries").values(targets.map((endpoint) => ({
@@ -225,7 +230,8 @@ export function createSqlWebhookStore(
         if (endpoint) out.push({ delivery: toDelivery(row), endpoint });
       }
       return out.sort((a, b) =>
-        a.delivery.createdAt.getTime() - b.delivery.createdAt.getTime() || a.delivery.id.localeCompare(b.delivery.id)
+        a.delivery.createdAt.getTime() - b.delivery.createdAt.getTime() ||
+        a.delivery.id.localeCompare(b.delivery.id)
       );
     },
 
@@ -234,7 +240,12 @@ export function createSqlWebhookStore(
       return await inTransaction(db, async (trx) => {
         const at = now();
         const row = await trx.updateTable("webhook_deliveries")
-          .set({ status: "succeeded", completed_at: at, last_status_code: statusCode ?? null, last_error: null })
+          .set({
+            status: "succeeded",
+            completed_at: at,
+            last_status_code: statusCode ?? null,
+            last_error: null,
+          })
           .where("id", "=", id).where("status", "in", ["pending", "retrying"])
           .returningAll().executeTakeFirst();
         if (!row) return null;
@@ -275,7 +286,9 @@ export function createSqlWebhookStore(
           endpointDisabled = endpoint.enabled && failures >= disableAfter;
           await trx.updateTable("webhook_endpoints").set({
             consecutive_failures: failures,
-            ...(endpointDisabled ? { enabled: false, disabled_at: new Date(at), updated_at: new Date(at) } : {}),
+            ...(endpointDisabled
+              ? { enabled: false, disabled_at: new Date(at), updated_at: new Date(at) }
+              : {}),
           }).where("id", "=", ref.endpoint_id).execute();
         }
         return { delivery: toDelivery(row), endpointDisabled };
@@ -284,7 +297,8 @@ export function createSqlWebhookStore(
 
     async getDelivery(id) {
       if (!UUID.test(id)) return null;
-      const row = await db.selectFrom("webhook_deliveries").selectAll().where("id", "=", id).executeTakeFirst();
+      const row = await db.selectFrom("webhook_deliveries").selectAll().where("id", "=", id)
+        .executeTakeFirst();
       return row ? toDelivery(row) : null;
     },
 

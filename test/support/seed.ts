@@ -40,7 +40,13 @@ export function seeder(db: Kysely<Database>) {
   return {
     async realm(name = `realm-${uuid().slice(0, 8)}`): Promise<string> {
       const id = uuid();
-      await db.insertInto("realms").values({ id, name, display_name: name, is_default: false, created_at: at() })
+      await db.insertInto("realms").values({
+        id,
+        name,
+        display_name: name,
+        is_default: false,
+        created_at: at(),
+      })
         .execute();
       return id;
     },
@@ -73,20 +79,33 @@ export function seeder(db: Kysely<Database>) {
         created_at: at(),
       }).execute();
       for (const user of members) {
-        await db.insertInto("org_memberships").values({ org_id: id, user_id: user, created_at: at() }).execute();
+        await db.insertInto("org_memberships").values({ org_id: id, user_id: user, created_at: at() })
+          .execute();
       }
       return id;
     },
     async team(realmId: string, orgId: string, members: string[] = []): Promise<string> {
       const id = uuid();
-      await db.insertInto("teams").values({ id, realm_id: realmId, org_id: orgId, name: "team", created_at: at() })
+      await db.insertInto("teams").values({
+        id,
+        realm_id: realmId,
+        org_id: orgId,
+        name: "team",
+        created_at: at(),
+      })
         .execute();
       for (const user of members) {
-        await db.insertInto("team_members").values({ team_id: id, user_id: user, created_at: at() }).execute();
+        await db.insertInto("team_members").values({ team_id: id, user_id: user, created_at: at() })
+          .execute();
       }
       return id;
     },
-    async group(realmId: string, key: string, members: string[] = [], orgId: string | null = null): Promise<string> {
+    async group(
+      realmId: string,
+      key: string,
+      members: string[] = [],
+      orgId: string | null = null,
+    ): Promise<string> {
       const id = uuid();
       await db.insertInto("groups").values({
         id,
@@ -97,11 +116,17 @@ export function seeder(db: Kysely<Database>) {
         created_at: at(),
       }).execute();
       for (const user of members) {
-        await db.insertInto("group_members").values({ group_id: id, user_id: user, created_at: at() }).execute();
+        await db.insertInto("group_members").values({ group_id: id, user_id: user, created_at: at() })
+          .execute();
       }
       return id;
     },
-    async role(realmId: string, key: string, grants: SeedGrant[], orgId: string | null = null): Promise<string> {
+    async role(
+      realmId: string,
+      key: string,
+      grants: SeedGrant[],
+      orgId: string | null = null,
+    ): Promise<string> {
       const id = uuid();
       await db.insertInto("roles").values({
         id,

@@ -23,6 +23,10 @@ export const testSubjectAuthenticator: Authenticator = (c) => {
 };
 
 /** Request headers naming a test subject. */
-export function asSubject(userId: string, realmId: string, orgId: string | null = null): Record<string, string> {
+export function asSubject(
+  userId: string,
+  realmId: string,
+  orgId: string | null = null,
+): Record<string, string> {
   return { [TEST_SUBJECT_HEADER]: JSON.stringify({ userId, realmId, orgId }) };
 }

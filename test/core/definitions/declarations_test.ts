@@ -1,5 +1,9 @@
 import { strict as assert } from "node:assert";
-import { type DeclaredRole, DefinitionError, planDefinitions } from "../../../core/definitions/declarations.ts";
+import {
+  type DeclaredRole,
+  DefinitionError,
+  planDefinitions,
+} from "../../../core/definitions/declarations.ts";
 import { SVC_PERMISSIONS } from "../../../core/definitions/svc-permissions.ts";
 
 const role = (pattern: string, extra: Partial<DeclaredRole["grants"][number]> = {}): DeclaredRole => ({
@@ -11,7 +15,11 @@ const role = (pattern: string, extra: Partial<DeclaredRole["grants"][number]> = 
 Deno.test("planDefinitions: svc's permissions come first, then the declared ones", () => {
   const plan = planDefinitions({
     permissions: [{ id: "docs:org:read", description: "Read documents" }, { id: "docs:org:write" }],
-    roles: [role("docs:org:read"), { key: "w", displayName: "W", grants: [{ pattern: "docs:*:*", effect: "Allow" }] }],
+    roles: [role("docs:org:read"), {
+      key: "w",
+      displayName: "W",
+      grants: [{ pattern: "docs:*:*", effect: "Allow" }],
+    }],
   });
   assert.deepEqual(plan.permissions.map((p) => p.id), [
     ...SVC_PERMISSIONS.map((p) => p.id),
@@ -24,16 +32,31 @@ Deno.test("planDefinitions: svc's permissions come first, then the declared ones
 
 Deno.test("planDefinitions: a bad declaration stops boot with a message naming it", () => {
   const cases: [string, Parameters<typeof planDefinitions>[0], RegExp][] = [
-    ["dotted segment", { permissions: [{ id: "docs.v2:org:read" }], roles: [] }, /authz\.permissions\[0\]\.id "docs\.v2:org:read"/],
+    [
+      "dotted segment",
+      { permissions: [{ id: "docs.v2:org:read" }], roles: [] },
+      /authz\.permissions\[0\]\.id "docs\.v2:org:read"/,
+    ],
     ["uppercase", { permissions: [{ id: "Docs:org:read" }], roles: [] }, /"Docs:org:read"/],
     ["wildcard", { permissions: [{ id: "docs:org:*" }], roles: [] }, /"docs:org:\*"/],
     ["unknown scope", { permissions: [{ id: "docs:tenant:read" }], roles: [] }, /"docs:tenant:read"/],
     ["reserved service", { permissions: [{ id: "svc:global:anything" }], roles: [] }, /reserved/],
     ["declared twice", { permissions: [{ id: "a:org:b" }, { id: "a:org:b" }], roles: [] }, /declared twice/],
-    ["unpublished id in a grant", { permissions: [], roles: [role("docs:org:read")] }, /authz\.roles\[0\]\.grants\[0\]\.pattern "docs:org:read" names a permission id that is not published/],
+    [
+      "unpublished id in a grant",
+      { permissions: [], roles: [role("docs:org:read")] },
+      /authz\.roles\[0\]\.grants\[0\]\.pattern "docs:org:read" names a permission id that is not published/,
+    ],
     ["dotted grant pattern", { permissions: [], roles: [role("docs.x:org:*")] }, /"docs\.x:org:\*"/],
-    ["bad condition", { permissions: [{ id: "a:org:b" }], roles: [role("a:org:b", { condition: { version: 1 } })] }, /authz\.roles\[0\]\.grants\[0\]\.condition/],
-    ["duplicate role", { permissions: [], roles: [role("a:*:*"), role("a:*:*")] }, /authz\.roles\[1\]\.key "r": declared twice/],
+    ["bad condition", {
+      permissions: [{ id: "a:org:b" }],
+      roles: [role("a:org:b", { condition: { version: 1 } })],
+    }, /authz\.roles\[0\]\.grants\[0\]\.condition/],
+    [
+      "duplicate role",
+      { permissions: [], roles: [role("a:*:*"), role("a:*:*")] },
+      /authz\.roles\[1\]\.key "r": declared twice/,
+    ],
   ];
   for (const [name, declared, message] of cases) {
     assert.throws(() => planDefinitions(declared), (error: unknown) => {

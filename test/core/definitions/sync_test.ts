@@ -22,70 +22,93 @@ for (const driver of drivers) {
     let conditionedGrantId = "";
     const condition = { version: 1, condition: { op: "eq", attr: "subject.dept", value: "eng" } };
     try {
-      await t.step("first boot publishes every permission, creates the default realm and the roles", async () => {
-        const plan = planDefinitions({
-          permissions: [{ id: "docs:org:read", description: "Read" }, { id: "docs:org:write" }],
-          roles: [{
-            key: "writer",
-            displayName: "Writer",
-            grants: [{ pattern: "docs:org:read", effect: "Allow", condition }, { pattern: "docs:org:*", effect: "Allow" }],
-          }],
-        });
-        const report = await syncDefinitions(plan, stores);
-        assert.deepEqual(report.catalog.added, [...SVC_PERMISSIONS.map((p) => p.id), "docs:org:read", "docs:org:write"].sort());
-        assert.equal(report.defaultRealm.isDefault, true);
-        assert.deepEqual(report.rolesCreated, ["writer"]);
-        const role = await stores.roles.getByKey(report.defaultRealm.id, "writer", null);
-        const grants = await stores.roles.listGrants(role!.id);
-        assert.equal(grants.length, 2);
-        conditionedGrantId = grants.find((g) => g.condition !== null)!.id;
-      });
+      await t.step(
+        "first boot publishes every permission, creates the default realm and the roles",
+        async () => {
+          const plan = planDefinitions({
+            permissions: [{ id: "docs:org:read", description: "Read" }, { id: "docs:org:write" }],
+            roles: [{
+              key: "writer",
+              displayName: "Writer",
+              grants: [{ pattern: "docs:org:read", effect: "Allow", condition }, {
+                pattern: "docs:org:*",
+                effect: "Allow",
+              }],
+            }],
+          });
+          const report = await syncDefinitions(plan, stores);
+          assert.deepEqual(
+            report.catalog.added,
+            [...SVC_PERMISSIONS.map((p) => p.id), "docs:org:read", "docs:org:write"].sort(),
+          );
+          assert.equal(report.defaultRealm.isDefault, true);
+          assert.deepEqual(report.rolesCreated, ["writer"]);
+          const role = await stores.roles.getByKey(report.defaultRealm.id, "writer", null);
+          const grants = await stores.roles.listGrants(role!.id);
+          assert.equal(grants.length, 2);
+          conditionedGrantId = grants.find((g) => g.condition !== null)!.id;
+        },
+      );
 
-      await t.step("a later boot retires removed permissions, never deletes, and reconciles role grants", async () => {
-        clock.advance(60_000);
-        const plan = planDefinitions({
-          permissions: [{ id: "docs:org:read" }],
-          roles: [{
-            key: "writer",
-            displayName: "Writer (renamed)",
-            // Same condition with keys in another order: the same grant.
-            grants: [{
-              pattern: "docs:org:read",
-              effect: "Allow",
-              condition: { condition: { value: "eng", attr: "subject.dept", op: "eq" }, version: 1 },
-            }, { pattern: "docs:*:read", effect: "Allow" }],
-          }],
-        });
-        const report = await syncDefinitions(plan, stores);
-        assert.deepEqual(report.catalog.retired, ["docs:org:write"]);
-        assert.deepEqual(report.catalog.added, []);
-        assert.deepEqual(report.rolesUpdated, ["writer"]);
-        const retired = await stores.catalog.get("docs:org:write");
-        assert.ok(retired?.retiredAt instanceof Date, "tombstoned, still there");
-        const role = await stores.roles.getByKey(report.defaultRealm.id, "writer", null);
-        assert.equal(role?.displayName, "Writer (renamed)");
-        const grants = await stores.roles.listGrants(role!.id);
-        assert.deepEqual(grants.map((g) => g.pattern).sort(), ["docs:*:read", "docs:org:read"]);
-        const kept = grants.find((g) => g.pattern === "docs:org:read");
-        assert.equal(kept?.id, conditionedGrantId, "the conditioned grant was kept, not re-created");
-      });
+      await t.step(
+        "a later boot retires removed permissions, never deletes, and reconciles role grants",
+        async () => {
+          clock.advance(60_000);
+          const plan = planDefinitions({
+            permissions: [{ id: "docs:org:read" }],
+            roles: [{
+              key: "writer",
+              displayName: "Writer (renamed)",
+              // Same condition with keys in another order: the same grant.
+              grants: [{
+                pattern: "docs:org:read",
+                effect: "Allow",
+                condition: { condition: { value: "eng", attr: "subject.dept", op: "eq" }, version: 1 },
+              }, { pattern: "docs:*:read", effect: "Allow" }],
+            }],
+          });
+          const report = await syncDefinitions(plan, stores);
+          assert.deepEqual(report.catalog.retired, ["docs:org:write"]);
+          assert.deepEqual(report.catalog.added, []);
+          assert.deepEqual(report.rolesUpdated, ["writer"]);
+          const retired = await stores.catalog.get("docs:org:write");
+          assert.ok(retired?.retiredAt instanceof Date, "tombstoned, still there");
+          const role = await stores.roles.getByKey(report.defaultRealm.id, "writer", null);
+          assert.equal(role?.displayName, "Writer (renamed)");
+          const grants = await stores.roles.listGrants(role!.id);
+          assert.deepEqual(grants.map((g) => g.pattern).sort(), ["docs:*:read", "docs:org:read"]);
+          const kept = grants.find((g) => g.pattern === "docs:org:read");
+          assert.equal(kept?.id, conditionedGrantId, "the conditioned grant was kept, not re-created");
+        },
+      );
 
-      await t.step("re-declaring restores a retired permission; an unchanged boot changes nothing", async () => {
-        const plan = planDefinitions({
-          permissions: [{ id: "docs:org:read" }, { id: "docs:org:write" }],
-          roles: [],
-        });
-        const first = await syncDefinitions(plan, stores);
-        assert.deepEqual(first.catalog.restored, ["docs:org:write"]);
-        const second = await syncDefinitions(plan, stores);
-        assert.deepEqual([second.catalog.added, second.catalog.restored, second.catalog.retired], [[], [], []]);
-        assert.equal(second.defaultRealm.id, first.defaultRealm.id);
-      });
+      await t.step(
+        "re-declaring restores a retired permission; an unchanged boot changes nothing",
+        async () => {
+          const plan = planDefinitions({
+            permissions: [{ id: "docs:org:read" }, { id: "docs:org:write" }],
+            roles: [],
+          });
+          const first = await syncDefinitions(plan, stores);
+          assert.deepEqual(first.catalog.restored, ["docs:org:write"]);
+          const second = await syncDefinitions(plan, stores);
+          assert.deepEqual([second.catalog.added, second.catalog.restored, second.catalog.retired], [
+            [],
+            [],
+            [],
+          ]);
+          assert.equal(second.defaultRealm.id, first.defaultRealm.id);
+        },
+      );
 
       await t.step("two instances booting at once agree on one default realm and one role", async () => {
         const plan = planDefinitions({
           permissions: [{ id: "docs:org:read" }],
-          roles: [{ key: "reader", displayName: "Reader", grants: [{ pattern: "docs:org:read", effect: "Allow" }] }],
+          roles: [{
+            key: "reader",
+            displayName: "Reader",
+            grants: [{ pattern: "docs:org:read", effect: "Allow" }],
+          }],
         });
         const [a, b] = await Promise.all([syncDefinitions(plan, stores), syncDefinitions(plan, stores)]);
         assert.equal(a.defaultRealm.id, b.defaultRealm.id);

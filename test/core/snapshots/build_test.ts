@@ -39,7 +39,10 @@ Deno.test("buildSnapshot: invalid rows are skipped and reported, valid ones stil
     ["role:bad-condition", "condition_format"],
     ["role:bad-effect", "grant_format"],
   ]);
-  assert.equal(evaluate(built.subject, { permission: "docs:org:read", resourceOrgId: "o1" }).decision, "Allowed");
+  assert.equal(
+    evaluate(built.subject, { permission: "docs:org:read", resourceOrgId: "o1" }).decision,
+    "Allowed",
+  );
   assert.equal(built.builtAt, 42);
   assert.equal(built.realmId, "r1");
 });
@@ -58,13 +61,21 @@ Deno.test("buildSnapshot: the org context, teams, attributes and sources reach t
   );
   assert.deepEqual(built.subject.grants.map((g) => g.source), ["role:editor@group:writers", "policy:senior"]);
   assert.equal(
-    evaluate(built.subject, { permission: "docs:team:edit", resourceOrgId: "o1", resourceTeamIds: ["t1"] }).decision,
+    evaluate(built.subject, { permission: "docs:team:edit", resourceOrgId: "o1", resourceTeamIds: ["t1"] })
+      .decision,
     "Allowed",
   );
   assert.equal(
-    evaluate(built.subject, { permission: "docs:team:edit", resourceOrgId: "o1", resourceTeamIds: ["t2"] }).decision,
+    evaluate(built.subject, { permission: "docs:team:edit", resourceOrgId: "o1", resourceTeamIds: ["t2"] })
+      .decision,
     "DeniedByDefault",
   );
-  assert.equal(evaluate(built.subject, { permission: "docs:org:read", resourceOrgId: "o1" }).decision, "Allowed");
-  assert.equal(evaluate(built.subject, { permission: "docs:org:read", resourceOrgId: "o2" }).decision, "DeniedByDefault");
+  assert.equal(
+    evaluate(built.subject, { permission: "docs:org:read", resourceOrgId: "o1" }).decision,
+    "Allowed",
+  );
+  assert.equal(
+    evaluate(built.subject, { permission: "docs:org:read", resourceOrgId: "o2" }).decision,
+    "DeniedByDefault",
+  );
 });

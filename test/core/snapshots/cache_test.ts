@@ -58,30 +58,35 @@ Deno.test("TtlLruCache: agrees with a model of recency and expiry under random o
     fc.record({ kind: fc.constant("tick" as const), ms: fc.nat(60) }),
   );
   fc.assert(
-    fc.property(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 100 }), fc.array(op), (max, ttl, ops) => {
-      const clock = new ManualClock(0);
-      const cache = new TtlLruCache<number, number>(clock, { ttlMs: ttl, maxEntries: max });
-      // The model: a list of [key, value, expiresAt], most recent last.
-      let model: [number, number, number][] = [];
-      for (const o of ops) {
-        if (o.kind === "tick") clock.advance(o.ms);
-        else if (o.kind === "set") {
-          model = model.filter(([k]) => k !== o.key);
-          model.push([o.key, o.value, clock.now() + ttl]);
-          if (model.length > max) model = model.slice(model.length - max);
-          cache.set(o.key, o.value);
-        } else {
-          const found = model.find(([k]) => k === o.key);
-          model = model.filter(([k]) => k !== o.key);
-          let expected: number | undefined;
-          if (found && found[2] > clock.now()) {
-            expected = found[1];
-            model.push(found);
+    fc.property(
+      fc.integer({ min: 1, max: 5 }),
+      fc.integer({ min: 1, max: 100 }),
+      fc.array(op),
+      (max, ttl, ops) => {
+        const clock = new ManualClock(0);
+        const cache = new TtlLruCache<number, number>(clock, { ttlMs: ttl, maxEntries: max });
+        // The model: a list of [key, value, expiresAt], most recent last.
+        let model: [number, number, number][] = [];
+        for (const o of ops) {
+          if (o.kind === "tick") clock.advance(o.ms);
+          else if (o.kind === "set") {
+            model = model.filter(([k]) => k !== o.key);
+            model.push([o.key, o.value, clock.now() + ttl]);
+            if (model.length > max) model = model.slice(model.length - max);
+            cache.set(o.key, o.value);
+          } else {
+            const found = model.find(([k]) => k === o.key);
+            model = model.filter(([k]) => k !== o.key);
+            let expected: number | undefined;
+            if (found && found[2] > clock.now()) {
+              expected = found[1];
+              model.push(found);
+            }
+            assert.equal(cache.get(o.key), expected);
           }
-          assert.equal(cache.get(o.key), expected);
+          assert.ok(cache.size <= max);
         }
-        assert.ok(cache.size <= max);
-      }
-    }),
+      },
+    ),
   );
 });

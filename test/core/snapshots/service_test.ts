@@ -14,7 +14,14 @@ function memorySource() {
     set(userId: string, patterns: string[]) {
       grants.set(
         userId,
-        patterns.map((pattern) => ({ pattern, effect: "Allow", orgId: null, teamIds: [], condition: null, source: "t" })),
+        patterns.map((pattern) => ({
+          pattern,
+          effect: "Allow",
+          orgId: null,
+          teamIds: [],
+          condition: null,
+          source: "t",
+        })),
       );
     },
     async loadSubject(userId: string, _orgId: string | null): Promise<SubjectRows | null> {
@@ -22,7 +29,15 @@ function memorySource() {
       const rows = grants.get(userId);
       if (source.pending) await source.pending;
       if (rows === undefined) return null;
-      return { userId, realmId: "r", status: "Active", attributes: {}, isOrgMember: true, teamIds: [], grants: rows };
+      return {
+        userId,
+        realmId: "r",
+        status: "Active",
+        attributes: {},
+        isOrgMember: true,
+        teamIds: [],
+        grants: rows,
+      };
     },
   };
   return source satisfies SubjectGrantSource;
@@ -69,7 +84,7 @@ Deno.test("SubjectSnapshots: fresh never reads or fills the cache", async () => 
   source.set("u1", ["a:global:read", "a:global:write"]);
   const fresh = await snapshots.fresh("u1", null);
   assert.equal(fresh?.subject.grants.length, 2);
-  assert.equal((await snapshots.get("u1", null)), cached);
+  assert.equal(await snapshots.get("u1", null), cached);
   assert.equal(source.loads, 2);
 });
 

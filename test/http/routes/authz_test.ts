@@ -53,7 +53,10 @@ Deno.test("authz routes", async (t) => {
     { pattern: "docs:org:*" },
     { pattern: "docs:org:delete", effect: "Deny" },
     { pattern: "docs:team:edit" },
-    { pattern: "docs:org:secret", condition: { version: 1, condition: { op: "gte", attr: "subject.clearance", value: 3 } } },
+    {
+      pattern: "docs:org:secret",
+      condition: { version: 1, condition: { op: "gte", attr: "subject.clearance", value: 3 } },
+    },
   ]);
   await seed.assign(realm, editor, { kind: "User", id: alice }, org);
   const otherRealm = await seed.realm();
@@ -120,10 +123,12 @@ Deno.test("authz routes", async (t) => {
     });
     const body = await (await inspect(asAdmin, check("billing:org:read"))).json();
     assert.equal(body.decision, "Allowed");
-    const cached = await (await app.request("/profile/permissions", { headers: asSubject(alice, realm, org) })).json();
+    const cached =
+      await (await app.request("/profile/permissions", { headers: asSubject(alice, realm, org) })).json();
     assert.ok(!cached.permissions.includes("billing:org:read"), "the profile is served from the cache");
     await snapshots.invalidateUser(alice);
-    const fresh = await (await app.request("/profile/permissions", { headers: asSubject(alice, realm, org) })).json();
+    const fresh = await (await app.request("/profile/permissions", { headers: asSubject(alice, realm, org) }))
+      .json();
     assert.ok(fresh.permissions.includes("billing:org:read"));
   });
 
@@ -170,7 +175,12 @@ Deno.test("authz routes", async (t) => {
     assert.equal(res.status, 200);
     const body = await res.json();
     assert.deepEqual(Object.keys(body).sort(), ["permissions", "teamIds"]);
-    assert.deepEqual(body.permissions, ["docs:org:*", "docs:team:edit", "docs:org:secret", "billing:org:read"]);
+    assert.deepEqual(body.permissions, [
+      "docs:org:*",
+      "docs:team:edit",
+      "docs:org:secret",
+      "billing:org:read",
+    ]);
     assert.deepEqual(body.teamIds, [team]);
     assert.equal((await app.request("/profile/permissions")).status, 401);
   });

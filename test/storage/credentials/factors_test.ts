@@ -42,9 +42,15 @@ for (const driver of drivers) {
         const user = await makeUser(db, realm);
         await passwords.replace(user, { algorithm: "pbkdf2-sha256", hash: "old" });
         const next = { algorithm: "argon2id", hash: "new" };
-        assert.equal(await passwords.rehash(user, { algorithm: "pbkdf2-sha256", hash: "stale" }, next), false);
+        assert.equal(
+          await passwords.rehash(user, { algorithm: "pbkdf2-sha256", hash: "stale" }, next),
+          false,
+        );
         assert.equal(await passwords.rehash(user, { algorithm: "pbkdf2-sha256", hash: "old" }, next), true);
-        assert.deepEqual((await passwords.list(user)).map((c) => [c.algorithm, c.hash]), [["argon2id", "new"]]);
+        assert.deepEqual((await passwords.list(user)).map((c) => [c.algorithm, c.hash]), [[
+          "argon2id",
+          "new",
+        ]]);
         // A second rehash from the old value no longer applies.
         assert.equal(await passwords.rehash(user, { algorithm: "pbkdf2-sha256", hash: "old" }, next), false);
         // Same-tag rehash (new parameters).
@@ -114,7 +120,12 @@ for (const driver of drivers) {
         assert.deepEqual(await passkeys.listByUser(user), [created]);
         assert.equal(await passkeys.getByCredentialId(bytesOf(16, 43)), null);
         await assert.rejects(
-          passkeys.create({ userId: user, credentialId, publicKey: bytesOf(1), userVerificationCapable: false }),
+          passkeys.create({
+            userId: user,
+            credentialId,
+            publicKey: bytesOf(1),
+            userVerificationCapable: false,
+          }),
           ConflictError,
         );
       });
@@ -145,7 +156,9 @@ for (const driver of drivers) {
         assert.equal(await passkeys.updateCounter(uuid(), 10), false);
         await assert.rejects(passkeys.updateCounter(zero.id, -1), ValidationError);
         // Concurrent updates to the same value: one applies.
-        const results = await Promise.all(Array.from({ length: 5 }, () => passkeys.updateCounter(zero.id, 2 ** 32)));
+        const results = await Promise.all(
+          Array.from({ length: 5 }, () => passkeys.updateCounter(zero.id, 2 ** 32)),
+        );
         assert.equal(results.filter(Boolean).length, 1);
       });
 
@@ -180,7 +193,8 @@ for (const driver of drivers) {
         });
         assert.equal(c.challengeHash, sha256Hex("chal-123"));
         assert.equal(c.expiresAt.getTime(), clock.now() + 5 * 60_000);
-        const raw = await db.selectFrom("passkey_ceremonies").selectAll().where("id", "=", c.id).executeTakeFirst();
+        const raw = await db.selectFrom("passkey_ceremonies").selectAll().where("id", "=", c.id)
+          .executeTakeFirst();
         assert.equal(JSON.stringify(raw).includes("chal-123"), false);
         const consumed = await ceremonies.consume(c.id);
         assert.deepEqual(consumed, c);

@@ -65,18 +65,24 @@ for (const driver of drivers) {
         assert.notEqual(await signingKeys.get(realm, "b"), null);
       });
 
-      await t.step("rotation of a realm without keys creates the first primary; kid clash rolls back", async () => {
-        const clock = clockAt();
-        const { signingKeys } = storesFor(db, clock);
-        const realm = await makeRealm(db);
-        const first = await signingKeys.rotate(realm, { kid: "x", privateKey: bytesOf(4) });
-        assert.equal(first.retired, null);
-        await assert.rejects(signingKeys.rotate(realm, { kid: "x", privateKey: bytesOf(4) }), ConflictError);
-        // The failed rotation left the old primary in place.
-        const primary = await signingKeys.getPrimary(realm);
-        assert.equal(primary?.kid, "x");
-        assert.equal(primary?.retiredAt, null);
-      });
+      await t.step(
+        "rotation of a realm without keys creates the first primary; kid clash rolls back",
+        async () => {
+          const clock = clockAt();
+          const { signingKeys } = storesFor(db, clock);
+          const realm = await makeRealm(db);
+          const first = await signingKeys.rotate(realm, { kid: "x", privateKey: bytesOf(4) });
+          assert.equal(first.retired, null);
+          await assert.rejects(
+            signingKeys.rotate(realm, { kid: "x", privateKey: bytesOf(4) }),
+            ConflictError,
+          );
+          // The failed rotation left the old primary in place.
+          const primary = await signingKeys.getPrimary(realm);
+          assert.equal(primary?.kid, "x");
+          assert.equal(primary?.retiredAt, null);
+        },
+      );
 
       await t.step("staged keys (never primary) are published", async () => {
         const clock = clockAt();

@@ -22,7 +22,10 @@ Deno.test("eventPatternMatches: wildcards as prefix, suffix and infix", () => {
 });
 
 Deno.test("canonicalJson sorts keys at every level", () => {
-  assert.equal(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: null } }), '{"a":{"c":null,"d":[1,{"y":2,"z":1}]},"b":1}');
+  assert.equal(
+    canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: null } }),
+    '{"a":{"c":null,"d":[1,{"y":2,"z":1}]},"b":1}',
+  );
   assert.equal(canonicalJson(undefined), "null");
 });
 
@@ -96,15 +99,26 @@ for (const driver of drivers) {
         assert.equal(second.prevHash, first.entryHash);
         // Another realm's chain is independent.
         const otherRealm = await makeRealm(db);
-        assert.equal((await audit.append(otherRealm, { action: "x", actorId: "a", actorKind: "System" })).seq, 1);
+        assert.equal(
+          (await audit.append(otherRealm, { action: "x", actorId: "a", actorKind: "System" })).seq,
+          1,
+        );
         for (let i = 0; i < 3; i++) {
-          await audit.append(chainRealm, { action: `op.${i}`, actorId: "admin-1", actorKind: "User", after: { i } });
+          await audit.append(chainRealm, {
+            action: `op.${i}`,
+            actorId: "admin-1",
+            actorKind: "User",
+            after: { i },
+          });
         }
         assert.deepEqual(await audit.verifyChain(chainRealm), { ok: true, count: 5 });
         assert.deepEqual(await audit.verifyChain(uuid()), { ok: true, count: 0 });
         assert.deepEqual((await audit.list(chainRealm, { afterSeq: 3 })).map((e) => e.seq), [4, 5]);
         assert.equal((await audit.head(chainRealm))?.seq, 5);
-        await assert.rejects(audit.append("nope", { action: "x", actorId: "a", actorKind: "System" }), ValidationError);
+        await assert.rejects(
+          audit.append("nope", { action: "x", actorId: "a", actorKind: "System" }),
+          ValidationError,
+        );
       });
 
       await t.step("admin audit: verification detects tampering", async () => {
@@ -137,7 +151,11 @@ for (const driver of drivers) {
 
         const content = await fill();
         await where(content, 3).set({ actor_id: "someone-else" }).execute();
-        assert.deepEqual(await audit.verifyChain(content), { ok: false, brokenAt: 3, reason: "entry_hash_mismatch" });
+        assert.deepEqual(await audit.verifyChain(content), {
+          ok: false,
+          brokenAt: 3,
+          reason: "entry_hash_mismatch",
+        });
 
         const rehashed = await fill();
         // Rewriting an entry together with its own hash still breaks the next link.
@@ -145,7 +163,11 @@ for (const driver of drivers) {
         const { auditEntryHash } = await import("../../../storage/sql/admin-audit.ts");
         const forged = { ...row2, action: "op.forged" };
         await where(rehashed, 2).set({ action: forged.action, entry_hash: auditEntryHash(forged) }).execute();
-        assert.deepEqual(await audit.verifyChain(rehashed), { ok: false, brokenAt: 3, reason: "prev_hash_mismatch" });
+        assert.deepEqual(await audit.verifyChain(rehashed), {
+          ok: false,
+          brokenAt: 3,
+          reason: "prev_hash_mismatch",
+        });
 
         const gap = await fill();
         await db.deleteFrom("admin_audit_entries").where("realm_id", "=", gap).where("seq", "=", 2).execute();
@@ -157,34 +179,53 @@ for (const driver of drivers) {
         const { audit } = storesFor(db, clock);
         const r = await makeRealm(db);
         const subject = uuid();
-        await audit.append(r, { action: "user.update", actorId: "admin", actorKind: "User", target: subject, after: { a: 1 } });
+        await audit.append(r, {
+          action: "user.update",
+          actorId: "admin",
+          actorKind: "User",
+          target: subject,
+          after: { a: 1 },
+        });
         clock.advance(10 * MIN);
-        await audit.append(r, { action: "user.login_as", actorId: subject, actorKind: "User", before: { b: 2 } });
+        await audit.append(r, {
+          action: "user.login_as",
+          actorId: subject,
+          actorKind: "User",
+          before: { b: 2 },
+        });
         await audit.append(r, { action: "other", actorId: "admin", actorKind: "User", after: { c: 3 } });
         assert.equal(await audit.redactForSubject(subject), 2);
         const entries = await audit.list(r);
-        assert.deepEqual(entries.map((e) => [e.before, e.after]), [[null, null], [null, null], [null, { c: 3 }]]);
+        assert.deepEqual(entries.map((e) => [e.before, e.after]), [[null, null], [null, null], [null, {
+          c: 3,
+        }]]);
         assert.deepEqual(await audit.verifyChain(r), { ok: true, count: 3 });
         assert.ok(await audit.redactOlderThan(new Date(clock.now() + 1)) >= 1);
         assert.deepEqual(await audit.verifyChain(r), { ok: true, count: 3 });
       });
 
-      await t.step("admin audit: a persistent collision surfaces as StorageError after bounded retries", async () => {
-        const { audit } = storesFor(db, clockAt());
-        const r = await makeRealm(db);
-        await audit.append(r, { action: "a", actorId: "x", actorKind: "System" });
-        // A trigger that makes every insert collide simulates a writer that keeps winning.
-        await sql.raw(`CREATE OR REPLACE FUNCTION svc_test_collide() RETURNS trigger AS $$
+      await t.step(
+        "admin audit: a persistent collision surfaces as StorageError after bounded retries",
+        async () => {
+          const { audit } = storesFor(db, clockAt());
+          const r = await makeRealm(db);
+          await audit.append(r, { action: "a", actorId: "x", actorKind: "System" });
+          // A trigger that makes every insert collide simulates a writer that keeps winning.
+          await sql.raw(`CREATE OR REPLACE FUNCTION svc_test_collide() RETURNS trigger AS $$
           BEGIN RAISE unique_violation USING MESSAGE = 'simulated'; END $$ LANGUAGE plpgsql`).execute(db);
-        await sql.raw(`CREATE TRIGGER svc_test_collide BEFORE INSERT ON admin_audit_entries
+          await sql.raw(`CREATE TRIGGER svc_test_collide BEFORE INSERT ON admin_audit_entries
           FOR EACH ROW WHEN (NEW.action = 'collide') EXECUTE FUNCTION svc_test_collide()`).execute(db);
-        try {
-          await assert.rejects(audit.append(r, { action: "collide", actorId: "x", actorKind: "System" }), StorageError);
-        } finally {
-          await sql.raw(`DROP TRIGGER svc_test_collide ON admin_audit_entries`).execute(db);
-        }
-        assert.equal((await audit.append(r, { action: "b", actorId: "x", actorKind: "System" })).seq, 2);
-      });
+          try {
+            await assert.rejects(
+              audit.append(r, { action: "collide", actorId: "x", actorKind: "System" }),
+              StorageError,
+            );
+          } finally {
+            await sql.raw(`DROP TRIGGER svc_test_collide ON admin_audit_entries`).execute(db);
+          }
+          assert.equal((await audit.append(r, { action: "b", actorId: "x", actorKind: "System" })).seq, 2);
+        },
+      );
 
       await t.step("webhooks: endpoints, subscriptions by pattern and organization", async () => {
         const clock = clockAt();
@@ -206,7 +247,11 @@ for (const driver of drivers) {
         });
         assert.equal(realmWide.enabled, true);
         assert.deepEqual(realmWide.eventPatterns, ["login.*"]);
-        const noOrg = await webhooks.enqueueForEvent({ realmId: r, eventKind: "login.succeeded", payload: "{}" });
+        const noOrg = await webhooks.enqueueForEvent({
+          realmId: r,
+          eventKind: "login.succeeded",
+          payload: "{}",
+        });
         assert.deepEqual(noOrg.map((d) => d.endpointId), [realmWide.id]);
         const withOrg = await webhooks.enqueueForEvent({
           realmId: r,
@@ -217,7 +262,10 @@ for (const driver of drivers) {
         assert.deepEqual(withOrg.map((d) => d.endpointId).sort(), [realmWide.id, orgScoped.id].sort());
         assert.equal(withOrg[0].payload, '{"x":1}');
         assert.equal(withOrg[0].status, "pending");
-        assert.deepEqual(await webhooks.enqueueForEvent({ realmId: r, orgId: uuid(), eventKind: "mfa.failed", payload: "" }), []);
+        assert.deepEqual(
+          await webhooks.enqueueForEvent({ realmId: r, orgId: uuid(), eventKind: "mfa.failed", payload: "" }),
+          [],
+        );
 
         const rotated = await webhooks.rotateSecret(realmWide.id, "whsec_a2", 24 * 60 * MIN);
         assert.equal(rotated?.secret, "whsec_a2");
@@ -226,73 +274,88 @@ for (const driver of drivers) {
         const updated = await webhooks.updateEndpoint(orgScoped.id, { eventPatterns: ["*"], enabled: false });
         assert.equal(updated?.enabled, false);
         assert.deepEqual(
-          (await webhooks.enqueueForEvent({ realmId: r, orgId: org, eventKind: "mfa.failed", payload: "" })),
+          await webhooks.enqueueForEvent({ realmId: r, orgId: org, eventKind: "mfa.failed", payload: "" }),
           [],
           "disabled endpoints get nothing",
         );
         assert.equal((await webhooks.listEndpoints(r)).length, 2);
         assert.equal(await webhooks.deleteEndpoint(orgScoped.id), true);
         assert.equal(await webhooks.getEndpoint(orgScoped.id), null);
-        assert.equal(await webhooks.getDelivery(withOrg.find((d) => d.endpointId === orgScoped.id)!.id), null);
+        assert.equal(
+          await webhooks.getDelivery(withOrg.find((d) => d.endpointId === orgScoped.id)!.id),
+          null,
+        );
         await assert.rejects(
           webhooks.createEndpoint({ realmId: r, url: "https://x", secret: "whsec_x", eventPatterns: [""] }),
           ValidationError,
         );
       });
 
-      await t.step("webhooks: claims lease deliveries; retries follow the schedule, then dead-letter", async () => {
-        const clock = clockAt();
-        const { webhooks } = storesFor(db, clock);
-        // Deliveries of earlier steps may be due: use a far-future clock base and a fresh realm.
-        clock.advance(1000 * 86_400_000);
-        const r = await makeRealm(db);
-        const endpoint = await webhooks.createEndpoint({
-          realmId: r,
-          url: "https://hooks.example/c",
-          secret: "whsec_c",
-          eventPatterns: ["*"],
-        });
-        const queued = await webhooks.enqueue(endpoint.id, "user.created", '{"id":1}');
-        const mine = async () => (await webhooks.claimDue({ limit: 1000, leaseMs: MIN })).filter((c) => c.endpoint.id === endpoint.id);
+      await t.step(
+        "webhooks: claims lease deliveries; retries follow the schedule, then dead-letter",
+        async () => {
+          const clock = clockAt();
+          const { webhooks } = storesFor(db, clock);
+          // Deliveries of earlier steps may be due: use a far-future clock base and a fresh realm.
+          clock.advance(1000 * 86_400_000);
+          const r = await makeRealm(db);
+          const endpoint = await webhooks.createEndpoint({
+            realmId: r,
+            url: "https://hooks.example/c",
+            secret: "whsec_c",
+            eventPatterns: ["*"],
+          });
+          const queued = await webhooks.enqueue(endpoint.id, "user.created", '{"id":1}');
+          const mine = async () =>
+            (await webhooks.claimDue({ limit: 1000, leaseMs: MIN })).filter((c) =>
+              c.endpoint.id === endpoint.id
+            );
 
-        const claimed = await mine();
-        assert.equal(claimed.length, 1);
-        assert.equal(claimed[0].delivery.id, queued.id);
-        assert.equal(claimed[0].delivery.attempts, 1);
-        assert.equal(claimed[0].endpoint.secret, "whsec_c");
-        assert.deepEqual(await mine(), [], "leased");
+          const claimed = await mine();
+          assert.equal(claimed.length, 1);
+          assert.equal(claimed[0].delivery.id, queued.id);
+          assert.equal(claimed[0].delivery.attempts, 1);
+          assert.equal(claimed[0].endpoint.secret, "whsec_c");
+          assert.deepEqual(await mine(), [], "leased");
 
-        const seenDelays: number[] = [];
-        for (let attempt = 1; attempt <= WEBHOOK_RETRY_DELAYS_MS.length + 1; attempt++) {
-          if (attempt > 1) {
-            const due = await webhooks.getDelivery(queued.id);
-            seenDelays.push(due!.nextAttemptAt.getTime() - clock.now());
-            clock.set(due!.nextAttemptAt.getTime());
-            const again = await mine();
-            assert.equal(again.length, 1);
-            assert.equal(again[0].delivery.attempts, attempt);
+          const seenDelays: number[] = [];
+          for (let attempt = 1; attempt <= WEBHOOK_RETRY_DELAYS_MS.length + 1; attempt++) {
+            if (attempt > 1) {
+              const due = await webhooks.getDelivery(queued.id);
+              seenDelays.push(due!.nextAttemptAt.getTime() - clock.now());
+              clock.set(due!.nextAttemptAt.getTime());
+              const again = await mine();
+              assert.equal(again.length, 1);
+              assert.equal(again[0].delivery.attempts, attempt);
+            }
+            const outcome = await webhooks.markFailed(queued.id, { error: "HTTP 500", statusCode: 500 });
+            assert.equal(
+              outcome.delivery?.status,
+              attempt <= WEBHOOK_RETRY_DELAYS_MS.length ? "retrying" : "dead_letter",
+            );
+            assert.equal(outcome.endpointDisabled, false);
           }
-          const outcome = await webhooks.markFailed(queued.id, { error: "HTTP 500", statusCode: 500 });
-          assert.equal(outcome.delivery?.status, attempt <= WEBHOOK_RETRY_DELAYS_MS.length ? "retrying" : "dead_letter");
-          assert.equal(outcome.endpointDisabled, false);
-        }
-        assert.deepEqual(seenDelays, WEBHOOK_RETRY_DELAYS_MS);
-        const dead = await webhooks.getDelivery(queued.id);
-        assert.equal(dead?.status, "dead_letter");
-        assert.equal(dead?.lastStatusCode, 500);
-        assert.deepEqual((await webhooks.listDeliveries(endpoint.id, { status: "dead_letter" })).map((d) => d.id), [queued.id]);
-        // Late outcomes for a finished delivery are ignored.
-        assert.equal((await webhooks.markFailed(queued.id, { error: "late" })).delivery, null);
-        assert.equal(await webhooks.markSucceeded(queued.id), null);
+          assert.deepEqual(seenDelays, WEBHOOK_RETRY_DELAYS_MS);
+          const dead = await webhooks.getDelivery(queued.id);
+          assert.equal(dead?.status, "dead_letter");
+          assert.equal(dead?.lastStatusCode, 500);
+          assert.deepEqual(
+            (await webhooks.listDeliveries(endpoint.id, { status: "dead_letter" })).map((d) => d.id),
+            [queued.id],
+          );
+          // Late outcomes for a finished delivery are ignored.
+          assert.equal((await webhooks.markFailed(queued.id, { error: "late" })).delivery, null);
+          assert.equal(await webhooks.markSucceeded(queued.id), null);
 
-        assert.equal(await webhooks.requeueDeadLetter(queued.id), true);
-        const requeued = await mine();
-        assert.equal(requeued.length, 1);
-        assert.equal(requeued[0].delivery.attempts, 1);
-        const ok = await webhooks.markSucceeded(queued.id, 204);
-        assert.equal(ok?.status, "succeeded");
-        assert.equal((await webhooks.getEndpoint(endpoint.id))?.consecutiveFailures, 0);
-      });
+          assert.equal(await webhooks.requeueDeadLetter(queued.id), true);
+          const requeued = await mine();
+          assert.equal(requeued.length, 1);
+          assert.equal(requeued[0].delivery.attempts, 1);
+          const ok = await webhooks.markSucceeded(queued.id, 204);
+          assert.equal(ok?.status, "succeeded");
+          assert.equal((await webhooks.getEndpoint(endpoint.id))?.consecutiveFailures, 0);
+        },
+      );
 
       await t.step("webhooks: ten consecutive failures disable the endpoint once", async () => {
         const clock = clockAt();
@@ -323,7 +386,10 @@ for (const driver of drivers) {
         assert.equal(disabled?.disabledAt?.getTime(), clock.now());
         // Nothing of a disabled endpoint is claimed; re-enabling resets the count.
         await webhooks.markFailed(deliveries[0].id, { error: "again" });
-        assert.equal((await webhooks.claimDue({ limit: 1000 })).some((c) => c.endpoint.id === endpoint.id), false);
+        assert.equal(
+          (await webhooks.claimDue({ limit: 1000 })).some((c) => c.endpoint.id === endpoint.id),
+          false,
+        );
         const enabled = await webhooks.updateEndpoint(endpoint.id, { enabled: true });
         assert.equal(enabled?.consecutiveFailures, 0);
         assert.equal(enabled?.disabledAt, null);

@@ -66,7 +66,13 @@ for (const driver of drivers) {
         const user = await makeUser(db, realm);
         const other = await makeUser(db, realm);
         const make = (userId: string) =>
-          sessions.create({ realmId: realm, userId, mfa: "Password", idleTimeoutMs: DAY, absoluteTimeoutMs: DAY });
+          sessions.create({
+            realmId: realm,
+            userId,
+            mfa: "Password",
+            idleTimeoutMs: DAY,
+            absoluteTimeoutMs: DAY,
+          });
         const a = await make(user);
         clock.advance(1000);
         const b = await make(user);
@@ -112,7 +118,10 @@ for (const driver of drivers) {
         const first = await newFamily(clock, user);
         clock.advance(MIN);
         const h2 = sha256Hex(`srt_${uuid()}`);
-        const r1 = await refreshTokens.rotate(first.tokenHash, { tokenHash: h2, expiresAt: new Date(clock.now() + DAY) });
+        const r1 = await refreshTokens.rotate(first.tokenHash, {
+          tokenHash: h2,
+          expiresAt: new Date(clock.now() + DAY),
+        });
         assert.equal(r1.outcome, "rotated");
         if (r1.outcome !== "rotated") throw new Error("unreachable");
         assert.equal(r1.token.familyId, first.familyId);
@@ -135,7 +144,8 @@ for (const driver of drivers) {
         });
         assert.equal(afterRevoke.outcome, "revoked");
         assert.equal(
-          (await refreshTokens.rotate(sha256Hex("never-issued"), { tokenHash: "x", expiresAt: new Date() })).outcome,
+          (await refreshTokens.rotate(sha256Hex("never-issued"), { tokenHash: "x", expiresAt: new Date() }))
+            .outcome,
           "unknown",
         );
       });
@@ -158,7 +168,10 @@ for (const driver of drivers) {
         );
         const other = await newFamily(clock, user);
         clock.advance(30 * DAY);
-        const expired = await refreshTokens.rotate(token.tokenHash, { tokenHash: "y", expiresAt: new Date() });
+        const expired = await refreshTokens.rotate(token.tokenHash, {
+          tokenHash: "y",
+          expiresAt: new Date(),
+        });
         assert.equal(expired.outcome, "expired");
         assert.equal(await refreshTokens.get("y"), null, "no successor stored");
         assert.equal(await refreshTokens.revokeAllForUser(user), 2);
@@ -172,70 +185,89 @@ for (const driver of drivers) {
         const { refreshTokens } = storesFor(db, clock);
         const user = await makeUser(db, realm);
         const token = await newFamily(clock, user);
-        const results = await Promise.all(Array.from({ length: 5 }, (_, i) =>
-          refreshTokens.rotate(token.tokenHash, {
-            tokenHash: sha256Hex(`next-${token.tokenHash}-${i}`),
-            expiresAt: new Date(clock.now() + DAY),
-          })));
+        const results = await Promise.all(
+          Array.from({ length: 5 }, (_, i) =>
+            refreshTokens.rotate(token.tokenHash, {
+              tokenHash: sha256Hex(`next-${token.tokenHash}-${i}`),
+              expiresAt: new Date(clock.now() + DAY),
+            })),
+        );
         assert.equal(results.filter((r) => r.outcome === "rotated").length, 1);
         assert.equal(results.filter((r) => r.outcome === "reused").length, 4);
       });
 
-      await t.step("service accounts: lookup by (realm, key), atomic secret rotation with overlap", async () => {
-        const clock = clockAt();
-        const { serviceAccounts } = storesFor(db, clock);
-        const sa = await serviceAccounts.create({ realmId: realm, key: `ci-${uuid()}`, displayName: "CI", secretHash: "h1" });
-        assert.deepEqual(await serviceAccounts.getByKey(realm, sa.key), sa);
-        await assert.rejects(
-          serviceAccounts.create({ realmId: realm, key: sa.key, displayName: "dup", secretHash: "x" }),
-          ConflictError,
-        );
-        const rotated = await serviceAccounts.rotateSecret(sa.id, "h2", 10 * MIN);
-        assert.equal(rotated?.secretHash, "h2");
-        assert.equal(rotated?.previousSecretHash, "h1");
-        assert.deepEqual(acceptedSecretHashes(rotated!, clock.now()), ["h2", "h1"]);
-        clock.advance(10 * MIN);
-        assert.deepEqual(acceptedSecretHashes(rotated!, clock.now()), ["h2"]);
-        assert.equal(await serviceAccounts.rotateSecret(uuid(), "h3", MIN), null);
-        assert.equal(await serviceAccounts.setDisabled(sa.id, true), true);
-        assert.equal((await serviceAccounts.get(sa.id))?.disabled, true);
-        assert.ok((await serviceAccounts.list(realm)).some((a) => a.id === sa.id));
-        assert.equal(await serviceAccounts.delete(sa.id), true);
-        assert.equal(await serviceAccounts.get(sa.id), null);
-      });
+      await t.step(
+        "service accounts: lookup by (realm, key), atomic secret rotation with overlap",
+        async () => {
+          const clock = clockAt();
+          const { serviceAccounts } = storesFor(db, clock);
+          const sa = await serviceAccounts.create({
+            realmId: realm,
+            key: `ci-${uuid()}`,
+            displayName: "CI",
+            secretHash: "h1",
+          });
+          assert.deepEqual(await serviceAccounts.getByKey(realm, sa.key), sa);
+          await assert.rejects(
+            serviceAccounts.create({ realmId: realm, key: sa.key, displayName: "dup", secretHash: "x" }),
+            ConflictError,
+          );
+          const rotated = await serviceAccounts.rotateSecret(sa.id, "h2", 10 * MIN);
+          assert.equal(rotated?.secretHash, "h2");
+          assert.equal(rotated?.previousSecretHash, "h1");
+          assert.deepEqual(acceptedSecretHashes(rotated!, clock.now()), ["h2", "h1"]);
+          clock.advance(10 * MIN);
+          assert.deepEqual(acceptedSecretHashes(rotated!, clock.now()), ["h2"]);
+          assert.equal(await serviceAccounts.rotateSecret(uuid(), "h3", MIN), null);
+          assert.equal(await serviceAccounts.setDisabled(sa.id, true), true);
+          assert.equal((await serviceAccounts.get(sa.id))?.disabled, true);
+          assert.ok((await serviceAccounts.list(realm)).some((a) => a.id === sa.id));
+          assert.equal(await serviceAccounts.delete(sa.id), true);
+          assert.equal(await serviceAccounts.get(sa.id), null);
+        },
+      );
 
-      await t.step("api keys: by token hash; revocation keeps the first time; unknown is a no-op", async () => {
-        const clock = clockAt();
-        const { apiKeys } = storesFor(db, clock);
-        const user = await makeUser(db, realm);
-        const hash = sha256Hex(`sk_${uuid()}`);
-        const key = await apiKeys.create({
-          realmId: realm,
-          ownerKind: "User",
-          ownerId: user,
-          name: "laptop",
-          tokenHash: hash,
-          expiresAt: new Date(clock.now() + DAY),
-        });
-        assert.deepEqual(await apiKeys.getByTokenHash(hash), key);
-        assert.equal(isApiKeyActive(key, clock.now()), true);
-        assert.equal(isApiKeyActive(key, clock.now() + DAY), false);
-        await apiKeys.recordUse(key.id);
-        assert.equal((await apiKeys.get(key.id))?.lastUsedAt?.getTime(), clock.now());
-        const revoked = await apiKeys.revoke(key.id);
-        const firstRevocation = revoked?.revokedAt?.getTime();
-        assert.equal(firstRevocation, clock.now());
-        clock.advance(MIN);
-        assert.equal((await apiKeys.revoke(key.id))?.revokedAt?.getTime(), firstRevocation);
-        assert.equal(await apiKeys.revoke(uuid()), null);
-        await apiKeys.recordUse(uuid());
-        await assert.rejects(
-          apiKeys.create({ realmId: realm, ownerKind: "User", ownerId: user, name: "dup", tokenHash: hash }),
-          ConflictError,
-        );
-        assert.deepEqual((await apiKeys.listByOwner("User", user)).map((k) => k.id), [key.id]);
-        assert.equal(await apiKeys.delete(key.id), true);
-      });
+      await t.step(
+        "api keys: by token hash; revocation keeps the first time; unknown is a no-op",
+        async () => {
+          const clock = clockAt();
+          const { apiKeys } = storesFor(db, clock);
+          const user = await makeUser(db, realm);
+          const hash = sha256Hex(`sk_${uuid()}`);
+          const key = await apiKeys.create({
+            realmId: realm,
+            ownerKind: "User",
+            ownerId: user,
+            name: "laptop",
+            tokenHash: hash,
+            expiresAt: new Date(clock.now() + DAY),
+          });
+          assert.deepEqual(await apiKeys.getByTokenHash(hash), key);
+          assert.equal(isApiKeyActive(key, clock.now()), true);
+          assert.equal(isApiKeyActive(key, clock.now() + DAY), false);
+          await apiKeys.recordUse(key.id);
+          assert.equal((await apiKeys.get(key.id))?.lastUsedAt?.getTime(), clock.now());
+          const revoked = await apiKeys.revoke(key.id);
+          const firstRevocation = revoked?.revokedAt?.getTime();
+          assert.equal(firstRevocation, clock.now());
+          clock.advance(MIN);
+          assert.equal((await apiKeys.revoke(key.id))?.revokedAt?.getTime(), firstRevocation);
+          assert.equal(await apiKeys.revoke(uuid()), null);
+          await apiKeys.recordUse(uuid());
+          await assert.rejects(
+            apiKeys.create({
+              realmId: realm,
+              ownerKind: "User",
+              ownerId: user,
+              name: "dup",
+              tokenHash: hash,
+            }),
+            ConflictError,
+          );
+          assert.deepEqual((await apiKeys.listByOwner("User", user)).map((k) => k.id), [key.id]);
+          assert.equal(await apiKeys.delete(key.id), true);
+        },
+      );
 
       await t.step("clients: create, idempotent upsert, update", async () => {
         const { clients } = storesFor(db, clockAt());
@@ -257,7 +289,10 @@ for (const driver of drivers) {
         assert.deepEqual(again.client.redirectUris, ["https://app.example/cb"], "omitted fields are kept");
         assert.equal(again.client.secretHash, "$argon2id$s");
         await assert.rejects(clients.create(realm, clientId, { clientType: "public" }), ConflictError);
-        const updated = await clients.update(created.client.id, { allowedScopes: ["openid", "email"], secretHash: null });
+        const updated = await clients.update(created.client.id, {
+          allowedScopes: ["openid", "email"],
+          secretHash: null,
+        });
         assert.deepEqual(updated?.allowedScopes, ["openid", "email"]);
         assert.equal(updated?.secretHash, null);
         assert.deepEqual(await clients.getByClientId(realm, clientId), updated);

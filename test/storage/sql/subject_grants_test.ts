@@ -42,29 +42,32 @@ for (const driver of drivers) {
       }]);
       await seed.policy(realm, "bad", { kind: "Group", id: writers }, [{ pattern: "Bad.Pattern" }], org);
 
-      await t.step("an org context flattens direct, group, org-level roles and policies with attribution", async () => {
-        const rows = await source.loadSubject(alice, org);
-        assert.ok(rows);
-        assert.equal(rows.realmId, realm);
-        assert.equal(rows.isOrgMember, true);
-        assert.deepEqual(rows.teamIds, [team]);
-        assert.deepEqual(rows.attributes, { dept: "eng" });
-        assert.deepEqual(
-          rows.grants.map((g) => [g.source, g.pattern, g.effect, g.orgId]),
-          [
-            ["role:viewer", "docs:org:read", "Allow", null],
-            ["role:editor@group:writers", "docs:team:edit", "Allow", org],
-            ["role:editor@group:writers", "docs:org:delete", "Deny", org],
-            ["role:org-admin", "docs:org:*", "Allow", org],
-            ["policy:own-drafts", "drafts:self:*", "Allow", null],
-            ["policy:bad@group:writers", "Bad.Pattern", "Allow", org],
-          ],
-        );
-        assert.deepEqual(rows.grants[4].condition, {
-          version: 1,
-          condition: { op: "eq", attr: "subject.dept", value: "eng" },
-        });
-      });
+      await t.step(
+        "an org context flattens direct, group, org-level roles and policies with attribution",
+        async () => {
+          const rows = await source.loadSubject(alice, org);
+          assert.ok(rows);
+          assert.equal(rows.realmId, realm);
+          assert.equal(rows.isOrgMember, true);
+          assert.deepEqual(rows.teamIds, [team]);
+          assert.deepEqual(rows.attributes, { dept: "eng" });
+          assert.deepEqual(
+            rows.grants.map((g) => [g.source, g.pattern, g.effect, g.orgId]),
+            [
+              ["role:viewer", "docs:org:read", "Allow", null],
+              ["role:editor@group:writers", "docs:team:edit", "Allow", org],
+              ["role:editor@group:writers", "docs:org:delete", "Deny", org],
+              ["role:org-admin", "docs:org:*", "Allow", org],
+              ["policy:own-drafts", "drafts:self:*", "Allow", null],
+              ["policy:bad@group:writers", "Bad.Pattern", "Allow", org],
+            ],
+          );
+          assert.deepEqual(rows.grants[4].condition, {
+            version: 1,
+            condition: { op: "eq", attr: "subject.dept", value: "eng" },
+          });
+        },
+      );
 
       await t.step("another org sees only realm-level grants and its own teams", async () => {
         const rows = await source.loadSubject(alice, otherOrg);
@@ -121,7 +124,11 @@ Deno.test("snapshot cache bus over Postgres LISTEN/NOTIFY: a role change on one 
 
     assert.equal((await a.get(user, null))?.subject.grants.length, 1);
     await seed.addGrants(role, [{ pattern: "docs:global:write" }]);
-    assert.equal((await a.get(user, null))?.subject.grants.length, 1, "instance a still serves its cached snapshot");
+    assert.equal(
+      (await a.get(user, null))?.subject.grants.length,
+      1,
+      "instance a still serves its cached snapshot",
+    );
 
     await b.invalidateAll(); // the instance that changed the role tells everyone
     const deadline = Date.now() + 5_000;
