@@ -146,3 +146,13 @@ export { schemaScript, schemaStatements } from "./storage/schema.ts";
 export type { SubjectGrantRow, SubjectGrantSource, SubjectRows } from "./storage/contract/subject-grants.ts";
 /** The SQL subject-grant source. */
 export { createSqlSubjectGrantSource } from "./storage/sql/subject-grants.ts";
+/**
+ * Every store of svc over one database, with cross-aggregate transactions.
+ *
+ * @example
+ * ```ts
+ * const storage = createSqlStorage(database, { clock: systemClock, random: cryptoRandom });
+ * const first = await storage.consumedTokens.consume(jti, expiresAt); // true once, then false
+ * ```
+ */
+export { createSqlStorage, type Storage, type StorageDeps, type Stores } from "./storage/storage.ts";

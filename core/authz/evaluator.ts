@@ -69,7 +69,10 @@ export interface EvaluateOptions {
   trace?: boolean;
 }
 
-/** A compiled subject: validated grants plus the grant index. Immutable. */
+/**
+ * A compiled subject: validated grants plus the grant index. Immutable as far as
+ * decisions go; it memoizes, per permission text, which grants match (bounded).
+ */
 export interface CompiledSubject {
   /** The subject id. */
   readonly id: string;

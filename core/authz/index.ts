@@ -2,8 +2,12 @@
  * The grant index of a compiled subject: grants bucketed by service and action so a
  * check touches only grants that can match. Concrete service + concrete action live
  * in nested maps; grants whose service or action holds a `*` are kept apart. Every
- * bucket keeps its grants in original order and split by effect (denies first is
- * what lets the evaluator stop early).
+ * bucket keeps its grants in original order and split by effect.
+ *
+ * A permission id is resolved once per compiled subject ({@link resolveCandidates},
+ * memoized by the evaluator): only the at most four buckets that can hold matching
+ * grants are scanned, and the result keeps only grants whose pattern matches, so a
+ * check touches only grants that match its permission.
  *
  * @module
  */

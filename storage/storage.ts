@@ -1,0 +1,201 @@
+/**
+ * The storage contract as one object: every store of svc over one database, plus
+ * `transaction`, which gives the same object bound to one database transaction so that
+ * a change across aggregates commits or rolls back as a whole.
+ *
+ * @module
+ */
+import type { Clock } from "../core/clock.ts";
+import type { RandomSource } from "../core/random.ts";
+import type { AdminAuditStore } from "./contract/admin-audit.ts";
+import type { ApiKeyStore } from "./contract/api-keys.ts";
+import type { AppCatalogStore } from "./contract/app-catalog.ts";
+import type { AuthorizationCodeStore } from "./contract/authorization-codes.ts";
+import type { BreakGlassStore } from "./contract/break-glass.ts";
+import type { ClientStore } from "./contract/clients.ts";
+import type { ConsumedTokenStore } from "./contract/consumed-tokens.ts";
+import type { EmailOtpStore } from "./contract/email-otp.ts";
+import type { FederatedIdentityStore } from "./contract/federated-identities.ts";
+import type { GroupStore } from "./contract/groups.ts";
+import type { ImpersonationStore } from "./contract/impersonations.ts";
+import type { KnownDeviceStore } from "./contract/known-devices.ts";
+import type { OrganizationStore } from "./contract/organizations.ts";
+import type { PasskeyCeremonyStore } from "./contract/passkey-ceremonies.ts";
+import type { PasskeyCredentialStore } from "./contract/passkey-credentials.ts";
+import type { PasswordCredentialStore } from "./contract/password-credentials.ts";
+import type { PermissionCatalogStore } from "./contract/permission-catalog.ts";
+import type { PolicyStore } from "./contract/policies.ts";
+import type { RealmStore } from "./contract/realms.ts";
+import type { RecoveryCodeStore } from "./contract/recovery-codes.ts";
+import type { RefreshTokenStore } from "./contract/refresh-tokens.ts";
+import type { RoleStore } from "./contract/roles.ts";
+import type { SamlAssertionStore } from "./contract/saml-assertions.ts";
+import type { SecurityEventStore } from "./contract/security-events.ts";
+import type { ServiceAccountStore } from "./contract/service-accounts.ts";
+import type { SessionStore } from "./contract/sessions.ts";
+import type { SigningKeyStore } from "./contract/signing-keys.ts";
+import type { SubjectGrantSource } from "./contract/subject-grants.ts";
+import type { SubjectKeyStore } from "./contract/subject-keys.ts";
+import type { TeamStore } from "./contract/teams.ts";
+import type { TokenGrantStore } from "./contract/token-grants.ts";
+import type { TotpEnrollmentStore } from "./contract/totp-enrollments.ts";
+import type { UserStore } from "./contract/users.ts";
+import type { WebhookStore } from "./contract/webhooks.ts";
+import type { Executor } from "./database.ts";
+import type { SvcDatabase } from "./open.ts";
+import { createSqlAdminAuditStore } from "./sql/admin-audit.ts";
+import { createSqlApiKeyStore } from "./sql/api-keys.ts";
+import { createSqlAppCatalogStore } from "./sql/app-catalog.ts";
+import { createSqlAuthorizationCodeStore } from "./sql/authorization-codes.ts";
+import { createSqlBreakGlassStore } from "./sql/break-glass.ts";
+import { createSqlClientStore } from "./sql/clients.ts";
+import { createSqlConsumedTokenStore } from "./sql/consumed-tokens.ts";
+import { createSqlEmailOtpStore } from "./sql/email-otp.ts";
+import { createSqlFederatedIdentityStore } from "./sql/federated-identities.ts";
+import { createSqlGroupStore } from "./sql/groups.ts";
+import { createSqlImpersonationStore } from "./sql/impersonations.ts";
+import { createSqlKnownDeviceStore } from "./sql/known-devices.ts";
+import { createSqlOrganizationStore } from "./sql/organizations.ts";
+import { createSqlPasskeyCeremonyStore } from "./sql/passkey-ceremonies.ts";
+import { createSqlPasskeyCredentialStore } from "./sql/passkey-credentials.ts";
+import { createSqlPasswordCredentialStore } from "./sql/password-credentials.ts";
+import { createSqlPermissionCatalogStore } from "./sql/permission-catalog.ts";
+import { createSqlPolicyStore } from "./sql/policies.ts";
+import { createSqlRealmStore } from "./sql/realms.ts";
+import { createSqlRecoveryCodeStore } from "./sql/recovery-codes.ts";
+import { createSqlRefreshTokenStore } from "./sql/refresh-tokens.ts";
+import { createSqlRoleStore } from "./sql/roles.ts";
+import { createSqlSamlAssertionStore } from "./sql/saml-assertions.ts";
+import { createSqlSecurityEventStore } from "./sql/security-events.ts";
+import { createSqlServiceAccountStore } from "./sql/service-accounts.ts";
+import { createSqlSessionStore } from "./sql/sessions.ts";
+import { createSqlSigningKeyStore } from "./sql/signing-keys.ts";
+import { createSqlSubjectGrantSource } from "./sql/subject-grants.ts";
+import { createSqlSubjectKeyStore } from "./sql/subject-keys.ts";
+import { createSqlTeamStore } from "./sql/teams.ts";
+import { createSqlTokenGrantStore } from "./sql/token-grants.ts";
+import { createSqlTotpEnrollmentStore } from "./sql/totp-enrollments.ts";
+import { createSqlUserStore } from "./sql/users.ts";
+import { createSqlWebhookStore } from "./sql/webhooks.ts";
+
+/** Every store of svc. */
+export interface Stores {
+  // Directory (spec 2.10)
+  readonly realms: RealmStore;
+  readonly organizations: OrganizationStore;
+  readonly users: UserStore;
+  readonly teams: TeamStore;
+  readonly groups: GroupStore;
+  readonly roles: RoleStore;
+  readonly policies: PolicyStore;
+  readonly permissionCatalog: PermissionCatalogStore;
+  readonly appCatalog: AppCatalogStore;
+  readonly subjectGrants: SubjectGrantSource;
+  // Credentials (spec 2.3)
+  readonly passwordCredentials: PasswordCredentialStore;
+  readonly recoveryCodes: RecoveryCodeStore;
+  readonly totpEnrollments: TotpEnrollmentStore;
+  readonly passkeyCredentials: PasskeyCredentialStore;
+  readonly passkeyCeremonies: PasskeyCeremonyStore;
+  readonly knownDevices: KnownDeviceStore;
+  readonly federatedIdentities: FederatedIdentityStore;
+  // Tokens, sessions and keys (spec 2.1, 2.2, 2.9)
+  readonly sessions: SessionStore;
+  readonly refreshTokens: RefreshTokenStore;
+  readonly signingKeys: SigningKeyStore;
+  readonly subjectKeys: SubjectKeyStore;
+  readonly serviceAccounts: ServiceAccountStore;
+  readonly apiKeys: ApiKeyStore;
+  readonly clients: ClientStore;
+  // Single-use and stateful records (spec 2.9)
+  readonly emailOtp: EmailOtpStore;
+  readonly consumedTokens: ConsumedTokenStore;
+  readonly samlAssertions: SamlAssertionStore;
+  readonly authorizationCodes: AuthorizationCodeStore;
+  readonly tokenGrants: TokenGrantStore;
+  readonly breakGlass: BreakGlassStore;
+  readonly impersonations: ImpersonationStore;
+  // Ledgers and webhooks (spec 2.7, 2.8)
+  readonly securityEvents: SecurityEventStore;
+  readonly adminAudit: AdminAuditStore;
+  readonly webhooks: WebhookStore;
+}
+
+/** The stores plus transactions. */
+export interface Storage extends Stores {
+  /**
+   * Runs `work` with the stores bound to one transaction: it commits when `work`
+   * resolves and rolls back when it throws. Nested calls join the outer transaction.
+   */
+  transaction<T>(work: (storage: Storage) => Promise<T>): Promise<T>;
+}
+
+/** What the stores need besides the database. */
+export interface StorageDeps {
+  clock: Clock;
+  random: RandomSource;
+}
+
+/**
+ * The SQL storage over an open database (PGlite or Postgres).
+ *
+ * @example
+ * ```ts
+ * const database = await openDatabase({ kind: "embedded", dataDir: ".svc-data" });
+ * await database.ensureSchema();
+ * const storage = createSqlStorage(database, { clock: systemClock, random: cryptoRandom });
+ * await storage.transaction(async (tx) => {
+ *   const realm = await tx.realms.create({ name: "acme", displayName: "Acme" });
+ *   await tx.roles.create({ realmId: realm.id, key: "admin", displayName: "Admin" });
+ * });
+ * ```
+ */
+export function createSqlStorage(database: Pick<SvcDatabase, "db">, deps: StorageDeps): Storage {
+  return bind(database.db, deps, false);
+}
+
+function bind(db: Executor, deps: StorageDeps, inTransaction: boolean): Storage {
+  const { clock } = deps;
+  return {
+    realms: createSqlRealmStore(db, deps),
+    organizations: createSqlOrganizationStore(db, deps),
+    users: createSqlUserStore(db, deps),
+    teams: createSqlTeamStore(db, deps),
+    groups: createSqlGroupStore(db, deps),
+    roles: createSqlRoleStore(db, deps),
+    policies: createSqlPolicyStore(db, deps),
+    permissionCatalog: createSqlPermissionCatalogStore(db, deps),
+    appCatalog: createSqlAppCatalogStore(db, deps),
+    subjectGrants: createSqlSubjectGrantSource(db),
+    passwordCredentials: createSqlPasswordCredentialStore(db, deps),
+    recoveryCodes: createSqlRecoveryCodeStore(db, clock),
+    totpEnrollments: createSqlTotpEnrollmentStore(db, deps),
+    passkeyCredentials: createSqlPasskeyCredentialStore(db, deps),
+    passkeyCeremonies: createSqlPasskeyCeremonyStore(db, deps),
+    knownDevices: createSqlKnownDeviceStore(db, deps),
+    federatedIdentities: createSqlFederatedIdentityStore(db, deps),
+    sessions: createSqlSessionStore(db, deps),
+    refreshTokens: createSqlRefreshTokenStore(db, deps),
+    signingKeys: createSqlSigningKeyStore(db, deps),
+    subjectKeys: createSqlSubjectKeyStore(db, deps),
+    serviceAccounts: createSqlServiceAccountStore(db, deps),
+    apiKeys: createSqlApiKeyStore(db, deps),
+    clients: createSqlClientStore(db, deps),
+    emailOtp: createSqlEmailOtpStore(db, clock),
+    consumedTokens: createSqlConsumedTokenStore(db, clock),
+    samlAssertions: createSqlSamlAssertionStore(db, clock),
+    authorizationCodes: createSqlAuthorizationCodeStore(db, clock),
+    tokenGrants: createSqlTokenGrantStore(db, clock),
+    breakGlass: createSqlBreakGlassStore(db, clock),
+    impersonations: createSqlImpersonationStore(db, clock),
+    securityEvents: createSqlSecurityEventStore(db, deps),
+    adminAudit: createSqlAdminAuditStore(db, deps),
+    webhooks: createSqlWebhookStore(db, deps),
+    async transaction<T>(work: (storage: Storage) => Promise<T>): Promise<T> {
+      if (inTransaction) return await work(this);
+      return await (db as Exclude<Executor, { isTransaction: true }>).transaction().execute((trx) =>
+        work(bind(trx, deps, true))
+      );
+    },
+  };
+}
