@@ -63,6 +63,25 @@ for (const { name, database } of await openBoth()) {
   const hotCode = hashOtpCode(next("code"));
   await codes.store(newCode(hotCode));
 
+  // Warm up (PGlite's WASM and both query paths) so the first group is not charged for it.
+  for (let i = 0; i < 300; i++) {
+    const id = next("otp");
+    await otp.store({
+      challengeId: id,
+      codeHash: hashOtpCode("424242"),
+      expiresAt: FAR,
+      remainingAttempts: 5,
+    });
+    await otp.verify(id, "000000");
+    await otp.verify(id, "424242");
+    await tokens.consume(next("jti"), FAR);
+    const hash = hashOtpCode(next("code"));
+    await codes.store(newCode(hash));
+    await codes.exchange(hash);
+    await db.selectFrom("email_otp_challenges").selectAll().where("challenge_id", "=", hotChallenge)
+      .executeTakeFirst();
+  }
+
   Deno.bench({
     name: `${name}: SELECT challenge by primary key`,
     group: `${name} otp verify`,

@@ -223,7 +223,31 @@ function crossCheck(
   isSet: (path: string) => boolean,
   label: (name: string) => string,
 ): void {
-  const { risk, server, bootstrap } = config;
+  const { risk, server, bootstrap, tokens, sessions, cookies } = config;
+  if (tokens.signingKeyOverlapSeconds < tokens.accessTokenTtlSeconds) {
+    const name = label("SVC_SIGNING_KEY_OVERLAP_SECONDS");
+    throw new ConfigError(
+      `config: ${name}: ${tokens.signingKeyOverlapSeconds} is below the access token lifetime ${tokens.accessTokenTtlSeconds} (${
+        label("SVC_ACCESS_TOKEN_TTL_SECONDS")
+      }), so tokens signed before a rotation would fail early; set ${name} to at least ${tokens.accessTokenTtlSeconds}`,
+    );
+  }
+  if (sessions.idleTimeoutSeconds > sessions.absoluteTimeoutSeconds) {
+    const name = label("SVC_SESSION_IDLE_TIMEOUT_SECONDS");
+    throw new ConfigError(
+      `config: ${name}: ${sessions.idleTimeoutSeconds} is above the absolute timeout ${sessions.absoluteTimeoutSeconds} (${
+        label("SVC_SESSION_ABSOLUTE_TIMEOUT_SECONDS")
+      }); set ${name} to at most ${sessions.absoluteTimeoutSeconds}`,
+    );
+  }
+  if (cookies.sameSite === "None" && cookies.secure === "never") {
+    const name = label("SVC_COOKIE_SAME_SITE");
+    throw new ConfigError(
+      `config: ${name}: None requires Secure cookies (browsers drop SameSite=None without it), but ${
+        label("SVC_COOKIE_SECURE")
+      } is never; set ${name} to Lax or Strict, or ${label("SVC_COOKIE_SECURE")} to auto or always`,
+    );
+  }
   if (risk.stepUpAt > risk.blockAt) {
     const name = label("SVC_RISK_STEP_UP_AT");
     throw new ConfigError(

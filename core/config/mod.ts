@@ -8,6 +8,7 @@ export {
   ENV_SETTINGS,
   type EnvKind,
   type EnvSetting,
+  FILE_ONLY_SETTINGS,
   isLocalHostname,
   RESERVED_ENV,
   type SvcConfig,

@@ -172,6 +172,9 @@ function failMode() {
   );
 }
 
+/** Settings that only the config file sets (structured lists with no environment variable). */
+export const FILE_ONLY_SETTINGS: readonly string[] = Object.freeze(["authz.permissions", "authz.roles"]);
+
 /** A permission declared in configuration; the grammar is checked by definition sync at boot. */
 function declaredPermission() {
   return v.strictObject({
@@ -276,6 +279,38 @@ export const SvcConfigSchema = v.pipe(
         accessTokenTtlSeconds: v.optional(int(30, 86400, "seconds"), 600),
         refreshTokenTtlSeconds: v.optional(int(60, 31_536_000, "seconds"), 30 * 86400),
         mfaTokenTtlSeconds: v.optional(int(30, 3600, "seconds"), 300),
+        /** How long a retired signing key stays published and accepted (at least the access token lifetime). */
+        signingKeyOverlapSeconds: v.optional(int(0, 31_536_000, "seconds"), 86400),
+      }),
+      {},
+    ),
+    sessions: v.optional(
+      v.strictObject({
+        /** A session unused this long ends (each refresh moves it forward). */
+        idleTimeoutSeconds: v.optional(int(60, 31_536_000, "seconds"), 7 * 86400),
+        /** A session ends this long after sign-in, used or not. */
+        absoluteTimeoutSeconds: v.optional(int(60, 31_536_000, "seconds"), 30 * 86400),
+      }),
+      {},
+    ),
+    cookies: v.optional(
+      v.strictObject({
+        /** `auto`: Secure unless the base URL is http (development); `always`; `never`. */
+        secure: v.optional(
+          v.picklist(
+            ["auto", "always", "never"],
+            rule(
+              "is not a cookie security mode",
+              '"auto" (Secure unless the base URL is http), "always" or "never"',
+            ),
+          ),
+          "auto",
+        ),
+        /** The SameSite attribute of every svc cookie. */
+        sameSite: v.optional(
+          v.picklist(["Strict", "Lax", "None"], rule("is not a SameSite value", '"Strict", "Lax" or "None"')),
+          "Lax",
+        ),
       }),
       {},
     ),
@@ -493,6 +528,36 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     path: "tokens.mfaTokenTtlSeconds",
     kind: "int",
     doc: "MFA hand-off token (mfa+svc) lifetime",
+  },
+  {
+    name: "SVC_SIGNING_KEY_OVERLAP_SECONDS",
+    path: "tokens.signingKeyOverlapSeconds",
+    kind: "int",
+    doc: "how long a retired signing key stays published and accepted (at least the access token lifetime)",
+  },
+  {
+    name: "SVC_SESSION_IDLE_TIMEOUT_SECONDS",
+    path: "sessions.idleTimeoutSeconds",
+    kind: "int",
+    doc: "a session unused this long ends (7 days; each refresh moves it forward)",
+  },
+  {
+    name: "SVC_SESSION_ABSOLUTE_TIMEOUT_SECONDS",
+    path: "sessions.absoluteTimeoutSeconds",
+    kind: "int",
+    doc: "a session ends this long after sign-in (30 days)",
+  },
+  {
+    name: "SVC_COOKIE_SECURE",
+    path: "cookies.secure",
+    kind: "string",
+    doc: "Secure cookie attribute: auto (unless the base URL is http), always or never",
+  },
+  {
+    name: "SVC_COOKIE_SAME_SITE",
+    path: "cookies.sameSite",
+    kind: "string",
+    doc: "SameSite attribute of svc cookies: Strict, Lax or None (None needs Secure)",
   },
   {
     name: "SVC_PASSKEY_CEREMONY_TTL_SECONDS",

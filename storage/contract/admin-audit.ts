@@ -58,6 +58,28 @@ export type AuditChainVerification =
     readonly reason: string;
   };
 
+/** Why verification stopped at an entry. */
+export type AuditChainBreak =
+  | "sequence_gap"
+  | "prev_hash_mismatch"
+  | "entry_hash_mismatch"
+  | "payload_digest_mismatch";
+
+/** The full answer of {@link AdminAuditStore.verify}. */
+export interface AuditChainReport {
+  readonly realmId: string;
+  /** True when every entry links, hashes and digests correctly. */
+  readonly valid: boolean;
+  /** Entries checked and found good (on failure: those before the first bad one). */
+  readonly checked: number;
+  /** The entry hash of the last good entry (the chain head when valid); the genesis hash when none. */
+  readonly headHash: string;
+  /** The sequence number of the last good entry (0 when none). */
+  readonly headSeq: number;
+  /** The first bad entry, or null when valid. */
+  readonly firstBad: { readonly seq: number; readonly reason: AuditChainBreak } | null;
+}
+
 /** Admin-audit storage. */
 export interface AdminAuditStore {
   /**
@@ -79,8 +101,13 @@ export interface AdminAuditStore {
    * entry hashes, and digests of payloads that are still present.
    */
   verifyChain(realmId: string): Promise<AuditChainVerification>;
-  /** Retention: nulls payloads of entries older than `cutoff` (all realms); returns how many. */
-  redactOlderThan(cutoff: Date): Promise<number>;
+  /** {@link verifyChain} with the head hash and the number of entries checked. */
+  verify(realmId: string): Promise<AuditChainReport>;
+  /**
+   * Retention: nulls payloads of entries older than `cutoff` (all realms, or one when given);
+   * digests and hashes stay, so the chain still verifies. Returns how many.
+   */
+  redactOlderThan(cutoff: Date, options?: { readonly realmId?: string }): Promise<number>;
   /** Erasure: nulls payloads of entries where the user is actor or target; returns how many. */
   redactForSubject(subjectId: string): Promise<number>;
 }

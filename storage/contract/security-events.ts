@@ -48,6 +48,6 @@ export interface SecurityEventStore {
    * keeping kind and timestamp. Returns how many rows were redacted.
    */
   redactForUser(userId: string): Promise<number>;
-  /** Retention: deletes events older than `cutoff`; returns how many. */
-  deleteOlderThan(cutoff: Date): Promise<number>;
+  /** Retention: deletes events older than `cutoff` (of one realm when given); returns how many. */
+  deleteOlderThan(cutoff: Date, options?: { readonly realmId?: string }): Promise<number>;
 }

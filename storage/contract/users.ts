@@ -75,4 +75,10 @@ export interface UserStore {
   mergeAttributes(id: string, attributes: Record<string, unknown>): Promise<User>;
   /** The users of a realm, by creation time then id. */
   listByRealm(realmId: string, page?: PageRequest): Promise<User[]>;
+  /**
+   * Erasure: replaces the email with `<id>@erased.invalid`, clears the display name, the
+   * attribute bag and the verified flag, suspends the user and sets `anonymizedAt`. The row
+   * (and its id, which ledgers refer to) stays. NotFoundError: unknown user.
+   */
+  anonymize(id: string): Promise<User>;
 }

@@ -21,6 +21,7 @@ import type { RandomSource } from "../../core/random.ts";
 import {
   type AdminAuditEntry,
   type AdminAuditStore,
+  type AuditChainReport,
   type AuditChainVerification,
   GENESIS_HASH,
 } from "../contract/admin-audit.ts";
@@ -190,36 +191,51 @@ export function createSqlAdminAuditStore(
     },
 
     async verifyChain(realmId): Promise<AuditChainVerification> {
-      if (!UUID.test(realmId)) return { ok: true, count: 0 };
+      const report = await this.verify(realmId);
+      return report.firstBad === null
+        ? { ok: true, count: report.checked }
+        : { ok: false, brokenAt: report.firstBad.seq, reason: report.firstBad.reason };
+    },
+
+    async verify(realmId): Promise<AuditChainReport> {
       let expectedSeq = 1;
       let prevHash = GENESIS_HASH;
+      const report = (firstBad: AuditChainReport["firstBad"]): AuditChainReport => ({
+        realmId,
+        valid: firstBad === null,
+        checked: expectedSeq - 1,
+        headHash: prevHash,
+        headSeq: expectedSeq - 1,
+        firstBad,
+      });
+      if (!UUID.test(realmId)) return report(null);
       for (;;) {
         const rows = await db.selectFrom("admin_audit_entries").selectAll()
           .where("realm_id", "=", realmId).where("seq", ">=", expectedSeq)
           .orderBy("seq").limit(VERIFY_BATCH).execute();
         for (const row of rows) {
           const entry = toEntry(row);
-          if (entry.seq !== expectedSeq) return { ok: false, brokenAt: expectedSeq, reason: "sequence_gap" };
-          if (entry.prevHash !== prevHash) {
-            return { ok: false, brokenAt: entry.seq, reason: "prev_hash_mismatch" };
-          }
+          if (entry.seq !== expectedSeq) return report({ seq: expectedSeq, reason: "sequence_gap" });
+          if (entry.prevHash !== prevHash) return report({ seq: entry.seq, reason: "prev_hash_mismatch" });
           if (auditEntryHash(entry) !== entry.entryHash) {
-            return { ok: false, brokenAt: entry.seq, reason: "entry_hash_mismatch" };
+            return report({ seq: entry.seq, reason: "entry_hash_mismatch" });
           }
           if (
             (row.before_json !== null && payloadDigest(entry.before) !== entry.beforeDigest) ||
             (row.after_json !== null && payloadDigest(entry.after) !== entry.afterDigest)
-          ) return { ok: false, brokenAt: entry.seq, reason: "payload_digest_mismatch" };
+          ) return report({ seq: entry.seq, reason: "payload_digest_mismatch" });
           prevHash = entry.entryHash;
           expectedSeq++;
         }
-        if (rows.length < VERIFY_BATCH) return { ok: true, count: expectedSeq - 1 };
+        if (rows.length < VERIFY_BATCH) return report(null);
       }
     },
 
-    async redactOlderThan(cutoff) {
+    async redactOlderThan(cutoff, options) {
+      if (options?.realmId !== undefined && !UUID.test(options.realmId)) return 0;
       const result = await db.updateTable("admin_audit_entries").set({ before_json: null, after_json: null })
         .where("occurred_at", "<", cutoff)
+        .where((eb) => options?.realmId === undefined ? eb.lit(true) : eb("realm_id", "=", options.realmId))
         .where((eb) => eb.or([eb("before_json", "is not", null), eb("after_json", "is not", null)]))
         .executeTakeFirst();
       return Number(result.numUpdatedRows);

@@ -72,9 +72,13 @@ export function createSqlSecurityEventStore(
       return Number(result.numUpdatedRows);
     },
 
-    async deleteOlderThan(cutoff) {
-      const result = await db.deleteFrom("security_events").where("occurred_at", "<", cutoff)
-        .executeTakeFirst();
+    async deleteOlderThan(cutoff, options) {
+      let query = db.deleteFrom("security_events").where("occurred_at", "<", cutoff);
+      if (options?.realmId !== undefined) {
+        if (!UUID.test(options.realmId)) return 0;
+        query = query.where("realm_id", "=", options.realmId);
+      }
+      const result = await query.executeTakeFirst();
       return Number(result.numDeletedRows);
     },
   };

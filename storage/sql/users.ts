@@ -97,6 +97,21 @@ export function createSqlUserStore(db: Executor, deps: { clock: Clock; random: R
       if (row === undefined) throw new NotFoundError("User not found.");
       return userFromRow(row);
     },
+    async anonymize(id) {
+      requireUuid(id, "User");
+      const at = now(deps.clock);
+      const row = await db.updateTable("users").set({
+        email: `${id.toLowerCase()}@erased.invalid`,
+        email_verified: false,
+        display_name: null,
+        attributes: jsonb({}),
+        status: "Suspended",
+        anonymized_at: at,
+        updated_at: at,
+      }).where("id", "=", id).returningAll().executeTakeFirst();
+      if (row === undefined) throw new NotFoundError("User not found.");
+      return userFromRow(row);
+    },
     async listByRealm(realmId, page) {
       const { offset, limit } = pageOf(page);
       if (!isUuid(realmId) || limit === 0) return [];

@@ -1,0 +1,100 @@
+/**
+ * Admin mutations with their audit entry: the change, its entry in the realm's audit chain
+ * (spec 2.7) and the events it causes are written in one transaction, so an admin change is
+ * never committed without its entry. When two mutations of one realm race for the same
+ * sequence number despite the per-realm lock (a writer that bypassed it), or the database
+ * reports a serialization failure or deadlock, the whole transaction runs again, which
+ * re-reads the chain's tail and relinks; a fault that persists surfaces as `StorageError`
+ * after a bounded number of attempts.
+ *
+ * @module
+ */
+import { StorageError } from "../errors.ts";
+import type { AdminAuditEntry, AuditActorKind } from "../../storage/contract/admin-audit.ts";
+import type { Storage } from "../../storage/storage.ts";
+import type { EventOrigin, EventPublisher } from "../events/publisher.ts";
+import type { SvcEvent } from "../events/sink.ts";
+
+/** Who performs an admin mutation. */
+export interface AuditActor {
+  readonly id: string;
+  readonly kind: AuditActorKind;
+}
+
+/** The audit entry of a mutation, as the mutation describes it. */
+export interface AuditRecord {
+  /** What was done, for example `webhook.endpoint.create`. */
+  readonly action: string;
+  readonly target?: string | null;
+  readonly orgId?: string | null;
+  /** Snapshot before (null or absent for creations); never secrets. */
+  readonly before?: unknown;
+  /** Snapshot after (null or absent for deletions); never secrets. */
+  readonly after?: unknown;
+}
+
+/** What the work of {@link runAdminMutation} gets. */
+export interface AdminMutationContext {
+  /** Storage bound to the mutation's transaction. */
+  readonly tx: Storage;
+  /** Records an event in the transaction (outbox and ledger); announced after commit. */
+  emit(event: SvcEvent, origin?: EventOrigin): Promise<void>;
+}
+
+/** The result of a mutation's work: its value and the audit entry to append (null: nothing changed). */
+export interface AdminMutationResult<T> {
+  readonly value: T;
+  readonly audit: AuditRecord | null;
+}
+
+const RETRYABLE = new Set(["40001", "40P01", "23505"]);
+const MAX_ATTEMPTS = 5;
+
+function retryable(error: unknown): boolean {
+  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === "string" && RETRYABLE.has(code);
+}
+
+/**
+ * Runs an admin mutation of `realmId` by `actor`: `work` changes things through `ctx.tx` and
+ * returns the audit record, which is appended to the realm's chain in the same transaction.
+ * The returned entry is null when `work` reported no change.
+ */
+export async function runAdminMutation<T>(
+  deps: { readonly storage: Storage; readonly publisher?: EventPublisher },
+  realmId: string,
+  actor: AuditActor,
+  work: (ctx: AdminMutationContext) => Promise<AdminMutationResult<T>>,
+): Promise<{ value: T; entry: AdminAuditEntry | null }> {
+  let lastError: unknown;
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const events: SvcEvent[] = [];
+    try {
+      const result = await deps.storage.transaction(async (tx) => {
+        const { value, audit } = await work({
+          tx,
+          emit: async (event, origin) => {
+            if (deps.publisher) await deps.publisher.record(tx, event, origin);
+            events.push(event);
+          },
+        });
+        const entry = audit === null ? null : await tx.adminAudit.append(realmId, {
+          action: audit.action,
+          actorId: actor.id,
+          actorKind: actor.kind,
+          target: audit.target ?? null,
+          orgId: audit.orgId ?? null,
+          before: audit.before ?? null,
+          after: audit.after ?? null,
+        });
+        return { value, entry };
+      });
+      deps.publisher?.announce(events);
+      return result;
+    } catch (error) {
+      if (!retryable(error)) throw error;
+      lastError = error;
+    }
+  }
+  throw new StorageError("The admin change kept colliding with concurrent changes.", { cause: lastError });
+}

@@ -1,0 +1,157 @@
+/**
+ * The catalog of svc's event kinds (spec section 6). Event kinds are stable strings: once
+ * shipped, a kind never changes meaning or spelling. A kind is either one of the single kinds
+ * listed here, or a member of a family (`login.*`, `mfa.*`, …): the emitting module owns the
+ * names inside its family, and this catalog pins the families and every named kind.
+ *
+ * Kinds are lowercase dotted names, `<family>.<name>` with segments of `[a-z0-9_]`.
+ *
+ * @module
+ */
+
+/** The event families of spec section 6; every kind `<family>.<anything>` belongs to one. */
+export const EVENT_FAMILIES = [
+  "login",
+  "mfa",
+  "passkey",
+  "risk",
+  "abuse",
+  "oidc",
+  "saml",
+  "federation",
+  "workload",
+  "breakglass",
+  "impersonation",
+  "user",
+  "webhook",
+] as const;
+
+/** An event family, such as `login`. */
+export type EventFamily = typeof EVENT_FAMILIES[number];
+
+/** A kind inside a family, such as `login.succeeded`. */
+export type FamilyEventKind = `${EventFamily}.${string}`;
+
+/** The single kinds of spec section 6 and the other kinds svc itself emits, by name. */
+export const EVENT_KINDS = {
+  /** A rotated refresh token is replayed (the family is revoked). */
+  tokenRefreshReuseDetected: "token.refresh_reuse_detected",
+  /** A risk decision is made; carries the contributing signals. */
+  riskEvaluated: "risk.evaluated",
+  /** The abuse counter store is down (fail-open or fail-closed per layer). */
+  abuseCounterStoreUnavailable: "abuse.counter_store_unavailable",
+  /** A passkey's sign count regresses. */
+  passkeySigncountRegression: "passkey.signcount_regression",
+  /** Any break-glass login. */
+  breakglassLogin: "breakglass.login",
+  /** After break-glass use, until the account's secret is rotated. */
+  breakglassRotationRequired: "breakglass.rotation_required",
+  /** A webhook endpoint reached its consecutive-failure limit and was disabled. */
+  webhookEndpointDisabled: "webhook.endpoint_disabled",
+  /** A shadow comparison where the legacy and svc decisions differ. */
+  authzShadowDivergence: "authz.shadow_divergence",
+  /** A subject snapshot build skipped invalid grant rows (reported, login continues). */
+  authzInvalidGrantsSkipped: "authz.invalid_grants_skipped",
+  /** An admin fired a test delivery at a webhook endpoint. */
+  webhookTest: "webhook.test",
+  /** A user was erased (their personal data redacted, authenticators deleted). */
+  userErased: "user.erased",
+} as const;
+
+/** A kind named in {@link EVENT_KINDS}. */
+export type NamedEventKind = typeof EVENT_KINDS[keyof typeof EVENT_KINDS];
+
+/** Every kind svc may emit: a named kind or any kind of a family. */
+export type EventKind = NamedEventKind | FamilyEventKind;
+
+/** Who reads events of a family or kind. */
+export interface EventCatalogEntry {
+  /** A named kind (`risk.evaluated`) or a family pattern (`login.*`). */
+  readonly kind: string;
+  /** When it is emitted. */
+  readonly description: string;
+  /**
+   * Whether events that concern a user are also written to the user-visible security-event
+   * ledger (spec 2.7: logins, new devices, MFA failures, erasures…).
+   */
+  readonly securityLedger: boolean;
+}
+
+const FAMILY_DESCRIPTIONS: Readonly<Record<EventFamily, readonly [string, boolean]>> = {
+  login: ["sign-in outcomes, new devices", true],
+  mfa: ["second-factor challenges, successes and failures", true],
+  passkey: ["passkey registration, use and removal", true],
+  risk: ["risk-gate decisions", true],
+  abuse: ["abuse-gate decisions and counter-store health", false],
+  oidc: ["OIDC provider and client activity", false],
+  saml: ["SAML connection activity", false],
+  federation: ["federated identity links and logins", true],
+  workload: ["workload federation and machine identities", false],
+  breakglass: ["break-glass logins, drills and rotations", true],
+  impersonation: ["impersonation requests, consent, start and end", true],
+  user: ["user lifecycle: creation, changes, suspension, erasure", true],
+  webhook: ["webhook endpoint health and test pings", false],
+};
+
+const NAMED_DESCRIPTIONS: Readonly<Record<NamedEventKind, string>> = {
+  "token.refresh_reuse_detected": "a rotated refresh token is replayed",
+  "risk.evaluated": "a risk decision is made; carries contributing signals",
+  "abuse.counter_store_unavailable": "the abuse counter store is down",
+  "passkey.signcount_regression": "a passkey sign count regresses",
+  "breakglass.login": "any break-glass login",
+  "breakglass.rotation_required": "after break-glass use until rotation",
+  "webhook.endpoint_disabled": "ten consecutive delivery failures",
+  "authz.shadow_divergence": "shadow comparison where legacy and service decisions differ",
+  "authz.invalid_grants_skipped": "a subject snapshot build skipped invalid grant rows",
+  "webhook.test": "an admin fired a signed test delivery",
+  "user.erased": "a user was erased",
+};
+
+const NAMED = new Set<string>(Object.values(EVENT_KINDS));
+const FAMILIES = new Set<string>(EVENT_FAMILIES);
+const KIND_SYNTAX = /^[a-z0-9_]+(?:\.[a-z0-9_]+)+$/;
+/** Named kinds outside the families whose events concern the user who is their subject. */
+const LEDGER_NAMED = new Set<string>([EVENT_KINDS.tokenRefreshReuseDetected]);
+
+/** The catalog: every family (as `<family>.*`), then every named kind. */
+export const EVENT_CATALOG: readonly EventCatalogEntry[] = Object.freeze([
+  ...EVENT_FAMILIES.map((family) => ({
+    kind: `${family}.*`,
+    description: FAMILY_DESCRIPTIONS[family][0],
+    securityLedger: FAMILY_DESCRIPTIONS[family][1],
+  })),
+  ...(Object.values(EVENT_KINDS) as NamedEventKind[]).map((kind) => ({
+    kind,
+    description: NAMED_DESCRIPTIONS[kind],
+    securityLedger: isSecurityLedgerKind(kind),
+  })),
+]);
+
+/** The family of a kind (`login` for `login.succeeded`), or null for kinds outside the families. */
+export function eventFamilyOf(kind: string): EventFamily | null {
+  const dot = kind.indexOf(".");
+  if (dot <= 0) return null;
+  const family = kind.slice(0, dot);
+  return FAMILIES.has(family) ? family as EventFamily : null;
+}
+
+/** Whether `kind` is well formed and either a named kind or a kind of a family. */
+export function isEventKind(kind: string): kind is EventKind {
+  return KIND_SYNTAX.test(kind) && (NAMED.has(kind) || eventFamilyOf(kind) !== null);
+}
+
+/** Whether events of this kind that name a user go to the user-visible security-event ledger. */
+export function isSecurityLedgerKind(kind: string): boolean {
+  if (LEDGER_NAMED.has(kind)) return true;
+  const family = eventFamilyOf(kind);
+  return family !== null && FAMILY_DESCRIPTIONS[family][1];
+}
+
+/**
+ * Whether a subscription pattern is acceptable: dotted segments of `[a-z0-9_]` where `*`
+ * may stand for any run of characters (`login.*`, `*.failed`, `*`).
+ */
+export function isEventPattern(pattern: string): boolean {
+  return pattern.length > 0 && pattern.length <= 200 && /^[a-z0-9_.*]+$/.test(pattern) &&
+    !pattern.includes("..") && !pattern.startsWith(".") && !pattern.endsWith(".");
+}

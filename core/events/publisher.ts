@@ -1,0 +1,141 @@
+/**
+ * Publishing an event durably: inside the transaction of the change that caused it, the
+ * event is queued in the webhook outbox (one delivery per subscribed endpoint) and, when it
+ * concerns a user and its kind belongs to the user-visible ledger, appended to the security
+ * events. Only after that transaction commits is it handed to the in-process sink, so
+ * subscribers never see an event that was rolled back, and webhooks never lose one that was
+ * committed.
+ *
+ * The webhook body is the JSON of {@link WebhookEventBody}; it is stored once and signed as is
+ * on every attempt.
+ *
+ * @module
+ */
+import type { Clock } from "../clock.ts";
+import { type RandomSource, randomUuid } from "../random.ts";
+import type { Storage } from "../../storage/storage.ts";
+import { isSecurityLedgerKind } from "./catalog.ts";
+import type { EventSink, SvcEvent } from "./sink.ts";
+
+/** The JSON body of every webhook delivery. */
+export interface WebhookEventBody {
+  /** The event's id (the same in every endpoint's delivery of it). */
+  readonly id: string;
+  /** The event kind, also sent as `X-Svc-Event`. */
+  readonly kind: string;
+  /** ISO 8601 time of the event. */
+  readonly occurredAt: string;
+  readonly realmId: string | null;
+  readonly orgId: string | null;
+  readonly userId: string | null;
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+/** Where a security event was observed from (stored in the user-visible ledger only). */
+export interface EventOrigin {
+  readonly ipAddress?: string | null;
+  readonly deviceDescription?: string | null;
+}
+
+/** The webhook body of an event. */
+export function webhookBody(id: string, event: SvcEvent): string {
+  const body: WebhookEventBody = {
+    id,
+    kind: event.kind,
+    occurredAt: new Date(event.occurredAt).toISOString(),
+    realmId: event.realmId ?? null,
+    orgId: event.orgId ?? null,
+    userId: event.userId ?? null,
+    data: event.data,
+  };
+  return JSON.stringify(body);
+}
+
+/** What {@link EventPublisher} needs. */
+export interface EventPublisherOptions {
+  readonly storage: Storage;
+  /** The in-process sink (an `EventHub`), told after commit. */
+  readonly sink: EventSink;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  /** Told when a fire-and-forget {@link EventPublisher.emit} could not be stored. */
+  readonly onError?: (error: unknown, event: SvcEvent) => void;
+  /** Told after commit that deliveries were queued (for example, to wake the dispatcher). */
+  readonly onQueued?: () => void;
+}
+
+/** The emit function handed to the work of {@link EventPublisher.transaction}. */
+export type EmitInTransaction = (event: SvcEvent, origin?: EventOrigin) => Promise<void>;
+
+/** Durable event publishing over the outbox and the security-event ledger. */
+export class EventPublisher implements EventSink {
+  readonly #options: EventPublisherOptions;
+
+  constructor(options: EventPublisherOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Writes the event's outbox rows and ledger entry through `tx` (a storage bound to the
+   * caller's transaction). The caller hands the event to {@link announce} after commit.
+   */
+  async record(tx: Storage, event: SvcEvent, origin?: EventOrigin): Promise<number> {
+    if (event.userId && isSecurityLedgerKind(event.kind)) {
+      await tx.securityEvents.append({
+        realmId: event.realmId ?? null,
+        userId: event.userId,
+        kind: event.kind,
+        data: event.data,
+        ipAddress: origin?.ipAddress ?? null,
+        deviceDescription: origin?.deviceDescription ?? null,
+        occurredAt: new Date(event.occurredAt),
+      });
+    }
+    if (!event.realmId) return 0;
+    const queued = await tx.webhooks.enqueueForEvent({
+      realmId: event.realmId,
+      orgId: event.orgId ?? null,
+      eventKind: event.kind,
+      payload: webhookBody(randomUuid(this.#options.random), event),
+    });
+    return queued.length;
+  }
+
+  /** Hands committed events to the in-process sink and wakes the dispatcher. */
+  announce(events: readonly SvcEvent[], queued = true): void {
+    for (const event of events) this.#options.sink.emit(event);
+    if (queued && events.length > 0) this.#options.onQueued?.();
+  }
+
+  /**
+   * Runs `work` in one transaction with an `emit` that records events in it; once it commits,
+   * the events go to the in-process sink. If `work` throws, nothing is recorded or announced.
+   */
+  async transaction<T>(
+    work: (tx: Storage, emit: EmitInTransaction) => Promise<T>,
+    storage: Storage = this.#options.storage,
+  ): Promise<T> {
+    const emitted: SvcEvent[] = [];
+    let queued = 0;
+    const result = await storage.transaction((tx) =>
+      work(tx, async (event, origin) => {
+        queued += await this.record(tx, event, origin);
+        emitted.push(event);
+      })
+    );
+    this.announce(emitted, queued > 0);
+    return result;
+  }
+
+  /**
+   * Fire-and-forget publishing for emitters without a transaction of their own (the
+   * {@link EventSink} interface): the event is recorded in its own transaction, then
+   * announced. A storage failure goes to `onError`; the event still reaches the sink.
+   */
+  emit(event: SvcEvent): void {
+    this.transaction((tx, emit) => emit(event)).catch((error) => {
+      this.#options.onError?.(error, event);
+      this.announce([event], false);
+    });
+  }
+}

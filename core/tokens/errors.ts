@@ -1,0 +1,45 @@
+/**
+ * Token errors. Every rejected token, whatever the reason (bad signature, wrong `typ`,
+ * unknown key, expiry, wrong audience, replayed single-use jti…), is the same 401
+ * `invalid_token` on the wire, so that a rejection tells an attacker nothing; the reason
+ * stays on the error object for logs and tests.
+ *
+ * @module
+ */
+import { SvcError } from "../errors.ts";
+
+/** Why a token was rejected (never sent to clients). */
+export type InvalidTokenReason =
+  | "malformed"
+  | "header"
+  | "typ"
+  | "alg"
+  | "kid"
+  | "signature"
+  | "expired"
+  | "not_yet_valid"
+  | "issuer"
+  | "audience"
+  | "claims"
+  | "consumed"
+  | "realm";
+
+/** A token failed verification. Code `invalid_token`, status 401. */
+export class InvalidTokenError extends SvcError {
+  /** Why; for logs and tests only. */
+  readonly reason: InvalidTokenReason;
+  constructor(reason: InvalidTokenReason) {
+    super("invalid_token", "The token is invalid or expired.", 401);
+    this.reason = reason;
+  }
+}
+
+/**
+ * A refresh token cannot be used (unknown, already used, revoked, expired, or its session
+ * ended). Code `invalid_refresh_token`, status 401: the client signs in again.
+ */
+export class InvalidRefreshTokenError extends SvcError {
+  constructor() {
+    super("invalid_refresh_token", "The refresh token is invalid, used or expired; sign in again.", 401);
+  }
+}

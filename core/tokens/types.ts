@@ -1,0 +1,169 @@
+/**
+ * The svc token types (spec 2.1, 2.2): their `typ` header values, their claims and the
+ * valibot schemas verification checks the claims against. Token types are versioned by
+ * their `typ` (the `+svc` suffix); a token of one type is never accepted as another.
+ *
+ * @module
+ */
+import * as v from "valibot";
+
+/** The `typ` header of each JWT type. */
+export const TokenTypes = {
+  /** Access token (spec 2.1). */
+  access: "at+svc",
+  /** MFA hand-off: a pending login waiting for its second factor. */
+  mfa: "mfa+svc",
+  /** Password reset (single use). */
+  passwordReset: "pwreset+svc",
+  /** Email verification (single use). */
+  emailVerification: "everify+svc",
+  /** Invitation (single use). */
+  invitation: "invite+svc",
+  /** Impersonation consent, sent to the target user (single purpose). */
+  impersonationConsent: "impconsent+svc",
+} as const;
+
+/** A JWT type of svc. */
+export type TokenType = typeof TokenTypes[keyof typeof TokenTypes];
+
+/** Every JWT type. */
+export const TOKEN_TYPES: readonly TokenType[] = Object.values(TokenTypes);
+
+/** The types whose jti is consumed on use (deny-listed through the consumed-token store). */
+export type SingleUseTokenType = "pwreset+svc" | "everify+svc" | "invite+svc";
+
+/** Whether a type is single use. */
+export function isSingleUse(typ: TokenType): typ is SingleUseTokenType {
+  return typ === "pwreset+svc" || typ === "everify+svc" || typ === "invite+svc";
+}
+
+/** Default lifetimes in seconds of the types whose lifetime is not configured. */
+export const DEFAULT_TTL_SECONDS: Readonly<Record<TokenType, number>> = {
+  "at+svc": 600,
+  "mfa+svc": 300,
+  "pwreset+svc": 1800,
+  "everify+svc": 86400,
+  "invite+svc": 7 * 86400,
+  "impconsent+svc": 1800,
+};
+
+/** The actor of an impersonation (the `act` claim). */
+export interface ActorClaim {
+  /** The actor's user id. */
+  readonly sub: string;
+  /** The impersonation id. */
+  readonly imp: string;
+}
+
+/** Claims every svc JWT carries. `aud` is the app for access and MFA tokens, else the issuer. */
+export interface BaseClaims {
+  readonly iss: string;
+  readonly aud: string;
+  readonly realm: string;
+  readonly iat: number;
+  readonly exp: number;
+  readonly jti: string;
+  readonly nbf?: number;
+}
+
+/** `at+svc` (spec 2.1). */
+export interface AccessTokenClaims extends BaseClaims {
+  readonly sub: string;
+  /** The effective organization; absent when none. */
+  readonly org?: string;
+  readonly sid: string;
+  /** The session MFA level (`PhishingResistant` after a passkey login). */
+  readonly mfa: string;
+  /** Present only when impersonating. */
+  readonly act?: ActorClaim;
+}
+
+/** `mfa+svc`: the pending login (subject, realm, requested org, audience, IP). */
+export interface MfaTokenClaims extends BaseClaims {
+  readonly sub: string;
+  /** The requested organization, or null. */
+  readonly org: string | null;
+  /** The client IP of the first factor, or null. */
+  readonly ip: string | null;
+  /** The first factor that succeeded (`password`, `passkey`…). */
+  readonly amr: string;
+}
+
+/** `pwreset+svc`. */
+export interface PasswordResetClaims extends BaseClaims {
+  readonly sub: string;
+}
+
+/** `everify+svc`: proves control of `email`. */
+export interface EmailVerificationClaims extends BaseClaims {
+  readonly sub: string;
+  readonly email: string;
+}
+
+/** `invite+svc`: an invitation of `email`, optionally into an organization, by `inv`. */
+export interface InvitationClaims extends BaseClaims {
+  readonly email: string;
+  readonly org: string | null;
+  /** The inviting user's id. */
+  readonly inv: string;
+}
+
+/** `impconsent+svc`: sent to the target (`sub`) to approve impersonation `act.imp` by `act.sub`. */
+export interface ImpersonationConsentClaims extends BaseClaims {
+  readonly sub: string;
+  readonly act: ActorClaim;
+}
+
+/** The claims of each type. */
+export interface TokenClaimsByType {
+  "at+svc": AccessTokenClaims;
+  "mfa+svc": MfaTokenClaims;
+  "pwreset+svc": PasswordResetClaims;
+  "everify+svc": EmailVerificationClaims;
+  "invite+svc": InvitationClaims;
+  "impconsent+svc": ImpersonationConsentClaims;
+}
+
+/** What minting a token of type `T` takes: its claims without those svc sets itself. */
+export type TokenMintInput<T extends TokenType> =
+  & Omit<TokenClaimsByType[T], "iss" | "iat" | "exp" | "jti" | "nbf" | "aud">
+  & (T extends "at+svc" | "mfa+svc" ? { readonly aud: string } : { readonly aud?: never });
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const uuid = v.pipe(v.string(), v.regex(UUID));
+const text = v.pipe(v.string(), v.minLength(1), v.maxLength(2000));
+const seconds = v.pipe(v.number(), v.integer(), v.minValue(0));
+const actor = v.object({ sub: uuid, imp: uuid });
+
+const base = {
+  iss: text,
+  aud: text,
+  realm: uuid,
+  iat: seconds,
+  exp: seconds,
+  jti: text,
+  nbf: v.optional(seconds),
+};
+
+/** The claim schema of each type. */
+export const CLAIM_SCHEMAS: { readonly [T in TokenType]: v.GenericSchema<unknown, TokenClaimsByType[T]> } = {
+  "at+svc": v.object({
+    ...base,
+    sub: uuid,
+    org: v.optional(uuid),
+    sid: uuid,
+    mfa: text,
+    act: v.optional(actor),
+  }),
+  "mfa+svc": v.object({
+    ...base,
+    sub: uuid,
+    org: v.nullable(uuid),
+    ip: v.nullable(text),
+    amr: text,
+  }),
+  "pwreset+svc": v.object({ ...base, sub: uuid }),
+  "everify+svc": v.object({ ...base, sub: uuid, email: text }),
+  "invite+svc": v.object({ ...base, email: text, org: v.nullable(uuid), inv: uuid }),
+  "impconsent+svc": v.object({ ...base, sub: uuid, act: actor }),
+};

@@ -1,0 +1,304 @@
+/**
+ * The webhook dispatcher: claims due deliveries from the Postgres outbox (`FOR UPDATE SKIP
+ * LOCKED` with a lease, so any number of instances can run one), signs each body at send
+ * time (spec 2.8), POSTs it with a timeout and without following redirects, and records the
+ * outcome. A failure schedules the next retry (1m, 5m, 30m, 2h, 12h by default) or
+ * dead-letters the delivery; the failure that reaches the consecutive-failure limit disables
+ * the endpoint and, in the same transaction, emits `webhook.endpoint_disabled` and appends a
+ * `System` entry to the admin audit chain.
+ *
+ * Delivery is at least once: a dispatcher that dies after sending and before recording leaves
+ * the delivery claimed until its lease runs out, and the next claim sends it again with the
+ * same `X-Svc-Delivery`. Time comes from the injected clock (due times, signatures), the
+ * network from the injected `fetch`.
+ *
+ * @module
+ */
+import type { Clock } from "../clock.ts";
+import type { RandomSource } from "../random.ts";
+import type { Storage } from "../../storage/storage.ts";
+import {
+  type ClaimedWebhookDelivery,
+  WEBHOOK_DISABLE_AFTER_FAILURES,
+  WEBHOOK_RETRY_DELAYS_MS,
+  type WebhookDeliveryStatus,
+} from "../../storage/contract/webhooks.ts";
+import { EVENT_KINDS } from "../events/catalog.ts";
+import type { EventPublisher } from "../events/publisher.ts";
+import type { EventSink, SvcEvent } from "../events/sink.ts";
+import { checkReceiverUrl, PUBLIC_RECEIVERS_ONLY, type ReceiverPolicy } from "./receivers.ts";
+import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signWebhookPayload } from "./signature.ts";
+
+/** The audit actor id of the dispatcher's own mutations (endpoint auto-disable). */
+export const DISPATCHER_ACTOR_ID = "svc:webhook-dispatcher";
+
+/** What the dispatcher is built from. */
+export interface WebhookDispatcherOptions {
+  readonly storage: Storage;
+  /** Sends requests (`globalThis.fetch` in servers, a fake or a loopback client in tests). */
+  readonly fetch: typeof fetch;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  /** Records `webhook.endpoint_disabled` durably (outbox, then the in-process sink). */
+  readonly publisher?: EventPublisher;
+  /** Without a publisher: where `webhook.endpoint_disabled` goes after commit. */
+  readonly events?: EventSink;
+  /** Delays before the 1st, 2nd… retry; past the last, dead-letter. Default 1m, 5m, 30m, 2h, 12h. */
+  readonly retryDelaysMs?: readonly number[];
+  /** Consecutive failures that disable an endpoint (default 10). */
+  readonly disableAfter?: number;
+  /** Time limit of one request in milliseconds (default 10 000). */
+  readonly timeoutMs?: number;
+  /** How long a claimed delivery stays invisible to other claims (default 60 s, at least 2 × timeout). */
+  readonly leaseMs?: number;
+  /** Deliveries claimed per batch (default 20). */
+  readonly batchSize?: number;
+  /** Requests in flight at once within a batch (default 8). */
+  readonly concurrency?: number;
+  /** Pause between polls when the outbox is drained, in real milliseconds (default 1000). */
+  readonly pollIntervalMs?: number;
+  /** The SSRF guard's allow-list (default: public receivers only). */
+  readonly receiverPolicy?: ReceiverPolicy;
+  /** Resolves a host name to addresses, so the guard can refuse names that point inward. */
+  readonly resolveHost?: (hostname: string) => Promise<readonly string[]>;
+  /** Where unexpected errors go (the server log). */
+  readonly onError?: (line: string) => void;
+}
+
+/** What happened to one claimed delivery. */
+export interface DispatchOutcome {
+  readonly deliveryId: string;
+  readonly endpointId: string;
+  readonly ok: boolean;
+  readonly statusCode: number | null;
+  readonly error: string | null;
+  /** The delivery's state afterwards (null when another worker had already recorded it). */
+  readonly status: WebhookDeliveryStatus | null;
+  readonly endpointDisabled: boolean;
+}
+
+/** The outbox dispatcher of one instance. */
+export class WebhookDispatcher {
+  readonly #o: WebhookDispatcherOptions;
+  readonly #delays: readonly number[];
+  readonly #disableAfter: number;
+  readonly #timeoutMs: number;
+  readonly #leaseMs: number;
+  #loop: Promise<void> | null = null;
+  #stopped = true;
+  #wake: (() => void) | null = null;
+  #pending = false;
+
+  constructor(options: WebhookDispatcherOptions) {
+    this.#o = options;
+    this.#delays = options.retryDelaysMs ?? WEBHOOK_RETRY_DELAYS_MS;
+    this.#disableAfter = options.disableAfter ?? WEBHOOK_DISABLE_AFTER_FAILURES;
+    this.#timeoutMs = options.timeoutMs ?? 10_000;
+    this.#leaseMs = Math.max(options.leaseMs ?? 60_000, 2 * this.#timeoutMs);
+  }
+
+  /** Claims one batch of due deliveries and sends it; resolves when every outcome is recorded. */
+  async runOnce(): Promise<DispatchOutcome[]> {
+    const claimed = await this.#o.storage.webhooks.claimDue({
+      limit: this.#o.batchSize ?? 20,
+      leaseMs: this.#leaseMs,
+    });
+    const outcomes: DispatchOutcome[] = new Array(claimed.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < claimed.length) {
+        const index = next++;
+        outcomes[index] = await this.#deliver(claimed[index]);
+      }
+    };
+    const workers = Math.max(1, Math.min(this.#o.concurrency ?? 8, claimed.length));
+    await Promise.all(Array.from({ length: workers }, worker));
+    return outcomes;
+  }
+
+  /** Runs batches until none is due; returns every outcome. */
+  async drain(maxBatches = 1000): Promise<DispatchOutcome[]> {
+    const all: DispatchOutcome[] = [];
+    for (let i = 0; i < maxBatches; i++) {
+      const batch = await this.runOnce();
+      all.push(...batch);
+      if (batch.length === 0) break;
+    }
+    return all;
+  }
+
+  /** Starts polling in the background (idempotent). */
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#loop = this.#run();
+  }
+
+  /** Asks a running dispatcher to poll now (new deliveries were queued). */
+  wake(): void {
+    this.#pending = true;
+    this.#wake?.();
+  }
+
+  /** Stops polling; resolves once the batch in progress is recorded. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#wake?.();
+    await this.#loop;
+    this.#loop = null;
+  }
+
+  async #run(): Promise<void> {
+    const batchSize = this.#o.batchSize ?? 20;
+    while (!this.#stopped) {
+      let full = false;
+      this.#pending = false;
+      try {
+        full = (await this.runOnce()).length >= batchSize;
+      } catch (error) {
+        this.#o.onError?.(`webhooks: dispatch failed: ${describe(error)}`);
+      }
+      if (full || this.#pending || this.#stopped) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, this.#o.pollIntervalMs ?? 1000);
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.#wake = done;
+      });
+      this.#wake = null;
+    }
+  }
+
+  async #deliver({ delivery, endpoint }: ClaimedWebhookDelivery): Promise<DispatchOutcome> {
+    const base = { deliveryId: delivery.id, endpointId: endpoint.id };
+    let statusCode: number | null = null;
+    let error: string | null = null;
+    try {
+      const refused = await this.#refusal(endpoint.url);
+      if (refused !== null) {
+        error = `receiver refused: ${refused}`;
+      } else {
+        statusCode = await this.#send(delivery.id, delivery.eventKind, delivery.payload, endpoint);
+        if (statusCode < 200 || statusCode > 299) error = `receiver answered ${statusCode}`;
+      }
+    } catch (err) {
+      error = describe(err);
+    }
+    if (error === null) {
+      const recorded = await this.#o.storage.webhooks.markSucceeded(delivery.id, statusCode);
+      return {
+        ...base,
+        ok: true,
+        statusCode,
+        error,
+        status: recorded?.status ?? null,
+        endpointDisabled: false,
+      };
+    }
+    const disabledEvents: SvcEvent[] = [];
+    const record = async (tx: Storage) => {
+      const outcome = await tx.webhooks.markFailed(delivery.id, { error: error!, statusCode }, {
+        retryDelaysMs: this.#delays,
+        disableAfter: this.#disableAfter,
+      });
+      if (outcome.endpointDisabled) {
+        const event: SvcEvent = {
+          kind: EVENT_KINDS.webhookEndpointDisabled,
+          occurredAt: this.#o.clock.now(),
+          realmId: endpoint.realmId,
+          orgId: endpoint.orgId,
+          userId: null,
+          data: {
+            endpointId: endpoint.id,
+            url: endpoint.url,
+            consecutiveFailures: this.#disableAfter,
+            lastError: error,
+          },
+        };
+        await tx.adminAudit.append(endpoint.realmId, {
+          action: "webhook.endpoint.disable",
+          actorId: DISPATCHER_ACTOR_ID,
+          actorKind: "System",
+          target: endpoint.id,
+          orgId: endpoint.orgId,
+          before: { enabled: true },
+          after: { enabled: false, reason: "consecutive_failures", lastError: error },
+        });
+        if (this.#o.publisher) await this.#o.publisher.record(tx, event);
+        disabledEvents.push(event);
+      }
+      return outcome;
+    };
+    const outcome = await this.#o.storage.transaction(record);
+    if (this.#o.publisher) this.#o.publisher.announce(disabledEvents);
+    else for (const event of disabledEvents) this.#o.events?.emit(event);
+    return {
+      ...base,
+      ok: false,
+      statusCode,
+      error,
+      status: outcome.delivery?.status ?? null,
+      endpointDisabled: outcome.endpointDisabled,
+    };
+  }
+
+  async #refusal(url: string): Promise<string | null> {
+    const policy = this.#o.receiverPolicy ?? PUBLIC_RECEIVERS_ONLY;
+    const first = checkReceiverUrl(url, policy);
+    if (first !== null || this.#o.resolveHost === undefined) return first;
+    const hostname = new URL(url).hostname;
+    return checkReceiverUrl(url, policy, await this.#o.resolveHost(hostname));
+  }
+
+  async #send(
+    deliveryId: string,
+    eventKind: string,
+    payload: string,
+    endpoint: ClaimedWebhookDelivery["endpoint"],
+  ): Promise<number> {
+    const now = this.#o.clock.now();
+    const secrets = [endpoint.secret];
+    if (
+      endpoint.previousSecret !== null && endpoint.previousSecretExpiresAt !== null &&
+      endpoint.previousSecretExpiresAt.getTime() > now
+    ) secrets.push(endpoint.previousSecret);
+    const signature = await signWebhookPayload(payload, secrets, Math.floor(now / 1000));
+    const controller = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        reject(new Error(`timed out after ${this.#timeoutMs} ms`));
+      }, this.#timeoutMs);
+    });
+    try {
+      const response = await Promise.race([
+        this.#o.fetch(endpoint.url, {
+          method: "POST",
+          body: payload,
+          redirect: "manual",
+          signal: controller.signal,
+          headers: {
+            "Content-Type": "application/json",
+            "User-Agent": "svc-webhooks/1",
+            [SIGNATURE_HEADER]: signature,
+            [EVENT_HEADER]: eventKind,
+            [DELIVERY_HEADER]: deliveryId,
+          },
+        }),
+        timedOut,
+      ]);
+      await response.body?.cancel().catch(() => {});
+      return response.status;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  const text = error instanceof Error ? `${error.name === "Error" ? "" : `${error.name}: `}${error.message}` : String(error);
+  return text.split("\n")[0].slice(0, 500);
+}
