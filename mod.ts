@@ -110,6 +110,105 @@ export {
   nullEventSink,
   type SvcEvent,
 } from "./core/events/sink.ts";
+/** The catalog of event kinds (spec 6): the families, the named kinds, and which reach the security ledger. */
+export {
+  EVENT_CATALOG,
+  EVENT_FAMILIES,
+  EVENT_KINDS,
+  type EventCatalogEntry,
+  type EventFamily,
+  eventFamilyOf,
+  type EventKind,
+  type FamilyEventKind,
+  isEventKind,
+  isEventPattern,
+  isSecurityLedgerKind,
+  type NamedEventKind,
+} from "./core/events/catalog.ts";
+/** Durable publishing: the webhook outbox and the security ledger in the caller's transaction, then the sink. */
+export {
+  type EmitInTransaction,
+  type EventOrigin,
+  EventPublisher,
+  type EventPublisherOptions,
+  webhookBody,
+  type WebhookEventBody,
+} from "./core/events/publisher.ts";
+
+// ---------------------------------------------------------------------------
+// Webhooks and the audit ledgers
+
+/**
+ * Verifies a signed svc webhook in a receiver (spec 2.8). `X-Svc-Signature` is
+ * `t=<unix seconds>,v1=<hex>[,v1=<hex>]`: HMAC-SHA256, keyed with the endpoint secret (the
+ * whole `whsec_…` string), over `"<t>.<raw body>"`; during a secret rotation both secrets sign.
+ * Pass the raw body (before JSON parsing); timestamps older or newer than the tolerance
+ * (default 300 seconds) are refused. Deduplicate on `X-Svc-Delivery`, which retries repeat.
+ *
+ * @example A receiver on Deno
+ * ```ts
+ * import { verifyWebhookSignature } from "@svc/svc";
+ *
+ * Deno.serve(async (req) => {
+ *   const body = await req.text();
+ *   const result = await verifyWebhookSignature({
+ *     body,
+ *     header: req.headers.get("X-Svc-Signature"),
+ *     secret: Deno.env.get("SVC_WEBHOOK_SECRET")!, // whsec_…
+ *   });
+ *   if (!result.ok) return new Response(result.reason, { status: 400 });
+ *   const deliveryId = req.headers.get("X-Svc-Delivery"); // process each id once
+ *   const event = JSON.parse(body); // { id, kind, occurredAt, realmId, orgId, userId, data }
+ *   return new Response(null, { status: 204 });
+ * });
+ * ```
+ */
+export {
+  DEFAULT_SIGNATURE_TOLERANCE_SECONDS,
+  DELIVERY_HEADER,
+  EVENT_HEADER,
+  SIGNATURE_HEADER,
+  signWebhookPayload,
+  verifyWebhookSignature,
+  type VerifyWebhookSignatureInput,
+  WEBHOOK_SECRET_PREFIX,
+  type WebhookSignatureFailure,
+  type WebhookSignatureResult,
+} from "./core/webhooks/signature.ts";
+/** The outbox dispatcher: claims due deliveries, signs, sends with a timeout, retries, dead-letters, disables. */
+export {
+  DISPATCHER_ACTOR_ID,
+  type DispatchOutcome,
+  WebhookDispatcher,
+  type WebhookDispatcherOptions,
+} from "./core/webhooks/dispatcher.ts";
+/** The SSRF guard of webhook receivers and its allow-list. */
+export {
+  checkReceiverUrl,
+  isPrivateAddress,
+  PUBLIC_RECEIVERS_ONLY,
+  type ReceiverPolicy,
+  type ReceiverRefusal,
+} from "./core/webhooks/receivers.ts";
+/** Admin mutations that append to the realm's audit chain in their own transaction. */
+export {
+  type AdminMutationContext,
+  type AdminMutationResult,
+  type AuditActor,
+  type AuditRecord,
+  runAdminMutation,
+} from "./core/audit/mutation.ts";
+/** Erasure of a user and ledger retention (spec 6). */
+export { applyRetention, eraseUser, type ErasureReport, type RetentionReport } from "./core/audit/erasure.ts";
+/** The admin audit chain's types and hashing (canonical JSON, payload digests, entry hashes). */
+export {
+  type AdminAuditEntry,
+  type AuditActorKind,
+  type AuditChainBreak,
+  type AuditChainReport,
+  GENESIS_HASH,
+} from "./storage/contract/admin-audit.ts";
+export { auditEntryHash, canonicalJson, payloadDigest } from "./storage/sql/admin-audit.ts";
 
 // ---------------------------------------------------------------------------
 // HTTP
@@ -134,6 +233,10 @@ export {
 export { type Authenticator, type Principal, requirePrincipal } from "./http/auth/principal.ts";
 /** `POST /svc-admin/authz/inspect` and `GET /profile/permissions`. */
 export { authzRoutes } from "./http/routes/authz.ts";
+/** The webhook admin API under `config.webhooks.mountPath`. */
+export { webhookRoutes, type WebhookRoutesDeps } from "./http/routes/webhooks.ts";
+/** Audit chain reading and verification, retention, erasure, and `GET /profile/security-events`. */
+export { auditRoutes, type AuditRoutesDeps } from "./http/routes/audit.ts";
 
 // ---------------------------------------------------------------------------
 // Storage

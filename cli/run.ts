@@ -21,10 +21,18 @@ import { cryptoRandom } from "../core/random.ts";
 import { DefinitionError, type DefinitionPlan, planDefinitions } from "../core/definitions/declarations.ts";
 import { syncDefinitions } from "../core/definitions/sync.ts";
 import { EventHub } from "../core/events/sink.ts";
+import { EventPublisher } from "../core/events/publisher.ts";
+import { WebhookDispatcher } from "../core/webhooks/dispatcher.ts";
+import { auditRoutes } from "../http/routes/audit.ts";
+import { webhookRoutes } from "../http/routes/webhooks.ts";
+import { createSqlStorage } from "../storage/storage.ts";
+import { AUDIT_USAGE, auditCommand } from "./audit.ts";
 import { type CacheBus, InProcessCacheBus, NotificationCacheBus } from "../core/snapshots/bus.ts";
 import { SubjectSnapshots } from "../core/snapshots/service.ts";
 import { createApp } from "../http/app.ts";
 import { authzRoutes } from "../http/routes/authz.ts";
+import { KeyRing } from "../core/keys/ring.ts";
+import { createAuthStack } from "../http/auth/stack.ts";
 import { openDatabase, type SvcDatabase } from "../storage/open.ts";
 import { schemaScript } from "../storage/schema.ts";
 import { createSqlPermissionCatalogStore } from "../storage/sql/permission-catalog.ts";
@@ -59,6 +67,7 @@ const USAGE = [
   "  start            serve svc (configuration: SVC_* environment variables, see below)",
   "  schema           print the SQL that creates svc's tables",
   "  vectors [FILE…]  run golden authorization vectors (default: the repository's)",
+  AUDIT_USAGE,
   "  help             print this help",
 ];
 
@@ -71,6 +80,8 @@ export async function runCli(args: string[], runtime: RuntimeAdapter): Promise<n
     case "schema":
       runtime.print(schemaScript().trimEnd());
       return 0;
+    case "audit":
+      return await audit(rest, runtime);
     case "vectors":
       return await vectorsCommand(rest, { readTextFile: runtime.readTextFile, print: runtime.print });
     case undefined:
@@ -153,10 +164,45 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
   const bus: CacheBus = database.kind === "postgres"
     ? new NotificationCacheBus(database.notifications)
     : new InProcessCacheBus();
+  const storage = createSqlStorage(database, deps);
+  // Events reach the in-process hub after commit, and the webhook outbox durably.
+  const publisher = new EventPublisher({
+    storage,
+    sink: events,
+    clock: systemClock,
+    random: cryptoRandom,
+    onError: (error, event) => runtime.printError(`events: ${event.kind} not recorded: ${firstLine(error)}`),
+    onQueued: () => dispatcher.wake(),
+  });
+  const dispatcher = new WebhookDispatcher({
+    storage,
+    fetch: (input, init) => fetch(input, init),
+    clock: systemClock,
+    random: cryptoRandom,
+    publisher,
+    retryDelaysMs: config.webhooks.retryScheduleSeconds.map((s) => s * 1000),
+    disableAfter: config.webhooks.disableAfterConsecutiveFailures,
+    receiverPolicy: { allowPrivate: config.webhooks.allowPrivateReceivers },
+    onError: runtime.printError,
+  });
+  // A primary signing key for every realm (the default realm at least), before serving.
+  const keyRing = new KeyRing({
+    store: storage.signingKeys,
+    clock: systemClock,
+    random: cryptoRandom,
+    overlapMs: config.tokens.signingKeyOverlapSeconds * 1000,
+  });
+  try {
+    for (const realm of await storage.realms.list()) await keyRing.ensurePrimary(realm.id);
+  } catch (err) {
+    runtime.printError(`signing keys: cannot create or load the realms' primary keys: ${firstLine(err)}`);
+    await database.close();
+    return 1;
+  }
   const snapshots = new SubjectSnapshots({
     source: createSqlSubjectGrantSource(database.db),
     bus,
-    events,
+    events: publisher,
     clock: systemClock,
     ttlMs: config.authz.snapshotCacheTtlSeconds * 1000,
     maxEntries: config.authz.snapshotCacheMaxEntries,
@@ -183,15 +229,30 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
     return 1;
   }
   const bound = withListenPort(loaded, server.port);
+  const auth = createAuthStack({
+    config: bound.config,
+    storage,
+    clock: systemClock,
+    random: cryptoRandom,
+    events: publisher,
+    keys: keyRing,
+  });
   const app = createApp({
     config: bound.config,
-    readinessChecks: [{ name: "database", check: () => pingDatabase(database) }],
+    readinessChecks: [{ name: "database", check: () => pingDatabase(database) }, auth.readinessCheck],
+    authenticator: auth.authenticator,
     clock: systemClock,
     random: cryptoRandom,
     logError: runtime.printError,
-    routes: [authzRoutes(snapshots)],
+    routes: [
+      ...auth.routes,
+      authzRoutes(snapshots),
+      webhookRoutes({ storage, snapshots, publisher, wake: () => dispatcher.wake() }),
+      auditRoutes({ storage, snapshots, publisher }),
+    ],
   });
   handler = (req) => app.fetch(req);
+  dispatcher.start();
 
   const { host, port, pathBase } = bound.config.server;
   runtime.print(
@@ -208,6 +269,7 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
       stopping = true;
       const closed = [
         await attempt(runtime, "server", () => server.close()),
+        await attempt(runtime, "webhook dispatcher", () => dispatcher.stop()),
         await attempt(runtime, "snapshot cache bus", () => snapshots.stop()),
         await attempt(runtime, "storage", () => database.close()),
       ];
@@ -215,6 +277,24 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
       resolve(closed.every(Boolean) ? 0 : 1);
     });
   });
+}
+
+/** `svc audit …`: loads the configuration like `start`, then runs the audit command. */
+async function audit(args: string[], runtime: RuntimeAdapter): Promise<number> {
+  let loaded: LoadedConfig;
+  try {
+    loaded = loadConfig(await configSources(runtime));
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    runtime.printError(err.message);
+    return 1;
+  }
+  try {
+    return await auditCommand(args, loaded.config, runtime);
+  } catch (err) {
+    runtime.printError(`audit: ${firstLine(err)}`);
+    return 1;
+  }
 }
 
 /** Runs a shutdown step; reports its failure instead of throwing. */

@@ -9,6 +9,7 @@
  * @module
  */
 import * as v from "valibot";
+import { isReceiverAllowEntry } from "../webhooks/receivers.ts";
 
 /** Placeholder in schema messages, replaced with the setting's name when an error is reported. */
 export const FIELD_PLACEHOLDER = "{field}";
@@ -159,6 +160,17 @@ function retrySchedule() {
       m,
     ),
     v.maxLength(20, rule("has more than 20 delays", expectation)),
+  );
+}
+
+/** The SSRF allow-list: host names, IP addresses or CIDR ranges of private receivers. */
+function receiverAllowList() {
+  const expectation =
+    "comma-separated host names, IP addresses or CIDR ranges, such as 127.0.0.1,10.0.0.0/8,hooks.internal";
+  const each = rule("is not a host name, IP address or CIDR range", expectation);
+  return v.pipe(
+    v.array(v.pipe(v.string(each), v.check(isReceiverAllowEntry, each)), rule("is not a list", expectation)),
+    v.maxLength(100, rule("has more than 100 entries", expectation)),
   );
 }
 
@@ -375,6 +387,8 @@ export const SvcConfigSchema = v.pipe(
         signatureToleranceSeconds: v.optional(int(1, 3600, "seconds"), 300),
         retryScheduleSeconds: v.optional(retrySchedule(), [60, 300, 1800, 7200, 43200]),
         disableAfterConsecutiveFailures: v.optional(int(1, 1000), 10),
+        /** Private or loopback receivers allowed despite the SSRF guard (empty: public only). */
+        allowPrivateReceivers: v.optional(receiverAllowList(), []),
       }),
       {},
     ),
@@ -677,6 +691,13 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     path: "webhooks.disableAfterConsecutiveFailures",
     kind: "int",
     doc: "consecutive failures that disable a webhook endpoint",
+  },
+  {
+    name: "SVC_WEBHOOK_ALLOW_PRIVATE_RECEIVERS",
+    path: "webhooks.allowPrivateReceivers",
+    kind: "string-list",
+    doc: "comma-separated hosts, IPs or CIDR ranges of private/loopback receivers allowed (SSRF guard)",
+    defaultText: "unset (public only)",
   },
   { name: "SVC_CONSOLE_MOUNT", path: "console.mountPath", kind: "string", doc: "path of the admin console" },
   {

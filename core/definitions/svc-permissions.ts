@@ -18,6 +18,21 @@ export const AUTHZ_INSPECT_GLOBAL = "svc:global:authz-inspect";
 /** Explaining decisions of members of the caller's own organization. */
 export const AUTHZ_INSPECT_ORG = "svc:org:authz-inspect";
 
+/** Reading any webhook endpoint of the realm and its delivery log. */
+export const WEBHOOKS_READ_GLOBAL = "svc:global:webhooks-read";
+/** Creating, changing, deleting, testing webhook endpoints of the realm; rotating secrets; replaying. */
+export const WEBHOOKS_MANAGE_GLOBAL = "svc:global:webhooks-manage";
+/** Reading the webhook endpoints scoped to the caller's own organization. */
+export const WEBHOOKS_READ_ORG = "svc:org:webhooks-read";
+/** Managing the webhook endpoints scoped to the caller's own organization. */
+export const WEBHOOKS_MANAGE_ORG = "svc:org:webhooks-manage";
+/** Reading the realm's admin audit chain and verifying it. */
+export const AUDIT_READ_GLOBAL = "svc:global:audit-read";
+/** Applying retention to the realm's ledgers. */
+export const AUDIT_RETENTION_GLOBAL = "svc:global:audit-retention";
+/** Erasing a user of the realm. */
+export const USERS_ERASE_GLOBAL = "svc:global:users-erase";
+
 /** Every `svc:` permission, in catalog order. */
 export const SVC_PERMISSIONS: readonly PermissionDefinition[] = Object.freeze([
   { id: AUTHZ_INSPECT_GLOBAL, description: "Explain the authorization decision of any user of the realm." },
@@ -25,4 +40,17 @@ export const SVC_PERMISSIONS: readonly PermissionDefinition[] = Object.freeze([
     id: AUTHZ_INSPECT_ORG,
     description: "Explain the authorization decision of a user within the caller's organization.",
   },
+  { id: WEBHOOKS_READ_GLOBAL, description: "Read every webhook endpoint of the realm and its delivery log." },
+  {
+    id: WEBHOOKS_MANAGE_GLOBAL,
+    description: "Create, change, delete and test webhook endpoints of the realm, rotate secrets, replay.",
+  },
+  { id: WEBHOOKS_READ_ORG, description: "Read the webhook endpoints of the caller's organization." },
+  { id: WEBHOOKS_MANAGE_ORG, description: "Manage the webhook endpoints of the caller's organization." },
+  { id: AUDIT_READ_GLOBAL, description: "Read and verify the realm's admin audit chain." },
+  {
+    id: AUDIT_RETENTION_GLOBAL,
+    description: "Apply retention to the realm's security events and audit payloads.",
+  },
+  { id: USERS_ERASE_GLOBAL, description: "Erase a user of the realm (GDPR erasure)." },
 ]);

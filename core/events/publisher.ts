@@ -133,7 +133,7 @@ export class EventPublisher implements EventSink {
    * announced. A storage failure goes to `onError`; the event still reaches the sink.
    */
   emit(event: SvcEvent): void {
-    this.transaction((tx, emit) => emit(event)).catch((error) => {
+    this.transaction((_tx, emit) => emit(event)).catch((error) => {
       this.#options.onError?.(error, event);
       this.announce([event], false);
     });

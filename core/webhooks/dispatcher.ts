@@ -299,6 +299,8 @@ export class WebhookDispatcher {
 }
 
 function describe(error: unknown): string {
-  const text = error instanceof Error ? `${error.name === "Error" ? "" : `${error.name}: `}${error.message}` : String(error);
+  const text = error instanceof Error
+    ? `${error.name === "Error" ? "" : `${error.name}: `}${error.message}`
+    : String(error);
   return text.split("\n")[0].slice(0, 500);
 }

@@ -85,7 +85,9 @@ function cidr(text: string): { net: Ip; bits: number } | null {
   if (!net) return null;
   const max = net.v === 4 ? 32 : 128;
   const bits = slash < 0 ? max : Number(text.slice(slash + 1));
-  if (!Number.isInteger(bits) || bits < 0 || bits > max || (slash >= 0 && !/^\d+$/.test(text.slice(slash + 1)))) {
+  if (
+    !Number.isInteger(bits) || bits < 0 || bits > max || (slash >= 0 && !/^\d+$/.test(text.slice(slash + 1)))
+  ) {
     return null;
   }
   return { net, bits };

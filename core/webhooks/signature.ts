@@ -31,7 +31,11 @@ async function hmacHex(secret: string, message: string | Uint8Array<ArrayBuffer>
     false,
     ["sign"],
   );
-  return toHex(new Uint8Array(await crypto.subtle.sign("HMAC", key, typeof message === "string" ? encoder.encode(message) : message)));
+  return toHex(
+    new Uint8Array(
+      await crypto.subtle.sign("HMAC", key, typeof message === "string" ? encoder.encode(message) : message),
+    ),
+  );
 }
 
 /**
@@ -81,7 +85,9 @@ export interface VerifyWebhookSignatureInput {
  * accepts when any `v1` equals the HMAC of `"<t>.<body>"` under any given secret (compared in
  * constant time). Deduplicate deliveries by `X-Svc-Delivery`: retries repeat it.
  */
-export async function verifyWebhookSignature(input: VerifyWebhookSignatureInput): Promise<WebhookSignatureResult> {
+export async function verifyWebhookSignature(
+  input: VerifyWebhookSignatureInput,
+): Promise<WebhookSignatureResult> {
   const header = input.header;
   if (header === null || header === undefined || header.trim() === "") {
     return { ok: false, reason: "missing_header" };

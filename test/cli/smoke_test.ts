@@ -3,6 +3,8 @@
  * embedded data folder and a free port, and checks the health endpoints and a clean stop.
  */
 import assert from "node:assert/strict";
+import postgres from "postgres";
+import { TEST_DATABASE_URL } from "../support/db.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const BIN = `${ROOT}node_modules/.bin/`;
@@ -62,7 +64,7 @@ async function startServer(runtime: string, env: Record<string, string>): Promis
 
   const { promise: listening, resolve, reject } = Promise.withResolvers<string>();
   const stdout = collect(child.stdout, (line) => {
-    const match = /^svc listening on (http:\/\/\S+) \(storage: embedded at .+\)$/.exec(line);
+    const match = /^svc listening on (http:\/\/\S+) \(storage: (?:embedded at .+|postgres)\)$/.exec(line);
     if (match) resolve(match[1]);
   });
   const stderr = collect(child.stderr);
@@ -99,15 +101,23 @@ async function getJson(url: string): Promise<{ status: number; body: unknown }> 
 }
 
 /** Starts, checks /healthz and /readyz, stops with SIGTERM, checks the clean exit; returns stdout. */
-async function serveOnce(runtime: string, dataDir: string): Promise<string> {
-  const server = await startServer(runtime, { SVC_PORT: "0", SVC_DATA_DIR: dataDir });
+async function serveOnce(
+  runtime: string,
+  dataDir: string,
+  env: Record<string, string> = {},
+): Promise<string> {
+  const server = await startServer(runtime, {
+    SVC_PORT: "0",
+    ...(dataDir ? { SVC_DATA_DIR: dataDir } : {}),
+    ...env,
+  });
   try {
     assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.notEqual(server.url, "http://127.0.0.1:0", "the real port is printed");
     assert.deepEqual(await getJson(`${server.url}/healthz`), { status: 200, body: { status: "ok" } });
     assert.deepEqual(await getJson(`${server.url}/readyz`), {
       status: 200,
-      body: { status: "ready", checks: { database: { status: "ok" } } },
+      body: { status: "ready", checks: { database: { status: "ok" }, key_ring: { status: "ok" } } },
     });
   } finally {
     const status = await server.stop();
@@ -141,8 +151,11 @@ for (const runtime of Object.keys(RUNTIMES)) {
 Deno.test("smoke (deno): a restart on the same data folder is ready again", async () => {
   const dataDir = await Deno.makeTempDir({ prefix: "svc-smoke-restart-" });
   try {
-    await serveOnce("deno", `${dataDir}/data`);
-    await serveOnce("deno", `${dataDir}/data`);
+    const first = await serveOnce("deno", `${dataDir}/data`);
+    const second = await serveOnce("deno", `${dataDir}/data`);
+    // The catalog written by the first start is still there: the second publishes nothing new.
+    assert.match(first, /^definitions: (\d+) permissions published \(\1 new, 0 retired\)/m);
+    assert.match(second, /^definitions: \d+ permissions published \(0 new, 0 retired\)/m);
   } finally {
     await Deno.remove(dataDir, { recursive: true });
   }
@@ -208,4 +221,22 @@ Deno.test("boot (deno): a declared grant naming an unpublished permission id sto
   assert.equal(out.code, 1);
   assert.match(stderr, /"docs:org:read" names a permission id that is not published/);
   await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("smoke (deno): pointed at a Postgres server with SVC_DATABASE_URL, it serves the same way", async () => {
+  const name = `svc_smoke_${Date.now().toString(36)}`;
+  const admin = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  const url = new URL(TEST_DATABASE_URL);
+  url.pathname = `/${name}`;
+  try {
+    const first = await serveOnce("deno", "", { SVC_DATABASE_URL: url.href });
+    assert.match(first, /\(storage: postgres\)$/m);
+    assert.match(first, /^definitions: (\d+) permissions published \(\1 new, 0 retired\)/m);
+    const second = await serveOnce("deno", "", { SVC_DATABASE_URL: url.href });
+    assert.match(second, /^definitions: \d+ permissions published \(0 new, 0 retired\)/m);
+  } finally {
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
 });

@@ -1,0 +1,308 @@
+/**
+ * Sessions and the tokens issued on them (spec 3, 5.4). A session is realm-level and
+ * app-agnostic, with an idle and an absolute timeout; signing in creates one and starts a
+ * refresh family on it. Refreshing rotates the presented token (a replay revokes the whole
+ * family and emits `token.refresh_reuse_detected`), moves the session's idle expiry forward
+ * and mints a new access token. Switching organization mints a token for another
+ * organization of which the user is a member, without re-authentication.
+ *
+ * @module
+ */
+import type { Clock } from "../clock.ts";
+import { ForbiddenError, NotFoundError } from "../errors.ts";
+import type { EventSink } from "../events/sink.ts";
+import { type RandomSource, randomUuid } from "../random.ts";
+import { InvalidRefreshTokenError } from "../tokens/errors.ts";
+import { hashRefreshToken, isRefreshTokenShape, newRefreshToken } from "../tokens/refresh.ts";
+import type { TokenService } from "../tokens/service.ts";
+import type { AccessTokenClaims, ActorClaim } from "../tokens/types.ts";
+import type { RefreshTokenRecord } from "../../storage/contract/refresh-tokens.ts";
+import type { SessionRecord } from "../../storage/contract/sessions.ts";
+import type { Storage } from "../../storage/storage.ts";
+
+/** The event emitted when a used refresh token is presented again. */
+export const REFRESH_REUSE_EVENT = "token.refresh_reuse_detected";
+
+/** The token response of sign-in, refresh and organization switch (bearer transport). */
+export interface TokenResponse {
+  readonly accessToken: string;
+  readonly refreshToken: string;
+  readonly tokenType: "Bearer";
+  /** Seconds until the access token expires. */
+  readonly expiresIn: number;
+}
+
+/** An access token alone (organization switch without a refresh token). */
+export interface AccessTokenResponse {
+  readonly accessToken: string;
+  readonly tokenType: "Bearer";
+  readonly expiresIn: number;
+}
+
+/** Tokens issued on a session. */
+export interface IssuedTokens {
+  readonly session: SessionRecord;
+  readonly tokens: TokenResponse;
+  readonly access: AccessTokenClaims;
+}
+
+/** What signing in records. */
+export interface SignInInput {
+  readonly realmId: string;
+  readonly userId: string;
+  /** The MFA level reached (`PhishingResistant` after a passkey login). */
+  readonly mfa: string;
+  /** The organization to act in (the user must be a member), or none. */
+  readonly orgId?: string | null;
+  /** The app the tokens are for (`aud`); default: svc itself (the issuer). */
+  readonly audience?: string;
+  readonly ipAddress?: string | null;
+  readonly deviceDescription?: string | null;
+  /** An impersonation session: its tokens carry `act` and never outlive `expiresAt`. */
+  readonly impersonation?: { readonly actorId: string; readonly impersonationId: string; readonly expiresAt: Date };
+}
+
+/** The caller of an organization switch (from its access token). */
+export interface SwitchingCaller {
+  readonly userId: string;
+  readonly realmId: string;
+  readonly sessionId: string | null;
+}
+
+/** What a {@link SessionService} is built from. */
+export interface SessionServiceOptions {
+  storage: Storage;
+  tokens: TokenService;
+  events: EventSink;
+  clock: Clock;
+  random: RandomSource;
+  idleTimeoutMs: number;
+  absoluteTimeoutMs: number;
+  refreshTokenTtlMs: number;
+}
+
+/**
+ * Sign-in, refresh, organization switch, session listing and logout.
+ *
+ * @example
+ * ```ts
+ * const { tokens } = await sessions.signIn({ realmId, userId, mfa: "Password" });
+ * const next = await sessions.refresh(tokens.refreshToken); // rotated; the old one is now used
+ * ```
+ */
+export class SessionService {
+  readonly #o: SessionServiceOptions;
+
+  constructor(options: SessionServiceOptions) {
+    this.#o = options;
+  }
+
+  /** Creates a session and issues its first access and refresh tokens. */
+  async signIn(input: SignInInput): Promise<IssuedTokens> {
+    const { storage, random, clock } = this.#o;
+    const orgId = input.orgId ?? null;
+    if (orgId !== null && !await storage.organizations.isMember(orgId, input.userId)) {
+      throw new ForbiddenError("You are not a member of this organization.");
+    }
+    const session = await storage.sessions.create({
+      realmId: input.realmId,
+      userId: input.userId,
+      mfa: input.mfa,
+      ipAddress: input.ipAddress ?? null,
+      deviceDescription: input.deviceDescription ?? null,
+      impersonationId: input.impersonation?.impersonationId ?? null,
+      idleTimeoutMs: this.#o.idleTimeoutMs,
+      absoluteTimeoutMs: this.#o.absoluteTimeoutMs,
+    });
+    const refresh = newRefreshToken(random);
+    const audience = input.audience ?? this.#o.tokens.issuer;
+    await storage.refreshTokens.insert({
+      tokenHash: refresh.hash,
+      familyId: randomUuid(random),
+      sessionId: session.id,
+      userId: input.userId,
+      realmId: input.realmId,
+      orgId,
+      audience,
+      expiresAt: this.#refreshExpiry(session, clock.now()),
+    });
+    const act = input.impersonation
+      ? { sub: input.impersonation.actorId, imp: input.impersonation.impersonationId }
+      : undefined;
+    const access = await this.#mintAccess(session, orgId, audience, act, input.impersonation?.expiresAt);
+    return { session, tokens: { ...access.response, refreshToken: refresh.token }, access: access.claims };
+  }
+
+  /**
+   * Rotates a refresh token and issues new tokens; with `orgId` the new tokens (and the rest
+   * of the family) act in that organization (`null`: none), which the user must belong to.
+   * Every failure is `InvalidRefreshTokenError`; a replay of a used token first revokes the
+   * whole family and emits `token.refresh_reuse_detected`.
+   */
+  async refresh(token: unknown, options: { orgId?: string | null } = {}): Promise<IssuedTokens> {
+    const { storage, random, clock, events } = this.#o;
+    if (!isRefreshTokenShape(token)) throw new InvalidRefreshTokenError();
+    const hash = hashRefreshToken(token);
+    if (options.orgId !== undefined && options.orgId !== null) {
+      const current = await storage.refreshTokens.get(hash);
+      if (current === null || !await storage.organizations.isMember(options.orgId, current.userId)) {
+        throw new ForbiddenError("You are not a member of this organization.");
+      }
+    }
+    const next = newRefreshToken(random);
+    const now = clock.now();
+    const rotation = await storage.refreshTokens.rotate(hash, {
+      tokenHash: next.hash,
+      // The session's absolute expiry bounds the family anyway: refreshing checks the session.
+      expiresAt: new Date(now + this.#o.refreshTokenTtlMs),
+      ...(options.orgId !== undefined ? { orgId: options.orgId } : {}),
+    });
+    if (rotation.outcome === "reused") {
+      const revoked = await storage.refreshTokens.revokeFamily(rotation.previous.familyId);
+      events.emit({
+        kind: REFRESH_REUSE_EVENT,
+        occurredAt: now,
+        realmId: rotation.previous.realmId,
+        orgId: rotation.previous.orgId,
+        userId: rotation.previous.userId,
+        data: { familyId: rotation.previous.familyId, sessionId: rotation.previous.sessionId, revoked },
+      });
+      throw new InvalidRefreshTokenError();
+    }
+    if (rotation.outcome !== "rotated") throw new InvalidRefreshTokenError();
+
+    const record = rotation.token;
+    const session = await storage.sessions.touch(record.sessionId, this.#o.idleTimeoutMs);
+    const user = session === null ? null : await storage.users.get(record.userId);
+    const stillMember = record.orgId === null ||
+      await storage.organizations.isMember(record.orgId, record.userId);
+    let act: ActorClaim | undefined;
+    let notAfter: Date | undefined;
+    if (session !== null && session.impersonationId !== null) {
+      const impersonation = await storage.impersonations.get(session.impersonationId);
+      if (
+        impersonation !== null && impersonation.status === "Active" && impersonation.expiresAt.getTime() > now
+      ) {
+        act = { sub: impersonation.actorId, imp: impersonation.id };
+        notAfter = impersonation.expiresAt;
+      }
+    }
+    const impersonationOver = session !== null && session.impersonationId !== null && act === undefined;
+    if (session === null || user === null || user.status !== "Active" || !stillMember || impersonationOver) {
+      await storage.refreshTokens.revokeFamily(record.familyId);
+      throw new InvalidRefreshTokenError();
+    }
+    const access = await this.#mintAccess(
+      session,
+      record.orgId,
+      record.audience ?? this.#o.tokens.issuer,
+      act,
+      notAfter,
+    );
+    return { session, tokens: { ...access.response, refreshToken: next.token }, access: access.claims };
+  }
+
+  /**
+   * Mints an access token for another organization of the caller (a member), on the same
+   * session, without re-authentication. The refresh family keeps its organization: refresh
+   * with `orgId` to move it too.
+   */
+  async switchOrganization(
+    caller: SwitchingCaller,
+    orgId: string,
+    current: { readonly audience: string; readonly act?: ActorClaim },
+  ): Promise<{ response: AccessTokenResponse; claims: AccessTokenClaims }> {
+    const { storage } = this.#o;
+    if (caller.sessionId === null) throw new ForbiddenError("Only a signed-in user can switch organization.");
+    const session = await storage.sessions.getActive(caller.sessionId);
+    if (session === null || session.userId !== caller.userId) {
+      throw new ForbiddenError("The session has ended; sign in again.");
+    }
+    if (!await storage.organizations.isMember(orgId, caller.userId)) {
+      throw new ForbiddenError("You are not a member of this organization.");
+    }
+    let notAfter: Date | undefined;
+    if (current.act !== undefined) {
+      const impersonation = await storage.impersonations.get(current.act.imp);
+      if (impersonation === null || impersonation.status !== "Active") {
+        throw new ForbiddenError("The impersonation has ended.");
+      }
+      notAfter = impersonation.expiresAt;
+    }
+    return await this.#mintAccess(session, orgId, current.audience, current.act, notAfter);
+  }
+
+  /** The user's active sessions (devices), most recently seen first. */
+  listSessions(userId: string): Promise<SessionRecord[]> {
+    return this.#o.storage.sessions.listActiveForUser(userId);
+  }
+
+  /**
+   * Ends one of the user's sessions and revokes its refresh tokens. Another user's session
+   * and an unknown id give the same `NotFoundError`.
+   */
+  async revokeSession(userId: string, sessionId: string): Promise<void> {
+    const { storage } = this.#o;
+    const session = await storage.sessions.get(sessionId);
+    if (session === null || session.userId !== userId || session.revokedAt !== null) {
+      throw new NotFoundError("No such session.");
+    }
+    await storage.transaction(async (tx) => {
+      await tx.sessions.revoke(sessionId, { userId });
+      await tx.refreshTokens.revokeForSession(sessionId);
+    });
+  }
+
+  /** Logout: ends the session and revokes its refresh tokens (idempotent). */
+  async logout(sessionId: string): Promise<void> {
+    await this.#o.storage.transaction(async (tx) => {
+      await tx.sessions.revoke(sessionId);
+      await tx.refreshTokens.revokeForSession(sessionId);
+    });
+  }
+
+  /** Ends every session of the user and revokes all their refresh tokens; returns the sessions ended. */
+  async logoutAll(userId: string): Promise<number> {
+    return await this.#o.storage.transaction(async (tx) => {
+      const ended = await tx.sessions.revokeAllForUser(userId);
+      await tx.refreshTokens.revokeAllForUser(userId);
+      return ended;
+    });
+  }
+
+  /** Revokes every refresh token of the subject in one call (password reset); returns how many. */
+  revokeAllRefreshTokens(userId: string): Promise<number> {
+    return this.#o.storage.refreshTokens.revokeAllForUser(userId);
+  }
+
+  /** The refresh token record behind a token, for inspection (tests, admin). */
+  refreshRecord(token: string): Promise<RefreshTokenRecord | null> {
+    return this.#o.storage.refreshTokens.get(hashRefreshToken(token));
+  }
+
+  #refreshExpiry(session: SessionRecord, now: number): Date {
+    return new Date(Math.min(now + this.#o.refreshTokenTtlMs, session.absoluteExpiresAt.getTime()));
+  }
+
+  async #mintAccess(
+    session: SessionRecord,
+    orgId: string | null,
+    audience: string,
+    act: ActorClaim | undefined,
+    notAfter: Date | undefined,
+  ): Promise<{ response: AccessTokenResponse; claims: AccessTokenClaims }> {
+    const { token, claims } = await this.#o.tokens.mint("at+svc", {
+      aud: audience,
+      realm: session.realmId,
+      sub: session.userId,
+      ...(orgId !== null ? { org: orgId } : {}),
+      sid: session.id,
+      mfa: session.mfa,
+      ...(act !== undefined ? { act } : {}),
+    }, { notAfter: notAfter?.getTime() });
+    return {
+      response: { accessToken: token, tokenType: "Bearer", expiresIn: claims.exp - claims.iat },
+      claims,
+    };
+  }
+}

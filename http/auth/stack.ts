@@ -1,0 +1,129 @@
+/**
+ * Everything token-based, assembled from the configuration: the key ring, the typed token
+ * service (with the verified-token cache), sessions, the authenticator, the route modules
+ * (auth, profile, JWKS) and the key-ring readiness check. `svc start`, tests and benchmarks
+ * build it the same way.
+ *
+ * @module
+ */
+import type { Clock } from "../../core/clock.ts";
+import type { SvcConfig } from "../../core/config/mod.ts";
+import type { EventSink } from "../../core/events/sink.ts";
+import { KeyRing, KeyRingError } from "../../core/keys/ring.ts";
+import type { RandomSource } from "../../core/random.ts";
+import { SessionService } from "../../core/sessions/service.ts";
+import { VerifiedTokenCache } from "../../core/tokens/cache.ts";
+import { TokenService } from "../../core/tokens/service.ts";
+import type { Storage } from "../../storage/storage.ts";
+import type { ReadinessCheck, RouteInstaller } from "../app.ts";
+import { cookieSettings } from "./cookies.ts";
+import type { Authenticator } from "./principal.ts";
+import { tokenAuthenticator } from "./token-authenticator.ts";
+import { authRoutes } from "../routes/auth.ts";
+import { jwksRoutes } from "../routes/jwks.ts";
+import { profileRoutes } from "../routes/profile.ts";
+
+/** What the auth stack is built from. */
+export interface AuthStackOptions {
+  config: SvcConfig;
+  storage: Storage;
+  clock: Clock;
+  random: RandomSource;
+  events: EventSink;
+  /** Entries of the verified-token cache (default 10 000; 0 disables it). */
+  verifiedTokenCacheEntries?: number;
+  /** A key ring built beforehand (for example to create keys before listening); default: a new one. */
+  keys?: KeyRing;
+  /** The realm the readiness check covers; default: the default realm. */
+  readinessRealmId?: () => Promise<string | null>;
+}
+
+/** The assembled auth stack. */
+export interface AuthStack {
+  readonly keys: KeyRing;
+  readonly tokens: TokenService;
+  readonly sessions: SessionService;
+  readonly cache: VerifiedTokenCache | undefined;
+  readonly authenticator: Authenticator;
+  /** Auth, profile and JWKS routes. */
+  readonly routes: RouteInstaller[];
+  /** `key_ring`: the default realm has a usable primary key. */
+  readonly readinessCheck: ReadinessCheck;
+  /** Creates a primary key for every realm that has none. */
+  ensureKeys(): Promise<number>;
+}
+
+/**
+ * Builds the auth stack.
+ *
+ * @example
+ * ```ts
+ * const auth = createAuthStack({ config, storage, clock, random, events });
+ * await auth.ensureKeys();
+ * const app = createApp({ config, readinessChecks: [auth.readinessCheck], clock, random,
+ *   authenticator: auth.authenticator, routes: auth.routes });
+ * ```
+ */
+export function createAuthStack(options: AuthStackOptions): AuthStack {
+  const { config, storage, clock, random, events } = options;
+  const issuer = config.server.baseUrl;
+  const keys = options.keys ?? new KeyRing({
+    store: storage.signingKeys,
+    clock,
+    random,
+    overlapMs: config.tokens.signingKeyOverlapSeconds * 1000,
+  });
+  const cacheEntries = options.verifiedTokenCacheEntries ?? 10_000;
+  const cache = cacheEntries > 0 ? new VerifiedTokenCache(clock, { maxEntries: cacheEntries }) : undefined;
+  const tokens = new TokenService({
+    keys,
+    clock,
+    random,
+    issuer,
+    consumed: storage.consumedTokens,
+    cache,
+    ttlSeconds: { "at+svc": config.tokens.accessTokenTtlSeconds, "mfa+svc": config.tokens.mfaTokenTtlSeconds },
+  });
+  const sessions = new SessionService({
+    storage,
+    tokens,
+    events,
+    clock,
+    random,
+    idleTimeoutMs: config.sessions.idleTimeoutSeconds * 1000,
+    absoluteTimeoutMs: config.sessions.absoluteTimeoutSeconds * 1000,
+    refreshTokenTtlMs: config.tokens.refreshTokenTtlSeconds * 1000,
+  });
+  const cookies = cookieSettings(config);
+  const readinessRealm = options.readinessRealmId ??
+    (async () => (await storage.realms.getDefault())?.id ?? null);
+  return {
+    keys,
+    tokens,
+    sessions,
+    cache,
+    authenticator: tokenAuthenticator({ tokens, storage, clock }),
+    routes: [
+      authRoutes({ sessions, cookies, random, refreshTokenTtlSeconds: config.tokens.refreshTokenTtlSeconds }),
+      profileRoutes({ sessions, storage, cookies }),
+      jwksRoutes({ keys, storage }),
+    ],
+    readinessCheck: {
+      name: "key_ring",
+      async check() {
+        const realmId = await readinessRealm();
+        if (realmId === null) throw new KeyRingError("no default realm");
+        await keys.check(realmId);
+      },
+    },
+    async ensureKeys() {
+      let created = 0;
+      for (const realm of await storage.realms.list()) {
+        if (await storage.signingKeys.getPrimary(realm.id) !== null) continue;
+        await keys.ensurePrimary(realm.id);
+        created++;
+      }
+      return created;
+    },
+  };
+}

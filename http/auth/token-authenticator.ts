@@ -1,0 +1,133 @@
+/**
+ * The authenticator of real servers. How credentials are presented:
+ *
+ * - `Authorization: Bearer <access token>`: an `at+svc` JWT (APIs, apps, machines);
+ * - `Authorization: Bearer sak_…`: an API key, acting as its owner;
+ * - `Authorization: Basic base64(<key>:<secret>)`: a service account of the default realm;
+ *   `<realm name>/<key>` as the user name names another realm;
+ * - otherwise the `svc_at` cookie (browsers), for which every state-changing request must
+ *   also carry the double-submit CSRF header.
+ *
+ * An `Authorization` header always wins: cookies are then ignored. A request with neither is
+ * anonymous (routes that need a caller answer 401 `unauthenticated`); a bad credential is
+ * 401 `invalid_token` (bearer, cookie) or `invalid_credentials` (Basic).
+ *
+ * @module
+ */
+import type { Clock } from "../../core/clock.ts";
+import { authenticateApiKey, isApiKeyShape } from "../../core/credentials/api-keys.ts";
+import { authenticateServiceAccount } from "../../core/credentials/service-accounts.ts";
+import { fromBase64, fromUtf8 } from "../../core/encoding.ts";
+import { SvcError } from "../../core/errors.ts";
+import { InvalidTokenError } from "../../core/tokens/errors.ts";
+import type { TokenService } from "../../core/tokens/service.ts";
+import type { AccessTokenClaims } from "../../core/tokens/types.ts";
+import type { Storage } from "../../storage/storage.ts";
+import { ACCESS_COOKIE, readCookie } from "./cookies.ts";
+import { isStateChanging, requireCsrf } from "./csrf.ts";
+import type { Authenticator, Principal } from "./principal.ts";
+
+/** A service-account key or secret did not match. Code `invalid_credentials`, status 401. */
+export class InvalidCredentialsError extends SvcError {
+  constructor() {
+    super("invalid_credentials", "The credentials are invalid.", 401);
+  }
+}
+
+/** What the token authenticator needs. */
+export interface TokenAuthenticatorOptions {
+  tokens: TokenService;
+  storage: Pick<Storage, "apiKeys" | "serviceAccounts" | "realms">;
+  clock: Clock;
+  /** The audiences svc's own API accepts (default: the issuer). */
+  audiences?: readonly string[];
+}
+
+/** The principal of verified access-token claims. */
+export function principalOfClaims(claims: AccessTokenClaims): Principal {
+  return {
+    kind: "User",
+    userId: claims.sub,
+    realmId: claims.realm,
+    orgId: claims.org ?? null,
+    sessionId: claims.sid,
+    mfa: claims.mfa,
+    audience: claims.aud,
+    act: claims.act === undefined ? null : { actorId: claims.act.sub, impersonationId: claims.act.imp },
+    expiresAt: claims.exp * 1000,
+  };
+}
+
+/** Bearer, API key, service account and cookie authentication. */
+export function tokenAuthenticator(options: TokenAuthenticatorOptions): Authenticator {
+  const audiences = options.audiences ?? [options.tokens.issuer];
+  const verifyAccess = async (token: string) =>
+    principalOfClaims(await options.tokens.verify("at+svc", token, { audience: audiences }));
+
+  return async (c) => {
+    const authorization = c.req.header("Authorization");
+    if (authorization !== undefined) {
+      const space = authorization.indexOf(" ");
+      const scheme = (space < 0 ? authorization : authorization.slice(0, space)).toLowerCase();
+      const credential = space < 0 ? "" : authorization.slice(space + 1).trim();
+      if (scheme === "bearer") {
+        if (isApiKeyShape(credential)) return await apiKeyPrincipal(options, credential);
+        return await verifyAccess(credential);
+      }
+      if (scheme === "basic") return await serviceAccountPrincipal(options, credential);
+      throw new InvalidTokenError("malformed");
+    }
+    const cookie = readCookie(c, ACCESS_COOKIE);
+    if (cookie === undefined) return null;
+    if (isStateChanging(c.req.method)) requireCsrf(c);
+    return await verifyAccess(cookie);
+  };
+}
+
+async function apiKeyPrincipal(options: TokenAuthenticatorOptions, token: string): Promise<Principal> {
+  const key = await authenticateApiKey(options.storage.apiKeys, options.clock, token);
+  if (key === null) throw new InvalidTokenError("signature");
+  return {
+    kind: "ApiKey",
+    userId: key.ownerId,
+    realmId: key.realmId,
+    orgId: null,
+    sessionId: null,
+    credentialId: key.id,
+    expiresAt: key.expiresAt?.getTime(),
+  };
+}
+
+async function serviceAccountPrincipal(options: TokenAuthenticatorOptions, encoded: string): Promise<Principal> {
+  let decoded: string;
+  try {
+    decoded = fromUtf8(fromBase64(encoded));
+  } catch {
+    throw new InvalidCredentialsError();
+  }
+  const colon = decoded.indexOf(":");
+  if (colon <= 0) throw new InvalidCredentialsError();
+  const user = decoded.slice(0, colon);
+  const secret = decoded.slice(colon + 1);
+  const slash = user.indexOf("/");
+  const realm = slash < 0
+    ? await options.storage.realms.getDefault()
+    : await options.storage.realms.getByName(user.slice(0, slash));
+  if (realm === null) throw new InvalidCredentialsError();
+  const account = await authenticateServiceAccount(
+    options.storage.serviceAccounts,
+    options.clock,
+    realm.id,
+    slash < 0 ? user : user.slice(slash + 1),
+    secret,
+  );
+  if (account === null) throw new InvalidCredentialsError();
+  return {
+    kind: "ServiceAccount",
+    userId: account.id,
+    realmId: account.realmId,
+    orgId: null,
+    sessionId: null,
+    credentialId: account.id,
+  };
+}

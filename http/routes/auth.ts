@@ -1,0 +1,134 @@
+/**
+ * Token and session endpoints (spec 4.1, 5.4):
+ *
+ * - `POST /auth/refresh`: bearer clients send `{ "refreshToken": "srt_…" }` and get
+ *   `{ accessToken, refreshToken, tokenType: "Bearer", expiresIn }`; cookie clients send the
+ *   `svc_rt` cookie (with the CSRF header) and get new cookies and `{ expiresIn, csrfToken }`.
+ *   An optional `"orgId"` (or `null`) moves the new tokens and the rest of the refresh family
+ *   to another organization of the user.
+ * - `POST /auth/switch-organization` `{ "orgId" }`: a new access token for another
+ *   organization of the caller, on the same session, without re-authentication.
+ * - `POST /auth/logout`: ends the caller's session; clears the cookies.
+ * - `POST /auth/logout-all`: ends every session of the caller; clears the cookies.
+ *
+ * @module
+ */
+import type { Context } from "hono";
+import * as v from "valibot";
+import { ForbiddenError } from "../../core/errors.ts";
+import type { RandomSource } from "../../core/random.ts";
+import type { SessionService } from "../../core/sessions/service.ts";
+import { InvalidRefreshTokenError, InvalidTokenError } from "../../core/tokens/errors.ts";
+import type { RouteInstaller } from "../app.ts";
+import {
+  clearSessionCookies,
+  type CookieSettings,
+  readCookie,
+  REFRESH_COOKIE,
+  setSessionCookies,
+} from "../auth/cookies.ts";
+import { requireCsrf } from "../auth/csrf.ts";
+import { type Principal, requirePrincipal } from "../auth/principal.ts";
+import type { SvcEnv } from "../request-id.ts";
+import { parseBody } from "../validate.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const orgId = v.pipe(v.string("orgId must be an organization id"), v.regex(UUID, "orgId must be a UUID"));
+
+/** The body of `POST /auth/refresh` (empty for cookie clients). */
+export const RefreshRequestSchema = v.strictObject({
+  refreshToken: v.optional(v.pipe(v.string("refreshToken must be a string"), v.maxLength(200))),
+  orgId: v.optional(v.nullable(orgId)),
+});
+
+/** The body of `POST /auth/switch-organization`. */
+export const SwitchOrganizationSchema = v.strictObject({ orgId });
+
+/** What the auth routes need. */
+export interface AuthRouteDeps {
+  sessions: SessionService;
+  cookies: CookieSettings;
+  random: RandomSource;
+  /** Seconds the refresh cookie lives. */
+  refreshTokenTtlSeconds: number;
+}
+
+/** The token and session routes. */
+export function authRoutes(deps: AuthRouteDeps): RouteInstaller {
+  return (app) => {
+    app.post("/auth/refresh", async (c) => {
+      const body = await optionalBody(c);
+      if (body.refreshToken !== undefined) {
+        const { tokens } = await deps.sessions.refresh(body.refreshToken, { orgId: body.orgId });
+        c.header("Cache-Control", "no-store");
+        return c.json(tokens);
+      }
+      const cookie = readCookie(c, REFRESH_COOKIE);
+      if (cookie === undefined) throw new InvalidRefreshTokenError();
+      requireCsrf(c);
+      try {
+        const { tokens } = await deps.sessions.refresh(cookie, { orgId: body.orgId });
+        const csrfToken = setSessionCookies(c, deps.cookies, {
+          accessToken: tokens.accessToken,
+          expiresIn: tokens.expiresIn,
+          refreshToken: tokens.refreshToken,
+          refreshMaxAge: deps.refreshTokenTtlSeconds,
+        }, deps.random);
+        c.header("Cache-Control", "no-store");
+        return c.json({ expiresIn: tokens.expiresIn, csrfToken });
+      } catch (err) {
+        if (err instanceof InvalidRefreshTokenError) clearSessionCookies(c, deps.cookies);
+        throw err;
+      }
+    });
+
+    app.post("/auth/switch-organization", async (c) => {
+      const principal = await requireUser(c);
+      const body = await parseBody(c, SwitchOrganizationSchema);
+      const { response } = await deps.sessions.switchOrganization(principal, body.orgId, {
+        audience: principal.audience ?? "",
+        act: principal.act ? { sub: principal.act.actorId, imp: principal.act.impersonationId } : undefined,
+      });
+      c.header("Cache-Control", "no-store");
+      if (c.req.header("Authorization") !== undefined) return c.json(response);
+      const csrfToken = setSessionCookies(c, deps.cookies, {
+        accessToken: response.accessToken,
+        expiresIn: response.expiresIn,
+      }, deps.random);
+      return c.json({ expiresIn: response.expiresIn, csrfToken });
+    });
+
+    app.post("/auth/logout", async (c) => {
+      let principal: Principal | null = null;
+      try {
+        principal = await c.get("principal")();
+      } catch (err) {
+        // An expired or bad token still logs out of this browser; a CSRF failure does not.
+        if (!(err instanceof InvalidTokenError)) throw err;
+      }
+      if (principal !== null && principal.sessionId !== null) await deps.sessions.logout(principal.sessionId);
+      clearSessionCookies(c, deps.cookies);
+      return c.body(null, 204);
+    });
+
+    app.post("/auth/logout-all", async (c) => {
+      const principal = await requireUser(c);
+      const sessionsEnded = await deps.sessions.logoutAll(principal.userId);
+      clearSessionCookies(c, deps.cookies);
+      return c.json({ sessionsEnded });
+    });
+  };
+}
+
+/** The caller, who must be a user (not an API key or service account). */
+export async function requireUser(c: Context<SvcEnv>): Promise<Principal> {
+  const principal = await requirePrincipal(c);
+  if ((principal.kind ?? "User") !== "User") throw new ForbiddenError("Only a signed-in user can do this.");
+  return principal;
+}
+
+async function optionalBody(c: Context<SvcEnv>): Promise<v.InferOutput<typeof RefreshRequestSchema>> {
+  const length = c.req.header("Content-Length");
+  if (c.req.header("Content-Type") === undefined && (length === undefined || length === "0")) return {};
+  return await parseBody(c, RefreshRequestSchema);
+}
