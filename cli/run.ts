@@ -142,6 +142,7 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
   }
 
   const deps = { clock: systemClock, random: cryptoRandom };
+  let rolesChanged = false;
   try {
     const report = await syncDefinitions(plan, {
       catalog: createSqlPermissionCatalogStore(database.db, deps),
@@ -149,6 +150,7 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
       roles: createSqlRoleStore(database.db, deps),
     });
     const { added, retired } = report.catalog;
+    rolesChanged = report.rolesCreated.length + report.rolesUpdated.length > 0;
     runtime.print(
       `definitions: ${plan.permissions.length} permissions published (${added.length} new, ${retired.length} retired), ${plan.roles.length} declared roles`,
     );
@@ -208,6 +210,8 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
     maxEntries: config.authz.snapshotCacheMaxEntries,
   });
   await snapshots.start();
+  // Declared roles changed: instances already running drop the snapshots they cached.
+  if (rolesChanged) await snapshots.invalidateAll();
 
   // The app is built once the real port is known (SVC_PORT=0), so that the defaults derived from
   // it are right. Nothing awaits between listening and setting the handler, so no request sees the stub.
