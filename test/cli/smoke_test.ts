@@ -181,46 +181,39 @@ for (const runtime of Object.keys(RUNTIMES)) {
   });
 }
 
-Deno.test("boot (deno): a dotted permission id in declarative configuration stops boot naming it", async () => {
+/** Starts the Deno server with a config file holding `config`; resolves to its exit code and stderr. */
+async function bootWithConfig(config: unknown): Promise<{ code: number; stderr: string }> {
   const dir = await Deno.makeTempDir();
-  const file = `${dir}/svc.json`;
-  await Deno.writeTextFile(file, JSON.stringify({ authz: { permissions: [{ id: "docs.v2:org:read" }] } }));
-  const [cmd, ...args] = RUNTIMES.deno;
-  const out = await new Deno.Command(cmd, {
-    args: [...args, "start"],
-    cwd: ROOT,
-    env: childEnv({ SVC_CONFIG_FILE: file, SVC_DATA_DIR: `${dir}/data`, SVC_PORT: "0" }),
-    clearEnv: true,
-    stdin: "null",
-  }).output();
-  const stderr = new TextDecoder().decode(out.stderr);
-  assert.equal(out.code, 1);
+  try {
+    const file = `${dir}/svc.json`;
+    await Deno.writeTextFile(file, JSON.stringify(config));
+    const [cmd, ...args] = RUNTIMES.deno;
+    const out = await new Deno.Command(cmd, {
+      args: [...args, "start"],
+      cwd: ROOT,
+      env: childEnv({ SVC_CONFIG_FILE: file, SVC_DATA_DIR: `${dir}/data`, SVC_PORT: "0" }),
+      clearEnv: true,
+      stdin: "null",
+    }).output();
+    return { code: out.code, stderr: new TextDecoder().decode(out.stderr) };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("boot (deno): a dotted permission id in declarative configuration stops boot naming it", async () => {
+  const { code, stderr } = await bootWithConfig({ authz: { permissions: [{ id: "docs.v2:org:read" }] } });
+  assert.equal(code, 1);
   assert.match(stderr, /^definitions: authz\.permissions\[0\]\.id "docs\.v2:org:read": .*dot/i);
   assert.equal(stderr.trim().split("\n").length, 1);
-  await Deno.remove(dir, { recursive: true });
 });
 
 Deno.test("boot (deno): a declared grant naming an unpublished permission id stops boot naming it", async () => {
-  const dir = await Deno.makeTempDir();
-  const file = `${dir}/svc.json`;
-  await Deno.writeTextFile(
-    file,
-    JSON.stringify({
-      authz: { roles: [{ key: "reader", displayName: "Reader", grants: [{ pattern: "docs:org:read" }] }] },
-    }),
-  );
-  const [cmd, ...args] = RUNTIMES.deno;
-  const out = await new Deno.Command(cmd, {
-    args: [...args, "start"],
-    cwd: ROOT,
-    env: childEnv({ SVC_CONFIG_FILE: file, SVC_DATA_DIR: `${dir}/data`, SVC_PORT: "0" }),
-    clearEnv: true,
-    stdin: "null",
-  }).output();
-  const stderr = new TextDecoder().decode(out.stderr);
-  assert.equal(out.code, 1);
+  const { code, stderr } = await bootWithConfig({
+    authz: { roles: [{ key: "reader", displayName: "Reader", grants: [{ pattern: "docs:org:read" }] }] },
+  });
+  assert.equal(code, 1);
   assert.match(stderr, /"docs:org:read" names a permission id that is not published/);
-  await Deno.remove(dir, { recursive: true });
 });
 
 Deno.test("smoke (deno): pointed at a Postgres server with SVC_DATABASE_URL, it serves the same way", async () => {
