@@ -211,6 +211,78 @@ export {
 export { auditEntryHash, canonicalJson, payloadDigest } from "./storage/sql/admin-audit.ts";
 
 // ---------------------------------------------------------------------------
+// Signing keys, tokens, sessions and credentials
+
+/** Per-realm RS256 signing keys: generation, rotation with an overlap window, JWKS publication. */
+export { generateSigningKey, SIGNING_ALGORITHM } from "./core/keys/generate.ts";
+export { type LoadedSigningKey, loadSigningKey, type PublicSigningJwk } from "./core/keys/load.ts";
+export { type JwksDocument, KeyRing, KeyRingError, type KeyRingOptions } from "./core/keys/ring.ts";
+/**
+ * Every svc JWT type (spec 2.2), minted and verified through one typed API that always
+ * enforces `typ`.
+ *
+ * @example
+ * ```ts
+ * const { token } = await tokens.mint("pwreset+svc", { realm: realmId, sub: userId });
+ * const claims = await tokens.consume("pwreset+svc", token); // once; then invalid_token
+ * ```
+ */
+export {
+  type MintOptions,
+  TokenService,
+  type TokenServiceOptions,
+  type VerifyOptions,
+} from "./core/tokens/service.ts";
+export {
+  type AccessTokenClaims,
+  type ActorClaim,
+  type BaseClaims,
+  DEFAULT_TTL_SECONDS,
+  type EmailVerificationClaims,
+  type ImpersonationConsentClaims,
+  type InvitationClaims,
+  isSingleUse,
+  type MfaTokenClaims,
+  type PasswordResetClaims,
+  type SingleUseTokenType,
+  TOKEN_TYPES,
+  type TokenClaimsByType,
+  type TokenMintInput,
+  type TokenType,
+  TokenTypes,
+} from "./core/tokens/types.ts";
+/** Every rejected token is the one 401 `invalid_token`; refresh failures are 401 `invalid_refresh_token`. */
+export {
+  InvalidRefreshTokenError,
+  InvalidTokenError,
+  type InvalidTokenReason,
+} from "./core/tokens/errors.ts";
+/** The verified-token cache (keyed by signature, bounded, until `exp`). */
+export { VerifiedTokenCache } from "./core/tokens/cache.ts";
+/** Opaque `srt_` refresh tokens: only their SHA-256 is stored. */
+export { hashRefreshToken, newRefreshToken, REFRESH_TOKEN_PREFIX } from "./core/tokens/refresh.ts";
+/** Sessions: sign-in, refresh rotation with reuse detection, organization switch, logout. */
+export {
+  type AccessTokenResponse,
+  type IssuedTokens,
+  REFRESH_REUSE_EVENT,
+  SessionService,
+  type SessionServiceOptions,
+  type SignInInput,
+  type TokenResponse,
+} from "./core/sessions/service.ts";
+/** Per-subject AES-256-GCM encryption; deleting the subject's key shreds its data. */
+export { SubjectCrypto, SubjectDataUnavailableError } from "./core/crypto/subject-keys.ts";
+/** API keys (`sak_…`, looked up by SHA-256 hex) and service accounts (`sas_…` secrets, rotation overlap). */
+export { API_KEY_PREFIX, authenticateApiKey, createApiKey } from "./core/credentials/api-keys.ts";
+export {
+  authenticateServiceAccount,
+  createServiceAccount,
+  rotateServiceAccountSecret,
+  SERVICE_ACCOUNT_SECRET_PREFIX,
+} from "./core/credentials/service-accounts.ts";
+
+// ---------------------------------------------------------------------------
 // HTTP
 
 /**
@@ -230,7 +302,32 @@ export {
   type SvcApp,
 } from "./http/app.ts";
 /** The authenticated caller and how requests are resolved to one. */
-export { type Authenticator, type Principal, requirePrincipal } from "./http/auth/principal.ts";
+export {
+  type Authenticator,
+  type Principal,
+  type PrincipalKind,
+  requirePrincipal,
+} from "./http/auth/principal.ts";
+/** Bearer, API key, service-account and cookie authentication. */
+export { InvalidCredentialsError, tokenAuthenticator } from "./http/auth/token-authenticator.ts";
+/** The cookie transport (`svc_at`, `svc_rt`, `svc_csrf`) and the double-submit CSRF check. */
+export {
+  ACCESS_COOKIE,
+  cookieSettings,
+  CSRF_COOKIE,
+  CSRF_HEADER,
+  REFRESH_COOKIE,
+  setSessionCookies,
+} from "./http/auth/cookies.ts";
+export { CsrfError, requireCsrf } from "./http/auth/csrf.ts";
+/** The key ring, token service, sessions, authenticator, routes and readiness check, from the config. */
+export { type AuthStack, type AuthStackOptions, createAuthStack } from "./http/auth/stack.ts";
+/** `/auth/refresh`, `/auth/switch-organization`, `/auth/logout`, `/auth/logout-all`. */
+export { authRoutes } from "./http/routes/auth.ts";
+/** `GET /profile/me`, `GET /profile/sessions`, `DELETE /profile/sessions/{id}`. */
+export { profileRoutes } from "./http/routes/profile.ts";
+/** `GET /.well-known/jwks.json` and `GET /realms/{realmId}/.well-known/jwks.json`. */
+export { jwksRoutes } from "./http/routes/jwks.ts";
 /** `POST /svc-admin/authz/inspect` and `GET /profile/permissions`. */
 export { authzRoutes } from "./http/routes/authz.ts";
 /** The webhook admin API under `config.webhooks.mountPath`. */

@@ -2,7 +2,7 @@
  * Kysely table types of the svc schema (see `schema.ts`). Column names are
  * snake_case as in SQL; the stores map rows to camelCase records.
  */
-import type { ColumnType, Kysely, Transaction } from "kysely";
+import type { ColumnType, Generated, Kysely, Transaction } from "kysely";
 
 type Json = unknown;
 /** A timestamptz column: read as Date, written as Date. */
@@ -376,6 +376,27 @@ export interface WebhookDeliveriesTable {
   created_at: Timestamp;
   completed_at: Timestamp | null;
 }
+export interface MailOutboxTable {
+  id: string;
+  /** Insertion order (bigserial); assigned by the database. */
+  seq: Generated<number>;
+  kind: string;
+  recipient: string;
+  sender: string;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  created_at: Timestamp;
+  sent_at: Timestamp | null;
+}
+
+export interface AbuseCountersTable {
+  key: string;
+  member: ColumnType<string, string | undefined, string>;
+  count: number;
+  window_started_at: Timestamp;
+  expires_at: Timestamp;
+}
 
 /** Every table of the svc schema. */
 export interface Database {
@@ -419,6 +440,8 @@ export interface Database {
   admin_audit_entries: AdminAuditEntriesTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  abuse_counters: AbuseCountersTable;
+  mail_outbox: MailOutboxTable;
 }
 
 /** Something queries run on: the database or a transaction of it. */

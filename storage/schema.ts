@@ -402,6 +402,20 @@ const statements: readonly string[] = [
     PRIMARY KEY (realm_id, seq)
   )`,
 
+  // ---- Abuse gate counters (spec 5.2 step 1) ----
+  // A plain windowed counter has member ''; a distinct-identifier set has one row per member
+  // (a SHA-256 hex), each expiring one window after it was last seen. Keys never hold
+  // plaintext identifiers. Rows past expires_at are dead and purged.
+  `CREATE TABLE IF NOT EXISTS abuse_counters (
+    key text NOT NULL,
+    member text NOT NULL DEFAULT '',
+    count bigint NOT NULL,
+    window_started_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL,
+    PRIMARY KEY (key, member)
+  )`,
+  `CREATE INDEX IF NOT EXISTS abuse_counters_by_expiry ON abuse_counters (expires_at)`,
+
   // ---- Webhooks (spec 2.8, section 3) ----
   // The endpoint secret is stored as issued (`whsec_…`), not hashed: HMAC signing needs the
   // key itself. Protecting it at rest (envelope encryption) is a layer above the store.
@@ -439,6 +453,23 @@ const statements: readonly string[] = [
   `CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_attempt_at)
     WHERE status IN ('pending', 'retrying')`,
   `CREATE INDEX IF NOT EXISTS webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id, created_at)`,
+
+  // ---- Mail outbox (issue 5): messages the outbox transport stored, in order, until sent or pruned ----
+  // Bodies hold the one secret each message delivers (a code or a link): prune sent messages promptly.
+  `CREATE TABLE IF NOT EXISTS mail_outbox (
+    id uuid PRIMARY KEY,
+    seq bigserial NOT NULL UNIQUE,
+    kind text NOT NULL,
+    recipient text NOT NULL,
+    sender text NOT NULL,
+    subject text NOT NULL,
+    text_body text NOT NULL,
+    html_body text NOT NULL,
+    created_at timestamptz NOT NULL,
+    sent_at timestamptz
+  )`,
+  `CREATE INDEX IF NOT EXISTS mail_outbox_by_recipient ON mail_outbox (lower(recipient), seq)`,
+  `CREATE INDEX IF NOT EXISTS mail_outbox_unsent ON mail_outbox (seq) WHERE sent_at IS NULL`,
 ];
 
 /** The DDL statements that create (idempotently) every table and index of svc. */

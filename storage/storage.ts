@@ -19,6 +19,7 @@ import type { FederatedIdentityStore } from "./contract/federated-identities.ts"
 import type { GroupStore } from "./contract/groups.ts";
 import type { ImpersonationStore } from "./contract/impersonations.ts";
 import type { KnownDeviceStore } from "./contract/known-devices.ts";
+import type { MailOutboxStore } from "./contract/mail-outbox.ts";
 import type { OrganizationStore } from "./contract/organizations.ts";
 import type { PasskeyCeremonyStore } from "./contract/passkey-ceremonies.ts";
 import type { PasskeyCredentialStore } from "./contract/passkey-credentials.ts";
@@ -55,6 +56,7 @@ import { createSqlFederatedIdentityStore } from "./sql/federated-identities.ts";
 import { createSqlGroupStore } from "./sql/groups.ts";
 import { createSqlImpersonationStore } from "./sql/impersonations.ts";
 import { createSqlKnownDeviceStore } from "./sql/known-devices.ts";
+import { createSqlMailOutboxStore } from "./sql/mail-outbox.ts";
 import { createSqlOrganizationStore } from "./sql/organizations.ts";
 import { createSqlPasskeyCeremonyStore } from "./sql/passkey-ceremonies.ts";
 import { createSqlPasskeyCredentialStore } from "./sql/passkey-credentials.ts";
@@ -119,6 +121,8 @@ export interface Stores {
   readonly securityEvents: SecurityEventStore;
   readonly adminAudit: AdminAuditStore;
   readonly webhooks: WebhookStore;
+  // Mail (issue 5)
+  readonly mailOutbox: MailOutboxStore;
 }
 
 /** The stores plus transactions. */
@@ -191,6 +195,7 @@ function bind(db: Executor, deps: StorageDeps, inTransaction: boolean): Storage 
     securityEvents: createSqlSecurityEventStore(db, deps),
     adminAudit: createSqlAdminAuditStore(db, deps),
     webhooks: createSqlWebhookStore(db, deps),
+    mailOutbox: createSqlMailOutboxStore(db, deps),
     async transaction<T>(work: (storage: Storage) => Promise<T>): Promise<T> {
       if (inTransaction) return await work(this);
       return await (db as Exclude<Executor, { isTransaction: true }>).transaction().execute((trx) =>

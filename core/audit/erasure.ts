@@ -82,7 +82,8 @@ export async function eraseUser(
     });
     return {
       value: report,
-      audit: { action: "user.erase", target: id, before: null, after: { anonymized: true } },
+      // No payloads: an entry that names the erased user carries nothing about them.
+      audit: { action: "user.erase", target: id, before: null, after: null },
     };
   });
   return value;

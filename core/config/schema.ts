@@ -184,6 +184,13 @@ function failMode() {
   );
 }
 
+function captchaProvider() {
+  return v.picklist(
+    ["none", "turnstile", "hcaptcha", "recaptcha"],
+    rule("is not a CAPTCHA provider", '"none", "turnstile", "hcaptcha" or "recaptcha"'),
+  );
+}
+
 /** Settings that only the config file sets (structured lists with no environment variable). */
 export const FILE_ONLY_SETTINGS: readonly string[] = Object.freeze(["authz.permissions", "authz.roles"]);
 
@@ -217,6 +224,18 @@ function declaredRole() {
     displayName: nonEmpty("the role's display name"),
     grants: v.optional(v.array(declaredGrant(), rule("is not a list", "a list of grants")), []),
   }, rule("is not an object", "an object with the fields key, displayName and grants"));
+}
+
+/** A From header value: `address@domain` or `Display Name <address@domain>`, on one line. */
+function mailFrom() {
+  const m = rule(
+    "is not a sender address",
+    "an address such as no-reply@example.com or Example <no-reply@example.com>",
+  );
+  return v.pipe(
+    v.string(m),
+    v.regex(/^(?:[^\r\n<>@]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, m),
+  );
 }
 
 function email() {
@@ -341,6 +360,22 @@ export const SvcConfigSchema = v.pipe(
       }),
       {},
     ),
+    emailOtp: v.optional(
+      v.strictObject({
+        /** How long an emailed one-time code stays valid. */
+        ttlSeconds: v.optional(int(60, 3600, "seconds"), 600),
+        /** Wrong guesses allowed per emailed code. */
+        attempts: v.optional(int(1, 20), 5),
+      }),
+      {},
+    ),
+    mail: v.optional(
+      v.strictObject({
+        /** The From of every message svc sends. */
+        from: v.optional(mailFrom(), "no-reply@localhost"),
+      }),
+      {},
+    ),
     password: v.optional(
       v.strictObject({
         argon2MemoryKiB: v.optional(int(8192, 4_194_304, "KiB"), 65536),
@@ -362,6 +397,29 @@ export const SvcConfigSchema = v.pipe(
           }),
           {},
         ),
+        /** The adaptive CAPTCHA: demanded once a layer passes `atPercent` of its limit (provider set). */
+        captcha: v.optional(
+          v.strictObject({
+            provider: v.optional(captchaProvider(), "none"),
+            atPercent: v.optional(int(1, 100, "percent"), 50),
+            siteKey: v.optional(nonEmpty("the CAPTCHA site key the login page embeds")),
+            secret: v.optional(nonEmpty("the CAPTCHA provider's secret key")),
+            /** Hostnames the provider must report (empty: not checked). */
+            hostnames: v.optional(
+              v.array(
+                nonEmpty("host names such as login.example.com"),
+                rule("is not a list", "comma-separated host names such as login.example.com"),
+              ),
+              [],
+            ),
+            /** The action the provider must report, where it reports one (unset: not checked). */
+            action: v.optional(nonEmpty("the widget's action name, such as login")),
+            /** reCAPTCHA v3: the lowest acceptable score, in percent (0.5 is 50). */
+            minScorePercent: v.optional(int(0, 100, "percent"), 50),
+            timeoutMs: v.optional(int(100, 60_000, "milliseconds"), 5000),
+          }),
+          {},
+        ),
       }),
       {},
     ),
@@ -378,6 +436,19 @@ export const SvcConfigSchema = v.pipe(
         ),
         stepUpAt: v.optional(int(0, 1000), 40),
         blockAt: v.optional(int(0, 1000), 80),
+        /** Impossible travel: a speed from the last login at or above this (km/h) fires the signal. */
+        impossibleTravelKmh: v.optional(int(1, 100_000, "km/h"), 1000),
+        /** Impossible travel: distances below this (km) never fire (geolocation noise). */
+        impossibleTravelMinKm: v.optional(int(0, 20_100, "km"), 500),
+        /** Velocity: this many logins of the account within the window (this one included) fire it. */
+        velocityLogins: v.optional(int(1, 1_000_000), 10),
+        velocityWindowSeconds: v.optional(int(1, 604800, "seconds"), 3600),
+        /** IP reputation: a score (0 to 100, higher is worse) at or above this fires the signal. */
+        ipReputationThreshold: v.optional(int(0, 100), 50),
+        /** CSV of CIDR ranges to country, latitude, longitude (unset: no geolocation). */
+        geoipFile: v.optional(nonEmpty("the path of a CSV file: cidr,country,latitude,longitude")),
+        /** List of IPs or CIDR ranges with optional scores (unset: no IP reputation). */
+        ipReputationFile: v.optional(nonEmpty("the path of a list file: one IP or CIDR range per line")),
       }),
       {},
     ),
@@ -594,6 +665,19 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     doc: "TOTP steps accepted either side",
   },
   {
+    name: "SVC_EMAIL_OTP_TTL_SECONDS",
+    path: "emailOtp.ttlSeconds",
+    kind: "int",
+    doc: "lifetime of an emailed one-time code",
+  },
+  {
+    name: "SVC_EMAIL_OTP_ATTEMPTS",
+    path: "emailOtp.attempts",
+    kind: "int",
+    doc: "wrong guesses allowed per emailed one-time code",
+  },
+  { name: "SVC_MAIL_FROM", path: "mail.from", kind: "string", doc: "sender (From) of the mail svc sends" },
+  {
     name: "SVC_ARGON2_MEMORY_KIB",
     path: "password.argon2MemoryKiB",
     kind: "int",
@@ -633,6 +717,59 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     doc: "abuse gate, credential stuffing: open or closed when the counter store is down",
   },
   {
+    name: "SVC_ABUSE_CAPTCHA_PROVIDER",
+    path: "abuse.captcha.provider",
+    kind: "string",
+    doc: "adaptive CAPTCHA provider: none, turnstile, hcaptcha or recaptcha (needs SVC_ABUSE_CAPTCHA_SECRET)",
+  },
+  {
+    name: "SVC_ABUSE_CAPTCHA_AT_PERCENT",
+    path: "abuse.captcha.atPercent",
+    kind: "int",
+    doc: "a CAPTCHA is demanded once any abuse layer passes this percentage of its limit",
+  },
+  {
+    name: "SVC_ABUSE_CAPTCHA_SITE_KEY",
+    path: "abuse.captcha.siteKey",
+    kind: "string",
+    doc: "CAPTCHA site key handed to the login page",
+    defaultText: "unset",
+  },
+  {
+    name: "SVC_ABUSE_CAPTCHA_SECRET",
+    path: "abuse.captcha.secret",
+    kind: "string",
+    doc: "CAPTCHA provider secret key (siteverify)",
+    defaultText: "unset",
+    secret: "hide",
+  },
+  {
+    name: "SVC_ABUSE_CAPTCHA_HOSTNAMES",
+    path: "abuse.captcha.hostnames",
+    kind: "string-list",
+    doc: "comma-separated hostnames the CAPTCHA provider must report",
+    defaultText: "unset (not checked)",
+  },
+  {
+    name: "SVC_ABUSE_CAPTCHA_ACTION",
+    path: "abuse.captcha.action",
+    kind: "string",
+    doc: "action the CAPTCHA provider must report, where it reports one",
+    defaultText: "unset (not checked)",
+  },
+  {
+    name: "SVC_ABUSE_CAPTCHA_MIN_SCORE_PERCENT",
+    path: "abuse.captcha.minScorePercent",
+    kind: "int",
+    doc: "reCAPTCHA v3: lowest accepted score in percent (0.5 is 50)",
+  },
+  {
+    name: "SVC_ABUSE_CAPTCHA_TIMEOUT_MS",
+    path: "abuse.captcha.timeoutMs",
+    kind: "int",
+    doc: "timeout of a CAPTCHA siteverify call (a timeout rejects the CAPTCHA)",
+  },
+  {
     name: "SVC_RISK_WEIGHT_NEW_DEVICE",
     path: "risk.weights.newDevice",
     kind: "int",
@@ -667,6 +804,50 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     path: "risk.blockAt",
     kind: "int",
     doc: "risk score from which login is blocked",
+  },
+  {
+    name: "SVC_RISK_IMPOSSIBLE_TRAVEL_KMH",
+    path: "risk.impossibleTravelKmh",
+    kind: "int",
+    doc: "impossible travel: speed from the last login (km/h) at or above which the signal fires",
+  },
+  {
+    name: "SVC_RISK_IMPOSSIBLE_TRAVEL_MIN_KM",
+    path: "risk.impossibleTravelMinKm",
+    kind: "int",
+    doc: "impossible travel: distances below this (km) never fire (geolocation noise)",
+  },
+  {
+    name: "SVC_RISK_VELOCITY_LOGINS",
+    path: "risk.velocityLogins",
+    kind: "int",
+    doc: "velocity: logins of one account per window (this one included) that fire the signal",
+  },
+  {
+    name: "SVC_RISK_VELOCITY_WINDOW_SECONDS",
+    path: "risk.velocityWindowSeconds",
+    kind: "int",
+    doc: "velocity: window",
+  },
+  {
+    name: "SVC_RISK_IP_REPUTATION_THRESHOLD",
+    path: "risk.ipReputationThreshold",
+    kind: "int",
+    doc: "IP reputation score (0-100, higher is worse) at or above which the signal fires",
+  },
+  {
+    name: "SVC_RISK_GEOIP_FILE",
+    path: "risk.geoipFile",
+    kind: "string",
+    doc: "CSV file of CIDR ranges: cidr,country,latitude,longitude (GeoLite2 blocks CSV works too)",
+    defaultText: "unset (no geolocation)",
+  },
+  {
+    name: "SVC_RISK_IP_REPUTATION_FILE",
+    path: "risk.ipReputationFile",
+    kind: "string",
+    doc: "list file of IPs or CIDR ranges, each with an optional score 0-100 (default 100: blocklist)",
+    defaultText: "unset (no IP reputation)",
   },
   {
     name: "SVC_WEBHOOK_MOUNT",

@@ -8,7 +8,12 @@
 import type { Clock } from "../clock.ts";
 import { sha256Hex } from "../digest.ts";
 import { type RandomSource, randomToken } from "../random.ts";
-import { type ApiKeyRecord, type ApiKeyStore, isApiKeyActive, type NewApiKey } from "../../storage/contract/api-keys.ts";
+import {
+  type ApiKeyRecord,
+  type ApiKeyStore,
+  isApiKeyActive,
+  type NewApiKey,
+} from "../../storage/contract/api-keys.ts";
 
 /** The prefix of every API key. */
 export const API_KEY_PREFIX = "sak_";

@@ -58,6 +58,8 @@ export async function authenticateServiceAccount(
   if (account === null || account.disabled) return null;
   const presented = sha256Hex(secret);
   let match = false;
-  for (const hash of acceptedSecretHashes(account, clock.now())) match = constantTimeEqual(presented, hash) || match;
+  for (const hash of acceptedSecretHashes(account, clock.now())) {
+    match = constantTimeEqual(presented, hash) || match;
+  }
   return match ? account : null;
 }

@@ -52,7 +52,11 @@ export class SubjectCrypto {
     const data = typeof plaintext === "string" ? utf8(plaintext) : plaintext;
     const ciphertext = new Uint8Array(
       await crypto.subtle.encrypt(
-        { name: "AES-GCM", iv: iv as Uint8Array<ArrayBuffer>, additionalData: utf8(subjectId) as Uint8Array<ArrayBuffer> },
+        {
+          name: "AES-GCM",
+          iv: iv as Uint8Array<ArrayBuffer>,
+          additionalData: utf8(subjectId) as Uint8Array<ArrayBuffer>,
+        },
         key,
         data as Uint8Array<ArrayBuffer>,
       ),
@@ -75,7 +79,11 @@ export class SubjectCrypto {
     try {
       return new Uint8Array(
         await crypto.subtle.decrypt(
-          { name: "AES-GCM", iv: sealed.slice(1, 1 + IV_LENGTH), additionalData: utf8(subjectId) as Uint8Array<ArrayBuffer> },
+          {
+            name: "AES-GCM",
+            iv: sealed.slice(1, 1 + IV_LENGTH),
+            additionalData: utf8(subjectId) as Uint8Array<ArrayBuffer>,
+          },
           key,
           sealed.slice(1 + IV_LENGTH),
         ),

@@ -37,7 +37,9 @@ export interface LoadedSigningKey {
  */
 export async function loadSigningKey(record: SigningKeyRecord): Promise<LoadedSigningKey> {
   if (record.algorithm !== SIGNING_ALGORITHM) {
-    throw new Error(`signing key ${record.kid} uses ${record.algorithm}; only ${SIGNING_ALGORITHM} is supported`);
+    throw new Error(
+      `signing key ${record.kid} uses ${record.algorithm}; only ${SIGNING_ALGORITHM} is supported`,
+    );
   }
   const privateKey = await crypto.subtle.importKey(
     "pkcs8",

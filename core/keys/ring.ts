@@ -140,6 +140,21 @@ export class KeyRing {
     return this.#accepted(key) ? key : null;
   }
 
+  /**
+   * Synchronously, from the cached key set only: true when the key is published and
+   * accepted now, false when it is known but no longer accepted (or the realm's cached set
+   * lacks it), undefined when the realm's set is not cached. The verified-token cache asks
+   * this on every hit, so a key's retirement reaches tokens verified before it.
+   */
+  isAccepted(realmId: string, kid: string): boolean | undefined {
+    const realm = this.#realms.get(realmId);
+    if (realm === undefined || this.#options.clock.now() - realm.loadedAt >= this.#options.cacheTtlMs) {
+      return undefined;
+    }
+    const key = realm.keys.get(kid);
+    return key !== undefined && this.#accepted(key);
+  }
+
   /** The realm's published key set (JWKS): primary first, then newest. */
   async jwks(realmId: string): Promise<JwksDocument> {
     const realm = await this.#realm(realmId);

@@ -59,7 +59,11 @@ export interface SignInInput {
   readonly ipAddress?: string | null;
   readonly deviceDescription?: string | null;
   /** An impersonation session: its tokens carry `act` and never outlive `expiresAt`. */
-  readonly impersonation?: { readonly actorId: string; readonly impersonationId: string; readonly expiresAt: Date };
+  readonly impersonation?: {
+    readonly actorId: string;
+    readonly impersonationId: string;
+    readonly expiresAt: Date;
+  };
 }
 
 /** The caller of an organization switch (from its access token). */

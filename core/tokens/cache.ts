@@ -13,6 +13,8 @@ interface Entry {
   readonly signingInput: string;
   readonly typ: TokenType;
   readonly claims: unknown;
+  /** The key that verified it. */
+  readonly kid: string;
   /** Milliseconds: the token's exp, or earlier when its key leaves the overlap window first. */
   readonly validUntil: number;
 }
@@ -40,8 +42,8 @@ export class VerifiedTokenCache {
     return this.#entries.size;
   }
 
-  /** The claims of a token verified before as `typ`, or undefined. */
-  get(signingInput: string, signature: string, typ: TokenType): unknown {
+  /** The claims and key id of a token verified before as `typ`, or undefined. */
+  get(signingInput: string, signature: string, typ: TokenType): { claims: unknown; kid: string } | undefined {
     const entry = this.#entries.get(signature);
     if (entry === undefined) return undefined;
     if (entry.signingInput !== signingInput || entry.typ !== typ) return undefined;
@@ -52,14 +54,26 @@ export class VerifiedTokenCache {
     // Most recently used last.
     this.#entries.delete(signature);
     this.#entries.set(signature, entry);
-    return entry.claims;
+    return entry;
   }
 
   /** Remembers a verified token until `validUntil` (clock milliseconds). */
-  set(signingInput: string, signature: string, typ: TokenType, claims: unknown, validUntil: number): void {
+  set(
+    signingInput: string,
+    signature: string,
+    typ: TokenType,
+    verified: { claims: unknown; kid: string },
+    validUntil: number,
+  ): void {
     if (this.#maxEntries <= 0) return;
     this.#entries.delete(signature);
-    this.#entries.set(signature, { signingInput, typ, claims, validUntil });
+    this.#entries.set(signature, {
+      signingInput,
+      typ,
+      claims: verified.claims,
+      kid: verified.kid,
+      validUntil,
+    });
     while (this.#entries.size > this.#maxEntries) {
       const oldest = this.#entries.keys().next().value;
       if (oldest === undefined) break;

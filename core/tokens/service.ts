@@ -86,7 +86,11 @@ export class TokenService {
   }
 
   /** Mints a token of type `typ`. */
-  mint<T extends TokenType>(typ: T, input: TokenMintInput<T>, options: MintOptions = {}): Promise<MintedToken<T>> {
+  mint<T extends TokenType>(
+    typ: T,
+    input: TokenMintInput<T>,
+    options: MintOptions = {},
+  ): Promise<MintedToken<T>> {
     const { keys, random, clock, issuer } = this.#options;
     return mintToken(
       { keys, random, now: clock.now(), issuer },

@@ -62,14 +62,23 @@ export async function verifyToken<T extends TokenType>(
   const [headerPart, payloadPart, signature] = parts;
   const signingInput = `${headerPart}.${payloadPart}`;
 
-  const cached = context.cache?.get(signingInput, signature, typ) as TokenClaimsByType[T] | undefined;
-  if (cached !== undefined) {
-    if (!audiences.includes(cached.aud)) throw new InvalidTokenError("audience");
-    return cached;
+  const hit = context.cache?.get(signingInput, signature, typ);
+  if (hit !== undefined) {
+    const cached = hit.claims as TokenClaimsByType[T];
+    // The key may have been retired (or left its overlap window) since: ask the ring's cached
+    // set; when that set is not cached, verify in full below, which reloads it.
+    const accepted = context.keys.isAccepted(cached.realm, hit.kid);
+    if (accepted === false) throw new InvalidTokenError("kid");
+    if (accepted === true) {
+      if (!audiences.includes(cached.aud)) throw new InvalidTokenError("audience");
+      return cached;
+    }
   }
 
   const header = decodeJson(headerPart);
-  for (const name of Object.keys(header)) if (!ALLOWED_HEADER.has(name)) throw new InvalidTokenError("header");
+  for (const name of Object.keys(header)) {
+    if (!ALLOWED_HEADER.has(name)) throw new InvalidTokenError("header");
+  }
   if (header.alg !== SIGNING_ALGORITHM) throw new InvalidTokenError("alg");
   if (header.typ !== typ) throw new InvalidTokenError("typ");
   if (typeof header.kid !== "string" || !KID.test(header.kid)) throw new InvalidTokenError("kid");
@@ -97,8 +106,10 @@ export async function verifyToken<T extends TokenType>(
 
   if (context.cache !== undefined) {
     let validUntil = claims.exp * 1000;
-    if (key.retiredAt !== null) validUntil = Math.min(validUntil, key.retiredAt.getTime() + context.keys.overlapMs);
-    context.cache.set(signingInput, signature, typ, claims, validUntil);
+    if (key.retiredAt !== null) {
+      validUntil = Math.min(validUntil, key.retiredAt.getTime() + context.keys.overlapMs);
+    }
+    context.cache.set(signingInput, signature, typ, { claims, kid: key.kid }, validUntil);
   }
   return claims;
 }
@@ -110,7 +121,9 @@ function decodeJson(segment: string): Record<string, unknown> {
   } catch {
     throw new InvalidTokenError("malformed");
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new InvalidTokenError("malformed");
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new InvalidTokenError("malformed");
+  }
   return value as Record<string, unknown>;
 }
 

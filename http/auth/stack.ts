@@ -82,7 +82,10 @@ export function createAuthStack(options: AuthStackOptions): AuthStack {
     issuer,
     consumed: storage.consumedTokens,
     cache,
-    ttlSeconds: { "at+svc": config.tokens.accessTokenTtlSeconds, "mfa+svc": config.tokens.mfaTokenTtlSeconds },
+    ttlSeconds: {
+      "at+svc": config.tokens.accessTokenTtlSeconds,
+      "mfa+svc": config.tokens.mfaTokenTtlSeconds,
+    },
   });
   const sessions = new SessionService({
     storage,

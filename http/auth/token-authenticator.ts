@@ -98,7 +98,10 @@ async function apiKeyPrincipal(options: TokenAuthenticatorOptions, token: string
   };
 }
 
-async function serviceAccountPrincipal(options: TokenAuthenticatorOptions, encoded: string): Promise<Principal> {
+async function serviceAccountPrincipal(
+  options: TokenAuthenticatorOptions,
+  encoded: string,
+): Promise<Principal> {
   let decoded: string;
   try {
     decoded = fromUtf8(fromBase64(encoded));

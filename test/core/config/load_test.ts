@@ -78,11 +78,17 @@ Deno.test("config: with nothing set, development defaults for localhost and the 
     perIpAccount: { limit: 10, windowSeconds: 900, failMode: "open" },
     accountLockout: { limit: 5, windowSeconds: 900, failMode: "open" },
     credentialStuffing: { distinctIdentifiers: 200, windowSeconds: 600, failMode: "open" },
+    captcha: { provider: "none", atPercent: 50, hostnames: [], minScorePercent: 50, timeoutMs: 5000 },
   });
   assert.deepEqual(config.risk, {
     weights: { newDevice: 30, impossibleTravel: 40, ipReputation: 50, velocity: 25 },
     stepUpAt: 40,
     blockAt: 80,
+    impossibleTravelKmh: 1000,
+    impossibleTravelMinKm: 500,
+    velocityLogins: 10,
+    velocityWindowSeconds: 3600,
+    ipReputationThreshold: 50,
   });
   assert.equal(config.webhooks.signatureToleranceSeconds, 300);
   assert.deepEqual(config.webhooks.retryScheduleSeconds, [60, 300, 1800, 7200, 43200]);

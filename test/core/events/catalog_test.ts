@@ -57,6 +57,10 @@ Deno.test("kinds, families, patterns and the security ledger", () => {
   assert.equal(isSecurityLedgerKind("token.refresh_reuse_detected"), true);
   assert.equal(isSecurityLedgerKind("webhook.endpoint_disabled"), false);
   assert.equal(isSecurityLedgerKind("authz.invalid_grants_skipped"), false);
-  for (const ok of ["login.*", "*", "*.failed", "webhook.endpoint_disabled"]) assert.equal(isEventPattern(ok), true);
-  for (const bad of ["", "Login.*", "login..x", ".x", "login.", "a b"]) assert.equal(isEventPattern(bad), false);
+  for (const ok of ["login.*", "*", "*.failed", "webhook.endpoint_disabled"]) {
+    assert.equal(isEventPattern(ok), true);
+  }
+  for (const bad of ["", "Login.*", "login..x", ".x", "login.", "a b"]) {
+    assert.equal(isEventPattern(bad), false);
+  }
 });

@@ -39,7 +39,10 @@ Deno.test("public receivers pass; bad URLs are refused with their reason", () =>
   assert.equal(checkReceiverUrl("https://u:p@example.com/", PUBLIC_RECEIVERS_ONLY), "credentials_in_url");
   assert.equal(checkReceiverUrl("not a url", PUBLIC_RECEIVERS_ONLY), "invalid_url");
   // A public name that resolves inward is refused when the resolution is given.
-  assert.equal(checkReceiverUrl("https://evil.example/", PUBLIC_RECEIVERS_ONLY, ["10.0.0.5"]), "private_address");
+  assert.equal(
+    checkReceiverUrl("https://evil.example/", PUBLIC_RECEIVERS_ONLY, ["10.0.0.5"]),
+    "private_address",
+  );
 });
 
 Deno.test("the allow-list admits host names, addresses and CIDR ranges", () => {

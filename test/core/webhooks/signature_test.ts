@@ -60,7 +60,10 @@ Deno.test("verifyWebhookSignature refuses tampering, wrong secrets, stale and ma
     reason: "no_matching_signature",
   });
   assert.equal((await verifyWebhookSignature({ body, header, secret: "whsec_other", now: at(0) })).ok, false);
-  assert.equal((await verifyWebhookSignature({ body, header, secret: ["whsec_x", SECRET], now: at(0) })).ok, true);
+  assert.equal(
+    (await verifyWebhookSignature({ body, header, secret: ["whsec_x", SECRET], now: at(0) })).ok,
+    true,
+  );
   // Default tolerance: 300 seconds either way.
   assert.equal((await verifyWebhookSignature({ body, header, secret: SECRET, now: at(300) })).ok, true);
   assert.deepEqual(await verifyWebhookSignature({ body, header, secret: SECRET, now: at(301) }), {
@@ -83,7 +86,8 @@ Deno.test("verifyWebhookSignature refuses tampering, wrong secrets, stale and ma
   // Unknown schemes (v0=…) are ignored; a v1 among them still counts.
   const v1 = header.split(",")[1];
   assert.equal(
-    (await verifyWebhookSignature({ body, header: `t=${T},v0=deadbeef,${v1}`, secret: SECRET, now: at(0) })).ok,
+    (await verifyWebhookSignature({ body, header: `t=${T},v0=deadbeef,${v1}`, secret: SECRET, now: at(0) }))
+      .ok,
     true,
   );
 });

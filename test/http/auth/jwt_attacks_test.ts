@@ -51,10 +51,13 @@ Deno.test("JWT attacks are all rejected with invalid_token", async (t) => {
     await res.body?.cancel();
   };
 
-  await t.step("control: a real access token and a well-formed one signed with the realm key pass", async () => {
-    await accepted(signedIn.tokens.accessToken);
-    await accepted(await signWithRealmKey(auth, realmId, claims()));
-  });
+  await t.step(
+    "control: a real access token and a well-formed one signed with the realm key pass",
+    async () => {
+      await accepted(signedIn.tokens.accessToken);
+      await accepted(await signWithRealmKey(auth, realmId, claims()));
+    },
+  );
 
   await t.step("alg none", async () => {
     const header = segment({ alg: "none", typ: "at+svc", kid: (await auth.keys.signingKey(realmId)).kid });
@@ -66,7 +69,9 @@ Deno.test("JWT attacks are all rejected with invalid_token", async (t) => {
   await t.step("HS256 signed with the RSA public key", async () => {
     const key = await auth.keys.signingKey(realmId);
     const spki = new Uint8Array(await crypto.subtle.exportKey("spki", key.publicKey));
-    const pem = `-----BEGIN PUBLIC KEY-----\n${btoa(String.fromCharCode(...spki))}\n-----END PUBLIC KEY-----\n`;
+    const pem = `-----BEGIN PUBLIC KEY-----\n${
+      btoa(String.fromCharCode(...spki))
+    }\n-----END PUBLIC KEY-----\n`;
     const secrets = [utf8(pem), utf8(JSON.stringify(key.publicJwk)), spki];
     for (const secret of secrets) {
       const hmac = await crypto.subtle.importKey(
@@ -77,13 +82,17 @@ Deno.test("JWT attacks are all rejected with invalid_token", async (t) => {
         ["sign"],
       );
       const input = `${segment({ alg: "HS256", typ: "at+svc", kid: key.kid })}.${segment(claims())}`;
-      const mac = new Uint8Array(await crypto.subtle.sign("HMAC", hmac, utf8(input) as Uint8Array<ArrayBuffer>));
+      const mac = new Uint8Array(
+        await crypto.subtle.sign("HMAC", hmac, utf8(input) as Uint8Array<ArrayBuffer>),
+      );
       await rejected(`${input}.${toBase64Url(mac)}`, "alg");
     }
   });
 
   await t.step("unknown, missing or path-like kid", async () => {
-    for (const kid of ["nope", "../../../../etc/passwd", "/dev/null", "http://evil.example/jwks.json", "a b"]) {
+    for (
+      const kid of ["nope", "../../../../etc/passwd", "/dev/null", "http://evil.example/jwks.json", "a b"]
+    ) {
       await rejected(await signWithRealmKey(auth, realmId, claims(), { kid }), "kid");
     }
     const key = await auth.keys.signingKey(realmId);
@@ -95,7 +104,12 @@ Deno.test("JWT attacks are all rejected with invalid_token", async (t) => {
 
   await t.step("an embedded jwk (or jku, x5u, x5c) header", async () => {
     const pair = await crypto.subtle.generateKey(
-      { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
+      {
+        name: "RSASSA-PKCS1-v1_5",
+        modulusLength: 2048,
+        publicExponent: new Uint8Array([1, 0, 1]),
+        hash: "SHA-256",
+      },
       true,
       ["sign", "verify"],
     ) as CryptoKeyPair;
@@ -110,8 +124,14 @@ Deno.test("JWT attacks are all rejected with invalid_token", async (t) => {
     }
     // Even signed with the real key, a header naming another key source is refused.
     await rejected(await signWithRealmKey(auth, realmId, claims(), { jwk: attackerJwk }), "header");
-    await rejected(await signWithRealmKey(auth, realmId, claims(), { jku: "https://evil.example/k" }), "header");
-    await rejected(await signWithRealmKey(auth, realmId, claims(), { x5u: "https://evil.example/c" }), "header");
+    await rejected(
+      await signWithRealmKey(auth, realmId, claims(), { jku: "https://evil.example/k" }),
+      "header",
+    );
+    await rejected(
+      await signWithRealmKey(auth, realmId, claims(), { x5u: "https://evil.example/c" }),
+      "header",
+    );
   });
 
   await t.step("each other typ presented as an access token, and the reverse", async () => {
@@ -154,7 +174,10 @@ Deno.test("JWT attacks are all rejected with invalid_token", async (t) => {
   });
 
   await t.step("wrong aud and wrong iss", async () => {
-    await rejected(await signWithRealmKey(auth, realmId, claims({ aud: "https://other-app.example" })), "audience");
+    await rejected(
+      await signWithRealmKey(auth, realmId, claims({ aud: "https://other-app.example" })),
+      "audience",
+    );
     await rejected(await signWithRealmKey(auth, realmId, claims({ aud: [issuer, "x"] })), "claims");
     await rejected(await signWithRealmKey(auth, realmId, claims({ iss: "https://evil.example" })), "issuer");
     // An app-scoped token is for its app, not for svc's own API.
@@ -171,7 +194,11 @@ Deno.test("JWT attacks are all rejected with invalid_token", async (t) => {
     const other = await bed.realmWithUser();
     await auth.keys.ensurePrimary(other.realmId);
     const [h2, p2, s2] = token.split(".");
-    const payload = JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(p2.replace(/-/g, "+").replace(/_/g, "/")), (ch) => ch.charCodeAt(0))));
+    const payload = JSON.parse(
+      new TextDecoder().decode(
+        Uint8Array.from(atob(p2.replace(/-/g, "+").replace(/_/g, "/")), (ch) => ch.charCodeAt(0)),
+      ),
+    );
     await rejected(`${h2}.${segment({ ...payload, realm: other.realmId })}.${s2}`);
     await rejected("not-a-jwt");
     await rejected("a.b.c");

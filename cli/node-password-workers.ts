@@ -1,0 +1,54 @@
+/**
+ * The Node adapter of the password worker pool: `worker_threads` workers running
+ * `cli/node-password-worker.ts`, one per core by default (`os.availableParallelism()`).
+ * Idle workers are unref'd, so they never keep the process alive on their own.
+ *
+ * @example
+ * ```ts
+ * const passwords = new PasswordService({ hasher: createNodePasswordHasher(), params });
+ * ```
+ *
+ * @module
+ */
+import os from "node:os";
+import { Worker } from "node:worker_threads";
+import type { PasswordHasher } from "../core/passwords/hasher.ts";
+import type { PasswordJobReply } from "../core/passwords/jobs.ts";
+import { type PasswordWorkerFactory, WorkerPoolPasswordHasher } from "../core/passwords/pool.ts";
+import { createPasswordHasher } from "../core/passwords/create.ts";
+
+/** `worker_threads` workers for `WorkerPoolPasswordHasher`. */
+export function nodePasswordWorkerFactory(
+  url: URL = new URL("./node-password-worker.ts", import.meta.url),
+): PasswordWorkerFactory {
+  return () => {
+    const worker = new Worker(url);
+    worker.unref();
+    return {
+      post: (message) => worker.postMessage(message),
+      listen(onReply, onFailure) {
+        worker.on("message", (reply: PasswordJobReply) => onReply(reply));
+        worker.on("error", onFailure);
+        worker.on("messageerror", onFailure);
+        worker.on("exit", (code) => onFailure(new Error(`password worker exited with code ${code}`)));
+      },
+      setBusy: (busy) => (busy ? worker.ref() : worker.unref()),
+      terminate: () => void worker.terminate(),
+    };
+  };
+}
+
+/** Number of cores Node reports. */
+export function nodeWorkerCount(): number {
+  return typeof os.availableParallelism === "function" ? os.availableParallelism() : os.cpus().length || 1;
+}
+
+/**
+ * The password hasher on Node: a `worker_threads` pool of `workers` threads (one per core
+ * when undefined), or the in-thread fallback when `workers` is 0.
+ */
+export function createNodePasswordHasher(workers?: number): PasswordHasher {
+  const size = workers ?? nodeWorkerCount();
+  if (size === 0) return createPasswordHasher({ workers: 0 });
+  return new WorkerPoolPasswordHasher({ size, factory: nodePasswordWorkerFactory() });
+}

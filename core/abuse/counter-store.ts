@@ -1,0 +1,141 @@
+/**
+ * Counters of the abuse gate (spec 5.2 step 1). Two shapes:
+ *
+ * - a windowed counter: the first hit opens a window of `windowMs`; hits inside it add 1; the
+ *   first hit after it ends starts a new window at 1 (a fixed window anchored at its first hit);
+ * - a distinct set: members (already hashed by the gate) each stay counted for `windowMs` after
+ *   they were last seen (a sliding window); its size is the number of live members.
+ *
+ * Time comes from the injected clock, never from the store's host. Two implementations: the
+ * in-memory store here (one instance of svc) and the SQL store of `storage/sql/abuse-counters.ts`
+ * (every instance sharing one Postgres database).
+ *
+ * @module
+ */
+import type { Clock } from "../clock.ts";
+
+/** A counter's state after a hit, or when read. */
+export interface CounterValue {
+  /** Hits in the current window (0 when there is none). */
+  readonly count: number;
+  /** When the current window ends (ms since the epoch); null when there is no live window. */
+  readonly resetAt: number | null;
+}
+
+/** Where the abuse gate keeps its counters. Every method may throw when the store is down. */
+export interface CounterStore {
+  /** Adds one hit to `key` atomically and returns the counter after it. */
+  increment(key: string, windowMs: number): Promise<CounterValue>;
+  /** The counter of `key` without changing it. */
+  peek(key: string): Promise<CounterValue>;
+  /** Forgets the counter of `key` (for example, the failures of an account after a success). */
+  reset(key: string): Promise<void>;
+  /**
+   * Records `member` in the distinct set `key` (seen now, live for `windowMs`) and returns how
+   * many distinct live members the set holds, this one included.
+   */
+  addDistinct(key: string, member: string, windowMs: number): Promise<number>;
+  /** Deletes dead counters and members; returns how many were removed. */
+  purgeExpired(): Promise<number>;
+}
+
+interface Window {
+  count: number;
+  resetAt: number;
+}
+
+/** Options of {@link MemoryCounterStore}. */
+export interface MemoryCounterStoreOptions {
+  readonly clock: Clock;
+  /** Dead entries are swept after this many operations (default 10 000). */
+  readonly sweepEvery?: number;
+}
+
+/**
+ * Counters in process memory: right for a single instance (and tests). Dead entries are swept
+ * every `sweepEvery` operations so that a flood of distinct keys does not grow without bound.
+ */
+export class MemoryCounterStore implements CounterStore {
+  readonly #clock: Clock;
+  readonly #sweepEvery: number;
+  readonly #counters = new Map<string, Window>();
+  readonly #sets = new Map<string, Map<string, number>>();
+  #operations = 0;
+
+  constructor(options: MemoryCounterStoreOptions) {
+    this.#clock = options.clock;
+    this.#sweepEvery = options.sweepEvery ?? 10_000;
+  }
+
+  increment(key: string, windowMs: number): Promise<CounterValue> {
+    const now = this.#tick();
+    let window = this.#counters.get(key);
+    if (!window || window.resetAt <= now) {
+      window = { count: 0, resetAt: now + windowMs };
+      this.#counters.set(key, window);
+    }
+    window.count++;
+    return Promise.resolve({ count: window.count, resetAt: window.resetAt });
+  }
+
+  peek(key: string): Promise<CounterValue> {
+    const now = this.#tick();
+    const window = this.#counters.get(key);
+    return Promise.resolve(
+      window && window.resetAt > now ? { count: window.count, resetAt: window.resetAt } : {
+        count: 0,
+        resetAt: null,
+      },
+    );
+  }
+
+  reset(key: string): Promise<void> {
+    this.#tick();
+    this.#counters.delete(key);
+    this.#sets.delete(key);
+    return Promise.resolve();
+  }
+
+  addDistinct(key: string, member: string, windowMs: number): Promise<number> {
+    const now = this.#tick();
+    let set = this.#sets.get(key);
+    if (!set) this.#sets.set(key, set = new Map());
+    set.set(member, Math.max(set.get(member) ?? 0, now + windowMs));
+    let live = 0;
+    for (const [m, expiresAt] of set) {
+      if (expiresAt > now) live++;
+      else set.delete(m);
+    }
+    return Promise.resolve(live);
+  }
+
+  purgeExpired(): Promise<number> {
+    return Promise.resolve(this.#sweep(this.#clock.now()));
+  }
+
+  #tick(): number {
+    const now = this.#clock.now();
+    if (++this.#operations % this.#sweepEvery === 0) this.#sweep(now);
+    return now;
+  }
+
+  #sweep(now: number): number {
+    let removed = 0;
+    for (const [key, window] of this.#counters) {
+      if (window.resetAt <= now) {
+        this.#counters.delete(key);
+        removed++;
+      }
+    }
+    for (const [key, set] of this.#sets) {
+      for (const [member, expiresAt] of set) {
+        if (expiresAt <= now) {
+          set.delete(member);
+          removed++;
+        }
+      }
+      if (set.size === 0) this.#sets.delete(key);
+    }
+    return removed;
+  }
+}

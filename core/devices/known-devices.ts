@@ -1,0 +1,126 @@
+/**
+ * Known devices (spec 2.3, 6): one row per (user, device) keyed by the SHA-256 hex of the
+ * device fingerprint (the fingerprint itself is never stored), with first-seen and last-seen
+ * times. The risk gate asks {@link KnownDevices.isKnown} (read only) before the login
+ * completes; once it completes, the pipeline calls {@link KnownDevices.recordLogin}. The first
+ * sighting of a device emits `login.new_device` (a security-ledger kind) and calls the alert
+ * hook (the new-device mail); a failing hook is reported, never fails the login.
+ *
+ * @module
+ */
+import type { Clock } from "../clock.ts";
+import { sha256Hex } from "../digest.ts";
+import type { EventSink } from "../events/sink.ts";
+import type { KnownDeviceRecord, KnownDeviceStore } from "../../storage/contract/known-devices.ts";
+
+/** The event kind of a first-seen device. */
+export const NEW_DEVICE_EVENT = "login.new_device";
+
+/** What the alert hook is told about a new device. */
+export interface NewDeviceAlert {
+  readonly userId: string;
+  readonly realmId: string | null;
+  readonly orgId: string | null;
+  readonly device: KnownDeviceRecord;
+  /** The client IP of the login, when known. */
+  readonly ip: string | null;
+  /** Where the login came from, when the risk gate located it. */
+  readonly location: { readonly country: string } | null;
+}
+
+/** The alert hook (the mail engineer's new-device mail). */
+export type NewDeviceAlertHook = (alert: NewDeviceAlert) => void | Promise<void>;
+
+/** What {@link KnownDevices} needs. */
+export interface KnownDevicesOptions {
+  readonly store: KnownDeviceStore;
+  /** Receives `login.new_device` (an `EventPublisher` also writes it to the user's ledger). */
+  readonly sink: EventSink;
+  readonly clock: Clock;
+  /** Called after a first sighting. */
+  readonly onNewDevice?: NewDeviceAlertHook | null;
+  /** Told when the alert hook throws (default: ignored). */
+  readonly onAlertError?: (error: unknown, alert: NewDeviceAlert) => void;
+}
+
+/** One completed login from a device. */
+export interface DeviceSighting {
+  readonly userId: string;
+  readonly realmId?: string | null;
+  readonly orgId?: string | null;
+  /** The fingerprint as the client sent it. */
+  readonly fingerprint: string;
+  /** A human description (user agent summary), shown in the device list. */
+  readonly description?: string | null;
+  readonly ip?: string | null;
+  readonly location?: { readonly country: string } | null;
+}
+
+/** Known-device tracking over the known-device store. */
+export class KnownDevices {
+  readonly #options: KnownDevicesOptions;
+
+  constructor(options: KnownDevicesOptions) {
+    this.#options = options;
+  }
+
+  /** The stored key of a fingerprint: its SHA-256 hex. */
+  static fingerprintHash(fingerprint: string): string {
+    return sha256Hex(fingerprint);
+  }
+
+  /** Whether the fingerprint is a known device of the user (no write). */
+  async isKnown(userId: string, fingerprint: string): Promise<boolean> {
+    return (await this.#options.store.get(userId, KnownDevices.fingerprintHash(fingerprint))) !== null;
+  }
+
+  /**
+   * Records a completed login from a device: inserts it (first sighting: emits
+   * `login.new_device` and awaits the alert hook) or moves its last-seen time.
+   */
+  async recordLogin(sighting: DeviceSighting): Promise<{ device: KnownDeviceRecord; isNew: boolean }> {
+    const hash = KnownDevices.fingerprintHash(sighting.fingerprint);
+    const result = await this.#options.store.recordSeen(sighting.userId, hash, sighting.description ?? null);
+    if (!result.isNew) return result;
+    const alert: NewDeviceAlert = {
+      userId: sighting.userId,
+      realmId: sighting.realmId ?? null,
+      orgId: sighting.orgId ?? null,
+      device: result.device,
+      ip: sighting.ip ?? null,
+      location: sighting.location ? { country: sighting.location.country } : null,
+    };
+    this.#options.sink.emit({
+      kind: NEW_DEVICE_EVENT,
+      occurredAt: this.#options.clock.now(),
+      realmId: alert.realmId,
+      orgId: alert.orgId,
+      userId: alert.userId,
+      data: {
+        fingerprintHash: hash,
+        description: result.device.description,
+        ip: alert.ip,
+        country: alert.location?.country ?? null,
+      },
+    });
+    const hook = this.#options.onNewDevice;
+    if (hook) {
+      try {
+        await hook(alert);
+      } catch (error) {
+        this.#options.onAlertError?.(error, alert);
+      }
+    }
+    return result;
+  }
+
+  /** The user's devices, most recently seen first. */
+  list(userId: string): Promise<KnownDeviceRecord[]> {
+    return this.#options.store.listByUser(userId);
+  }
+
+  /** Forgets one device (by its stored hash); returns whether it existed. */
+  forget(userId: string, fingerprintHash: string): Promise<boolean> {
+    return this.#options.store.delete(userId, fingerprintHash);
+  }
+}

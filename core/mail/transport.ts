@@ -1,0 +1,61 @@
+/**
+ * How svc sends mail: a {@link MailTransport} takes a composed {@link MailMessage}. The default
+ * is the outbox transport (`outbox.ts`), which stores messages for a relay (and for tests);
+ * {@link MemoryMailTransport} keeps them in memory for unit tests.
+ *
+ * @module
+ */
+import { ValidationError } from "../errors.ts";
+
+/** What a message is for. */
+export type MailKind =
+  | "email_otp"
+  | "password_reset"
+  | "email_verification"
+  | "invitation"
+  | "new_device_alert";
+
+/** A composed message: plain text plus minimal HTML. */
+export interface MailMessage {
+  readonly kind: MailKind;
+  /** Recipient address. */
+  readonly to: string;
+  /** Sender (`From`), such as `no-reply@example.com` or `Example <no-reply@example.com>`. */
+  readonly from: string;
+  readonly subject: string;
+  readonly text: string;
+  readonly html: string;
+}
+
+/** Something that delivers mail. `send` resolves once the message is accepted (stored or relayed). */
+export interface MailTransport {
+  send(message: MailMessage): Promise<void>;
+}
+
+/**
+ * Throws `ValidationError` unless `address` is a plausible single mailbox with no line breaks
+ * (a header-injection guard for every transport).
+ */
+export function assertMailAddress(address: string): void {
+  if (address.length > 320 || !/^[^\s@<>,;"]+@[^\s@<>,;"]+$/.test(address)) {
+    throw new ValidationError("The recipient is not a single email address.", { field: "to" });
+  }
+}
+
+/** A transport that keeps every message in memory, in order; for tests. */
+export class MemoryMailTransport implements MailTransport {
+  readonly messages: MailMessage[] = [];
+
+  send(message: MailMessage): Promise<void> {
+    assertMailAddress(message.to);
+    this.messages.push(message);
+    return Promise.resolve();
+  }
+
+  /** The newest message to `to` (case-insensitive), optionally of one kind, or undefined. */
+  latest(to: string, kind?: MailKind): MailMessage | undefined {
+    return this.messages.findLast((m) =>
+      m.to.toLowerCase() === to.toLowerCase() && (kind === undefined || m.kind === kind)
+    );
+  }
+}

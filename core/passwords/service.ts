@@ -1,0 +1,131 @@
+/**
+ * `PasswordService`: what the login pipeline and the account flows call. It mints
+ * argon2id hashes with the configured parameters, verifies stored hashes under their tag,
+ * decides rehashes, and runs the dummy verification for unknown users (spec 5.2 step 2):
+ * the same argon2id work as a real verification, against a hash made once with the
+ * current parameters, so that timing does not tell an unknown user from a wrong password.
+ *
+ * @module
+ */
+import { ValidationError } from "../errors.ts";
+import { randomToken, type RandomSource, cryptoRandom } from "../random.ts";
+import { type Argon2idParams, ARGON2ID_SALT_BYTES, DEFAULT_ARGON2ID_PARAMS } from "./argon2-params.ts";
+import { ARGON2ID_TAG } from "./argon2id.ts";
+import type { PasswordHasher } from "./hasher.ts";
+import { needsRehash } from "./rehash.ts";
+
+/** A hash with its algorithm tag (the shape stored on a password credential row). */
+export interface TaggedPasswordHash {
+  readonly algorithm: string;
+  readonly hash: string;
+}
+
+/** The outcome of verifying a stored hash. */
+export interface PasswordVerification {
+  /** The password matches. */
+  readonly valid: boolean;
+  /** The password matches and the hash should be replaced by `hash(password)` (spec 5.1). */
+  readonly needsRehash: boolean;
+}
+
+/** What a dummy verification reports to its hook. */
+export interface DummyVerificationInfo {
+  /** The argon2id parameters the dummy hash was made with (the configured ones). */
+  readonly params: Argon2idParams;
+}
+
+/** Options of `PasswordService`. */
+export interface PasswordServiceOptions {
+  /** Where the work runs (a worker pool or in-thread). */
+  readonly hasher: PasswordHasher;
+  /** argon2id parameters of new hashes; the spec default when absent. */
+  readonly params?: Argon2idParams;
+  /** Salts and the dummy password. */
+  readonly random?: RandomSource;
+  /** Called after each dummy verification, with its parameters (tests and metrics). */
+  readonly onDummyVerification?: (info: DummyVerificationInfo) => void;
+}
+
+/** Password hashing for svc: mint, verify, rehash decisions, dummy verification. */
+export class PasswordService {
+  /** argon2id parameters of new hashes. */
+  readonly params: Argon2idParams;
+  readonly #hasher: PasswordHasher;
+  readonly #random: RandomSource;
+  readonly #onDummy?: (info: DummyVerificationInfo) => void;
+  #dummy: Promise<string> | null = null;
+  #dummyCount = 0;
+
+  constructor(options: PasswordServiceOptions) {
+    this.#hasher = options.hasher;
+    this.params = Object.freeze({ ...(options.params ?? DEFAULT_ARGON2ID_PARAMS) });
+    this.#random = options.random ?? cryptoRandom;
+    this.#onDummy = options.onDummyVerification;
+  }
+
+  /** The hasher the work runs on. */
+  get hasher(): PasswordHasher {
+    return this.#hasher;
+  }
+
+  /**
+   * A new argon2id hash of the password with the configured parameters and a fresh salt.
+   * Throws `ValidationError` for the empty password.
+   */
+  async hash(password: string): Promise<TaggedPasswordHash & { algorithm: "argon2id" }> {
+    if (password.length === 0) throw new ValidationError("The password is empty.", { field: "password" });
+    const salt = this.#random.bytes(ARGON2ID_SALT_BYTES);
+    return { algorithm: ARGON2ID_TAG, hash: await this.#hasher.hashArgon2id(password, this.params, salt) };
+  }
+
+  /**
+   * Verifies a password against a stored hash under its tag. Rejects with
+   * `UnknownPasswordAlgorithmError` for a tag svc does not know.
+   */
+  async verify(stored: TaggedPasswordHash, password: string): Promise<PasswordVerification> {
+    const valid = await this.#hasher.verify(stored.algorithm, stored.hash, password);
+    return { valid, needsRehash: valid && this.needsRehash(stored.algorithm, stored.hash) };
+  }
+
+  /** Whether a stored hash is under an older tag or weaker argon2id parameters than configured. */
+  needsRehash(tag: string, hash: string): boolean {
+    return needsRehash(tag, hash, this.params);
+  }
+
+  /**
+   * The verification an unknown user gets: the same argon2id work as a real one, against a
+   * dummy hash made with the configured parameters. Always false.
+   */
+  async verifyAgainstDummy(password: string): Promise<false> {
+    const dummy = await this.#dummyHash();
+    await this.#hasher.verify(ARGON2ID_TAG, dummy, password);
+    this.#dummyCount++;
+    this.#onDummy?.({ params: this.params });
+    return false;
+  }
+
+  /** How many dummy verifications have run. */
+  get dummyVerifications(): number {
+    return this.#dummyCount;
+  }
+
+  /** Makes the dummy hash now (at boot) rather than on the first unknown user. */
+  async prepare(): Promise<void> {
+    await this.#dummyHash();
+  }
+
+  /** Closes the hasher. */
+  close(): Promise<void> {
+    return this.#hasher.close();
+  }
+
+  #dummyHash(): Promise<string> {
+    if (!this.#dummy) {
+      const password = randomToken(this.#random, 32);
+      const salt = this.#random.bytes(ARGON2ID_SALT_BYTES);
+      this.#dummy = this.#hasher.hashArgon2id(password, this.params, salt);
+      this.#dummy.catch(() => (this.#dummy = null));
+    }
+    return this.#dummy;
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * The SQL counter store of the abuse gate: every svc instance sharing the database shares the
+ * counters. Each hit is one `INSERT … ON CONFLICT DO UPDATE … RETURNING`, so concurrent hits
+ * on one key never lose an update; windows are computed from the injected clock (passed in as
+ * parameters, never `now()` in SQL).
+ *
+ * @module
+ */
+import { sql } from "kysely";
+import type { Clock } from "../../core/clock.ts";
+import type { CounterStore, CounterValue } from "../../core/abuse/counter-store.ts";
+import { ValidationError } from "../../core/errors.ts";
+import type { Executor } from "../database.ts";
+
+/** A {@link CounterStore} over the `abuse_counters` table. */
+export function createSqlCounterStore(db: Executor, deps: { clock: Clock }): CounterStore {
+  const now = () => new Date(deps.clock.now());
+  return {
+    async increment(key, windowMs): Promise<CounterValue> {
+      const at = now();
+      const row = await db.insertInto("abuse_counters").values({
+        key,
+        member: "",
+        count: 1,
+        window_started_at: at,
+        expires_at: new Date(at.getTime() + windowMs),
+      }).onConflict((oc) =>
+        oc.columns(["key", "member"]).doUpdateSet(() => {
+          // Every SET expression sees the row as it was before this update.
+          const ended = sql`abuse_counters.expires_at <= excluded.window_started_at`;
+          return {
+            count: sql<number>`CASE WHEN ${ended} THEN 1 ELSE abuse_counters.count + 1 END`,
+            window_started_at: sql<
+              Date
+            >`CASE WHEN ${ended} THEN excluded.window_started_at ELSE abuse_counters.window_started_at END`,
+            expires_at: sql<
+              Date
+            >`CASE WHEN ${ended} THEN excluded.expires_at ELSE abuse_counters.expires_at END`,
+          };
+        })
+      ).returning(["count", "expires_at"]).executeTakeFirstOrThrow();
+      return { count: Number(row.count), resetAt: row.expires_at.getTime() };
+    },
+
+    async peek(key) {
+      const row = await db.selectFrom("abuse_counters").select(["count", "expires_at"])
+        .where("key", "=", key).where("member", "=", "").where("expires_at", ">", now())
+        .executeTakeFirst();
+      return row
+        ? { count: Number(row.count), resetAt: row.expires_at.getTime() }
+        : { count: 0, resetAt: null };
+    },
+
+    async reset(key) {
+      await db.deleteFrom("abuse_counters").where("key", "=", key).execute();
+    },
+
+    async addDistinct(key, member, windowMs) {
+      if (member === "") throw new ValidationError("A distinct-set member must not be empty.");
+      const at = now();
+      await db.insertInto("abuse_counters").values({
+        key,
+        member,
+        count: 1,
+        window_started_at: at,
+        expires_at: new Date(at.getTime() + windowMs),
+      }).onConflict((oc) =>
+        oc.columns(["key", "member"]).doUpdateSet(() => ({
+          count: sql<number>`abuse_counters.count + 1`,
+          expires_at: sql<Date>`greatest(abuse_counters.expires_at, excluded.expires_at)`,
+        }))
+      ).execute();
+      const row = await db.selectFrom("abuse_counters").select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("key", "=", key).where("member", "<>", "").where("expires_at", ">", at)
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+
+    async purgeExpired() {
+      const result = await db.deleteFrom("abuse_counters").where("expires_at", "<=", now())
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}

@@ -1,0 +1,171 @@
+/**
+ * The worker pool: Web Workers doing real argon2id work (and legacy verifications), the
+ * event loop staying responsive while several hashes run, and the pool's scheduling and
+ * failure handling with scripted workers.
+ */
+import assert from "node:assert/strict";
+import { utf8 } from "../../../core/encoding.ts";
+import { createPasswordHasher } from "../../../core/passwords/create.ts";
+import { InThreadPasswordHasher } from "../../../core/passwords/hasher.ts";
+import type { PasswordJobMessage, PasswordJobReply } from "../../../core/passwords/jobs.ts";
+import {
+  type PasswordWorker,
+  webWorkerFactory,
+  WorkerPoolPasswordHasher,
+} from "../../../core/passwords/pool.ts";
+import { UnknownPasswordAlgorithmError } from "../../../core/passwords/registry.ts";
+
+const REF = "$argon2id$v=19$m=256,t=2,p=1$c29tZXNhbHQ$nf65EOgLrQMR/uIPnA4rEsF5h7TKyQwu9U1bMCHGi/4";
+
+Deno.test("pool: Web Workers hash and verify under every tag", async () => {
+  const pool = new WorkerPoolPasswordHasher({ size: 2, factory: webWorkerFactory() });
+  try {
+    const params = { memoryKiB: 256, iterations: 2, parallelism: 1 };
+    assert.equal(await pool.hashArgon2id("password", params, utf8("somesalt")), REF);
+    const results = await Promise.all([
+      pool.verify("argon2id", REF, "password"),
+      pool.verify("argon2id", REF, "wrong"),
+      pool.verify("bcrypt", "$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW", "U*U"),
+      pool.verify("pbkdf2-sha256", "$pbkdf2-sha256$1212$4vjV83LKPjQzk31VI4E0Vw$hsYF68OiOUPdDZ1Fg.fJPeq1h/gXXY7acBp9/6c.tmQ", "password"),
+      pool.verify("framework-identity-v3", "AQAAAAIAAAAyAAAAEOMwvh3+FZxqkdMBz2ekgGhwQ4B6pZWND6zgESBuWiHw", "my password"),
+      pool.verify("argon2id", "$argon2id$malformed", "password"),
+    ]);
+    assert.deepEqual(results, [true, false, true, true, true, false]);
+    assert.deepEqual(pool.stats(), { workers: 2, busy: 0, queued: 0 });
+    await assert.rejects(pool.verify("sha1", "x", "y"), UnknownPasswordAlgorithmError);
+  } finally {
+    await pool.close();
+  }
+});
+
+/** Largest gap between 5 ms timer ticks while `work` runs, and the number of ticks. */
+async function timerGaps(work: () => Promise<unknown>): Promise<{ maxGap: number; ticks: number }> {
+  let last = performance.now();
+  let maxGap = 0;
+  let ticks = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    maxGap = Math.max(maxGap, now - last);
+    last = now;
+    ticks++;
+  }, 5);
+  try {
+    await work();
+    const now = performance.now();
+    return { maxGap: Math.max(maxGap, now - last), ticks };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+Deno.test("pool: the event loop keeps ticking while several argon2id hashes run in the workers", async () => {
+  const params = { memoryKiB: 16384, iterations: 2, parallelism: 1 };
+  const salt = new Uint8Array(16);
+  const pool = new WorkerPoolPasswordHasher({ size: 2, factory: webWorkerFactory() });
+  try {
+    await pool.hashArgon2id("warm-up", params, salt); // starts a worker and compiles the WASM
+    await pool.hashArgon2id("warm-up", params, salt);
+    // Contrast: in the calling thread, one hash stalls the timer for its whole duration.
+    const inThread = new InThreadPasswordHasher();
+    await inThread.hashArgon2id("warm-up", params, salt);
+    const blocked = await timerGaps(() => inThread.hashArgon2id("a", params, salt));
+
+    const hashes: Promise<string>[] = [];
+    const served = await timerGaps(async () => {
+      for (let i = 0; i < 4; i++) hashes.push(pool.hashArgon2id(`password ${i}`, params, salt));
+      // Another "request" is served while the hashes run.
+      const other = await new Promise<string>((resolve) => setTimeout(() => resolve("served"), 10));
+      assert.equal(other, "served");
+      assert.ok(pool.stats().busy > 0, "the hashes are still running when the other request completes");
+      await Promise.all(hashes);
+    });
+    assert.equal(new Set(await Promise.all(hashes)).size, 4);
+    // Four hashes on two workers take about two hash durations; the timer kept firing.
+    assert.ok(served.ticks >= 5, `ticks during the pool run: ${served.ticks}`);
+    const gaps = `pool gap ${served.maxGap.toFixed(1)} ms, in-thread gap ${blocked.maxGap.toFixed(1)} ms`;
+    assert.ok(served.maxGap < blocked.maxGap * 0.5, gaps);
+  } finally {
+    await pool.close();
+  }
+});
+
+/** A scripted worker: the test decides when and how each job finishes. */
+class FakeWorker implements PasswordWorker {
+  static made: FakeWorker[] = [];
+  jobs: PasswordJobMessage[] = [];
+  terminated = false;
+  #reply!: (r: PasswordJobReply) => void;
+  #fail!: (e: unknown) => void;
+  constructor() {
+    FakeWorker.made.push(this);
+  }
+  post(message: PasswordJobMessage) {
+    this.jobs.push(message);
+  }
+  listen(onReply: (r: PasswordJobReply) => void, onFailure: (e: unknown) => void) {
+    this.#reply = onReply;
+    this.#fail = onFailure;
+  }
+  answer(value: boolean | string) {
+    this.#reply({ id: this.jobs.at(-1)!.id, ok: true, value });
+  }
+  crash() {
+    this.#fail(new Error("worker crashed"));
+  }
+  terminate() {
+    this.terminated = true;
+  }
+}
+
+Deno.test("pool: jobs queue in order beyond the pool size; a crashed worker fails its job and is replaced", async () => {
+  FakeWorker.made = [];
+  const pool = new WorkerPoolPasswordHasher({ size: 2, factory: () => new FakeWorker() });
+  const a = pool.verify("argon2id", "a", "pw");
+  const b = pool.verify("argon2id", "b", "pw");
+  const c = pool.verify("argon2id", "c", "pw");
+  assert.equal(FakeWorker.made.length, 2);
+  assert.deepEqual(pool.stats(), { workers: 2, busy: 2, queued: 1 });
+  const [w1, w2] = FakeWorker.made;
+  w1.answer(true);
+  assert.equal(await a, true);
+  assert.equal(w1.jobs.length, 2, "the queued job went to the freed worker");
+  assert.equal((w1.jobs[1] as { hash: string }).hash, "c");
+  w2.crash();
+  await assert.rejects(b, /worker crashed/);
+  assert.equal(w2.terminated, true);
+  assert.deepEqual(pool.stats(), { workers: 1, busy: 1, queued: 0 });
+  const d = pool.verify("argon2id", "d", "pw");
+  assert.equal(FakeWorker.made.length, 3, "a replacement worker started");
+  FakeWorker.made[2].answer(false);
+  assert.equal(await d, false);
+  w1.answer(true);
+  assert.equal(await c, true);
+  await pool.close();
+  await assert.rejects(pool.verify("argon2id", "e", "pw"), /closed/);
+});
+
+Deno.test("pool: close rejects queued and running jobs and stops the workers", async () => {
+  FakeWorker.made = [];
+  const pool = new WorkerPoolPasswordHasher({ size: 1, factory: () => new FakeWorker() });
+  const running = pool.verify("argon2id", "a", "pw");
+  const queued = pool.verify("argon2id", "b", "pw");
+  await pool.close();
+  await assert.rejects(running, /closed/);
+  await assert.rejects(queued, /closed/);
+  assert.equal(FakeWorker.made[0].terminated, true);
+  assert.throws(() => new WorkerPoolPasswordHasher({ size: 0, factory: () => new FakeWorker() }), RangeError);
+});
+
+Deno.test("createPasswordHasher: a Web Worker pool by default here, in-thread for 0 workers", async () => {
+  const pooled = createPasswordHasher({ workers: 1 });
+  assert.equal(pooled.kind, "workers");
+  assert.equal(await pooled.verify("argon2id", REF, "password"), true);
+  await pooled.close();
+  const byDefault = createPasswordHasher();
+  assert.equal(byDefault.kind, "workers");
+  assert.equal((byDefault as WorkerPoolPasswordHasher).size, navigator.hardwareConcurrency);
+  await byDefault.close();
+  const inThread = createPasswordHasher({ workers: 0 });
+  assert.equal(inThread.kind, "in-thread");
+  assert.equal(await inThread.verify("argon2id", REF, "password"), true);
+});

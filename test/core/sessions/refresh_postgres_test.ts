@@ -1,0 +1,63 @@
+/**
+ * On a real Postgres server: two concurrent refreshes with the same token give exactly one
+ * new token, and the family ends revoked (the loser is a replay).
+ */
+import { strict as assert } from "node:assert";
+import { ManualClock } from "../../../core/clock.ts";
+import { loadConfig } from "../../../core/config/mod.ts";
+import type { SvcEvent } from "../../../core/events/sink.ts";
+import { cryptoRandom } from "../../../core/random.ts";
+import { REFRESH_REUSE_EVENT } from "../../../core/sessions/service.ts";
+import { InvalidRefreshTokenError } from "../../../core/tokens/errors.ts";
+import { createAuthStack } from "../../../http/auth/stack.ts";
+import { createSqlStorage } from "../../../storage/storage.ts";
+import { freshPostgres } from "../../support/db.ts";
+import { seeder } from "../../support/seed.ts";
+import { T0 } from "../../support/auth.ts";
+
+Deno.test("postgres: concurrent refreshes of one token give one new token and a revoked family", async () => {
+  const database = await freshPostgres({ maxConnections: 6 });
+  try {
+    const clock = new ManualClock(T0);
+    const storage = createSqlStorage(database, { clock, random: cryptoRandom });
+    const events: SvcEvent[] = [];
+    const auth = createAuthStack({
+      config: loadConfig({ env: {} }).config,
+      storage,
+      clock,
+      random: cryptoRandom,
+      events: { emit: (e) => void events.push(e) },
+    });
+    const seed = seeder(database.db);
+    const realmId = await seed.realm();
+    const userId = await seed.user(realmId);
+
+    for (let round = 0; round < 10; round++) {
+      const { tokens } = await auth.sessions.signIn({ realmId, userId, mfa: "Password" });
+      const familyId = (await auth.sessions.refreshRecord(tokens.refreshToken))!.familyId;
+      const results = await Promise.allSettled([
+        auth.sessions.refresh(tokens.refreshToken),
+        auth.sessions.refresh(tokens.refreshToken),
+      ]);
+      const winners = results.filter((r) => r.status === "fulfilled");
+      const losers = results.filter((r) => r.status === "rejected");
+      assert.equal(winners.length, 1, `round ${round}: exactly one refresh wins`);
+      assert.ok((losers[0] as PromiseRejectedResult).reason instanceof InvalidRefreshTokenError);
+
+      const rows = await database.db.selectFrom("refresh_tokens").selectAll().where(
+        "family_id",
+        "=",
+        familyId,
+      )
+        .execute();
+      assert.equal(rows.length, 2, "the original and exactly one successor");
+      assert.equal(rows.filter((r) => r.parent_hash !== null).length, 1);
+      assert.ok(rows.every((r) => r.revoked_at !== null), "the family ends revoked");
+      const successor = (winners[0] as PromiseFulfilledResult<{ tokens: { refreshToken: string } }>).value;
+      await assert.rejects(auth.sessions.refresh(successor.tokens.refreshToken), InvalidRefreshTokenError);
+      assert.ok(events.some((e) => e.kind === REFRESH_REUSE_EVENT && e.data.familyId === familyId));
+    }
+  } finally {
+    await database.close();
+  }
+});

@@ -1,0 +1,67 @@
+import { strict as assert } from "node:assert";
+import { ManualClock } from "../../../core/clock.ts";
+import { createSqlCounterStore } from "../../../storage/sql/abuse-counters.ts";
+import { freshPostgres } from "../../support/db.ts";
+
+const T0 = Date.UTC(2026, 0, 1);
+
+Deno.test("abuse counters (postgres): concurrent hits are counted race-free across a pool", async () => {
+  const database = await freshPostgres({ maxConnections: 20 });
+  try {
+    const clock = new ManualClock(T0);
+    // Many stores over one pool stand for many svc instances.
+    const stores = Array.from({ length: 4 }, () => createSqlCounterStore(database.db, { clock }));
+
+    const counts = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => stores[i % 4].increment("ip:192.0.2.1", 300_000)),
+    );
+    assert.deepEqual(counts.map((c) => c.count).sort((a, b) => a - b), Array.from({ length: 100 }, (_, i) => i + 1));
+    assert.ok(counts.every((c) => c.resetAt === T0 + 300_000));
+    assert.deepEqual(await stores[0].peek("ip:192.0.2.1"), { count: 100, resetAt: T0 + 300_000 });
+
+    const distinct = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => stores[i % 4].addDistinct("stuff:192.0.2.1", `m${i}`, 600_000)),
+    );
+    assert.ok(distinct.every((n) => n >= 1 && n <= 100));
+    assert.equal(await stores[1].addDistinct("stuff:192.0.2.1", "m0", 600_000), 100);
+
+    // Concurrent hits when the window has just ended restart it exactly once.
+    clock.advance(300_000);
+    const restarted = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => stores[i % 4].increment("ip:192.0.2.1", 300_000)),
+    );
+    assert.deepEqual(restarted.map((c) => c.count).sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i + 1));
+  } finally {
+    await database.close();
+  }
+});
+
+Deno.test("abuse counters (postgres): windows, peek, reset and purge follow the injected clock", async () => {
+  const database = await freshPostgres();
+  try {
+    const clock = new ManualClock(T0);
+    const store = createSqlCounterStore(database.db, { clock });
+    assert.deepEqual(await store.peek("k"), { count: 0, resetAt: null });
+    assert.deepEqual(await store.increment("k", 1000), { count: 1, resetAt: T0 + 1000 });
+    clock.advance(999);
+    assert.deepEqual(await store.increment("k", 1000), { count: 2, resetAt: T0 + 1000 });
+    clock.advance(1);
+    assert.deepEqual(await store.peek("k"), { count: 0, resetAt: null });
+    assert.deepEqual(await store.increment("k", 1000), { count: 1, resetAt: T0 + 2000 });
+
+    assert.equal(await store.addDistinct("s", "a", 1000), 1);
+    clock.advance(500);
+    assert.equal(await store.addDistinct("s", "b", 1000), 2);
+    clock.advance(500); // "a" (last seen 1000 ms ago) has left the sliding window.
+    assert.equal(await store.addDistinct("s", "b", 1000), 1);
+    await assert.rejects(store.addDistinct("s", "", 1000));
+
+    await store.reset("s");
+    assert.equal(await store.addDistinct("s", "c", 1000), 1);
+    clock.advance(10_000);
+    assert.equal(await store.purgeExpired(), 2); // k and c (reset removed the whole set "s" before)
+    assert.equal(await store.purgeExpired(), 0);
+  } finally {
+    await database.close();
+  }
+});
