@@ -11,6 +11,7 @@
  * @module
  */
 import os from "node:os";
+import process from "node:process";
 import { Worker } from "node:worker_threads";
 import type { PasswordHasher } from "../core/passwords/hasher.ts";
 import type { PasswordJobReply } from "../core/passwords/jobs.ts";
@@ -22,7 +23,7 @@ export function nodePasswordWorkerFactory(
   url: URL = new URL("./node-password-worker.ts", import.meta.url),
 ): PasswordWorkerFactory {
   return () => {
-    const worker = new Worker(url);
+    const worker = spawn(url);
     worker.unref();
     return {
       post: (message) => worker.postMessage(message),
@@ -36,6 +37,20 @@ export function nodePasswordWorkerFactory(
       terminate: () => void worker.terminate(),
     };
   };
+}
+
+/**
+ * Node runs svc's TypeScript through tsx, whose loader registers itself in the main thread
+ * only (on Node 20): a TypeScript worker entry is then started from a small bootstrap that
+ * registers tsx's ESM hooks in the worker first. Deno and Bun run `.ts` workers directly.
+ */
+function spawn(url: URL): Worker {
+  const versions = process.versions as Record<string, string | undefined>;
+  if (!url.pathname.endsWith(".ts") || versions.deno || versions.bun) return new Worker(url);
+  const bootstrap = `import("tsx/esm/api").then((tsx) => { tsx.register(); return import(${
+    JSON.stringify(url.href)
+  }); });`;
+  return new Worker(bootstrap, { eval: true });
 }
 
 /** Number of cores Node reports. */

@@ -720,7 +720,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     name: "SVC_ABUSE_CAPTCHA_PROVIDER",
     path: "abuse.captcha.provider",
     kind: "string",
-    doc: "adaptive CAPTCHA provider: none, turnstile, hcaptcha or recaptcha (needs SVC_ABUSE_CAPTCHA_SECRET)",
+    doc: "CAPTCHA provider: none, turnstile, hcaptcha or recaptcha (with SVC_ABUSE_CAPTCHA_SECRET)",
   },
   {
     name: "SVC_ABUSE_CAPTCHA_AT_PERCENT",
@@ -847,7 +847,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     path: "risk.ipReputationFile",
     kind: "string",
     doc: "list file of IPs or CIDR ranges, each with an optional score 0-100 (default 100: blocklist)",
-    defaultText: "unset (no IP reputation)",
+    defaultText: "unset (no reputation)",
   },
   {
     name: "SVC_WEBHOOK_MOUNT",

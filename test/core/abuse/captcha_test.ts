@@ -154,7 +154,10 @@ Deno.test("captcha: the test adapter and the configured provider", async () => {
 
   assert.equal(captchaProviderFromConfig(loadConfig({ env: {} }).config.abuse.captcha), null);
   assert.throws(
-    () => captchaProviderFromConfig(loadConfig({ env: { SVC_ABUSE_CAPTCHA_PROVIDER: "turnstile" } }).config.abuse.captcha),
+    () =>
+      captchaProviderFromConfig(
+        loadConfig({ env: { SVC_ABUSE_CAPTCHA_PROVIDER: "turnstile" } }).config.abuse.captcha,
+      ),
     (e: unknown) => e instanceof ValidationError && /SVC_ABUSE_CAPTCHA_SECRET/.test(e.message),
   );
   const { fetch, seen } = fakeFetch({ success: true, score: 0.6, hostname: "a.example" });

@@ -37,21 +37,23 @@ const setups: { name: string; open: () => Promise<Setup> }[] = [
         close: () => Promise.resolve(),
       }),
   },
-  ...[{ name: "sql/pglite", open: freshEmbedded }, { name: "sql/postgres", open: () => freshPostgres() }].map((
-    driver,
-  ) => ({
-    name: driver.name,
-    open: async (): Promise<Setup> => {
-      const database = await driver.open();
-      return {
-        store: (clock: ManualClock) => createSqlCounterStore(database.db, { clock }),
-        clear: async () => {
-          await sql`DELETE FROM abuse_counters`.execute(database.db);
-        },
-        close: () => database.close(),
-      };
-    },
-  })),
+  ...[{ name: "sql/pglite", open: freshEmbedded }, { name: "sql/postgres", open: () => freshPostgres() }].map(
+    (
+      driver,
+    ) => ({
+      name: driver.name,
+      open: async (): Promise<Setup> => {
+        const database = await driver.open();
+        return {
+          store: (clock: ManualClock) => createSqlCounterStore(database.db, { clock }),
+          clear: async () => {
+            await sql`DELETE FROM abuse_counters`.execute(database.db);
+          },
+          close: () => database.close(),
+        };
+      },
+    }),
+  ),
 ];
 
 function recorder() {
@@ -79,7 +81,10 @@ for (const setup of setups) {
         await env.clear();
         const clock = new ManualClock(T0);
         const { gate, events } = gateWith(clock);
-        const attempt = (i: number): LoginAttempt => ({ ip: "203.0.113.7", identifier: `user${i}@example.com` });
+        const attempt = (i: number): LoginAttempt => ({
+          ip: "203.0.113.7",
+          identifier: `user${i}@example.com`,
+        });
         for (let i = 1; i <= 30; i++) {
           const d = await gate.check(attempt(i));
           assert.equal(d.outcome, "Allowed", `attempt ${i}`);
@@ -91,7 +96,10 @@ for (const setup of setups) {
         assert.equal(blocked.retryAfterSeconds, 300);
         assert.equal(events.at(-1)!.kind, ABUSE_BLOCKED);
         // Another IP is unaffected.
-        assert.equal((await gate.check({ ip: "203.0.113.8", identifier: "x@example.com" })).outcome, "Allowed");
+        assert.equal(
+          (await gate.check({ ip: "203.0.113.8", identifier: "x@example.com" })).outcome,
+          "Allowed",
+        );
         clock.advance(5 * MINUTE - 1000);
         const stillBlocked = await gate.check(attempt(32));
         assert.equal(stillBlocked.outcome, "Blocked");
@@ -107,11 +115,15 @@ for (const setup of setups) {
         const clock = new ManualClock(T0);
         const { gate } = gateWith(clock);
         const attempt = { ip: "198.51.100.20", identifier: "Alice@Example.com", realmId: "r1" };
-        for (let i = 1; i <= 10; i++) assert.equal((await gate.check(attempt)).outcome, "Allowed", `attempt ${i}`);
+        for (let i = 1; i <= 10; i++) {
+          assert.equal((await gate.check(attempt)).outcome, "Allowed", `attempt ${i}`);
+        }
         // The identifier is normalised: case and spaces do not make a new account.
         const blocked = await gate.check({ ...attempt, identifier: "  alice@example.COM " });
         assert.equal(blocked.outcome, "Blocked");
-        assert.deepEqual(blocked.layers.filter((l) => l.state === "blocked").map((l) => l.layer), ["perIpAccount"]);
+        assert.deepEqual(blocked.layers.filter((l) => l.state === "blocked").map((l) => l.layer), [
+          "perIpAccount",
+        ]);
         assert.equal(blocked.retryAfterSeconds, 900);
         // Another account from the same IP, the same account from another IP or realm: allowed.
         assert.equal((await gate.check({ ...attempt, identifier: "bob@example.com" })).outcome, "Allowed");
@@ -137,7 +149,9 @@ for (const setup of setups) {
         }
         const blocked = await gate.check(from(6));
         assert.equal(blocked.outcome, "Blocked");
-        assert.deepEqual(blocked.layers.filter((l) => l.state === "blocked").map((l) => l.layer), ["accountLockout"]);
+        assert.deepEqual(blocked.layers.filter((l) => l.state === "blocked").map((l) => l.layer), [
+          "accountLockout",
+        ]);
         // The window started at the first failure: 10 minutes have passed, 5 remain.
         assert.equal(blocked.retryAfterSeconds, 600);
         assert.equal((await gate.check({ ...from(7), identifier: "dave@example.com" })).outcome, "Allowed");
@@ -172,8 +186,14 @@ for (const setup of setups) {
           "credentialStuffing",
         ]);
         // IPv6 is counted per /64: another address of the prefix is the same client.
-        assert.equal((await gate.check({ ip: "2001:db8:1:2::1", identifier: "victim1@example.com" })).outcome, "Blocked");
-        assert.equal((await gate.check({ ip: "2001:db8:1:3::1", identifier: "victim1@example.com" })).outcome, "Allowed");
+        assert.equal(
+          (await gate.check({ ip: "2001:db8:1:2::1", identifier: "victim1@example.com" })).outcome,
+          "Blocked",
+        );
+        assert.equal(
+          (await gate.check({ ip: "2001:db8:1:3::1", identifier: "victim1@example.com" })).outcome,
+          "Allowed",
+        );
         clock.advance(10 * MINUTE);
         const after = await gate.check(attempt(202));
         assert.equal(after.outcome, "Allowed");
@@ -235,7 +255,13 @@ function brokenStore(clock: ManualClock, broken: ReadonlySet<keyof CounterStore>
   };
 }
 
-const ALL: ReadonlySet<keyof CounterStore> = new Set(["increment", "peek", "reset", "addDistinct", "purgeExpired"]);
+const ALL: ReadonlySet<keyof CounterStore> = new Set([
+  "increment",
+  "peek",
+  "reset",
+  "addDistinct",
+  "purgeExpired",
+]);
 
 Deno.test("abuse gate: counter store down fails open by default, with the event", async () => {
   const clock = new ManualClock(T0);
@@ -244,7 +270,12 @@ Deno.test("abuse gate: counter store down fails open by default, with the event"
   const attempt = { ip: "192.0.2.1", identifier: "a@example.com", realmId: "realm-1" };
   for (let i = 0; i < 40; i++) assert.equal((await gate.check(attempt)).outcome, "Allowed");
   const d = await gate.check(attempt);
-  assert.deepEqual(d.layers.map((l) => l.state), ["unavailable", "unavailable", "unavailable", "unavailable"]);
+  assert.deepEqual(d.layers.map((l) => l.state), [
+    "unavailable",
+    "unavailable",
+    "unavailable",
+    "unavailable",
+  ]);
   const unavailable = events.filter((e) => e.kind === ABUSE_COUNTER_STORE_UNAVAILABLE);
   assert.equal(unavailable.length, 41);
   assert.equal(unavailable[0].realmId, "realm-1");

@@ -68,7 +68,10 @@ Deno.test("config: with nothing set, development defaults for localhost and the 
     accessTokenTtlSeconds: 600,
     refreshTokenTtlSeconds: 2_592_000,
     mfaTokenTtlSeconds: 300,
+    signingKeyOverlapSeconds: 86_400,
   });
+  assert.deepEqual(config.sessions, { idleTimeoutSeconds: 604_800, absoluteTimeoutSeconds: 2_592_000 });
+  assert.deepEqual(config.cookies, { secure: "auto", sameSite: "Lax" });
   assert.deepEqual(config.passkey, { ceremonyTtlSeconds: 300, ceremonyAttempts: 1 });
   assert.deepEqual(config.totp, { digits: 6, stepSeconds: 30, driftSteps: 1 });
   assert.equal(config.password.argon2MemoryKiB, 64 * 1024);
@@ -312,6 +315,25 @@ Deno.test("config: a bad value stops boot with one line naming the setting, the 
         "config: SVC_RISK_STEP_UP_AT: 90 is above the block threshold 80 (SVC_RISK_BLOCK_AT); set SVC_RISK_STEP_UP_AT to at most 80",
     },
     {
+      env: { SVC_SIGNING_KEY_OVERLAP_SECONDS: "60" },
+      message:
+        "config: SVC_SIGNING_KEY_OVERLAP_SECONDS: 60 is below the access token lifetime 600 (SVC_ACCESS_TOKEN_TTL_SECONDS), so tokens signed before a rotation would fail early; set SVC_SIGNING_KEY_OVERLAP_SECONDS to at least 600",
+    },
+    {
+      env: { SVC_SESSION_IDLE_TIMEOUT_SECONDS: "90000", SVC_SESSION_ABSOLUTE_TIMEOUT_SECONDS: "3600" },
+      message:
+        "config: SVC_SESSION_IDLE_TIMEOUT_SECONDS: 90000 is above the absolute timeout 3600 (SVC_SESSION_ABSOLUTE_TIMEOUT_SECONDS); set SVC_SESSION_IDLE_TIMEOUT_SECONDS to at most 3600",
+    },
+    {
+      env: { SVC_COOKIE_SAME_SITE: "None", SVC_COOKIE_SECURE: "never" },
+      message: /^config: SVC_COOKIE_SAME_SITE: None requires Secure cookies/,
+    },
+    {
+      env: { SVC_COOKIE_SAME_SITE: "lax" },
+      message:
+        /^config: SVC_COOKIE_SAME_SITE: "lax" is not a SameSite value; set SVC_COOKIE_SAME_SITE to "Strict"/,
+    },
+    {
       env: { SVC_BOOTSTRAP_ADMIN_EMAIL: "admin" },
       message: /^config: SVC_BOOTSTRAP_ADMIN_EMAIL: "admin" is not an email address;/,
     },
@@ -347,7 +369,7 @@ Deno.test("config: a bad value stops boot with one line naming the setting, the 
       env: { SVC_CONFIG_FILE: "/etc/svc.json" },
       fileText: '{"tokens": 600}',
       message:
-        "config: tokens in /etc/svc.json: 600 is not an object; set tokens in /etc/svc.json to an object with the fields accessTokenTtlSeconds, refreshTokenTtlSeconds, mfaTokenTtlSeconds",
+        "config: tokens in /etc/svc.json: 600 is not an object; set tokens in /etc/svc.json to an object with the fields accessTokenTtlSeconds, refreshTokenTtlSeconds, mfaTokenTtlSeconds, signingKeyOverlapSeconds",
     },
     {
       env: { SVC_CONFIG_FILE: "/etc/svc.json" },

@@ -7,7 +7,9 @@ Deno.test("ip: IPv4 and IPv6 parse to integers; IPv4-mapped IPv6 is IPv4", () =>
   assert.deepEqual(parseIp("::ffff:192.0.2.1"), { version: 4, value: 0xc0000201n });
   assert.deepEqual(parseIp("[2001:db8::1]"), { version: 6, value: (0x20010db8n << 96n) | 1n });
   assert.deepEqual(parseIp("fe80::1%eth0"), { version: 6, value: (0xfe80n << 112n) | 1n });
-  for (const bad of ["", "1.2.3", "1.2.3.256", "01.2.3.4", "1:2:3:4:5:6:7:8:9", "1::2::3", "g::1", "example.com"]) {
+  for (
+    const bad of ["", "1.2.3", "1.2.3.256", "01.2.3.4", "1:2:3:4:5:6:7:8:9", "1::2::3", "g::1", "example.com"]
+  ) {
     assert.equal(parseIp(bad), null, bad);
   }
   assert.equal(formatIp(parseIp("2001:0db8:0000:0000:0000:0000:0000:0001")!), "2001:db8::1");

@@ -38,52 +38,47 @@ Deno.test("pool: Web Workers hash and verify under every tag", async () => {
   }
 });
 
-/** Largest gap between 5 ms timer ticks while `work` runs, and the number of ticks. */
-async function timerGaps(work: () => Promise<unknown>): Promise<{ maxGap: number; ticks: number }> {
-  let last = performance.now();
-  let maxGap = 0;
+/** Ticks of a 5 ms timer while `work` runs, and whether a 10 ms "other request" finished before it. */
+async function whileRunning(work: () => Promise<unknown>): Promise<{ ticks: number; otherFirst: boolean }> {
   let ticks = 0;
-  const timer = setInterval(() => {
-    const now = performance.now();
-    maxGap = Math.max(maxGap, now - last);
-    last = now;
-    ticks++;
-  }, 5);
+  const timer = setInterval(() => ticks++, 5);
+  const order: string[] = [];
+  const other = new Promise<void>((resolve) => setTimeout(() => resolve(void order.push("other request")), 10));
   try {
-    await work();
-    const now = performance.now();
-    return { maxGap: Math.max(maxGap, now - last), ticks };
+    await work().then(() => order.push("hashing"));
+    await other;
+    return { ticks, otherFirst: order[0] === "other request" };
   } finally {
     clearInterval(timer);
   }
 }
 
-Deno.test("pool: the event loop keeps ticking while several argon2id hashes run in the workers", async () => {
-  const params = { memoryKiB: 16384, iterations: 2, parallelism: 1 };
+// Asserted on ordering and on the timer firing at all, not on latency figures: this machine
+// is shared, and scheduling delays under load are not the pool's doing.
+Deno.test("pool: the event loop keeps serving while several argon2id hashes run in the workers", async () => {
+  const params = { memoryKiB: 16384, iterations: 3, parallelism: 1 };
   const salt = new Uint8Array(16);
   const pool = new WorkerPoolPasswordHasher({ size: 2, factory: webWorkerFactory() });
   try {
-    await pool.hashArgon2id("warm-up", params, salt); // starts a worker and compiles the WASM
-    await pool.hashArgon2id("warm-up", params, salt);
-    // Contrast: in the calling thread, one hash stalls the timer for its whole duration.
+    // Start both workers and compile the WASM outside the measurement.
+    await Promise.all([pool.hashArgon2id("warm-up", params, salt), pool.hashArgon2id("warm-up", params, salt)]);
+
+    // Contrast: in the calling thread a hash holds the event loop; the other request waits for it.
     const inThread = new InThreadPasswordHasher();
     await inThread.hashArgon2id("warm-up", params, salt);
-    const blocked = await timerGaps(() => inThread.hashArgon2id("a", params, salt));
+    const blocked = await whileRunning(() => inThread.hashArgon2id("a", params, salt));
+    assert.equal(blocked.otherFirst, false, "in-thread: the hash finished before the 10 ms request");
 
-    const hashes: Promise<string>[] = [];
-    const served = await timerGaps(async () => {
-      for (let i = 0; i < 4; i++) hashes.push(pool.hashArgon2id(`password ${i}`, params, salt));
-      // Another "request" is served while the hashes run.
-      const other = await new Promise<string>((resolve) => setTimeout(() => resolve("served"), 10));
-      assert.equal(other, "served");
-      assert.ok(pool.stats().busy > 0, "the hashes are still running when the other request completes");
-      await Promise.all(hashes);
+    let busyWhenServed = 0;
+    const served = await whileRunning(async () => {
+      const hashes = [1, 2, 3, 4].map((i) => pool.hashArgon2id(`password ${i}`, params, salt));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      busyWhenServed = pool.stats().busy;
+      assert.equal(new Set(await Promise.all(hashes)).size, 4);
     });
-    assert.equal(new Set(await Promise.all(hashes)).size, 4);
-    // Four hashes on two workers take about two hash durations; the timer kept firing.
-    assert.ok(served.ticks >= 5, `ticks during the pool run: ${served.ticks}`);
-    const gaps = `pool gap ${served.maxGap.toFixed(1)} ms, in-thread gap ${blocked.maxGap.toFixed(1)} ms`;
-    assert.ok(served.maxGap < blocked.maxGap * 0.5, gaps);
+    assert.equal(served.otherFirst, true, "pool: the 10 ms request finished while the hashes ran");
+    assert.equal(busyWhenServed, 2, "both workers were hashing when the other request was served");
+    assert.ok(served.ticks >= 4, `the timer kept firing during the pool run (${served.ticks} ticks)`);
   } finally {
     await pool.close();
   }

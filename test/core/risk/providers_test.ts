@@ -6,8 +6,10 @@ import {
   ListIpReputation,
   loadRiskProviders,
   MemoryLoginHistory,
+  securityEventLoginHistory,
   type TextLoader,
 } from "../../../core/risk/providers.ts";
+import type { SecurityEventRecord, SecurityEventStore } from "../../../storage/contract/security-events.ts";
 
 const fixtures = new URL("../../fixtures/risk/", import.meta.url);
 const readFixture: TextLoader = (path) => Deno.readTextFile(new URL(path, fixtures));
@@ -34,7 +36,10 @@ Deno.test("risk providers: a GeoLite2-City-Blocks CSV loads by its header; rows 
 
 Deno.test("risk providers: malformed geolocation rows name the line", () => {
   const fails = (text: string, pattern: RegExp) =>
-    assert.throws(() => CsvGeoLocator.parse(text, "geo.csv"), (e: unknown) => e instanceof ValidationError && pattern.test(e.message));
+    assert.throws(
+      () => CsvGeoLocator.parse(text, "geo.csv"),
+      (e: unknown) => e instanceof ValidationError && pattern.test(e.message),
+    );
   fails("10.0.0.0/8,FR,1,2\n10.0.0.0/40,FR,1,2", /geo\.csv, line 2: "10\.0\.0\.0\/40" is not a CIDR range/);
   fails("10.0.0.0/8,FR,91,2", /line 1: latitude or longitude out of range/);
   fails("ip,where\n1.2.3.4,x", /line 1: the header names no network/);
@@ -69,4 +74,34 @@ Deno.test("risk providers: great-circle distance and the in-memory login history
   assert.equal(await history.countSince("u", 1000), 2);
   assert.equal(await history.countSince("u", 1001), 1);
   assert.equal(await history.lastLogin("nobody"), null);
+});
+
+Deno.test("risk providers: the login history read from the security-event ledger", async () => {
+  const events: SecurityEventRecord[] = [];
+  for (let i = 0; i < 250; i++) {
+    events.push({
+      id: String(i),
+      realmId: null,
+      userId: "u",
+      kind: i % 2 === 0 ? "login.succeeded" : "mfa.failed",
+      occurredAt: new Date(1_000_000 + i * 1000),
+      data: null,
+      ipAddress: `192.0.2.${i % 256}`,
+      deviceDescription: null,
+    });
+  }
+  const store = {
+    listByUser: (userId: string, options: { limit?: number; before?: Date } = {}) =>
+      Promise.resolve(
+        events.filter((e) => e.userId === userId && (!options.before || e.occurredAt < options.before))
+          .sort((a, b) => b.occurredAt.getTime() - a.occurredAt.getTime()).slice(0, options.limit ?? 50),
+      ),
+  } as unknown as SecurityEventStore;
+  const history = securityEventLoginHistory(store);
+  assert.deepEqual(await history.lastLogin("u"), { at: 1_000_000 + 248_000, ip: "192.0.2.248" });
+  assert.equal(await history.countSince("u", 1_000_000 + 200_000), 25); // 200, 202, …, 248
+  assert.equal(await history.countSince("u", 0), 125); // pages through all 250 events
+  assert.equal(await history.lastLogin("nobody"), null);
+  assert.equal(await securityEventLoginHistory(store, { maxScan: 100 }).countSince("u", 0), 50);
+  assert.equal(await securityEventLoginHistory(store, { kinds: ["mfa.failed"] }).countSince("u", 0), 125);
 });

@@ -49,7 +49,7 @@ Deno.test("otpauth: colons and empty labels are refused; foreign URIs do not par
 
 Deno.test("otpauth: property: build then parse round-trips any label without a colon", () => {
   const label = fc.string({ minLength: 1, maxLength: 30 }).filter((s) =>
-    !s.includes(":") && s.trim() !== "" && !/[\u0000-\u001f]/.test(s) && s.trim() === s
+    !s.includes(":") && s.trim() !== "" && ![...s].some((c) => c.charCodeAt(0) < 0x20) && s.trim() === s
   );
   fc.assert(
     fc.property(label, label, fc.uint8Array({ minLength: 1, maxLength: 40 }), (issuer, account, secret) => {

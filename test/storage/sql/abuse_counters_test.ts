@@ -15,7 +15,10 @@ Deno.test("abuse counters (postgres): concurrent hits are counted race-free acro
     const counts = await Promise.all(
       Array.from({ length: 100 }, (_, i) => stores[i % 4].increment("ip:192.0.2.1", 300_000)),
     );
-    assert.deepEqual(counts.map((c) => c.count).sort((a, b) => a - b), Array.from({ length: 100 }, (_, i) => i + 1));
+    assert.deepEqual(
+      counts.map((c) => c.count).sort((a, b) => a - b),
+      Array.from({ length: 100 }, (_, i) => i + 1),
+    );
     assert.ok(counts.every((c) => c.resetAt === T0 + 300_000));
     assert.deepEqual(await stores[0].peek("ip:192.0.2.1"), { count: 100, resetAt: T0 + 300_000 });
 
@@ -30,7 +33,10 @@ Deno.test("abuse counters (postgres): concurrent hits are counted race-free acro
     const restarted = await Promise.all(
       Array.from({ length: 50 }, (_, i) => stores[i % 4].increment("ip:192.0.2.1", 300_000)),
     );
-    assert.deepEqual(restarted.map((c) => c.count).sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i + 1));
+    assert.deepEqual(
+      restarted.map((c) => c.count).sort((a, b) => a - b),
+      Array.from({ length: 50 }, (_, i) => i + 1),
+    );
   } finally {
     await database.close();
   }
