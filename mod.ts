@@ -356,3 +356,58 @@ export { createSqlSubjectGrantSource } from "./storage/sql/subject-grants.ts";
  * ```
  */
 export { createSqlStorage, type Storage, type StorageDeps, type Stores } from "./storage/storage.ts";
+
+// ---------------------------------------------------------------------------
+// Passwords
+
+/**
+ * Password hashing (spec 2.3, 5.1, 5.2): `PasswordService` mints argon2id hashes with the
+ * configured parameters, verifies stored hashes under their tag (`argon2id`, and the
+ * verify-only `pbkdf2-sha256`, `bcrypt`, `framework-identity-v3`), tells when to rehash, and
+ * runs the dummy verification for unknown users.
+ *
+ * @example
+ * ```ts
+ * const passwords = new PasswordService({
+ *   hasher: createPasswordHasher({ workers: config.password.hashWorkers }),
+ *   params: argon2idParamsFromConfig(config.password),
+ * });
+ * const { valid, needsRehash } = await passwords.verify(credential, password);
+ * if (valid && needsRehash) await store.rehash(userId, credential, await passwords.hash(password));
+ * ```
+ */
+export {
+  type DummyVerificationInfo,
+  PasswordService,
+  type PasswordServiceOptions,
+  type PasswordVerification,
+  type TaggedPasswordHash,
+} from "./core/passwords/service.ts";
+/** Where password work runs: a worker pool (one worker per core by default) or the in-thread fallback. */
+export { createPasswordHasher, type PasswordHasherOptions } from "./core/passwords/create.ts";
+/** The hasher interface and its in-thread implementation. */
+export { InThreadPasswordHasher, type PasswordHasher } from "./core/passwords/hasher.ts";
+/** The worker pool and the worker interface a runtime adapter implements. */
+export {
+  type PasswordWorker,
+  type PasswordWorkerFactory,
+  webWorkerFactory,
+  WorkerPoolPasswordHasher,
+  type WorkerPoolStats,
+} from "./core/passwords/pool.ts";
+/** argon2id parameters: the spec default and the configured ones. */
+export {
+  type Argon2idParams,
+  argon2idParamsFromConfig,
+  DEFAULT_ARGON2ID_PARAMS,
+} from "./core/passwords/argon2-params.ts";
+/** The algorithm-tag registry, the rehash decision and the unknown-tag error (`unknown_password_algorithm`). */
+export {
+  CURRENT_PASSWORD_ALGORITHM,
+  PASSWORD_ALGORITHMS,
+  type PasswordAlgorithm,
+  UnknownPasswordAlgorithmError,
+  verifyPasswordHash,
+} from "./core/passwords/registry.ts";
+/** Whether a stored hash is under an older tag or weaker argon2id parameters than `params`. */
+export { needsRehash } from "./core/passwords/rehash.ts";

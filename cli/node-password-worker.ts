@@ -10,4 +10,7 @@ import { type PasswordJobMessage, replyToPasswordJob } from "../core/passwords/j
 
 if (!parentPort) throw new Error("cli/node-password-worker.ts runs only as a worker thread.");
 const port = parentPort;
-port.on("message", async (message: PasswordJobMessage) => port.postMessage(await replyToPasswordJob(message)));
+port.on(
+  "message",
+  async (message: PasswordJobMessage) => port.postMessage(await replyToPasswordJob(message)),
+);

@@ -272,7 +272,8 @@ export class AbuseGate {
     const captcha = this.#captcha;
     let errorCodes: readonly string[] = [];
     if (attempt.captchaToken) {
-      const verification = await captcha.verify(attempt.captchaToken, { remoteIp: attempt.ip });
+      const verification = await captcha.verify(attempt.captchaToken, { remoteIp: attempt.ip })
+        .catch(() => ({ success: false, errorCodes: ["provider-error"] }));
       if (verification.success) {
         return {
           outcome: "Allowed",

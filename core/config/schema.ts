@@ -381,6 +381,8 @@ export const SvcConfigSchema = v.pipe(
         argon2MemoryKiB: v.optional(int(8192, 4_194_304, "KiB"), 65536),
         argon2Iterations: v.optional(int(1, 20), 3),
         argon2Parallelism: v.optional(int(1, 16), 1),
+        /** Password hashing workers: absent for one per core, 0 to hash in the calling thread. */
+        hashWorkers: v.optional(int(0, 256)),
       }),
       {},
     ),
@@ -694,6 +696,13 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     path: "password.argon2Parallelism",
     kind: "int",
     doc: "argon2id lanes for new password hashes",
+  },
+  {
+    name: "SVC_PASSWORD_HASH_WORKERS",
+    path: "password.hashWorkers",
+    kind: "int",
+    doc: "workers that run password hashing off the event loop (0: in the calling thread)",
+    defaultText: "one per CPU core",
   },
   ...abuseLayerSettings("PER_IP", "perIp", "per IP"),
   ...abuseLayerSettings("PER_IP_ACCOUNT", "perIpAccount", "per IP and account"),

@@ -33,6 +33,8 @@ export interface PasswordConfig {
   readonly argon2MemoryKiB: number;
   readonly argon2Iterations: number;
   readonly argon2Parallelism: number;
+  /** Password hashing workers (absent: one per core; 0: in-thread). */
+  readonly hashWorkers?: number;
 }
 
 /** The argon2id parameters of the configuration. */

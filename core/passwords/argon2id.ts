@@ -8,7 +8,7 @@
  */
 import { argon2id } from "hash-wasm";
 import { constantTimeEqual } from "../digest.ts";
-import { type Argon2idParams, ARGON2ID_HASH_BYTES } from "./argon2-params.ts";
+import { ARGON2ID_HASH_BYTES, type Argon2idParams } from "./argon2-params.ts";
 import { fromPhcB64, toPhcB64 } from "./b64.ts";
 import { passwordBytes, type PasswordInput } from "./password-bytes.ts";
 
@@ -27,7 +27,8 @@ const MAX_MEMORY_KIB = 4_194_304;
 const MAX_ITERATIONS = 1000;
 const MAX_LANES = 255;
 
-const PHC = /^\$argon2id\$v=19\$m=([1-9][0-9]{0,9}),t=([1-9][0-9]{0,9}),p=([1-9][0-9]{0,9})\$([^$]+)\$([^$]+)$/;
+const PHC =
+  /^\$argon2id\$v=19\$m=([1-9][0-9]{0,9}),t=([1-9][0-9]{0,9}),p=([1-9][0-9]{0,9})\$([^$]+)\$([^$]+)$/;
 
 /** Parses an argon2id PHC string; null when malformed or outside the accepted bounds. */
 export function parseArgon2id(encoded: string): Argon2idHash | null {
@@ -40,7 +41,9 @@ export function parseArgon2id(encoded: string): Argon2idHash | null {
   ) return null;
   const salt = fromPhcB64(m[4]);
   const hash = fromPhcB64(m[5]);
-  if (!salt || !hash || salt.length < 8 || salt.length > 64 || hash.length < 4 || hash.length > 64) return null;
+  if (!salt || !hash || salt.length < 8 || salt.length > 64 || hash.length < 4 || hash.length > 64) {
+    return null;
+  }
   return { params, salt, hash };
 }
 

@@ -5,13 +5,18 @@
  *
  * @module
  */
-import { type PasswordHasher, InThreadPasswordHasher } from "./hasher.ts";
-import { defaultWorkerCount, type PasswordWorkerFactory, webWorkerFactory, WorkerPoolPasswordHasher } from "./pool.ts";
+import { InThreadPasswordHasher, type PasswordHasher } from "./hasher.ts";
+import {
+  defaultWorkerCount,
+  type PasswordWorkerFactory,
+  webWorkerFactory,
+  WorkerPoolPasswordHasher,
+} from "./pool.ts";
 
 /** Options of `createPasswordHasher`. */
 export interface PasswordHasherOptions {
   /**
-   * Pool size (`password.hashWorkers`, `SVC_PASSWORD_HASH_WORKERS`): undefined for one per
+   * Pool size (`config.password.hashWorkers`, `SVC_PASSWORD_HASH_WORKERS`): undefined for one per
    * core, 0 for the in-thread fallback.
    */
   readonly workers?: number;

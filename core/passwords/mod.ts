@@ -29,7 +29,12 @@ export {
   parseArgon2id,
   verifyArgon2id,
 } from "./argon2id.ts";
-export { PBKDF2_SHA256_TAG, parsePbkdf2Sha256, type Pbkdf2Sha256Hash, verifyPbkdf2Sha256 } from "./pbkdf2-sha256.ts";
+export {
+  parsePbkdf2Sha256,
+  PBKDF2_SHA256_TAG,
+  type Pbkdf2Sha256Hash,
+  verifyPbkdf2Sha256,
+} from "./pbkdf2-sha256.ts";
 export { BCRYPT_TAG, isBcryptHash, verifyBcrypt } from "./bcrypt.ts";
 export {
   type AspNetIdentityHash,
@@ -67,8 +72,8 @@ export {
 export { createPasswordHasher, type PasswordHasherOptions } from "./create.ts";
 export {
   type DummyVerificationInfo,
-  type PasswordServiceOptions,
   PasswordService,
+  type PasswordServiceOptions,
   type PasswordVerification,
   type TaggedPasswordHash,
 } from "./service.ts";

@@ -25,7 +25,9 @@ export interface Pbkdf2Sha256Hash {
 }
 
 const NUMBER = "([1-9][0-9]{0,9})";
-const PHC = new RegExp(`^\\$pbkdf2-sha256\\$i=${NUMBER}(?:,l=${NUMBER})?\\$([A-Za-z0-9+/]*)\\$([A-Za-z0-9+/]+)$`);
+const PHC = new RegExp(
+  `^\\$pbkdf2-sha256\\$i=${NUMBER}(?:,l=${NUMBER})?\\$([A-Za-z0-9+/]*)\\$([A-Za-z0-9+/]+)$`,
+);
 const PASSLIB = new RegExp(`^\\$pbkdf2-sha256\\$${NUMBER}\\$([A-Za-z0-9./]*)\\$([A-Za-z0-9./]+)$`);
 
 /** Parses either form; null when malformed (zero-padded numbers, bad base64, a length that disagrees…). */
@@ -58,6 +60,12 @@ export function parsePbkdf2Sha256(encoded: string): Pbkdf2Sha256Hash | null {
 export async function verifyPbkdf2Sha256(password: PasswordInput, encoded: string): Promise<boolean> {
   const parsed = parsePbkdf2Sha256(encoded);
   if (!parsed) return false;
-  const actual = await pbkdf2("SHA-256", passwordBytes(password), parsed.salt, parsed.iterations, parsed.hash.length);
+  const actual = await pbkdf2(
+    "SHA-256",
+    passwordBytes(password),
+    parsed.salt,
+    parsed.iterations,
+    parsed.hash.length,
+  );
   return constantTimeEqual(actual, parsed.hash);
 }

@@ -8,8 +8,8 @@
  * @module
  */
 import { ValidationError } from "../errors.ts";
-import { randomToken, type RandomSource, cryptoRandom } from "../random.ts";
-import { type Argon2idParams, ARGON2ID_SALT_BYTES, DEFAULT_ARGON2ID_PARAMS } from "./argon2-params.ts";
+import { cryptoRandom, type RandomSource, randomToken } from "../random.ts";
+import { ARGON2ID_SALT_BYTES, type Argon2idParams, DEFAULT_ARGON2ID_PARAMS } from "./argon2-params.ts";
 import { ARGON2ID_TAG } from "./argon2id.ts";
 import type { PasswordHasher } from "./hasher.ts";
 import { needsRehash } from "./rehash.ts";

@@ -9,12 +9,18 @@ import { PasswordService } from "../../core/passwords/service.ts";
 
 Deno.test("node adapter: worker_threads workers hash, verify and run the dummy verification", async () => {
   const pool = new WorkerPoolPasswordHasher({ size: 1, factory: nodePasswordWorkerFactory() });
-  const passwords = new PasswordService({ hasher: pool, params: { memoryKiB: 256, iterations: 1, parallelism: 1 } });
+  const passwords = new PasswordService({
+    hasher: pool,
+    params: { memoryKiB: 256, iterations: 1, parallelism: 1 },
+  });
   try {
     const stored = await passwords.hash("hunter2");
     assert.deepEqual(await passwords.verify(stored, "hunter2"), { valid: true, needsRehash: false });
     assert.equal((await passwords.verify(stored, "hunter3")).valid, false);
-    assert.equal(await pool.verify("bcrypt", "$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW", "U*U"), true);
+    assert.equal(
+      await pool.verify("bcrypt", "$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW", "U*U"),
+      true,
+    );
     assert.equal(await passwords.verifyAgainstDummy("hunter2"), false);
     assert.deepEqual(pool.stats(), { workers: 1, busy: 0, queued: 0 });
   } finally {

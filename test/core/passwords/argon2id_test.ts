@@ -83,12 +83,16 @@ Deno.test("argon2id: a full-cost round trip (64 MiB, 3 iterations, 1 lane)", asy
 Deno.test("argon2id: property: hash then verify succeeds, a different password fails", async () => {
   const passwords = new PasswordService({ hasher: new InThreadPasswordHasher(), params: CHEAP });
   await fc.assert(
-    fc.asyncProperty(fc.string({ unit: "grapheme", minLength: 1, maxLength: 40 }), fc.string({ maxLength: 40 }), async (a, b) => {
-      fc.pre(a !== b);
-      const stored = await passwords.hash(a);
-      assert.equal((await passwords.verify(stored, a)).valid, true);
-      assert.equal((await passwords.verify(stored, b)).valid, false);
-    }),
+    fc.asyncProperty(
+      fc.string({ unit: "grapheme", minLength: 1, maxLength: 40 }),
+      fc.string({ maxLength: 40 }),
+      async (a, b) => {
+        fc.pre(a !== b);
+        const stored = await passwords.hash(a);
+        assert.equal((await passwords.verify(stored, a)).valid, true);
+        assert.equal((await passwords.verify(stored, b)).valid, false);
+      },
+    ),
     { numRuns: 25 },
   );
 });

@@ -10,7 +10,8 @@ import { verifyPasswordHash } from "../../../core/passwords/registry.ts";
 
 const PLAINTEXT = "my password";
 
-const V2_SHA1_1000iter_128salt_256subkey = "AAABAgMEBQYHCAkKCwwNDg+ukCEMDf0yyQ29NYubggHIVY0sdEUfdyeM+E1LtH1uJg==";
+const V2_SHA1_1000iter_128salt_256subkey =
+  "AAABAgMEBQYHCAkKCwwNDg+ukCEMDf0yyQ29NYubggHIVY0sdEUfdyeM+E1LtH1uJg==";
 const V3: Record<string, string> = {
   SHA1_250iter_128salt_128subkey: "AQAAAAAAAAD6AAAAEAhftMyfTJylOlZT+eEotFXd1elee8ih5WsjXaR3PA9M",
   SHA256_250000iter_256salt_256subkey:
@@ -46,7 +47,10 @@ Deno.test("framework-identity-v3: VerifyHashedPassword_FailureCases of the origi
   const failures: [string, string][] = [
     ["AAABAgMEBQYHCAkKCwwNDg+uAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAALtH1uJg==", "V2 incorrect password"],
     ["AAABAgMEBQYHCAkKCwwNDg+ukCEMDf0yyQ29NYubggE=", "V2 too short"],
-    ["AAABAgMEBQYHCAkKCwwNDg+ukCEMDf0yyQ29NYubggHIVY0sdEUfdyeM+E1LtH1uJgAAAAAAAAAAAAA=", "V2 extra data at end"],
+    [
+      "AAABAgMEBQYHCAkKCwwNDg+ukCEMDf0yyQ29NYubggHIVY0sdEUfdyeM+E1LtH1uJgAAAAAAAAAAAAA=",
+      "V2 extra data at end",
+    ],
     ["AQAAAAAAAAD6AAAAEAhftMyfTJyAAAAAAAAAAAAAAAAAAAih5WsjXaR3PA9M", "V3 incorrect password"],
     ["AQAAAAIAAAAyAAAAEOMwvh3+FZxqkdMBz2ekgGhwQ4A=", "V3 too short"],
     ["AQAAAAIAAAAyAAAAEOMwvh3+FZxqkdMBz2ekgGhwQ4B6pZWND6zgESBuWiHwAAAAAAAAAAAA", "V3 extra data at end"],

@@ -66,7 +66,10 @@ Deno.test("bcrypt: text passwords are UTF-8, and the registry dispatches on the 
   assert.equal(await verifyPasswordHash("bcrypt", OPENWALL[0][0], "U*U"), true);
   assert.equal(await verifyPasswordHash("bcrypt", OPENWALL[27][0], ""), true);
   // "\xa3" as text is U+00A3, whose UTF-8 is c2 a3: a different key from the byte a3.
-  assert.equal(await verifyBcrypt("\xa3", "$2b$05$/OK.fbVrR/bpIqNJ5ianF.Sa7shbm4.OzKpvFnX1pQLmQW96oUlCq"), false);
+  assert.equal(
+    await verifyBcrypt("\xa3", "$2b$05$/OK.fbVrR/bpIqNJ5ianF.Sa7shbm4.OzKpvFnX1pQLmQW96oUlCq"),
+    false,
+  );
 });
 
 Deno.test("bcrypt: must-fail cases", async () => {

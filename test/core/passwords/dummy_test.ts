@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { parseArgon2id } from "../../../core/passwords/argon2id.ts";
-import { type PasswordHasher, InThreadPasswordHasher } from "../../../core/passwords/hasher.ts";
+import { InThreadPasswordHasher, type PasswordHasher } from "../../../core/passwords/hasher.ts";
 import { UnknownPasswordAlgorithmError } from "../../../core/passwords/registry.ts";
 import { type DummyVerificationInfo, PasswordService } from "../../../core/passwords/service.ts";
 import { seededRandom } from "../../../core/random.ts";
@@ -85,6 +85,9 @@ Deno.test("service: legacy hashes verify with needsRehash, a rehash gives a work
     params: { ...PARAMS, iterations: 3 },
   });
   assert.deepEqual(await stronger.verify(fresh, "password"), { valid: true, needsRehash: true });
-  await assert.rejects(passwords.verify({ algorithm: "md5", hash: "x" }, "password"), UnknownPasswordAlgorithmError);
+  await assert.rejects(
+    passwords.verify({ algorithm: "md5", hash: "x" }, "password"),
+    UnknownPasswordAlgorithmError,
+  );
   await passwords.close();
 });

@@ -26,8 +26,16 @@ Deno.test("pool: Web Workers hash and verify under every tag", async () => {
       pool.verify("argon2id", REF, "password"),
       pool.verify("argon2id", REF, "wrong"),
       pool.verify("bcrypt", "$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW", "U*U"),
-      pool.verify("pbkdf2-sha256", "$pbkdf2-sha256$1212$4vjV83LKPjQzk31VI4E0Vw$hsYF68OiOUPdDZ1Fg.fJPeq1h/gXXY7acBp9/6c.tmQ", "password"),
-      pool.verify("framework-identity-v3", "AQAAAAIAAAAyAAAAEOMwvh3+FZxqkdMBz2ekgGhwQ4B6pZWND6zgESBuWiHw", "my password"),
+      pool.verify(
+        "pbkdf2-sha256",
+        "$pbkdf2-sha256$1212$4vjV83LKPjQzk31VI4E0Vw$hsYF68OiOUPdDZ1Fg.fJPeq1h/gXXY7acBp9/6c.tmQ",
+        "password",
+      ),
+      pool.verify(
+        "framework-identity-v3",
+        "AQAAAAIAAAAyAAAAEOMwvh3+FZxqkdMBz2ekgGhwQ4B6pZWND6zgESBuWiHw",
+        "my password",
+      ),
       pool.verify("argon2id", "$argon2id$malformed", "password"),
     ]);
     assert.deepEqual(results, [true, false, true, true, true, false]);
@@ -43,7 +51,9 @@ async function whileRunning(work: () => Promise<unknown>): Promise<{ ticks: numb
   let ticks = 0;
   const timer = setInterval(() => ticks++, 5);
   const order: string[] = [];
-  const other = new Promise<void>((resolve) => setTimeout(() => resolve(void order.push("other request")), 10));
+  const other = new Promise<void>((resolve) =>
+    setTimeout(() => resolve(void order.push("other request")), 10)
+  );
   try {
     await work().then(() => order.push("hashing"));
     await other;
@@ -61,7 +71,10 @@ Deno.test("pool: the event loop keeps serving while several argon2id hashes run 
   const pool = new WorkerPoolPasswordHasher({ size: 2, factory: webWorkerFactory() });
   try {
     // Start both workers and compile the WASM outside the measurement.
-    await Promise.all([pool.hashArgon2id("warm-up", params, salt), pool.hashArgon2id("warm-up", params, salt)]);
+    await Promise.all([
+      pool.hashArgon2id("warm-up", params, salt),
+      pool.hashArgon2id("warm-up", params, salt),
+    ]);
 
     // Contrast: in the calling thread a hash holds the event loop; the other request waits for it.
     const inThread = new InThreadPasswordHasher();

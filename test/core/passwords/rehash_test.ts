@@ -33,5 +33,8 @@ Deno.test("rehash: the thresholds follow SVC_ARGON2_* configuration", () => {
   assert.deepEqual(wanted, { memoryKiB: 131072, iterations: 4, parallelism: 1 });
   assert.equal(needsRehash("argon2id", argon(65536, 3, 1), wanted), true);
   assert.equal(needsRehash("argon2id", argon(131072, 4, 1), wanted), false);
-  assert.deepEqual(argon2idParamsFromConfig(loadConfig({ env: {} }).config.password), DEFAULT_ARGON2ID_PARAMS);
+  assert.deepEqual(
+    argon2idParamsFromConfig(loadConfig({ env: {} }).config.password),
+    DEFAULT_ARGON2ID_PARAMS,
+  );
 });
