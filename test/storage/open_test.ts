@@ -40,7 +40,11 @@ Deno.test("pglite: data in a folder survives a reopen", async () => {
   try {
     const first = await openDatabase({ kind: "embedded", dataDir: dir });
     await first.ensureSchema();
-    await first.db.insertInto("app_catalog").values({ app_key: "kept", display_name: null, created_at: new Date(0) })
+    await first.db.insertInto("app_catalog").values({
+      app_key: "kept",
+      display_name: null,
+      created_at: new Date(0),
+    })
       .execute();
     await first.close();
     const second = await openDatabase({ kind: "embedded", dataDir: dir });
