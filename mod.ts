@@ -411,3 +411,57 @@ export {
 } from "./core/passwords/registry.ts";
 /** Whether a stored hash is under an older tag or weaker argon2id parameters than `params`. */
 export { needsRehash } from "./core/passwords/rehash.ts";
+
+// ---------------------------------------------------------------------------
+// Second factors and mail
+
+/** TOTP (RFC 6238): the code core, base32, `otpauth://` URIs and the enrollment service. */
+export * from "./core/totp/mod.ts";
+/** Email OTP challenges and recovery codes. */
+export * from "./core/mfa/mod.ts";
+/** The mail transport interface, the outbox transport and the message builders. */
+export * from "./core/mail/mod.ts";
+
+// ---------------------------------------------------------------------------
+// Login gates
+
+/**
+ * The abuse gate (spec 5.2 step 1): four windowed layers over a counter store, outcomes
+ * `Allowed`, `Blocked` and `CaptchaRequired`.
+ *
+ * @example
+ * ```ts
+ * const gate = AbuseGate.fromConfig(config.abuse, { store: new MemoryCounterStore({ clock }), clock, sink, captcha: null });
+ * const decision = await gate.check({ ip, identifier: email });
+ * ```
+ */
+export {
+  type AbuseDecision,
+  AbuseGate,
+  type AbuseGateOptions,
+  type AbuseOutcome,
+  type LoginAttempt,
+} from "./core/abuse/gate.ts";
+/** Windowed counters: the interface and the in-memory store (Postgres: `createSqlCounterStore`). */
+export { type CounterStore, MemoryCounterStore } from "./core/abuse/counter-store.ts";
+/** CAPTCHA providers: Turnstile, hCaptcha, reCAPTCHA and a test provider. */
+export {
+  type CaptchaProvider,
+  captchaProviderFromConfig,
+  hcaptchaProvider,
+  recaptchaProvider,
+  TestCaptchaProvider,
+  turnstileProvider,
+} from "./core/abuse/captcha.ts";
+/** The risk gate (spec 5.2 step 4): signals, score bands and external score composition. */
+export { type RiskDecision, RiskGate, type RiskGateOptions, type RiskOutcome } from "./core/risk/gate.ts";
+/** Offline risk providers read from operator-supplied files. */
+export {
+  CsvGeoLocator,
+  type GeoLocator,
+  type IpReputation,
+  ListIpReputation,
+  MemoryLoginHistory,
+} from "./core/risk/providers.ts";
+/** Known devices: first-seen detection with the new-device event and alert. */
+export { KnownDevices, type KnownDevicesOptions } from "./core/devices/known-devices.ts";
