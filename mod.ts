@@ -465,3 +465,27 @@ export {
 } from "./core/risk/providers.ts";
 /** Known devices: first-seen detection with the new-device event and alert. */
 export { KnownDevices, type KnownDevicesOptions } from "./core/devices/known-devices.ts";
+
+// ---------------------------------------------------------------------------
+// Plugins and the CLI
+
+/**
+ * The plugin contract: routes, published permissions and event subscribers.
+ *
+ * @example
+ * ```ts
+ * const reports = definePlugin({
+ *   name: "reports",
+ *   permissions: [{ id: "reports:org:read", description: "Read reports" }],
+ *   routes: [(app) => app.get("/reports/ping", (c) => c.json({ pong: true }))],
+ * });
+ * ```
+ */
+export { checkPlugins, definePlugin, PluginError, type SvcPlugin } from "./plugins/plugin.ts";
+/** A plugin that writes svc's events as JSON lines. */
+export { type EventLogOptions, eventLogPlugin } from "./plugins/event-log.ts";
+/**
+ * svc's command line for hosts that embed it: `runCli(["start"], runtime, { plugins })`, with a
+ * runtime adapter (see `cli/deno.ts`, `cli/node.ts`, `cli/bun.ts`).
+ */
+export { type CliOptions, runCli, type RuntimeAdapter } from "./cli/run.ts";

@@ -10,6 +10,7 @@ import { runCli, type RuntimeAdapter } from "./run.ts";
 /** The part of Bun's global this adapter uses (Bun's own types are not installed). */
 interface BunServer {
   readonly port: number;
+  requestIP(req: Request): { address: string } | null;
   stop(closeActiveConnections?: boolean): Promise<void>;
 }
 const bun = (globalThis as unknown as {
@@ -17,7 +18,7 @@ const bun = (globalThis as unknown as {
     serve(options: {
       hostname: string;
       port: number;
-      fetch: (req: Request) => Response | Promise<Response>;
+      fetch: (req: Request, server: BunServer) => Response | Promise<Response>;
     }): BunServer;
   };
 }).Bun;
@@ -27,7 +28,11 @@ const adapter: RuntimeAdapter = {
   env: () => ({ ...process.env }),
   readTextFile: (path) => readFile(path, "utf8"),
   serve(fetch, { hostname, port }) {
-    const server = bun.serve({ hostname, port, fetch });
+    const server = bun.serve({
+      hostname,
+      port,
+      fetch: (req, bunServer) => fetch(req, { address: bunServer.requestIP(req)?.address }),
+    });
     return Promise.resolve({ port: server.port, close: () => server.stop() });
   },
   onShutdown(handler) {

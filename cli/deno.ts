@@ -10,7 +10,10 @@ const adapter: RuntimeAdapter = {
   env: () => Deno.env.toObject(),
   readTextFile: (path) => Deno.readTextFile(path),
   serve(fetch, { hostname, port }) {
-    const server = Deno.serve({ hostname, port, onListen() {} }, fetch);
+    const server = Deno.serve(
+      { hostname, port, onListen() {} },
+      (req, info) => fetch(req, { address: (info.remoteAddr as Deno.NetAddr).hostname }),
+    );
     return Promise.resolve({ port: server.addr.port, close: () => server.shutdown() });
   },
   onShutdown(handler) {

@@ -8,6 +8,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import process from "node:process";
 import { serve } from "@hono/node-server";
+import { createNodePasswordHasher } from "./node-password-workers.ts";
 import { runCli, type RuntimeAdapter } from "./run.ts";
 
 /** How long in-flight requests get to finish on shutdown before their connections are cut. */
@@ -17,9 +18,15 @@ const adapter: RuntimeAdapter = {
   name: "node",
   env: () => ({ ...process.env }),
   readTextFile: (path) => readFile(path, "utf8"),
+  createPasswordHasher: (workers) => createNodePasswordHasher(workers),
   serve(fetch, { hostname, port }) {
     return new Promise((resolve, reject) => {
-      const server = serve({ fetch, hostname, port }, (info: AddressInfo) => {
+      const server = serve({
+        fetch: (req: Request, env: { incoming?: { socket?: { remoteAddress?: string } } }) =>
+          fetch(req, { address: env?.incoming?.socket?.remoteAddress }),
+        hostname,
+        port,
+      }, (info: AddressInfo) => {
         server.off("error", reject);
         resolve({ port: info.port, close: () => close(server) });
       }) as Server;

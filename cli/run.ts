@@ -33,12 +33,22 @@ import { createApp } from "../http/app.ts";
 import { authzRoutes } from "../http/routes/authz.ts";
 import { KeyRing } from "../core/keys/ring.ts";
 import { createAuthStack } from "../http/auth/stack.ts";
+import { createLoginStack } from "../http/auth/login-stack.ts";
+import { bootstrapAdmin } from "../core/accounts/bootstrap.ts";
+import { argon2idParamsFromConfig } from "../core/passwords/argon2-params.ts";
+import { createPasswordHasher } from "../core/passwords/create.ts";
+import type { PasswordHasher } from "../core/passwords/hasher.ts";
+import { PasswordService } from "../core/passwords/service.ts";
+import { loadRiskProviders } from "../core/risk/providers.ts";
+import { createSqlCounterStore } from "../storage/sql/abuse-counters.ts";
+import { createPasskeyRoutes } from "../http/routes/passkeys.ts";
 import { openDatabase, type SvcDatabase } from "../storage/open.ts";
 import { schemaScript } from "../storage/schema.ts";
 import { createSqlPermissionCatalogStore } from "../storage/sql/permission-catalog.ts";
 import { createSqlRealmStore } from "../storage/sql/realms.ts";
 import { createSqlRoleStore } from "../storage/sql/roles.ts";
 import { createSqlSubjectGrantSource } from "../storage/sql/subject-grants.ts";
+import { checkPlugins, PluginError, type SvcPlugin } from "../plugins/plugin.ts";
 import { vectorsCommand } from "./vectors.ts";
 
 /** What the CLI needs from the runtime it runs on. */
@@ -47,13 +57,21 @@ export interface RuntimeAdapter {
   /** The process environment. */
   env(): Record<string, string | undefined>;
   readTextFile(path: string): Promise<string>;
-  /** Starts serving; resolves once listening, with the real port (port 0 picks one). */
+  /**
+   * Starts serving; resolves once listening, with the real port (port 0 picks one). Adapters pass
+   * each request's peer address as `client` (the login pipeline's IP).
+   */
   serve(
-    fetch: (req: Request) => Response | Promise<Response>,
+    fetch: (req: Request, client?: { address?: string }) => Response | Promise<Response>,
     opts: { hostname: string; port: number },
   ): Promise<{ port: number; close(): Promise<void> }>;
   /** Runs `handler` on SIGINT or SIGTERM. */
   onShutdown(handler: () => Promise<void>): void;
+  /**
+   * The password hasher of this runtime (`workers`: `SVC_PASSWORD_HASH_WORKERS`, undefined for
+   * one per core); absent: Web Workers (`createPasswordHasher`). Node passes its worker_threads pool.
+   */
+  createPasswordHasher?(workers: number | undefined): PasswordHasher;
   /** Writes a line to stdout. */
   print(line: string): void;
   /** Writes a line to stderr. */
@@ -71,12 +89,22 @@ const USAGE = [
   "  help             print this help",
 ];
 
+/** What a host adds when it runs svc's CLI itself. */
+export interface CliOptions {
+  /** Plugins installed by `start`: routes, published permissions and event subscribers. */
+  plugins?: readonly SvcPlugin[];
+}
+
 /** Runs one command; resolves to the process exit code. */
-export async function runCli(args: string[], runtime: RuntimeAdapter): Promise<number> {
+export async function runCli(
+  args: string[],
+  runtime: RuntimeAdapter,
+  options: CliOptions = {},
+): Promise<number> {
   const [command, ...rest] = args;
   switch (command) {
     case "start":
-      return await start(runtime);
+      return await start(runtime, options.plugins ?? []);
     case "schema":
       runtime.print(schemaScript().trimEnd());
       return 0;
@@ -113,7 +141,7 @@ function help(print: (line: string) => void): void {
 }
 
 /** `svc start`: serves until SIGINT or SIGTERM. */
-async function start(runtime: RuntimeAdapter): Promise<number> {
+async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Promise<number> {
   let loaded: LoadedConfig;
   try {
     loaded = loadConfig(await configSources(runtime));
@@ -125,9 +153,10 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
   const { config } = loaded;
   let plan: DefinitionPlan;
   try {
-    plan = planDefinitions(config.authz);
+    checkPlugins(plugins);
+    plan = planDefinitions(config.authz, plugins.flatMap((plugin) => plugin.permissions ?? []));
   } catch (err) {
-    if (!(err instanceof DefinitionError)) throw err;
+    if (!(err instanceof DefinitionError) && !(err instanceof PluginError)) throw err;
     runtime.printError(err.message);
     return 1;
   }
@@ -163,6 +192,7 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
   const events = new EventHub({
     onSubscriberError: (error) => runtime.printError(`events: a subscriber failed: ${firstLine(error)}`),
   });
+  for (const plugin of plugins) if (plugin.onEvent) events.subscribe(plugin.onEvent);
   const bus: CacheBus = database.kind === "postgres"
     ? new NotificationCacheBus(database.notifications)
     : new InProcessCacheBus();
@@ -201,6 +231,39 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
     await database.close();
     return 1;
   }
+  // Password login: hashing off the event loop, shared abuse counters, offline risk files, and
+  // the bootstrap administrator (before listening, so the first request can sign in).
+  const passwords = new PasswordService({
+    hasher: runtime.createPasswordHasher?.(config.password.hashWorkers) ??
+      createPasswordHasher({ workers: config.password.hashWorkers }),
+    params: argon2idParamsFromConfig(config.password),
+  });
+  let riskProviders: Awaited<ReturnType<typeof loadRiskProviders>>;
+  try {
+    riskProviders = await loadRiskProviders(config.risk, runtime.readTextFile);
+    await passwords.prepare();
+    const { adminEmail, adminPassword } = config.bootstrap;
+    if (adminEmail !== undefined && adminPassword !== undefined) {
+      const realm = await storage.realms.getDefault();
+      if (realm === null) throw new Error("the default realm does not exist");
+      const report = await bootstrapAdmin({ storage, passwords }, {
+        realmId: realm.id,
+        email: adminEmail,
+        password: adminPassword,
+      });
+      if (report.assignmentCreated || report.grantAdded) rolesChanged = true;
+      runtime.print(
+        `bootstrap: administrator ${adminEmail} ${report.userCreated ? "created" : "present"}${
+          report.passwordSet ? ", password set" : ""
+        }`,
+      );
+    }
+  } catch (err) {
+    runtime.printError(`login: cannot prepare password login: ${firstLine(err)}`);
+    await passwords.close();
+    await database.close();
+    return 1;
+  }
   const snapshots = new SubjectSnapshots({
     source: createSqlSubjectGrantSource(database.db),
     bus,
@@ -215,10 +278,11 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
 
   // The app is built once the real port is known (SVC_PORT=0), so that the defaults derived from
   // it are right. Nothing awaits between listening and setting the handler, so no request sees the stub.
-  let handler: (req: Request) => Response | Promise<Response> = () => new Response(null, { status: 503 });
+  let handler: (req: Request, client?: { address?: string }) => Response | Promise<Response> = () =>
+    new Response(null, { status: 503 });
   let server: { port: number; close(): Promise<void> };
   try {
-    server = await runtime.serve((req) => handler(req), {
+    server = await runtime.serve((req, client) => handler(req, client), {
       hostname: config.server.host,
       port: config.server.port,
     });
@@ -229,6 +293,7 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
       }; set SVC_HOST and SVC_PORT to a free address`,
     );
     await snapshots.stop();
+    await passwords.close();
     await database.close();
     return 1;
   }
@@ -240,6 +305,28 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
     random: cryptoRandom,
     events: publisher,
     keys: keyRing,
+  });
+  const passkeys = createPasskeyRoutes({
+    config: bound.config,
+    storage,
+    clock: systemClock,
+    random: cryptoRandom,
+    events: publisher,
+    auth,
+  });
+  const login = createLoginStack({
+    config: bound.config,
+    storage,
+    clock: systemClock,
+    random: cryptoRandom,
+    auth,
+    events: publisher,
+    snapshots,
+    passwords,
+    counters: createSqlCounterStore(database.db, { clock: systemClock }),
+    geo: riskProviders.geo,
+    reputation: riskProviders.reputation,
+    onError: runtime.printError,
   });
   const app = createApp({
     config: bound.config,
@@ -253,9 +340,12 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
       authzRoutes(snapshots),
       webhookRoutes({ storage, snapshots, publisher, wake: () => dispatcher.wake() }),
       auditRoutes({ storage, snapshots, publisher }),
+      ...login.routes,
+      passkeys.routes,
+      ...plugins.flatMap((plugin) => plugin.routes ?? []),
     ],
   });
-  handler = (req) => app.fetch(req);
+  handler = (req, client) => app.fetch(req, { clientAddress: client?.address });
   dispatcher.start();
 
   const { host, port, pathBase } = bound.config.server;
@@ -275,6 +365,7 @@ async function start(runtime: RuntimeAdapter): Promise<number> {
         await attempt(runtime, "server", () => server.close()),
         await attempt(runtime, "webhook dispatcher", () => dispatcher.stop()),
         await attempt(runtime, "snapshot cache bus", () => snapshots.stop()),
+        await attempt(runtime, "password login", () => login.close()),
         await attempt(runtime, "storage", () => database.close()),
       ];
       runtime.print("svc stopped");

@@ -46,7 +46,8 @@ export interface DefinitionPlan {
 }
 
 /**
- * Checks the declarations and returns what definition sync publishes.
+ * Checks the declarations and returns what definition sync publishes: svc's permissions,
+ * then the plugins' (already checked by `checkPlugins`), then the configured ones.
  *
  * @example
  * ```ts
@@ -59,9 +60,15 @@ export interface DefinitionPlan {
  */
 export function planDefinitions(
   declared: { permissions: readonly DeclaredPermission[]; roles: readonly DeclaredRole[] },
+  pluginPermissions: readonly PermissionDefinition[] = [],
 ): DefinitionPlan {
   const published = new Map<string, PermissionDefinition>();
   for (const permission of SVC_PERMISSIONS) published.set(permission.id, permission);
+  const fromPlugins = new Set<string>();
+  for (const permission of pluginPermissions) {
+    published.set(permission.id, permission);
+    fromPlugins.add(permission.id);
+  }
 
   declared.permissions.forEach((permission, i) => {
     const where = `authz.permissions[${i}].id`;
@@ -75,6 +82,13 @@ export function planDefinitions(
         `definitions: ${where} ${
           JSON.stringify(permission.id)
         }: the svc service is reserved for svc's own permissions; use another service name`,
+      );
+    }
+    if (fromPlugins.has(permission.id)) {
+      throw new DefinitionError(
+        `definitions: ${where} ${
+          JSON.stringify(permission.id)
+        }: a plugin already publishes it; remove it here`,
       );
     }
     if (published.has(permission.id)) {

@@ -32,6 +32,10 @@ export const AUDIT_READ_GLOBAL = "svc:global:audit-read";
 export const AUDIT_RETENTION_GLOBAL = "svc:global:audit-retention";
 /** Erasing a user of the realm. */
 export const USERS_ERASE_GLOBAL = "svc:global:users-erase";
+/** Inviting a user into the realm (and into any of its organizations) by email. */
+export const USERS_INVITE_GLOBAL = "svc:global:users-invite";
+/** Inviting a user into the caller's own organization by email. */
+export const USERS_INVITE_ORG = "svc:org:users-invite";
 
 /** Every `svc:` permission, in catalog order. */
 export const SVC_PERMISSIONS: readonly PermissionDefinition[] = Object.freeze([
@@ -53,4 +57,9 @@ export const SVC_PERMISSIONS: readonly PermissionDefinition[] = Object.freeze([
     description: "Apply retention to the realm's security events and audit payloads.",
   },
   { id: USERS_ERASE_GLOBAL, description: "Erase a user of the realm (GDPR erasure)." },
+  {
+    id: USERS_INVITE_GLOBAL,
+    description: "Invite a user into the realm or any of its organizations by email.",
+  },
+  { id: USERS_INVITE_ORG, description: "Invite a user into the caller's organization by email." },
 ]);

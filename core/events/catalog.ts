@@ -42,6 +42,12 @@ export const EVENT_KINDS = {
   abuseCounterStoreUnavailable: "abuse.counter_store_unavailable",
   /** A passkey's sign count regresses. */
   passkeySigncountRegression: "passkey.signcount_regression",
+  /** A user registered a passkey. */
+  passkeyRegistered: "passkey.registered",
+  /** A passkey signed a user in, as the first or the second factor. */
+  passkeyLogin: "passkey.login",
+  /** A user removed one of their passkeys. */
+  passkeyRemoved: "passkey.removed",
   /** Any break-glass login. */
   breakglassLogin: "breakglass.login",
   /** After break-glass use, until the account's secret is rotated. */
@@ -98,6 +104,9 @@ const NAMED_DESCRIPTIONS: Readonly<Record<NamedEventKind, string>> = {
   "risk.evaluated": "a risk decision is made; carries contributing signals",
   "abuse.counter_store_unavailable": "the abuse counter store is down",
   "passkey.signcount_regression": "a passkey sign count regresses",
+  "passkey.registered": "a user registered a passkey",
+  "passkey.login": "a passkey signed a user in (first or second factor)",
+  "passkey.removed": "a user removed a passkey",
   "breakglass.login": "any break-glass login",
   "breakglass.rotation_required": "after break-glass use until rotation",
   "webhook.endpoint_disabled": "ten consecutive delivery failures",

@@ -1,0 +1,128 @@
+/**
+ * The bootstrap administrator (issue 5 item 6): with `SVC_BOOTSTRAP_ADMIN_EMAIL` and
+ * `SVC_BOOTSTRAP_ADMIN_PASSWORD` set, boot makes sure the default realm has
+ *
+ * - the realm-level role `svc-admin` with the grant `svc:*:*` (every `svc:` permission),
+ * - a user with that email (address verified), holding the role realm-wide,
+ * - a password for that user, set only when the user has none: a password changed later
+ *   (reset, rotation) is never overwritten by a restart.
+ *
+ * Every step is "create unless present", and a lost creation race (another instance booting at
+ * the same time) re-reads the winner, so any number of restarts and concurrent instances end
+ * with one user, one role, one grant, one assignment and one password.
+ *
+ * @module
+ */
+import { ConflictError } from "../errors.ts";
+import type { PasswordService } from "../passwords/service.ts";
+import type { Role } from "../../storage/contract/roles.ts";
+import type { User } from "../../storage/contract/users.ts";
+import type { Storage } from "../../storage/storage.ts";
+
+/** The key of the bootstrap administrators' role. */
+export const SVC_ADMIN_ROLE_KEY = "svc-admin";
+/** The grant of that role: every `svc:` permission, in every scope. */
+export const SVC_ADMIN_PATTERN = "svc:*:*";
+
+/** What the bootstrap did. */
+export interface BootstrapReport {
+  readonly userId: string;
+  readonly roleId: string;
+  readonly userCreated: boolean;
+  readonly roleCreated: boolean;
+  readonly grantAdded: boolean;
+  readonly assignmentCreated: boolean;
+  readonly passwordSet: boolean;
+}
+
+/** Ensures the bootstrap administrator of `realmId`. */
+export async function bootstrapAdmin(
+  deps: { storage: Storage; passwords: PasswordService },
+  input: { realmId: string; email: string; password: string },
+): Promise<BootstrapReport> {
+  const { storage, passwords } = deps;
+  const { role, created: roleCreated } = await ensureRole(storage, input.realmId);
+  let grantAdded = false;
+  if (await storage.roles.findGrantByLogicalIdentity(role.id, SVC_ADMIN_PATTERN, "Allow", null) === null) {
+    grantAdded = await created(() =>
+      storage.roles.addGrant(role.id, { pattern: SVC_ADMIN_PATTERN, effect: "Allow" })
+    );
+  }
+  const { user, created: userCreated } = await ensureUser(storage, input.realmId, input.email);
+  const assignments = await storage.roles.listAssignmentsForPrincipal("User", user.id, { orgId: null });
+  let assignmentCreated = false;
+  if (!assignments.some((a) => a.roleId === role.id && a.orgId === null)) {
+    assignmentCreated = await created(() =>
+      storage.roles.assign({ roleId: role.id, principalKind: "User", principalId: user.id, orgId: null })
+    );
+  }
+  let passwordSet = false;
+  if (await storage.passwordCredentials.get(user.id) === null) {
+    const hash = await passwords.hash(input.password);
+    // Conditional on still having none: a concurrent instance (same password) or a reset wins.
+    passwordSet = await storage.transaction(async (tx) => {
+      if (await tx.passwordCredentials.get(user.id) !== null) return false;
+      return (await tx.passwordCredentials.upsert(user.id, hash)).created;
+    }).catch((error) => {
+      if (error instanceof ConflictError) return false;
+      throw error;
+    });
+  }
+  return {
+    userId: user.id,
+    roleId: role.id,
+    userCreated,
+    roleCreated,
+    grantAdded,
+    assignmentCreated,
+    passwordSet,
+  };
+}
+
+async function ensureRole(storage: Storage, realmId: string): Promise<{ role: Role; created: boolean }> {
+  const existing = await storage.roles.getByKey(realmId, SVC_ADMIN_ROLE_KEY, null);
+  if (existing !== null) return { role: existing, created: false };
+  try {
+    const { role } = await storage.roles.createWithGrants(
+      { realmId, orgId: null, key: SVC_ADMIN_ROLE_KEY, displayName: "svc administrator" },
+      [{ pattern: SVC_ADMIN_PATTERN, effect: "Allow" }],
+    );
+    return { role, created: true };
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+    const winner = await storage.roles.getByKey(realmId, SVC_ADMIN_ROLE_KEY, null);
+    if (winner === null) throw error;
+    return { role: winner, created: false };
+  }
+}
+
+async function ensureUser(
+  storage: Storage,
+  realmId: string,
+  email: string,
+): Promise<{ user: User; created: boolean }> {
+  const existing = await storage.users.findByEmail(realmId, email);
+  if (existing !== null) return { user: existing, created: false };
+  try {
+    return {
+      user: await storage.users.create({ realmId, email, displayName: "Administrator", emailVerified: true }),
+      created: true,
+    };
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+    const winner = await storage.users.findByEmail(realmId, email);
+    if (winner === null) throw error;
+    return { user: winner, created: false };
+  }
+}
+
+/** Runs a create; false when it lost to a concurrent one (ConflictError). */
+async function created(create: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await create();
+    return true;
+  } catch (error) {
+    if (error instanceof ConflictError) return false;
+    throw error;
+  }
+}

@@ -1,0 +1,476 @@
+/**
+ * The password login pipeline of spec 5.2, in its fixed order:
+ *
+ * 1. the abuse gate (`Blocked` and `CaptchaRequired` refuse before anything else runs);
+ * 2. the user lookup; a miss (unknown realm or user, or a user without a password) runs the
+ *    dummy argon2id verification, so timing does not tell an unknown user from a wrong password;
+ * 3. the credential verification, then the transparent rehash to argon2id with the configured
+ *    parameters when the stored hash has an older tag or weaker parameters;
+ * 4. the risk gate (`Block` refuses);
+ * 5. the MFA step-up: a user with TOTP enrolled always proves it; otherwise, when the risk gate
+ *    says `StepUpMfa`, an emailed one-time code. The pending login is handed over as an
+ *    `mfa+svc` token (subject, realm, requested org, audience, IP) that {@link verifyMfa}
+ *    completes; the email OTP challenge is bound to that token's jti.
+ *
+ * The pipeline decides; the HTTP layer signs in (sessions and transports) and then calls
+ * {@link LoginPipeline.completeSignIn}, which records the device, clears the account's failure
+ * count and writes `login.succeeded` to the user's ledger. A wrong password, an unknown user,
+ * a user without a password and a suspended user all end in the same `InvalidCredentialsError`.
+ *
+ * Events (security ledger when they name a user): `login.succeeded`, `login.failed`,
+ * `mfa.challenged`, `mfa.succeeded`, `mfa.failed`; the gates emit `abuse.*` and
+ * `risk.evaluated`, the device tracker `login.new_device`.
+ *
+ * @module
+ */
+import type { AbuseGate } from "../abuse/gate.ts";
+import type { Clock } from "../clock.ts";
+import type { KnownDevices } from "../devices/known-devices.ts";
+import { fromBase64Url } from "../encoding.ts";
+import type { EmitInTransaction, EventOrigin } from "../events/publisher.ts";
+import type { SvcEvent } from "../events/sink.ts";
+import type { EmailOtpService } from "../mfa/email-otp.ts";
+import type { RecoveryCodeService } from "../mfa/recovery-codes.ts";
+import type { PasswordService } from "../passwords/service.ts";
+import type { RiskDecision, RiskGate } from "../risk/gate.ts";
+import type { SignInInput } from "../sessions/service.ts";
+import { InvalidTokenError } from "../tokens/errors.ts";
+import type { TokenService } from "../tokens/service.ts";
+import type { TotpService } from "../totp/service.ts";
+import { ForbiddenError } from "../errors.ts";
+import type { Realm } from "../../storage/contract/realms.ts";
+import type { User } from "../../storage/contract/users.ts";
+import type { Storage } from "../../storage/storage.ts";
+import {
+  CaptchaRequiredError,
+  InvalidCredentialsError,
+  InvalidMfaCodeError,
+  LoginBlockedError,
+  LoginRefusedError,
+  UnknownAudienceError,
+} from "./errors.ts";
+
+/** The session MFA level (`mfa` claim) after a password alone. */
+export const MFA_LEVEL_PASSWORD = "Password";
+/** The session MFA level after a password and a second factor. */
+export const MFA_LEVEL_MULTI_FACTOR = "MultiFactor";
+
+/** A second factor the pending login may be completed with. */
+export type MfaFactor = "totp" | "email_otp" | "recovery_code";
+
+/** Event kinds of the pipeline. */
+export const LOGIN_EVENTS = {
+  succeeded: "login.succeeded",
+  failed: "login.failed",
+  mfaChallenged: "mfa.challenged",
+  mfaSucceeded: "mfa.succeeded",
+  mfaFailed: "mfa.failed",
+} as const;
+
+/** Writes events, recording user-visible ones in the security ledger with their origin (an `EventPublisher`). */
+export interface SecurityEventWriter {
+  transaction<T>(work: (tx: Storage, emit: EmitInTransaction) => Promise<T>): Promise<T>;
+}
+
+/** Where the request came from. */
+export interface LoginOrigin {
+  /** The client IP, when the host knows it. */
+  readonly ip?: string | null;
+  /** The User-Agent (a device description for sessions and the ledger). */
+  readonly userAgent?: string | null;
+  /** The device fingerprint the client computed (hashed before storage). */
+  readonly deviceFingerprint?: string | null;
+}
+
+/** `POST /auth/login`. */
+export interface LoginRequest extends LoginOrigin {
+  readonly email: string;
+  readonly password: string;
+  /** A realm id or name; the default realm when absent. */
+  readonly realm?: string | null;
+  /** The organization to act in. */
+  readonly org?: string | null;
+  /** The app the tokens are for; svc itself when absent. */
+  readonly audience?: string | null;
+  readonly captchaToken?: string | null;
+}
+
+/** `POST /auth/mfa/verify`. */
+export interface MfaVerifyRequest extends LoginOrigin {
+  readonly mfaToken: string;
+  readonly factor: MfaFactor;
+  readonly code: string;
+}
+
+/** A login that may be signed in: the HTTP layer creates the session, then calls `completeSignIn`. */
+export interface ReadyLogin {
+  readonly kind: "signIn";
+  readonly signIn: SignInInput;
+  /** Kept for `completeSignIn`. */
+  readonly user: User;
+  readonly origin: LoginOrigin;
+  readonly factors: readonly string[];
+  readonly risk: { readonly outcome: string; readonly score: number } | null;
+}
+
+/** A login waiting for its second factor. */
+export interface PendingMfa {
+  readonly kind: "mfa";
+  readonly mfaToken: string;
+  readonly factors: readonly MfaFactor[];
+  /** Seconds the hand-off token lives. */
+  readonly expiresIn: number;
+}
+
+/** What {@link LoginPipeline} needs. */
+export interface LoginPipelineDeps {
+  readonly storage: Storage;
+  readonly passwords: PasswordService;
+  readonly abuse: AbuseGate;
+  readonly risk: RiskGate;
+  readonly devices: KnownDevices;
+  readonly totp: TotpService;
+  readonly emailOtp: EmailOtpService;
+  readonly recoveryCodes: RecoveryCodeService;
+  readonly tokens: TokenService;
+  readonly events: SecurityEventWriter;
+  readonly clock: Clock;
+  /** Told about failures that do not fail the login (a rehash or event that could not be stored). */
+  readonly onError?: (message: string, error: unknown) => void;
+}
+
+/** The prefix of an email OTP challenge id bound to an `mfa+svc` token (then its jti). */
+const MFA_CHALLENGE_PREFIX = "mfa:";
+/** The first factor recorded in `mfa+svc`. */
+const PASSWORD_AMR = "password";
+/** How far the abuse gate sees a login whose IP the host did not tell. */
+const UNKNOWN_IP = "unknown";
+
+/** The password login pipeline. */
+export class LoginPipeline {
+  readonly #d: LoginPipelineDeps;
+
+  constructor(deps: LoginPipelineDeps) {
+    this.#d = deps;
+  }
+
+  /** Runs steps 1 to 5 of spec 5.2. Throws the errors of `./errors.ts` (and `ForbiddenError` for a foreign org). */
+  async login(request: LoginRequest): Promise<ReadyLogin | PendingMfa> {
+    const d = this.#d;
+    const ip = request.ip ?? null;
+    const audience = await this.#audience(request.audience ?? null);
+    const realm = await this.#realm(request.realm ?? null);
+    const realmId = realm?.id ?? null;
+    const attempt = { ip: ip ?? UNKNOWN_IP, identifier: request.email, realmId };
+
+    // 1. Abuse gate.
+    const gate = await d.abuse.check({ ...attempt, captchaToken: request.captchaToken ?? null });
+    if (gate.outcome === "Blocked") throw new LoginBlockedError(gate.retryAfterSeconds);
+    if (gate.outcome === "CaptchaRequired") throw new CaptchaRequiredError(gate.captcha!);
+
+    // 2. User lookup; a miss does the same argon2id work as a wrong password.
+    const user = realm === null ? null : await d.storage.users.findByEmail(realm.id, request.email);
+    const credential = user === null ? null : await d.storage.passwordCredentials.get(user.id);
+    if (user === null || credential === null) {
+      await d.passwords.verifyAgainstDummy(request.password);
+      await d.abuse.recordFailure(attempt);
+      await this.#emit(
+        {
+          kind: LOGIN_EVENTS.failed,
+          realmId,
+          userId: user?.id ?? null,
+          data: { reason: "invalid_credentials" },
+        },
+        request,
+      );
+      throw new InvalidCredentialsError();
+    }
+
+    // 3. Credential verification, then rehash-on-login.
+    let valid = false;
+    let needsRehash = false;
+    try {
+      ({ valid, needsRehash } = await d.passwords.verify(credential, request.password));
+    } catch (error) {
+      // An unknown tag cannot verify anything; the caller sees a wrong password.
+      d.onError?.(`login: password credential of user ${user.id} cannot be verified`, error);
+    }
+    if (!valid || user.status !== "Active") {
+      await d.abuse.recordFailure(attempt);
+      await this.#emit({
+        kind: LOGIN_EVENTS.failed,
+        realmId,
+        userId: user.id,
+        data: { reason: valid ? "user_suspended" : "invalid_credentials" },
+      }, request);
+      throw new InvalidCredentialsError();
+    }
+    let rehashed = false;
+    if (needsRehash) {
+      try {
+        const next = await d.passwords.hash(request.password);
+        rehashed = await d.storage.passwordCredentials.rehash(user.id, credential, next);
+      } catch (error) {
+        d.onError?.(`login: rehash of user ${user.id} failed`, error);
+      }
+    }
+
+    const orgId = request.org ?? null;
+    if (orgId !== null && !await d.storage.organizations.isMember(orgId, user.id)) {
+      throw new ForbiddenError("You are not a member of this organization.");
+    }
+
+    // 4. Risk gate.
+    const risk = await d.risk.evaluate({
+      userId: user.id,
+      realmId: user.realmId,
+      orgId,
+      ip,
+      deviceFingerprint: request.deviceFingerprint ?? null,
+    });
+    if (risk.outcome === "Block") {
+      await this.#emit({
+        kind: LOGIN_EVENTS.failed,
+        realmId,
+        userId: user.id,
+        data: { reason: "risk_blocked", score: risk.score, signals: firedSignals(risk) },
+      }, request);
+      throw new LoginRefusedError();
+    }
+
+    // 5. MFA step-up: TOTP when enrolled, else email OTP when the risk gate asks.
+    const totpEnrolled = await d.totp.isEnrolled(user.id);
+    if (totpEnrolled || risk.outcome === "StepUpMfa") {
+      const factors: MfaFactor[] = [totpEnrolled ? "totp" : "email_otp"];
+      if (await d.recoveryCodes.remaining(user.id) > 0) factors.push("recovery_code");
+      const minted = await d.tokens.mint("mfa+svc", {
+        realm: user.realmId,
+        sub: user.id,
+        org: orgId,
+        ip,
+        amr: PASSWORD_AMR,
+        aud: audience,
+      });
+      if (!totpEnrolled) {
+        await d.emailOtp.issue({ to: user.email, challengeId: MFA_CHALLENGE_PREFIX + minted.claims.jti });
+      }
+      await this.#emit({
+        kind: LOGIN_EVENTS.mfaChallenged,
+        realmId,
+        userId: user.id,
+        orgId,
+        data: {
+          factors,
+          reason: totpEnrolled ? "totp_enrolled" : "risk_step_up",
+          riskScore: risk.score,
+          rehashed,
+        },
+      }, request);
+      return {
+        kind: "mfa",
+        mfaToken: minted.token,
+        factors,
+        expiresIn: minted.claims.exp - minted.claims.iat,
+      };
+    }
+
+    return {
+      kind: "signIn",
+      signIn: {
+        realmId: user.realmId,
+        userId: user.id,
+        mfa: MFA_LEVEL_PASSWORD,
+        orgId,
+        audience,
+        ipAddress: ip,
+        deviceDescription: describeDevice(request.userAgent),
+      },
+      user,
+      origin: request,
+      factors: [PASSWORD_AMR],
+      risk: { outcome: risk.outcome, score: risk.score },
+    };
+  }
+
+  /**
+   * Completes a pending login with a second factor. The `mfa+svc` token is verified (type,
+   * signature, expiry, not yet used); the factor is checked; only then is the token's jti
+   * consumed, so a wrong code leaves the token usable (within the abuse gate's limits: each
+   * attempt counts, each failure counts against the account) and a completed login cannot be
+   * completed twice.
+   */
+  async verifyMfa(request: MfaVerifyRequest): Promise<ReadyLogin> {
+    const d = this.#d;
+    const claims = await d.tokens.verify("mfa+svc", request.mfaToken, {
+      audience: unverifiedAudience(request.mfaToken),
+    });
+    if (await d.storage.consumedTokens.isConsumed(claims.jti)) throw new InvalidTokenError("consumed");
+    const audience = await this.#audience(claims.aud);
+    const user = await d.storage.users.get(claims.sub);
+    if (user === null || user.realmId !== claims.realm || user.status !== "Active") {
+      throw new InvalidTokenError("claims");
+    }
+    const ip = request.ip ?? claims.ip ?? null;
+    const attempt = { ip: ip ?? UNKNOWN_IP, identifier: user.email, realmId: user.realmId };
+    // Rate limits apply to second-factor guesses too; a CAPTCHA is not demanded at this step.
+    const gate = await d.abuse.check(attempt);
+    if (gate.outcome === "Blocked") throw new LoginBlockedError(gate.retryAfterSeconds);
+
+    const outcome = await this.#checkFactor(user, claims.jti, request.factor, request.code);
+    if (outcome !== "ok") {
+      await d.abuse.recordFailure(attempt);
+      await this.#emit({
+        kind: LOGIN_EVENTS.mfaFailed,
+        realmId: user.realmId,
+        userId: user.id,
+        orgId: claims.org,
+        data: { factor: request.factor, reason: outcome },
+      }, request);
+      throw new InvalidMfaCodeError();
+    }
+    if (!await d.storage.consumedTokens.consume(claims.jti, new Date(claims.exp * 1000))) {
+      throw new InvalidTokenError("consumed");
+    }
+    const data: Record<string, unknown> = { factor: request.factor };
+    if (request.factor === "recovery_code") {
+      data.recoveryCodesRemaining = await d.recoveryCodes.remaining(user.id);
+    }
+    await this.#emit({
+      kind: LOGIN_EVENTS.mfaSucceeded,
+      realmId: user.realmId,
+      userId: user.id,
+      orgId: claims.org,
+      data,
+    }, request);
+    return {
+      kind: "signIn",
+      signIn: {
+        realmId: user.realmId,
+        userId: user.id,
+        mfa: MFA_LEVEL_MULTI_FACTOR,
+        orgId: claims.org,
+        audience,
+        ipAddress: ip,
+        deviceDescription: describeDevice(request.userAgent),
+      },
+      user,
+      origin: { ...request, ip },
+      factors: [claims.amr, request.factor],
+      risk: null,
+    };
+  }
+
+  /**
+   * After the session exists: clears the account's failure count, records the device (a
+   * first sighting emits `login.new_device` and mails the alert) and writes `login.succeeded`
+   * (with the IP, which the risk gate's login history reads). Failures here never fail the login.
+   */
+  async completeSignIn(login: ReadyLogin, sessionId: string): Promise<void> {
+    const d = this.#d;
+    const { user, origin } = login;
+    const ip = origin.ip ?? null;
+    await d.abuse.recordSuccess({ ip: ip ?? UNKNOWN_IP, identifier: user.email, realmId: user.realmId });
+    let newDevice = false;
+    if (origin.deviceFingerprint) {
+      try {
+        newDevice = (await d.devices.recordLogin({
+          userId: user.id,
+          realmId: user.realmId,
+          orgId: login.signIn.orgId ?? null,
+          fingerprint: origin.deviceFingerprint,
+          description: describeDevice(origin.userAgent),
+          ip,
+        })).isNew;
+      } catch (error) {
+        d.onError?.(`login: device of user ${user.id} not recorded`, error);
+      }
+    }
+    await this.#emit({
+      kind: LOGIN_EVENTS.succeeded,
+      realmId: user.realmId,
+      userId: user.id,
+      orgId: login.signIn.orgId ?? null,
+      data: {
+        sessionId,
+        mfa: login.signIn.mfa,
+        factors: login.factors,
+        audience: login.signIn.audience ?? null,
+        newDevice,
+        risk: login.risk,
+      },
+    }, origin);
+  }
+
+  async #checkFactor(
+    user: User,
+    jti: string,
+    factor: MfaFactor,
+    code: string,
+  ): Promise<"ok" | string> {
+    const d = this.#d;
+    switch (factor) {
+      case "totp": {
+        const result = await d.totp.verify(user.id, code);
+        return result.ok ? "ok" : result.reason;
+      }
+      case "email_otp": {
+        const result = await d.emailOtp.verify(MFA_CHALLENGE_PREFIX + jti, code);
+        return result.ok ? "ok" : result.outcome;
+      }
+      case "recovery_code":
+        return await d.recoveryCodes.consume(user.id, code) ? "ok" : "invalid_code";
+    }
+  }
+
+  async #realm(realm: string | null): Promise<Realm | null> {
+    const realms = this.#d.storage.realms;
+    if (realm === null || realm === "") return await realms.getDefault();
+    return (await realms.get(realm)) ?? (await realms.getByName(realm));
+  }
+
+  /** svc itself (the issuer) when absent; otherwise an app of the app catalog. */
+  async #audience(audience: string | null): Promise<string> {
+    const issuer = this.#d.tokens.issuer;
+    if (audience === null || audience === "" || audience === issuer) return issuer;
+    if (await this.#d.storage.appCatalog.get(audience) === null) throw new UnknownAudienceError();
+    return audience;
+  }
+
+  async #emit(event: Omit<SvcEvent, "occurredAt">, origin: LoginOrigin): Promise<void> {
+    const full: SvcEvent = { ...event, occurredAt: this.#d.clock.now() };
+    const where: EventOrigin = {
+      ipAddress: origin.ip ?? null,
+      deviceDescription: describeDevice(origin.userAgent),
+    };
+    try {
+      await this.#d.events.transaction((_tx, emit) => emit(full, where));
+    } catch (error) {
+      this.#d.onError?.(`login: event ${event.kind} not recorded`, error);
+    }
+  }
+}
+
+/** The `aud` of a token before verification (verification then checks the signature over it). */
+function unverifiedAudience(token: string): string {
+  const payload = token.split(".")[1];
+  if (payload === undefined || payload.length > 8192) throw new InvalidTokenError("malformed");
+  try {
+    const aud = JSON.parse(new TextDecoder().decode(fromBase64Url(payload))).aud;
+    if (typeof aud === "string" && aud.length > 0 && aud.length <= 2000) return aud;
+  } catch {
+    // falls through
+  }
+  throw new InvalidTokenError("malformed");
+}
+
+/** A short, single-line device description from a User-Agent. */
+export function describeDevice(userAgent: string | null | undefined): string | null {
+  if (!userAgent) return null;
+  // deno-lint-ignore no-control-regex
+  const clean = userAgent.replace(/[\u0000-\u001f\u007f]/g, " ").trim();
+  return clean === "" ? null : clean.slice(0, 200);
+}
+
+function firedSignals(risk: RiskDecision): string[] {
+  return risk.signals.filter((s) => s.fired).map((s) => s.name);
+}

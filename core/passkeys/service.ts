@@ -1,0 +1,485 @@
+/**
+ * Passkey ceremonies over the credential and ceremony stores (spec 2.3, 3, 5.1, 5.3), with
+ * `@simplewebauthn/server` doing the WebAuthn verification.
+ *
+ * Every ceremony has a random id, lives `ceremonyTtlMs` (5 minutes by default) and allows one
+ * attempt: completing it deletes it whatever the outcome, so a failed or repeated completion
+ * finds nothing. Only the SHA-256 of its challenge is stored; the presented challenge is
+ * compared in constant time.
+ *
+ * - Registration (an authenticated user): the credential is stored with whether the
+ *   authenticator verified the user (its user-verification capability).
+ * - Login (first factor): discoverable (no user named, the credential names the user) or
+ *   username-first (`allowCredentials` of the named user; unknown users get a stable decoy).
+ *   A credential that is not user-verification capable, or an assertion without UV, is
+ *   refused with `passkey_not_eligible`.
+ * - Second factor: any registered passkey of the pending login's subject.
+ *
+ * After a verified signature the counter is advanced in one conditional write; a regression
+ * fails with the generic login error and emits `passkey.signcount_regression`.
+ *
+ * @module
+ */
+import { hmac } from "@noble/hashes/hmac.js";
+import { sha256 } from "@noble/hashes/sha2.js";
+import {
+  type AuthenticationResponseJSON,
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  type RegistrationResponseJSON,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+} from "@simplewebauthn/server";
+import * as v from "valibot";
+import type { Clock } from "../clock.ts";
+import { fromBase64Url, fromUtf8, toBase64Url, utf8 } from "../encoding.ts";
+import { NotFoundError } from "../errors.ts";
+import { EVENT_KINDS } from "../events/catalog.ts";
+import type { EventSink } from "../events/sink.ts";
+import type { RandomSource } from "../random.ts";
+import {
+  challengeMatches,
+  PASSKEY_CEREMONY_TTL_MS,
+  type PasskeyCeremonyRecord,
+  type PasskeyCeremonyStore,
+} from "../../storage/contract/passkey-ceremonies.ts";
+import type {
+  PasskeyCredentialRecord,
+  PasskeyCredentialStore,
+} from "../../storage/contract/passkey-credentials.ts";
+import type { User, UserStore } from "../../storage/contract/users.ts";
+import {
+  isFirstFactorEligible,
+  PasskeyLoginError,
+  PasskeyNotEligibleError,
+  PasskeyRegistrationError,
+} from "./rules.ts";
+
+/** The relying party (spec 5.3): its id (a domain), its name and the origins allowed in ceremonies. */
+export interface RelyingParty {
+  readonly id: string;
+  readonly name: string;
+  readonly origins: readonly string[];
+}
+
+/** The ceremony kinds. */
+export const CeremonyKinds = {
+  registration: "registration",
+  login: "authentication",
+  secondFactor: "mfa",
+} as const;
+
+/** COSE algorithms offered at registration: EdDSA, ES256, RS256. */
+export const SUPPORTED_ALGORITHMS: readonly number[] = [-8, -7, -257];
+
+const b64url = v.pipe(v.string(), v.maxLength(16_384), v.regex(/^[A-Za-z0-9_-]*={0,2}$/));
+const clientExtensionResults = v.optional(v.record(v.string(), v.unknown()), {});
+
+/** The JSON of a `navigator.credentials.create()` result (`PublicKeyCredential.toJSON()`). */
+export const RegistrationResponseSchema = v.object({
+  id: b64url,
+  rawId: b64url,
+  type: v.literal("public-key"),
+  response: v.object({
+    clientDataJSON: b64url,
+    attestationObject: b64url,
+    authenticatorData: v.optional(b64url),
+    transports: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(32))), v.maxLength(10))),
+    publicKeyAlgorithm: v.optional(v.number()),
+    publicKey: v.optional(b64url),
+  }),
+  authenticatorAttachment: v.optional(v.nullable(v.picklist(["platform", "cross-platform"]))),
+  clientExtensionResults,
+});
+
+/** The JSON of a `navigator.credentials.get()` result (`PublicKeyCredential.toJSON()`). */
+export const AuthenticationResponseSchema = v.object({
+  id: b64url,
+  rawId: b64url,
+  type: v.literal("public-key"),
+  response: v.object({
+    clientDataJSON: b64url,
+    authenticatorData: b64url,
+    signature: b64url,
+    userHandle: v.optional(v.nullable(b64url)),
+  }),
+  authenticatorAttachment: v.optional(v.nullable(v.picklist(["platform", "cross-platform"]))),
+  clientExtensionResults,
+});
+
+/** A validated registration response. */
+export type RegistrationResponse = v.InferOutput<typeof RegistrationResponseSchema>;
+/** A validated authentication response. */
+export type AuthenticationResponse = v.InferOutput<typeof AuthenticationResponseSchema>;
+
+/** A started ceremony: its id and the options for `navigator.credentials`. */
+export interface CeremonyStart<O> {
+  readonly ceremonyId: string;
+  readonly options: O;
+}
+
+/** A verified assertion. */
+export interface VerifiedAssertion {
+  readonly user: User;
+  readonly credential: PasskeyCredentialRecord;
+  /** Whether the authenticator verified the user in this assertion. */
+  readonly userVerified: boolean;
+}
+
+/** What a {@link PasskeyService} is built from. */
+export interface PasskeyServiceOptions {
+  readonly credentials: PasskeyCredentialStore;
+  readonly ceremonies: PasskeyCeremonyStore;
+  readonly users: Pick<UserStore, "get" | "findByEmail">;
+  readonly events: EventSink;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  readonly relyingParty: RelyingParty;
+  /** Ceremony lifetime (default 5 minutes); also the browser's timeout. */
+  readonly ceremonyTtlMs?: number;
+}
+
+/**
+ * Passkey registration, login and second-factor ceremonies.
+ *
+ * @example
+ * ```ts
+ * const passkeys = new PasskeyService({ credentials: storage.passkeyCredentials,
+ *   ceremonies: storage.passkeyCeremonies, users: storage.users, events, clock, random,
+ *   relyingParty: config.relyingParty });
+ * const { ceremonyId, options } = await passkeys.startLogin({ realmId });
+ * // … navigator.credentials.get({ publicKey: options }) in the browser …
+ * const { user } = await passkeys.finishLogin(ceremonyId, response);
+ * ```
+ */
+export class PasskeyService {
+  readonly #o: PasskeyServiceOptions;
+  readonly #ttlMs: number;
+  readonly #decoyKey: Uint8Array;
+
+  constructor(options: PasskeyServiceOptions) {
+    this.#o = options;
+    this.#ttlMs = options.ceremonyTtlMs ?? PASSKEY_CEREMONY_TTL_MS;
+    this.#decoyKey = options.random.bytes(32);
+  }
+
+  /** The relying party. */
+  get relyingParty(): RelyingParty {
+    return this.#o.relyingParty;
+  }
+
+  /** Starts registering a passkey for `user`; `name` labels the credential. */
+  async startRegistration(
+    user: Pick<User, "id" | "realmId" | "email" | "displayName">,
+    input: { name?: string | null } = {},
+  ): Promise<CeremonyStart<PublicKeyCredentialCreationOptionsJSON>> {
+    const { relyingParty: rp, random } = this.#o;
+    const existing = await this.#o.credentials.listByUser(user.id);
+    const options = await generateRegistrationOptions({
+      rpName: rp.name,
+      rpID: rp.id,
+      userName: user.email,
+      userID: userHandle(user.id),
+      userDisplayName: user.displayName ?? user.email,
+      challenge: random.bytes(32) as Uint8Array<ArrayBuffer>,
+      timeout: this.#ttlMs,
+      attestationType: "none",
+      excludeCredentials: existing.map((c) => ({ id: toBase64Url(c.credentialId), transports: [...c.transports] })),
+      authenticatorSelection: { residentKey: "required", requireResidentKey: true, userVerification: "preferred" },
+      supportedAlgorithmIDs: [...SUPPORTED_ALGORITHMS],
+    });
+    const ceremony = await this.#o.ceremonies.create({
+      kind: CeremonyKinds.registration,
+      challenge: options.challenge,
+      realmId: user.realmId,
+      userId: user.id,
+      data: input.name ? { name: input.name } : {},
+      ttlMs: this.#ttlMs,
+    });
+    return { ceremonyId: ceremony.id, options };
+  }
+
+  /**
+   * Completes a registration of `user` (the one who started it). Throws
+   * `PasskeyRegistrationError` for anything that does not verify, `ConflictError` when the
+   * credential is already registered.
+   */
+  async finishRegistration(
+    user: Pick<User, "id" | "realmId">,
+    ceremonyId: string,
+    response: RegistrationResponse,
+    input: { name?: string | null } = {},
+  ): Promise<PasskeyCredentialRecord> {
+    const { relyingParty: rp } = this.#o;
+    const ceremony = await this.#o.ceremonies.consume(ceremonyId);
+    if (ceremony === null) throw new PasskeyRegistrationError("ceremony unknown, used or expired");
+    if (ceremony.kind !== CeremonyKinds.registration || ceremony.userId !== user.id) {
+      throw new PasskeyRegistrationError("ceremony of another kind or user");
+    }
+    let info;
+    try {
+      const result = await verifyRegistrationResponse({
+        response: response as RegistrationResponseJSON,
+        expectedChallenge: (challenge) => challengeMatches(ceremony, challenge),
+        expectedOrigin: [...rp.origins],
+        expectedRPID: rp.id,
+        requireUserPresence: true,
+        requireUserVerification: false,
+        supportedAlgorithmIDs: [...SUPPORTED_ALGORITHMS],
+      });
+      if (!result.verified) throw new Error("not verified");
+      info = result.registrationInfo;
+    } catch (error) {
+      throw new PasskeyRegistrationError(`response does not verify: ${(error as Error).message}`);
+    }
+    const name = input.name ?? (typeof ceremony.data.name === "string" ? ceremony.data.name : null);
+    const credential = await this.#o.credentials.create({
+      userId: user.id,
+      credentialId: fromBase64Url(info.credential.id),
+      publicKey: info.credential.publicKey,
+      signCount: info.credential.counter,
+      userVerificationCapable: info.userVerified,
+      transports: response.response.transports ?? [],
+      name,
+    });
+    this.#emit(EVENT_KINDS.passkeyRegistered, user, {
+      passkeyId: credential.id,
+      userVerificationCapable: credential.userVerificationCapable,
+      backupEligible: info.credentialDeviceType === "multiDevice",
+    });
+    return credential;
+  }
+
+  /**
+   * Starts a first-factor login in `realmId` (null: any realm). Without `email` it is
+   * passwordless with a discoverable credential; with `email` it is username-first and the
+   * options list the user's credentials (an unknown email, or a user without passkeys, gets
+   * one stable decoy credential id, so the answer does not tell whether the account exists).
+   */
+  async startLogin(
+    input: { realmId: string | null; email?: string | null },
+  ): Promise<CeremonyStart<PublicKeyCredentialRequestOptionsJSON>> {
+    let userId: string | null = null;
+    let allow: { id: string; transports?: string[] }[] | undefined;
+    if (input.email) {
+      const email = input.email.trim().toLowerCase();
+      const user = input.realmId === null ? null : await this.#o.users.findByEmail(input.realmId, email);
+      const credentials = user && user.status === "Active" ? await this.#o.credentials.listByUser(user.id) : [];
+      if (user && credentials.length > 0) {
+        userId = user.id;
+        allow = credentials.map((c) => ({ id: toBase64Url(c.credentialId), transports: [...c.transports] }));
+      } else {
+        allow = [{ id: this.#decoyCredentialId(input.realmId, email), transports: ["internal", "hybrid"] }];
+      }
+    }
+    return await this.#startAssertion(CeremonyKinds.login, {
+      realmId: input.realmId,
+      userId,
+      allow,
+      data: { mode: input.email ? "username" : "discoverable" },
+    });
+  }
+
+  /**
+   * Completes a first-factor login: the user and credential, or `PasskeyLoginError` (generic
+   * 401), or `PasskeyNotEligibleError` (401 `passkey_not_eligible`) when the credential or the
+   * assertion lacks user verification. The counter has moved forward in either case.
+   */
+  async finishLogin(ceremonyId: string, response: AuthenticationResponse): Promise<VerifiedAssertion> {
+    const ceremony = await this.#o.ceremonies.consume(ceremonyId);
+    if (ceremony === null) throw new PasskeyLoginError("ceremony unknown, used or expired");
+    if (ceremony.kind !== CeremonyKinds.login) throw new PasskeyLoginError("ceremony of another kind");
+    const verified = await this.#verifyAssertion(ceremony, response);
+    if (!isFirstFactorEligible({ ...verified.credential, userVerified: verified.userVerified })) {
+      throw new PasskeyNotEligibleError();
+    }
+    this.#emit(EVENT_KINDS.passkeyLogin, verified.user, {
+      passkeyId: verified.credential.id,
+      factor: "first",
+      userVerified: verified.userVerified,
+    });
+    return verified;
+  }
+
+  /**
+   * Starts a second-factor ceremony for the pending login `pendingId` (the `mfa+svc` jti) of
+   * `userId`: the options list the user's passkeys.
+   */
+  async startSecondFactor(
+    input: { realmId: string; userId: string; pendingId: string },
+  ): Promise<CeremonyStart<PublicKeyCredentialRequestOptionsJSON>> {
+    const credentials = await this.#o.credentials.listByUser(input.userId);
+    return await this.#startAssertion(CeremonyKinds.secondFactor, {
+      realmId: input.realmId,
+      userId: input.userId,
+      allow: credentials.map((c) => ({ id: toBase64Url(c.credentialId), transports: [...c.transports] })),
+      data: { pending: input.pendingId },
+    });
+  }
+
+  /**
+   * Completes a second-factor ceremony of the pending login `pendingId` of `userId`. Any
+   * registered passkey of the user is accepted, with or without user verification.
+   */
+  async finishSecondFactor(
+    input: { userId: string; pendingId: string },
+    ceremonyId: string,
+    response: AuthenticationResponse,
+  ): Promise<VerifiedAssertion> {
+    const ceremony = await this.#o.ceremonies.consume(ceremonyId);
+    if (ceremony === null) throw new PasskeyLoginError("ceremony unknown, used or expired");
+    if (
+      ceremony.kind !== CeremonyKinds.secondFactor || ceremony.userId !== input.userId ||
+      ceremony.data.pending !== input.pendingId
+    ) {
+      throw new PasskeyLoginError("ceremony of another kind or login");
+    }
+    const verified = await this.#verifyAssertion(ceremony, response);
+    this.#emit(EVENT_KINDS.passkeyLogin, verified.user, {
+      passkeyId: verified.credential.id,
+      factor: "second",
+      userVerified: verified.userVerified,
+    });
+    return verified;
+  }
+
+  /** The user's passkeys, oldest first. */
+  list(userId: string): Promise<PasskeyCredentialRecord[]> {
+    return this.#o.credentials.listByUser(userId);
+  }
+
+  /**
+   * Removes one of the user's passkeys, named by its svc id or its authenticator credential
+   * id (base64url). `NotFoundError` when it is not theirs or does not exist (the same answer).
+   */
+  async remove(user: Pick<User, "id" | "realmId">, id: string): Promise<PasskeyCredentialRecord> {
+    let credential = await this.#o.credentials.get(id);
+    if (credential === null && /^[A-Za-z0-9_-]{1,1400}$/.test(id)) {
+      credential = await this.#o.credentials.getByCredentialId(fromBase64Url(id));
+    }
+    if (credential === null || credential.userId !== user.id || !await this.#o.credentials.delete(user.id, credential.id)) {
+      throw new NotFoundError("The passkey was not found.");
+    }
+    this.#emit(EVENT_KINDS.passkeyRemoved, user, { passkeyId: credential.id });
+    return credential;
+  }
+
+  async #startAssertion(
+    kind: string,
+    input: {
+      realmId: string | null;
+      userId: string | null;
+      allow: { id: string; transports?: string[] }[] | undefined;
+      data: Record<string, unknown>;
+    },
+  ): Promise<CeremonyStart<PublicKeyCredentialRequestOptionsJSON>> {
+    const options = await generateAuthenticationOptions({
+      rpID: this.#o.relyingParty.id,
+      challenge: this.#o.random.bytes(32) as Uint8Array<ArrayBuffer>,
+      timeout: this.#ttlMs,
+      userVerification: "preferred",
+      ...(input.allow ? { allowCredentials: input.allow } : {}),
+    });
+    const ceremony = await this.#o.ceremonies.create({
+      kind,
+      challenge: options.challenge,
+      realmId: input.realmId,
+      userId: input.userId,
+      data: input.data,
+      ttlMs: this.#ttlMs,
+    });
+    return { ceremonyId: ceremony.id, options };
+  }
+
+  /** Verifies an assertion against a consumed ceremony, then advances the counter. */
+  async #verifyAssertion(
+    ceremony: PasskeyCeremonyRecord,
+    response: AuthenticationResponse,
+  ): Promise<VerifiedAssertion> {
+    const { relyingParty: rp, credentials } = this.#o;
+    let rawId: Uint8Array;
+    try {
+      rawId = fromBase64Url(response.rawId);
+    } catch {
+      throw new PasskeyLoginError("malformed credential id");
+    }
+    const credential = await credentials.getByCredentialId(rawId);
+    if (credential === null) throw new PasskeyLoginError("unknown credential");
+    if (ceremony.userId !== null && credential.userId !== ceremony.userId) {
+      throw new PasskeyLoginError("credential of another user");
+    }
+    const handle = response.response.userHandle;
+    if (handle && !sameUserHandle(handle, credential.userId)) throw new PasskeyLoginError("user handle mismatch");
+    const user = await this.#o.users.get(credential.userId);
+    if (user === null || user.status !== "Active" || user.anonymizedAt !== null) {
+      throw new PasskeyLoginError("user missing or not active");
+    }
+    if (ceremony.realmId !== null && user.realmId !== ceremony.realmId) {
+      throw new PasskeyLoginError("user of another realm");
+    }
+    let newCounter: number;
+    let userVerified: boolean;
+    try {
+      const result = await verifyAuthenticationResponse({
+        response: response as AuthenticationResponseJSON,
+        expectedChallenge: (challenge) => challengeMatches(ceremony, challenge),
+        expectedOrigin: [...rp.origins],
+        expectedRPID: rp.id,
+        credential: {
+          id: response.id,
+          publicKey: credential.publicKey as Uint8Array<ArrayBuffer>,
+          // The counter is checked below, atomically with its update.
+          counter: 0,
+          transports: credential.transports as AuthenticatorTransportName[],
+        },
+        requireUserVerification: false,
+      });
+      if (!result.verified) throw new Error("signature does not verify");
+      newCounter = result.authenticationInfo.newCounter;
+      userVerified = result.authenticationInfo.userVerified;
+    } catch (error) {
+      throw new PasskeyLoginError(`assertion does not verify: ${(error as Error).message}`);
+    }
+    const lastUsedAt = new Date(this.#o.clock.now());
+    if (!await credentials.updateCounter(credential.id, newCounter, lastUsedAt)) {
+      const current = await credentials.get(credential.id);
+      if (current === null) throw new PasskeyLoginError("credential removed");
+      this.#emit(EVENT_KINDS.passkeySigncountRegression, user, {
+        passkeyId: credential.id,
+        storedSignCount: current.signCount,
+        presentedSignCount: newCounter,
+      });
+      throw new PasskeyLoginError("sign count regression");
+    }
+    return {
+      user,
+      credential: { ...credential, signCount: newCounter, lastUsedAt },
+      userVerified,
+    };
+  }
+
+  #decoyCredentialId(realmId: string | null, email: string): string {
+    return toBase64Url(hmac(sha256, this.#decoyKey, utf8(`${realmId ?? ""}\n${email}`)));
+  }
+
+  #emit(kind: string, user: Pick<User, "id" | "realmId">, data: Record<string, unknown>): void {
+    this.#o.events.emit({ kind, occurredAt: this.#o.clock.now(), realmId: user.realmId, userId: user.id, data });
+  }
+}
+
+type AuthenticatorTransportName = "ble" | "cable" | "hybrid" | "internal" | "nfc" | "smart-card" | "usb";
+
+/** The WebAuthn user handle of a user: the UTF-8 of its id (no personal data). */
+export function userHandle(userId: string): Uint8Array<ArrayBuffer> {
+  return utf8(userId) as Uint8Array<ArrayBuffer>;
+}
+
+function sameUserHandle(handle: string, userId: string): boolean {
+  try {
+    return fromUtf8(fromBase64Url(handle)) === userId;
+  } catch {
+    return false;
+  }
+}

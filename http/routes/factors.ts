@@ -1,0 +1,118 @@
+/**
+ * The caller's second factors (spec 5.1):
+ *
+ * - `GET /profile/factors`: `{ totp: "none" | "pending" | "confirmed", recoveryCodesRemaining, emailOtp: true }`.
+ * - `POST /profile/factors/totp`: starts (or restarts) TOTP enrollment: `{ secret, uri, digits,
+ *   period, algorithm }`, shown once; 409 `conflict` when TOTP is already confirmed.
+ * - `POST /profile/factors/totp/confirm` `{ code }`: confirms it with a first code:
+ *   `{ totp: "confirmed" }`; 401 `invalid_mfa_code` for a wrong code.
+ * - `DELETE /profile/factors/totp` `{ code? }`: removes TOTP (204).
+ * - `POST /profile/factors/recovery-codes` `{ code? }`: a new set of recovery codes, shown once
+ *   (`{ codes: [...] }`); the previous set stops working.
+ * - `GET /profile/factors/recovery-codes`: `{ remaining }`.
+ *
+ * Removing TOTP and regenerating recovery codes weaken or bypass the second factor, so once TOTP
+ * is confirmed they need a proof: a session signed in with a second factor (`mfa` is
+ * `MultiFactor`) or a current TOTP code in `code`. Email OTP needs no enrollment: every user
+ * without TOTP gets it when the risk gate asks for step-up (it goes to the account's address).
+ *
+ * @module
+ */
+import type { Context } from "hono";
+import * as v from "valibot";
+import { InvalidMfaCodeError } from "../../core/login/errors.ts";
+import { MFA_LEVEL_MULTI_FACTOR } from "../../core/login/pipeline.ts";
+import { NotFoundError, SvcError } from "../../core/errors.ts";
+import type { RecoveryCodeService } from "../../core/mfa/recovery-codes.ts";
+import type { TotpService } from "../../core/totp/service.ts";
+import type { UserStore } from "../../storage/contract/users.ts";
+import type { RouteInstaller } from "../app.ts";
+import type { Principal } from "../auth/principal.ts";
+import type { SvcEnv } from "../request-id.ts";
+import { parseBody } from "../validate.ts";
+import { requireUser } from "./auth.ts";
+
+const code = v.pipe(v.string("code must be a string"), v.minLength(1), v.maxLength(64));
+/** The body of `POST /profile/factors/totp/confirm`. */
+export const TotpCodeSchema = v.strictObject({ code });
+/** The optional body of the routes that need a second-factor proof. */
+export const FactorProofSchema = v.strictObject({ code: v.optional(code) });
+
+/** What the factor routes need. */
+export interface FactorRouteDeps {
+  totp: TotpService;
+  recoveryCodes: RecoveryCodeService;
+  users: UserStore;
+}
+
+/** The factor routes. */
+export function factorRoutes(deps: FactorRouteDeps): RouteInstaller {
+  return (app) => {
+    app.get("/profile/factors", async (c) => {
+      const principal = await requireUser(c);
+      const [totp, remaining] = await Promise.all([
+        deps.totp.status(principal.userId),
+        deps.recoveryCodes.remaining(principal.userId),
+      ]);
+      c.header("Cache-Control", "no-store");
+      return c.json({ totp, recoveryCodesRemaining: remaining, emailOtp: true });
+    });
+
+    app.post("/profile/factors/totp", async (c) => {
+      const principal = await requireUser(c);
+      const user = await deps.users.get(principal.userId);
+      if (user === null) throw new NotFoundError("No such user.");
+      const started = await deps.totp.startEnrollment(user.id, user.email);
+      c.header("Cache-Control", "no-store");
+      return c.json(started);
+    });
+
+    app.post("/profile/factors/totp/confirm", async (c) => {
+      const principal = await requireUser(c);
+      const body = await parseBody(c, TotpCodeSchema);
+      const result = await deps.totp.confirmEnrollment(principal.userId, body.code);
+      if (!result.ok) {
+        if (result.reason === "no_pending_enrollment") {
+          throw new SvcError("no_pending_enrollment", "Start TOTP enrollment first.", 409);
+        }
+        throw new InvalidMfaCodeError();
+      }
+      return c.json({ totp: "confirmed" });
+    });
+
+    app.delete("/profile/factors/totp", async (c) => {
+      const principal = await requireUser(c);
+      await requireProof(c, deps, principal);
+      if (!await deps.totp.disable(principal.userId)) throw new NotFoundError("TOTP is not enrolled.");
+      return c.body(null, 204);
+    });
+
+    app.post("/profile/factors/recovery-codes", async (c) => {
+      const principal = await requireUser(c);
+      await requireProof(c, deps, principal);
+      const codes = await deps.recoveryCodes.generate(principal.userId);
+      c.header("Cache-Control", "no-store");
+      return c.json({ codes });
+    });
+
+    app.get("/profile/factors/recovery-codes", async (c) => {
+      const principal = await requireUser(c);
+      return c.json({ remaining: await deps.recoveryCodes.remaining(principal.userId) });
+    });
+  };
+}
+
+/** With TOTP confirmed: a multi-factor session or a current TOTP code; otherwise nothing. */
+async function requireProof(c: Context<SvcEnv>, deps: FactorRouteDeps, principal: Principal): Promise<void> {
+  const hasBody = c.req.header("Content-Type") !== undefined;
+  const body = hasBody ? await parseBody(c, FactorProofSchema) : {};
+  if (await deps.totp.status(principal.userId) !== "confirmed") return;
+  if (principal.mfa === MFA_LEVEL_MULTI_FACTOR) return;
+  if (body.code === undefined || !(await deps.totp.verify(principal.userId, body.code)).ok) {
+    throw new SvcError(
+      "second_factor_required",
+      "Send a current TOTP code as code, or sign in with your second factor first.",
+      403,
+    );
+  }
+}

@@ -1,0 +1,295 @@
+/**
+ * Passkey endpoints (spec 4.2), mounted under `/auth/passkey`:
+ *
+ * - `POST /register/options` (signed in; optional `{ name }`) → `{ ceremonyId, options }`;
+ *   `options` goes to `navigator.credentials.create({ publicKey })`.
+ * - `POST /register` (signed in) `{ ceremonyId, response, name? }` → 201 `{ passkey }`.
+ * - `GET /login/options` (passwordless, discoverable) or `POST /login/options` with
+ *   `{ email?, realm? }` (username-first when `email` is given) or `{ mfaToken }` (the
+ *   options of a second-factor ceremony) → `{ ceremonyId, options }`.
+ * - `POST /login` `{ ceremonyId, response, org?, audience? }` → the sign-in response.
+ * - `POST /mfa/verify` `{ mfaToken, ceremonyId, response }` → the sign-in response.
+ * - `GET /` → `{ passkeys: [...] }` of the caller.
+ * - `DELETE /{credentialId}` (svc id or base64url credential id) → 204.
+ *
+ * Every completed login answers through `respondWithSignIn` with the MFA level
+ * `PhishingResistant`.
+ *
+ * @module
+ */
+import type { Context } from "hono";
+import * as v from "valibot";
+import type { Clock } from "../../core/clock.ts";
+import type { SvcConfig } from "../../core/config/mod.ts";
+import { fromBase64Url, fromUtf8, toBase64Url } from "../../core/encoding.ts";
+import { NotFoundError, ValidationError } from "../../core/errors.ts";
+import type { EventSink } from "../../core/events/sink.ts";
+import { PASSKEY_MFA_LEVEL } from "../../core/passkeys/rules.ts";
+import {
+  AuthenticationResponseSchema,
+  PasskeyService,
+  RegistrationResponseSchema,
+} from "../../core/passkeys/service.ts";
+import type { RandomSource } from "../../core/random.ts";
+import { InvalidTokenError } from "../../core/tokens/errors.ts";
+import type { TokenService } from "../../core/tokens/service.ts";
+import type { MfaTokenClaims } from "../../core/tokens/types.ts";
+import type { PasskeyCredentialRecord } from "../../storage/contract/passkey-credentials.ts";
+import type { Storage } from "../../storage/storage.ts";
+import type { RouteInstaller } from "../app.ts";
+import { cookieSettings } from "../auth/cookies.ts";
+import { respondWithSignIn, type SignInResponder } from "../auth/login-response.ts";
+import type { AuthStack } from "../auth/stack.ts";
+import type { SvcEnv } from "../request-id.ts";
+import { parseBody } from "../validate.ts";
+import { requireUser } from "./auth.ts";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ceremonyId = v.pipe(v.string("ceremonyId must be a string"), v.minLength(1), v.maxLength(100));
+const name = v.nullable(v.pipe(v.string("name must be a string"), v.trim(), v.maxLength(100)));
+const token = v.pipe(v.string("mfaToken must be a string"), v.minLength(1), v.maxLength(8000));
+
+/** The body of `POST /auth/passkey/register/options`. */
+export const RegisterOptionsSchema = v.strictObject({ name: v.optional(name) });
+
+/** The body of `POST /auth/passkey/register`. */
+export const RegisterSchema = v.strictObject({
+  ceremonyId,
+  response: RegistrationResponseSchema,
+  name: v.optional(name),
+});
+
+/** The body of `POST /auth/passkey/login/options`. */
+export const LoginOptionsSchema = v.strictObject({
+  email: v.optional(v.pipe(v.string("email must be a string"), v.trim(), v.minLength(1), v.maxLength(320))),
+  realm: v.optional(v.pipe(v.string("realm must be a realm name or id"), v.minLength(1), v.maxLength(200))),
+  mfaToken: v.optional(token),
+});
+
+/** The body of `POST /auth/passkey/login`. */
+export const LoginSchema = v.strictObject({
+  ceremonyId,
+  response: AuthenticationResponseSchema,
+  org: v.optional(v.nullable(v.pipe(v.string("org must be an organization id"), v.regex(UUID, "org must be a UUID")))),
+  audience: v.optional(v.pipe(v.string("audience must be a string"), v.minLength(1), v.maxLength(2000))),
+});
+
+/** The body of `POST /auth/passkey/mfa/verify`. */
+export const MfaVerifySchema = v.strictObject({
+  mfaToken: token,
+  ceremonyId,
+  response: AuthenticationResponseSchema,
+});
+
+/** A passkey as the API shows it (never the public key). */
+export interface PasskeyView {
+  readonly id: string;
+  /** The authenticator's credential id, base64url. */
+  readonly credentialId: string;
+  readonly name: string | null;
+  readonly userVerificationCapable: boolean;
+  readonly transports: readonly string[];
+  readonly signCount: number;
+  readonly createdAt: string;
+  readonly lastUsedAt: string | null;
+}
+
+/** The API view of a stored credential. */
+export function passkeyView(c: PasskeyCredentialRecord): PasskeyView {
+  return {
+    id: c.id,
+    credentialId: toBase64Url(c.credentialId),
+    name: c.name,
+    userVerificationCapable: c.userVerificationCapable,
+    transports: c.transports,
+    signCount: c.signCount,
+    createdAt: c.createdAt.toISOString(),
+    lastUsedAt: c.lastUsedAt?.toISOString() ?? null,
+  };
+}
+
+/** What the passkey routes need. */
+export interface PasskeyRouteDeps {
+  passkeys: PasskeyService;
+  tokens: TokenService;
+  storage: Pick<Storage, "users" | "realms" | "consumedTokens">;
+  responder: SignInResponder;
+}
+
+/** The passkey routes under `/auth/passkey`. */
+export function passkeyRoutes(deps: PasskeyRouteDeps): RouteInstaller {
+  const { passkeys, storage, responder } = deps;
+  return (app) => {
+    app.post("/auth/passkey/register/options", async (c) => {
+      const principal = await requireUser(c);
+      const body = await optionalBody(c, RegisterOptionsSchema);
+      const user = await storage.users.get(principal.userId);
+      if (user === null) throw new NotFoundError("The user was not found.");
+      c.header("Cache-Control", "no-store");
+      return c.json(await passkeys.startRegistration(user, { name: body.name }));
+    });
+
+    app.post("/auth/passkey/register", async (c) => {
+      const principal = await requireUser(c);
+      const body = await parseBody(c, RegisterSchema);
+      const credential = await passkeys.finishRegistration(
+        { id: principal.userId, realmId: principal.realmId },
+        body.ceremonyId,
+        body.response,
+        body.name !== undefined ? { name: body.name } : {},
+      );
+      return c.json({ passkey: passkeyView(credential) }, 201);
+    });
+
+    const loginOptions = async (c: Context<SvcEnv>, body: v.InferOutput<typeof LoginOptionsSchema>) => {
+      c.header("Cache-Control", "no-store");
+      if (body.mfaToken !== undefined) {
+        if (body.email !== undefined || body.realm !== undefined) {
+          throw new ValidationError("mfaToken cannot be combined with email or realm.");
+        }
+        const claims = await verifyPending(deps, body.mfaToken);
+        return c.json(
+          await passkeys.startSecondFactor({ realmId: claims.realm, userId: claims.sub, pendingId: claims.jti }),
+        );
+      }
+      const realmId = await resolveRealm(storage, body.realm);
+      return c.json(await passkeys.startLogin({ realmId, email: body.email ?? null }));
+    };
+    app.get("/auth/passkey/login/options", (c) =>
+      loginOptions(c, {
+        email: c.req.query("email") || undefined,
+        realm: c.req.query("realm") || undefined,
+      }));
+    app.post("/auth/passkey/login/options", async (c) => loginOptions(c, await optionalBody(c, LoginOptionsSchema)));
+
+    app.post("/auth/passkey/login", async (c) => {
+      const body = await parseBody(c, LoginSchema);
+      const { user } = await passkeys.finishLogin(body.ceremonyId, body.response);
+      const { response } = await respondWithSignIn(c, responder, {
+        realmId: user.realmId,
+        userId: user.id,
+        mfa: PASSKEY_MFA_LEVEL,
+        orgId: body.org ?? null,
+        ...(body.audience !== undefined ? { audience: body.audience } : {}),
+        deviceDescription: c.req.header("User-Agent")?.slice(0, 200) ?? null,
+      });
+      return response;
+    });
+
+    app.post("/auth/passkey/mfa/verify", async (c) => {
+      const body = await parseBody(c, MfaVerifySchema);
+      const claims = await verifyPending(deps, body.mfaToken);
+      await passkeys.finishSecondFactor(
+        { userId: claims.sub, pendingId: claims.jti },
+        body.ceremonyId,
+        body.response,
+      );
+      // The hand-off is single use: the first completion wins, concurrent or not.
+      if (!await storage.consumedTokens.consume(claims.jti, new Date(claims.exp * 1000))) {
+        throw new InvalidTokenError("consumed");
+      }
+      const { response } = await respondWithSignIn(c, responder, {
+        realmId: claims.realm,
+        userId: claims.sub,
+        mfa: PASSKEY_MFA_LEVEL,
+        orgId: claims.org,
+        audience: claims.aud,
+        ipAddress: claims.ip,
+        deviceDescription: c.req.header("User-Agent")?.slice(0, 200) ?? null,
+      });
+      return response;
+    });
+
+    const list = async (c: Context<SvcEnv>) => {
+      const principal = await requireUser(c);
+      c.header("Cache-Control", "no-store");
+      return c.json({ passkeys: (await passkeys.list(principal.userId)).map(passkeyView) });
+    };
+    app.get("/auth/passkey", list);
+    app.get("/auth/passkey/", list);
+
+    app.delete("/auth/passkey/:credentialId", async (c) => {
+      const principal = await requireUser(c);
+      await passkeys.remove({ id: principal.userId, realmId: principal.realmId }, c.req.param("credentialId"));
+      return c.body(null, 204);
+    });
+  };
+}
+
+/** What {@link createPasskeyRoutes} builds from. */
+export interface PasskeyStackOptions {
+  config: SvcConfig;
+  storage: Storage;
+  clock: Clock;
+  random: RandomSource;
+  events: EventSink;
+  auth: Pick<AuthStack, "tokens" | "sessions">;
+}
+
+/** The passkey service and routes from the configuration (relying party, ceremony lifetime). */
+export function createPasskeyRoutes(
+  options: PasskeyStackOptions,
+): { passkeys: PasskeyService; routes: RouteInstaller } {
+  const { config, storage, clock, random, events, auth } = options;
+  const passkeys = new PasskeyService({
+    credentials: storage.passkeyCredentials,
+    ceremonies: storage.passkeyCeremonies,
+    users: storage.users,
+    events,
+    clock,
+    random,
+    relyingParty: config.relyingParty,
+    ceremonyTtlMs: config.passkey.ceremonyTtlSeconds * 1000,
+  });
+  const routes = passkeyRoutes({
+    passkeys,
+    tokens: auth.tokens,
+    storage,
+    responder: {
+      sessions: auth.sessions,
+      cookies: cookieSettings(config),
+      random,
+      refreshTokenTtlSeconds: config.tokens.refreshTokenTtlSeconds,
+    },
+  });
+  return { passkeys, routes };
+}
+
+/**
+ * The claims of a pending login's `mfa+svc` token, not yet consumed. Its audience is the app
+ * the login is for (any), carried into the issued tokens.
+ */
+async function verifyPending(deps: PasskeyRouteDeps, mfaToken: string): Promise<MfaTokenClaims> {
+  const audience = unverifiedAudience(mfaToken);
+  if (audience === null) throw new InvalidTokenError("malformed");
+  const claims = await deps.tokens.verify("mfa+svc", mfaToken, { audience });
+  if (await deps.storage.consumedTokens.isConsumed(claims.jti)) throw new InvalidTokenError("consumed");
+  return claims;
+}
+
+function unverifiedAudience(jwt: string): string | null {
+  const parts = jwt.split(".");
+  if (parts.length !== 3) return null;
+  try {
+    const payload = JSON.parse(fromUtf8(fromBase64Url(parts[1])));
+    return typeof payload?.aud === "string" && payload.aud.length > 0 ? payload.aud : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The realm a login is in: the named one (name or id), else the default realm (or any, when none). */
+async function resolveRealm(storage: Pick<Storage, "realms">, realm: string | undefined): Promise<string | null> {
+  if (realm === undefined) return (await storage.realms.getDefault())?.id ?? null;
+  const found = UUID.test(realm) ? await storage.realms.get(realm) : await storage.realms.getByName(realm);
+  if (found === null) throw new ValidationError("The realm does not exist.", { field: "realm" });
+  return found.id;
+}
+
+async function optionalBody<S extends v.GenericSchema>(c: Context<SvcEnv>, schema: S): Promise<v.InferOutput<S>> {
+  const length = c.req.header("Content-Length");
+  if (c.req.header("Content-Type") === undefined && (length === undefined || length === "0")) {
+    return v.parse(schema, {});
+  }
+  return await parseBody(c, schema);
+}
