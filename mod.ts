@@ -334,6 +334,31 @@ export { authzRoutes } from "./http/routes/authz.ts";
 export { webhookRoutes, type WebhookRoutesDeps } from "./http/routes/webhooks.ts";
 /** Audit chain reading and verification, retention, erasure, and `GET /profile/security-events`. */
 export { auditRoutes, type AuditRoutesDeps } from "./http/routes/audit.ts";
+/** The passkey endpoints under `/auth/passkey` (spec 4.2), and their service built from the config. */
+export {
+  createPasskeyRoutes,
+  type PasskeyRouteDeps,
+  passkeyRoutes,
+  type PasskeyStackOptions,
+  type PasskeyView,
+} from "./http/routes/passkeys.ts";
+/**
+ * Passkeys: registration, login and second-factor ceremonies (random id, 5-minute TTL, one
+ * attempt, only the challenge's SHA-256 stored), first-factor eligibility and the sign-count rule.
+ */
+export {
+  CeremonyKinds,
+  isFirstFactorEligible,
+  PASSKEY_MFA_LEVEL,
+  PasskeyLoginError,
+  PasskeyNotEligibleError,
+  PasskeyRegistrationError,
+  PasskeyService,
+  type PasskeyServiceOptions,
+  readAuthenticatorData,
+  type RelyingParty,
+  signCountOutcome,
+} from "./core/passkeys/mod.ts";
 
 // ---------------------------------------------------------------------------
 // Storage

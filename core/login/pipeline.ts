@@ -55,8 +55,10 @@ export const MFA_LEVEL_PASSWORD = "Password";
 /** The session MFA level after a password and a second factor. */
 export const MFA_LEVEL_MULTI_FACTOR = "MultiFactor";
 
-/** A second factor the pending login may be completed with. */
+/** A second factor `POST /auth/mfa/verify` completes a pending login with. */
 export type MfaFactor = "totp" | "email_otp" | "recovery_code";
+/** A factor a pending login may be completed with (`passkey`: through `POST /auth/passkey/mfa/verify`). */
+export type PendingFactor = MfaFactor | "passkey";
 
 /** Event kinds of the pipeline. */
 export const LOGIN_EVENTS = {
@@ -117,7 +119,7 @@ export interface ReadyLogin {
 export interface PendingMfa {
   readonly kind: "mfa";
   readonly mfaToken: string;
-  readonly factors: readonly MfaFactor[];
+  readonly factors: readonly PendingFactor[];
   /** Seconds the hand-off token lives. */
   readonly expiresIn: number;
 }
@@ -241,7 +243,9 @@ export class LoginPipeline {
     // 5. MFA step-up: TOTP when enrolled, else email OTP when the risk gate asks.
     const totpEnrolled = await d.totp.isEnrolled(user.id);
     if (totpEnrolled || risk.outcome === "StepUpMfa") {
-      const factors: MfaFactor[] = [totpEnrolled ? "totp" : "email_otp"];
+      const factors: PendingFactor[] = [totpEnrolled ? "totp" : "email_otp"];
+      // A registered passkey completes the login too, through POST /auth/passkey/mfa/verify.
+      if ((await d.storage.passkeyCredentials.listByUser(user.id)).length > 0) factors.push("passkey");
       if (await d.recoveryCodes.remaining(user.id) > 0) factors.push("recovery_code");
       const minted = await d.tokens.mint("mfa+svc", {
         realm: user.realmId,

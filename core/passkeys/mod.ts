@@ -21,8 +21,8 @@ export {
 export {
   type AuthenticationResponse,
   AuthenticationResponseSchema,
-  type CeremonyStart,
   CeremonyKinds,
+  type CeremonyStart,
   PasskeyService,
   type PasskeyServiceOptions,
   type RegistrationResponse,

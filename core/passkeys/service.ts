@@ -186,8 +186,15 @@ export class PasskeyService {
       challenge: random.bytes(32) as Uint8Array<ArrayBuffer>,
       timeout: this.#ttlMs,
       attestationType: "none",
-      excludeCredentials: existing.map((c) => ({ id: toBase64Url(c.credentialId), transports: [...c.transports] })),
-      authenticatorSelection: { residentKey: "required", requireResidentKey: true, userVerification: "preferred" },
+      excludeCredentials: existing.map((c) => ({
+        id: toBase64Url(c.credentialId),
+        transports: [...c.transports],
+      })),
+      authenticatorSelection: {
+        residentKey: "required",
+        requireResidentKey: true,
+        userVerification: "preferred",
+      },
       supportedAlgorithmIDs: [...SUPPORTED_ALGORITHMS],
     });
     const ceremony = await this.#o.ceremonies.create({
@@ -266,7 +273,9 @@ export class PasskeyService {
     if (input.email) {
       const email = input.email.trim().toLowerCase();
       const user = input.realmId === null ? null : await this.#o.users.findByEmail(input.realmId, email);
-      const credentials = user && user.status === "Active" ? await this.#o.credentials.listByUser(user.id) : [];
+      const credentials = user && user.status === "Active"
+        ? await this.#o.credentials.listByUser(user.id)
+        : [];
       if (user && credentials.length > 0) {
         userId = user.id;
         allow = credentials.map((c) => ({ id: toBase64Url(c.credentialId), transports: [...c.transports] }));
@@ -359,7 +368,10 @@ export class PasskeyService {
     if (credential === null && /^[A-Za-z0-9_-]{1,1400}$/.test(id)) {
       credential = await this.#o.credentials.getByCredentialId(fromBase64Url(id));
     }
-    if (credential === null || credential.userId !== user.id || !await this.#o.credentials.delete(user.id, credential.id)) {
+    if (
+      credential === null || credential.userId !== user.id ||
+      !await this.#o.credentials.delete(user.id, credential.id)
+    ) {
       throw new NotFoundError("The passkey was not found.");
     }
     this.#emit(EVENT_KINDS.passkeyRemoved, user, { passkeyId: credential.id });
@@ -411,7 +423,9 @@ export class PasskeyService {
       throw new PasskeyLoginError("credential of another user");
     }
     const handle = response.response.userHandle;
-    if (handle && !sameUserHandle(handle, credential.userId)) throw new PasskeyLoginError("user handle mismatch");
+    if (handle && !sameUserHandle(handle, credential.userId)) {
+      throw new PasskeyLoginError("user handle mismatch");
+    }
     const user = await this.#o.users.get(credential.userId);
     if (user === null || user.status !== "Active" || user.anonymizedAt !== null) {
       throw new PasskeyLoginError("user missing or not active");
@@ -465,7 +479,13 @@ export class PasskeyService {
   }
 
   #emit(kind: string, user: Pick<User, "id" | "realmId">, data: Record<string, unknown>): void {
-    this.#o.events.emit({ kind, occurredAt: this.#o.clock.now(), realmId: user.realmId, userId: user.id, data });
+    this.#o.events.emit({
+      kind,
+      occurredAt: this.#o.clock.now(),
+      realmId: user.realmId,
+      userId: user.id,
+      data,
+    });
   }
 }
 

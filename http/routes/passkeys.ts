@@ -7,7 +7,8 @@
  * - `GET /login/options` (passwordless, discoverable) or `POST /login/options` with
  *   `{ email?, realm? }` (username-first when `email` is given) or `{ mfaToken }` (the
  *   options of a second-factor ceremony) → `{ ceremonyId, options }`.
- * - `POST /login` `{ ceremonyId, response, org?, audience? }` → the sign-in response.
+ * - `POST /login` `{ ceremonyId, response, org?, audience? }` → the sign-in response (`audience`:
+ *   svc itself by default, else an app of the app catalog, as for the password login).
  * - `POST /mfa/verify` `{ mfaToken, ceremonyId, response }` → the sign-in response.
  * - `GET /` → `{ passkeys: [...] }` of the caller.
  * - `DELETE /{credentialId}` (svc id or base64url credential id) → 204.
@@ -24,6 +25,8 @@ import type { SvcConfig } from "../../core/config/mod.ts";
 import { fromBase64Url, fromUtf8, toBase64Url } from "../../core/encoding.ts";
 import { NotFoundError, ValidationError } from "../../core/errors.ts";
 import type { EventSink } from "../../core/events/sink.ts";
+import { UnknownAudienceError } from "../../core/login/errors.ts";
+import { describeDevice } from "../../core/login/pipeline.ts";
 import { PASSKEY_MFA_LEVEL } from "../../core/passkeys/rules.ts";
 import {
   AuthenticationResponseSchema,
@@ -38,6 +41,7 @@ import type { PasskeyCredentialRecord } from "../../storage/contract/passkey-cre
 import type { Storage } from "../../storage/storage.ts";
 import type { RouteInstaller } from "../app.ts";
 import { cookieSettings } from "../auth/cookies.ts";
+import { clientIp } from "../client-ip.ts";
 import { respondWithSignIn, type SignInResponder } from "../auth/login-response.ts";
 import type { AuthStack } from "../auth/stack.ts";
 import type { SvcEnv } from "../request-id.ts";
@@ -70,7 +74,9 @@ export const LoginOptionsSchema = v.strictObject({
 export const LoginSchema = v.strictObject({
   ceremonyId,
   response: AuthenticationResponseSchema,
-  org: v.optional(v.nullable(v.pipe(v.string("org must be an organization id"), v.regex(UUID, "org must be a UUID")))),
+  org: v.optional(
+    v.nullable(v.pipe(v.string("org must be an organization id"), v.regex(UUID, "org must be a UUID"))),
+  ),
   audience: v.optional(v.pipe(v.string("audience must be a string"), v.minLength(1), v.maxLength(2000))),
 });
 
@@ -112,7 +118,7 @@ export function passkeyView(c: PasskeyCredentialRecord): PasskeyView {
 export interface PasskeyRouteDeps {
   passkeys: PasskeyService;
   tokens: TokenService;
-  storage: Pick<Storage, "users" | "realms" | "consumedTokens">;
+  storage: Pick<Storage, "users" | "realms" | "consumedTokens" | "appCatalog">;
   responder: SignInResponder;
 }
 
@@ -149,7 +155,11 @@ export function passkeyRoutes(deps: PasskeyRouteDeps): RouteInstaller {
         }
         const claims = await verifyPending(deps, body.mfaToken);
         return c.json(
-          await passkeys.startSecondFactor({ realmId: claims.realm, userId: claims.sub, pendingId: claims.jti }),
+          await passkeys.startSecondFactor({
+            realmId: claims.realm,
+            userId: claims.sub,
+            pendingId: claims.jti,
+          }),
         );
       }
       const realmId = await resolveRealm(storage, body.realm);
@@ -160,18 +170,23 @@ export function passkeyRoutes(deps: PasskeyRouteDeps): RouteInstaller {
         email: c.req.query("email") || undefined,
         realm: c.req.query("realm") || undefined,
       }));
-    app.post("/auth/passkey/login/options", async (c) => loginOptions(c, await optionalBody(c, LoginOptionsSchema)));
+    app.post(
+      "/auth/passkey/login/options",
+      async (c) => loginOptions(c, await optionalBody(c, LoginOptionsSchema)),
+    );
 
     app.post("/auth/passkey/login", async (c) => {
       const body = await parseBody(c, LoginSchema);
+      const audience = await checkAudience(deps, body.audience);
       const { user } = await passkeys.finishLogin(body.ceremonyId, body.response);
       const { response } = await respondWithSignIn(c, responder, {
         realmId: user.realmId,
         userId: user.id,
         mfa: PASSKEY_MFA_LEVEL,
         orgId: body.org ?? null,
-        ...(body.audience !== undefined ? { audience: body.audience } : {}),
-        deviceDescription: c.req.header("User-Agent")?.slice(0, 200) ?? null,
+        audience,
+        ipAddress: clientIp(c),
+        deviceDescription: describeDevice(c.req.header("User-Agent")),
       });
       return response;
     });
@@ -194,8 +209,8 @@ export function passkeyRoutes(deps: PasskeyRouteDeps): RouteInstaller {
         mfa: PASSKEY_MFA_LEVEL,
         orgId: claims.org,
         audience: claims.aud,
-        ipAddress: claims.ip,
-        deviceDescription: c.req.header("User-Agent")?.slice(0, 200) ?? null,
+        ipAddress: clientIp(c) ?? claims.ip,
+        deviceDescription: describeDevice(c.req.header("User-Agent")),
       });
       return response;
     });
@@ -210,7 +225,10 @@ export function passkeyRoutes(deps: PasskeyRouteDeps): RouteInstaller {
 
     app.delete("/auth/passkey/:credentialId", async (c) => {
       const principal = await requireUser(c);
-      await passkeys.remove({ id: principal.userId, realmId: principal.realmId }, c.req.param("credentialId"));
+      await passkeys.remove(
+        { id: principal.userId, realmId: principal.realmId },
+        c.req.param("credentialId"),
+      );
       return c.body(null, 204);
     });
   };
@@ -278,15 +296,29 @@ function unverifiedAudience(jwt: string): string | null {
   }
 }
 
+/** The audience of a login: svc itself (the issuer) when absent, else an app of the app catalog. */
+async function checkAudience(deps: PasskeyRouteDeps, audience: string | undefined): Promise<string> {
+  const issuer = deps.tokens.issuer;
+  if (audience === undefined || audience === issuer) return issuer;
+  if (await deps.storage.appCatalog.get(audience) === null) throw new UnknownAudienceError();
+  return audience;
+}
+
 /** The realm a login is in: the named one (name or id), else the default realm (or any, when none). */
-async function resolveRealm(storage: Pick<Storage, "realms">, realm: string | undefined): Promise<string | null> {
+async function resolveRealm(
+  storage: Pick<Storage, "realms">,
+  realm: string | undefined,
+): Promise<string | null> {
   if (realm === undefined) return (await storage.realms.getDefault())?.id ?? null;
   const found = UUID.test(realm) ? await storage.realms.get(realm) : await storage.realms.getByName(realm);
   if (found === null) throw new ValidationError("The realm does not exist.", { field: "realm" });
   return found.id;
 }
 
-async function optionalBody<S extends v.GenericSchema>(c: Context<SvcEnv>, schema: S): Promise<v.InferOutput<S>> {
+async function optionalBody<S extends v.GenericSchema>(
+  c: Context<SvcEnv>,
+  schema: S,
+): Promise<v.InferOutput<S>> {
   const length = c.req.header("Content-Length");
   if (c.req.header("Content-Type") === undefined && (length === undefined || length === "0")) {
     return v.parse(schema, {});

@@ -216,6 +216,15 @@ Deno.test("boot (deno): a declared grant naming an unpublished permission id sto
   assert.match(stderr, /"docs:org:read" names a permission id that is not published/);
 });
 
+Deno.test("boot (deno): outside localhost without the relying-party identity, boot stops with one line", async () => {
+  const { code, stderr } = await bootWithConfig({ server: { baseUrl: "https://id.example.com" } });
+  assert.equal(code, 1);
+  assert.match(stderr, /^config: SVC_RP_ID: not set while the base URL https:\/\/id\.example\.com /);
+  assert.match(stderr, /SVC_RP_NAME to .*SVC_RP_ORIGINS to /);
+  assert.match(stderr, /\(the relying-party identity is required outside development\)\n$/);
+  assert.equal(stderr.trim().split("\n").length, 1);
+});
+
 Deno.test("smoke (deno): pointed at a Postgres server with SVC_DATABASE_URL, it serves the same way", async () => {
   const name = `svc_smoke_${Date.now().toString(36)}`;
   const admin = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });

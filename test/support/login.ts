@@ -49,7 +49,11 @@ export interface LoginBed {
   /** Creates an active user of the default realm with a password (argon2id), or with the given stored hash. */
   user(email: string, password: string | { algorithm: string; hash: string }): Promise<string>;
   /** POSTs JSON from `ip` (default 203.0.113.10). */
-  post(path: string, body: unknown, options?: { ip?: string; headers?: Record<string, string> }): Promise<Response>;
+  post(
+    path: string,
+    body: unknown,
+    options?: { ip?: string; headers?: Record<string, string> },
+  ): Promise<Response>;
   /** Requests with a bearer token. */
   get(path: string, token: string): Promise<Response>;
   /** The newest mail of a kind to an address, after background work settles. */

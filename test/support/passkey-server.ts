@@ -25,7 +25,8 @@ export interface PasskeyServer {
 
 /** Starts svc with the passkey routes and `GET /passkey-test`; `env` adds configuration. */
 export async function startPasskeyServer(env: Record<string, string> = {}): Promise<PasskeyServer> {
-  let handler: (request: Request) => Response | Promise<Response> = () => new Response("starting", { status: 503 });
+  let handler: (request: Request) => Response | Promise<Response> = () =>
+    new Response("starting", { status: 503 });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => handler(request));
   const origin = `http://localhost:${server.addr.port}`;
   const bed = await authBed({ SVC_BASE_URL: origin, ...env });

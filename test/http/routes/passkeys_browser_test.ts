@@ -18,9 +18,9 @@ import {
 
 const FIVE_MINUTES = 5 * 60_000;
 
-
 Deno.test({
-  name: "passkeys in headless Chromium: register, passwordless login, eligibility, second factor, sign count, ceremonies",
+  name:
+    "passkeys in headless Chromium: register, passwordless login, eligibility, second factor, sign count, ceremonies",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn(t) {
@@ -37,88 +37,93 @@ Deno.test({
       bed.events.filter((e) => e.kind === kind && e.userId === userId);
 
     try {
-      await t.step("register, then passwordless login: the access token carries mfa PhishingResistant", async () => {
-        const { userId, email, accessToken } = await newUser();
-        const ap = await authenticatorPage(browser, origin, { userVerification: true });
-        try {
-          const registered: PageAnswer = await ap.page.evaluate(
-            ([token]) => svc().register(token, "Laptop"),
-            [accessToken],
-          );
-          assert.equal(registered.status, 201, JSON.stringify(registered.body));
-          assert.equal(registered.body.passkey.userVerificationCapable, true);
-          assert.equal(registered.body.passkey.name, "Laptop");
-          assert.equal(eventsOf(EVENT_KINDS.passkeyRegistered, userId).length, 1);
+      await t.step(
+        "register, then passwordless login: the access token carries mfa PhishingResistant",
+        async () => {
+          const { userId, email, accessToken } = await newUser();
+          const ap = await authenticatorPage(browser, origin, { userVerification: true });
+          try {
+            const registered: PageAnswer = await ap.page.evaluate(
+              ([token]) => svc().register(token, "Laptop"),
+              [accessToken],
+            );
+            assert.equal(registered.status, 201, JSON.stringify(registered.body));
+            assert.equal(registered.body.passkey.userVerificationCapable, true);
+            assert.equal(registered.body.passkey.name, "Laptop");
+            assert.equal(eventsOf(EVENT_KINDS.passkeyRegistered, userId).length, 1);
 
-          const listed: PageAnswer = await ap.page.evaluate(
-            ([token]) => svc().api("GET", "auth/passkey/", undefined, token),
-            [accessToken],
-          );
-          assert.equal(listed.status, 200);
-          assert.deepEqual(listed.body.passkeys.map((p: { id: string }) => p.id), [registered.body.passkey.id]);
-          assert.equal(listed.body.passkeys[0].publicKey, undefined);
+            const listed: PageAnswer = await ap.page.evaluate(
+              ([token]) => svc().api("GET", "auth/passkey/", undefined, token),
+              [accessToken],
+            );
+            assert.equal(listed.status, 200);
+            assert.deepEqual(listed.body.passkeys.map((p: { id: string }) => p.id), [
+              registered.body.passkey.id,
+            ]);
+            assert.equal(listed.body.passkeys[0].publicKey, undefined);
 
-          // Passwordless, discoverable: no user named.
-          const login: PageAnswer = await ap.page.evaluate(() => svc().login());
-          assert.equal(login.status, 200, JSON.stringify(login.body));
-          assert.equal(login.body.tokenType, "Bearer");
-          assert.ok(login.body.refreshToken.startsWith("srt_"));
-          const claims = await bed.auth.tokens.verify("at+svc", login.body.accessToken);
-          assert.equal(claims.sub, userId);
-          assert.equal(claims.realm, realmId);
-          assert.equal(claims.mfa, "PhishingResistant");
-          const session = await bed.storage.sessions.get(claims.sid);
-          assert.equal(session?.mfa, "PhishingResistant");
+            // Passwordless, discoverable: no user named.
+            const login: PageAnswer = await ap.page.evaluate(() => svc().login());
+            assert.equal(login.status, 200, JSON.stringify(login.body));
+            assert.equal(login.body.tokenType, "Bearer");
+            assert.ok(login.body.refreshToken.startsWith("srt_"));
+            const claims = await bed.auth.tokens.verify("at+svc", login.body.accessToken);
+            assert.equal(claims.sub, userId);
+            assert.equal(claims.realm, realmId);
+            assert.equal(claims.mfa, "PhishingResistant");
+            const session = await bed.storage.sessions.get(claims.sid);
+            assert.equal(session?.mfa, "PhishingResistant");
 
-          // Username-first: the options list the user's credential.
-          const started: PageAnswer = await ap.page.evaluate(
-            ([e]) => svc().api("POST", "auth/passkey/login/options", { email: e }),
-            [email],
-          );
-          assert.equal(started.status, 200);
-          assert.deepEqual(
-            started.body.options.allowCredentials.map((c: { id: string }) => c.id),
-            [registered.body.passkey.credentialId],
-          );
-          const second: PageAnswer = await ap.page.evaluate(([e]) => svc().login({ email: e }), [email]);
-          assert.equal(second.status, 200, JSON.stringify(second.body));
-          assert.equal(jwtClaims(second.body.accessToken).mfa, "PhishingResistant");
-          const logins = eventsOf(EVENT_KINDS.passkeyLogin, userId);
-          assert.equal(logins.length, 2);
-          assert.equal(logins[0].data.factor, "first");
+            // Username-first: the options list the user's credential.
+            const started: PageAnswer = await ap.page.evaluate(
+              ([e]) => svc().api("POST", "auth/passkey/login/options", { email: e }),
+              [email],
+            );
+            assert.equal(started.status, 200);
+            assert.deepEqual(
+              started.body.options.allowCredentials.map((c: { id: string }) => c.id),
+              [registered.body.passkey.credentialId],
+            );
+            const second: PageAnswer = await ap.page.evaluate(([e]) => svc().login({ email: e }), [email]);
+            assert.equal(second.status, 200, JSON.stringify(second.body));
+            assert.equal(jwtClaims(second.body.accessToken).mfa, "PhishingResistant");
+            const logins = eventsOf(EVENT_KINDS.passkeyLogin, userId);
+            assert.equal(logins.length, 2);
+            assert.equal(logins[0].data.factor, "first");
 
-          const stored = await bed.storage.passkeyCredentials.listByUser(userId);
-          assert.ok(stored[0].signCount > 0 && stored[0].lastUsedAt !== null);
+            const stored = await bed.storage.passkeyCredentials.listByUser(userId);
+            assert.ok(stored[0].signCount > 0 && stored[0].lastUsedAt !== null);
 
-          // An unknown email gets options too (a decoy credential), and the same ones twice.
-          const decoy = async () =>
-            (await ap.page.evaluate(
-              () => svc().api("POST", "auth/passkey/login/options", { email: "nobody@example.test" }),
-            ) as PageAnswer).body.options.allowCredentials;
-          const [d1, d2] = [await decoy(), await decoy()];
-          assert.equal(d1.length, 1);
-          assert.deepEqual(d1, d2);
+            // An unknown email gets options too (a decoy credential), and the same ones twice.
+            const decoy = async () =>
+              (await ap.page.evaluate(
+                () => svc().api("POST", "auth/passkey/login/options", { email: "nobody@example.test" }),
+              ) as PageAnswer).body.options.allowCredentials;
+            const [d1, d2] = [await decoy(), await decoy()];
+            assert.equal(d1.length, 1);
+            assert.deepEqual(d1, d2);
 
-          // Removal: 204, then the same 404 for it, for an unknown id and for another user.
-          const removed: PageAnswer = await ap.page.evaluate(
-            ([token, id]) => svc().api("DELETE", `auth/passkey/${id}`, undefined, token),
-            [accessToken, registered.body.passkey.credentialId],
-          );
-          assert.equal(removed.status, 204);
-          assert.equal(eventsOf(EVENT_KINDS.passkeyRemoved, userId).length, 1);
-          const again: PageAnswer = await ap.page.evaluate(
-            ([token, id]) => svc().api("DELETE", `auth/passkey/${id}`, undefined, token),
-            [accessToken, registered.body.passkey.id],
-          );
-          assert.equal(again.status, 404);
-          assert.equal(again.body.error.code, "not_found");
-          const afterRemoval: PageAnswer = await ap.page.evaluate(() => svc().login());
-          assert.equal(afterRemoval.status, 401);
-          assert.equal(afterRemoval.body.error.code, "invalid_credentials");
-        } finally {
-          await ap.close();
-        }
-      });
+            // Removal: 204, then the same 404 for it, for an unknown id and for another user.
+            const removed: PageAnswer = await ap.page.evaluate(
+              ([token, id]) => svc().api("DELETE", `auth/passkey/${id}`, undefined, token),
+              [accessToken, registered.body.passkey.credentialId],
+            );
+            assert.equal(removed.status, 204);
+            assert.equal(eventsOf(EVENT_KINDS.passkeyRemoved, userId).length, 1);
+            const again: PageAnswer = await ap.page.evaluate(
+              ([token, id]) => svc().api("DELETE", `auth/passkey/${id}`, undefined, token),
+              [accessToken, registered.body.passkey.id],
+            );
+            assert.equal(again.status, 404);
+            assert.equal(again.body.error.code, "not_found");
+            const afterRemoval: PageAnswer = await ap.page.evaluate(() => svc().login());
+            assert.equal(afterRemoval.status, 401);
+            assert.equal(afterRemoval.body.error.code, "invalid_credentials");
+          } finally {
+            await ap.close();
+          }
+        },
+      );
 
       await t.step(
         "an authenticator without user verification registers, is refused as a first factor, and is accepted as a second",
@@ -180,49 +185,54 @@ Deno.test({
         },
       );
 
-      await t.step("a credential copied into a second authenticator with a lower sign count is refused", async () => {
-        const { userId, accessToken } = await newUser();
-        const ap = await authenticatorPage(browser, origin, { userVerification: true });
-        try {
-          const registered: PageAnswer = await ap.page.evaluate(([token]) => svc().register(token), [accessToken]);
-          assert.equal(registered.status, 201, JSON.stringify(registered.body));
-          for (let i = 0; i < 2; i++) {
-            const ok: PageAnswer = await ap.page.evaluate(() => svc().login());
-            assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      await t.step(
+        "a credential copied into a second authenticator with a lower sign count is refused",
+        async () => {
+          const { userId, accessToken } = await newUser();
+          const ap = await authenticatorPage(browser, origin, { userVerification: true });
+          try {
+            const registered: PageAnswer = await ap.page.evaluate(([token]) => svc().register(token), [
+              accessToken,
+            ]);
+            assert.equal(registered.status, 201, JSON.stringify(registered.body));
+            for (let i = 0; i < 2; i++) {
+              const ok: PageAnswer = await ap.page.evaluate(() => svc().login());
+              assert.equal(ok.status, 200, JSON.stringify(ok.body));
+            }
+            const [before] = await bed.storage.passkeyCredentials.listByUser(userId);
+            assert.ok(before.signCount >= 2, `sign count ${before.signCount}`);
+
+            // Copy the credential (private key included) into a second authenticator, at count 0.
+            const { credentials } = await ap.cdp.send("WebAuthn.getCredentials", {
+              authenticatorId: ap.authenticatorId,
+            });
+            assert.equal(credentials.length, 1);
+            assert.equal(credentials[0].signCount, before.signCount);
+            // Chrome allows one internal authenticator at a time: the original goes first.
+            await ap.cdp.send("WebAuthn.removeVirtualAuthenticator", { authenticatorId: ap.authenticatorId });
+            const clone = await addVirtualAuthenticator(ap.cdp, { userVerification: true });
+            await ap.cdp.send("WebAuthn.addCredential", {
+              authenticatorId: clone,
+              credential: { ...credentials[0], signCount: 0 },
+            });
+
+            const refused: PageAnswer = await ap.page.evaluate(() => svc().login());
+            assert.equal(refused.status, 401);
+            // The generic login failure, nothing about counters.
+            assert.equal(refused.body.error.code, "invalid_credentials");
+            assert.equal(refused.body.error.message, "The credentials are invalid.");
+            const regressions = eventsOf(EVENT_KINDS.passkeySigncountRegression, userId);
+            assert.equal(regressions.length, 1);
+            assert.equal(regressions[0].data.passkeyId, before.id);
+            assert.equal(regressions[0].data.storedSignCount, before.signCount);
+            assert.equal(regressions[0].data.presentedSignCount, 1);
+            const [after] = await bed.storage.passkeyCredentials.listByUser(userId);
+            assert.equal(after.signCount, before.signCount);
+          } finally {
+            await ap.close();
           }
-          const [before] = await bed.storage.passkeyCredentials.listByUser(userId);
-          assert.ok(before.signCount >= 2, `sign count ${before.signCount}`);
-
-          // Copy the credential (private key included) into a second authenticator, at count 0.
-          const { credentials } = await ap.cdp.send("WebAuthn.getCredentials", {
-            authenticatorId: ap.authenticatorId,
-          });
-          assert.equal(credentials.length, 1);
-          assert.equal(credentials[0].signCount, before.signCount);
-          // Chrome allows one internal authenticator at a time: the original goes first.
-          await ap.cdp.send("WebAuthn.removeVirtualAuthenticator", { authenticatorId: ap.authenticatorId });
-          const clone = await addVirtualAuthenticator(ap.cdp, { userVerification: true });
-          await ap.cdp.send("WebAuthn.addCredential", {
-            authenticatorId: clone,
-            credential: { ...credentials[0], signCount: 0 },
-          });
-
-          const refused: PageAnswer = await ap.page.evaluate(() => svc().login());
-          assert.equal(refused.status, 401);
-          // The generic login failure, nothing about counters.
-          assert.equal(refused.body.error.code, "invalid_credentials");
-          assert.equal(refused.body.error.message, "The credentials are invalid.");
-          const regressions = eventsOf(EVENT_KINDS.passkeySigncountRegression, userId);
-          assert.equal(regressions.length, 1);
-          assert.equal(regressions[0].data.passkeyId, before.id);
-          assert.equal(regressions[0].data.storedSignCount, before.signCount);
-          assert.equal(regressions[0].data.presentedSignCount, 1);
-          const [after] = await bed.storage.passkeyCredentials.listByUser(userId);
-          assert.equal(after.signCount, before.signCount);
-        } finally {
-          await ap.close();
-        }
-      });
+        },
+      );
 
       await t.step("a ceremony completed twice, or after 5 minutes, fails", async () => {
         const { accessToken } = await newUser();

@@ -1,0 +1,236 @@
+/**
+ * Password login cost and its effect on other requests, each beside its baseline measured in
+ * the same run:
+ *
+ *     deno run -A bench/login_bench.ts [--logins 24] [--seconds 8] [--postgres]
+ *
+ * 1. Per-login cost: `POST /auth/login` through the whole pipeline (abuse gate, user lookup,
+ *    argon2id verification on the worker pool, risk gate with the ledger's login history, session,
+ *    tokens, device and ledger writes), one login at a time, against the raw argon2id hash
+ *    (hash-wasm, in this thread, same parameters) of the same run. Goal: at most 1.15× the raw hash.
+ *    Throughput with as many logins in flight as there are workers is printed beside it.
+ * 2. The latency of an authenticated `GET /profile/permissions` (bearer, verified-token cache and
+ *    snapshot cache warm) while logins run concurrently (one in flight per worker), against the
+ *    same requests with no logins. Goal: p99 during the burst at most 2× the idle p99.
+ *
+ * GETs run one after another (about one per millisecond, yielding to the event loop between them)
+ * for `--seconds` in each phase. The spec's argon2id parameters (64 MiB,
+ * 3 iterations, one lane), a worker pool of one Web Worker per core, PGlite in memory (or, with
+ * `--postgres`, the server named by `SVC_TEST_DATABASE_URL`, default
+ * postgres://postgres@127.0.0.1:5432/test, in a scratch schema), the in-memory abuse counters
+ * (limits raised so the gate never blocks), the event publisher writing the security ledger.
+ *
+ * @module
+ */
+import { argon2id } from "hash-wasm";
+import { sql } from "kysely";
+import { systemClock } from "../core/clock.ts";
+import { loadConfig } from "../core/config/mod.ts";
+import { EventPublisher } from "../core/events/publisher.ts";
+import { nullEventSink } from "../core/events/sink.ts";
+import { argon2idParamsFromConfig } from "../core/passwords/argon2-params.ts";
+import { defaultWorkerCount, webWorkerFactory, WorkerPoolPasswordHasher } from "../core/passwords/pool.ts";
+import { cryptoRandom } from "../core/random.ts";
+import { InProcessCacheBus } from "../core/snapshots/bus.ts";
+import { SubjectSnapshots } from "../core/snapshots/service.ts";
+import { createApp } from "../http/app.ts";
+import { createLoginStack } from "../http/auth/login-stack.ts";
+import { createAuthStack } from "../http/auth/stack.ts";
+import { authzRoutes } from "../http/routes/authz.ts";
+import { openDatabase } from "../storage/open.ts";
+import { createSqlSubjectGrantSource } from "../storage/sql/subject-grants.ts";
+import { createSqlStorage } from "../storage/storage.ts";
+
+function arg(name: string, fallback: number): number {
+  const i = Deno.args.indexOf(`--${name}`);
+  return i >= 0 ? Number(Deno.args[i + 1]) : fallback;
+}
+const LOGINS = arg("logins", 24);
+const SECONDS = arg("seconds", 8);
+const POSTGRES = Deno.args.includes("--postgres");
+const WORKERS = defaultWorkerCount();
+
+const schema = `svc_login_bench_${Date.now().toString(36)}`;
+const database = POSTGRES
+  ? await openDatabase({
+    kind: "postgres",
+    url: Deno.env.get("SVC_TEST_DATABASE_URL") ?? "postgres://postgres@127.0.0.1:5432/test",
+    schema,
+  })
+  : await openDatabase({ kind: "embedded" });
+await database.ensureSchema();
+const deps = { clock: systemClock, random: cryptoRandom };
+const storage = createSqlStorage(database, deps);
+const config = loadConfig({
+  env: {
+    SVC_ABUSE_PER_IP_LIMIT: "1000000",
+    SVC_ABUSE_PER_IP_ACCOUNT_LIMIT: "1000000",
+    SVC_ABUSE_ACCOUNT_LOCKOUT_LIMIT: "1000000",
+  },
+}).config;
+const params = argon2idParamsFromConfig(config.password);
+const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
+const publisher = new EventPublisher({ storage, sink: nullEventSink, ...deps });
+const auth = createAuthStack({ config, storage, ...deps, events: publisher });
+await auth.ensureKeys();
+const snapshots = new SubjectSnapshots({
+  source: createSqlSubjectGrantSource(database.db),
+  bus: new InProcessCacheBus(),
+  events: nullEventSink,
+  clock: systemClock,
+  ttlMs: 3_600_000,
+  maxEntries: 1000,
+});
+await snapshots.start();
+const hasher = new WorkerPoolPasswordHasher({ size: WORKERS, factory: webWorkerFactory() });
+const login = createLoginStack({ config, storage, ...deps, auth, events: publisher, snapshots, hasher });
+const app = createApp({
+  config,
+  readinessChecks: [],
+  ...deps,
+  authenticator: auth.authenticator,
+  routes: [...auth.routes, authzRoutes(snapshots), ...login.routes],
+});
+
+const PASSWORD = "correct horse battery staple";
+const users = Array.from({ length: WORKERS + 1 }, (_, i) => `user${i}@example.test`);
+for (const email of users) {
+  const user = await storage.users.create({ realmId: realm.id, email, emailVerified: true });
+  await storage.passwordCredentials.replace(user.id, await login.passwords.hash(PASSWORD));
+}
+await login.passwords.prepare();
+
+async function doLogin(email: string): Promise<{ accessToken: string }> {
+  const res = await app.request("/auth/login", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ email, password: PASSWORD, deviceFingerprint: `device-of-${email}` }),
+  }, { clientAddress: "203.0.113.10" });
+  const body = await res.json();
+  // A failing bench must not look fast.
+  if (res.status !== 200 || !body.accessToken) {
+    throw new Error(`login failed: ${res.status} ${JSON.stringify(body)}`);
+  }
+  return body;
+}
+
+// Warm up: every worker compiled, every device known, every path taken once.
+for (const email of users) await doLogin(email);
+await Promise.all(users.slice(0, WORKERS).map((email) => doLogin(email)));
+const { accessToken } = await doLogin(users[WORKERS]);
+const headers = { Authorization: `Bearer ${accessToken}` };
+async function get(): Promise<number> {
+  const start = performance.now();
+  const res = await app.request("/profile/permissions", { headers });
+  if (res.status !== 200) throw new Error(`GET failed: ${res.status}`);
+  await res.arrayBuffer();
+  return performance.now() - start;
+}
+for (let i = 0; i < 200; i++) await get();
+
+// 1. Raw argon2id against one login at a time (interleaved rounds, so drift hits both alike).
+const salt = crypto.getRandomValues(new Uint8Array(16));
+const raw: number[] = [];
+const sequential: number[] = [];
+for (let i = 0; i < LOGINS; i++) {
+  let start = performance.now();
+  await argon2id({
+    password: PASSWORD,
+    salt,
+    iterations: params.iterations,
+    parallelism: params.parallelism,
+    memorySize: params.memoryKiB,
+    hashLength: 32,
+    outputType: "encoded",
+  });
+  raw.push(performance.now() - start);
+  start = performance.now();
+  await doLogin(users[0]);
+  sequential.push(performance.now() - start);
+}
+
+// Throughput with one login in flight per worker.
+let started = performance.now();
+let done = 0;
+await Promise.all(
+  users.slice(0, WORKERS).map(async (email) => {
+    for (let i = 0; i < Math.ceil(LOGINS / WORKERS); i++) {
+      await doLogin(email);
+      done++;
+    }
+  }),
+);
+const concurrentPerSecond = done / ((performance.now() - started) / 1000);
+
+// 2. Authenticated GET latency, idle, then during a login burst.
+async function gets(seconds: number): Promise<number[]> {
+  const out: number[] = [];
+  const until = performance.now() + seconds * 1000;
+  while (performance.now() < until) {
+    out.push(await get());
+    // Like a client pacing its requests: back to back on microtasks would starve the logins'
+    // worker replies and timers (macrotasks) and measure nothing.
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  return out;
+}
+const idle = await gets(SECONDS);
+let burst = true;
+let burstLogins = 0;
+const burstLoops = users.slice(0, WORKERS).map(async (email) => {
+  while (burst) {
+    await doLogin(email);
+    burstLogins++;
+  }
+});
+await new Promise((r) => setTimeout(r, 50));
+started = performance.now();
+const busy = await gets(SECONDS);
+const busySeconds = (performance.now() - started) / 1000;
+burst = false;
+await Promise.all(burstLoops);
+
+function pct(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+const ms = (n: number) => n.toFixed(n < 10 ? 2 : 1);
+
+const rawMs = mean(raw);
+const loginMs = mean(sequential);
+console.log(
+  `${
+    POSTGRES ? "Postgres" : "PGlite"
+  }; argon2id m=${params.memoryKiB} KiB t=${params.iterations} p=${params.parallelism}; ${WORKERS} password workers; ${LOGINS} logins per figure; GETs: ${idle.length} idle, ${busy.length} during logins`,
+);
+console.log("");
+console.log("| measure | figure | baseline (same run) | ratio | goal |");
+console.log("| --- | ---: | ---: | ---: | ---: |");
+console.log(
+  `| per-login cost, one at a time (mean) | ${ms(loginMs)} ms | raw argon2id hash ${ms(rawMs)} ms | ${
+    (loginMs / rawMs).toFixed(2)
+  }× | ≤ 1.15× |`,
+);
+console.log(
+  `| logins/s, ${WORKERS} in flight | ${concurrentPerSecond.toFixed(1)} | raw hashes/s, one thread ${
+    (1000 / rawMs).toFixed(1)
+  } | ${(concurrentPerSecond / (1000 / rawMs)).toFixed(2)}× | |`,
+);
+console.log(
+  `| GET /profile/permissions p99 during logins | ${ms(pct(busy, 99))} ms | idle p99 ${
+    ms(pct(idle, 99))
+  } ms | ${(pct(busy, 99) / pct(idle, 99)).toFixed(2)}× | ≤ 2× |`,
+);
+console.log(
+  `| GET /profile/permissions p50 during logins | ${ms(pct(busy, 50))} ms | idle p50 ${
+    ms(pct(idle, 50))
+  } ms | ${(pct(busy, 50) / pct(idle, 50)).toFixed(2)}× | |`,
+);
+console.log("");
+console.log(`(${burstLogins} logins completed during the ${busySeconds.toFixed(1)} s of the measured GETs)`);
+
+await login.close();
+await snapshots.stop();
+if (POSTGRES) await sql.raw(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).execute(database.db);
+await database.close();
