@@ -348,7 +348,6 @@ export const SvcConfigSchema = v.pipe(
     passkey: v.optional(
       v.strictObject({
         ceremonyTtlSeconds: v.optional(int(30, 3600, "seconds"), 300),
-        ceremonyAttempts: v.optional(int(1, 10), 1),
       }),
       {},
     ),
@@ -651,12 +650,6 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     path: "passkey.ceremonyTtlSeconds",
     kind: "int",
     doc: "passkey ceremony lifetime",
-  },
-  {
-    name: "SVC_PASSKEY_CEREMONY_ATTEMPTS",
-    path: "passkey.ceremonyAttempts",
-    kind: "int",
-    doc: "attempts per passkey ceremony",
   },
   { name: "SVC_TOTP_DIGITS", path: "totp.digits", kind: "int", doc: "TOTP code length" },
   { name: "SVC_TOTP_STEP_SECONDS", path: "totp.stepSeconds", kind: "int", doc: "TOTP time step" },

@@ -72,7 +72,7 @@ Deno.test("config: with nothing set, development defaults for localhost and the 
   });
   assert.deepEqual(config.sessions, { idleTimeoutSeconds: 604_800, absoluteTimeoutSeconds: 2_592_000 });
   assert.deepEqual(config.cookies, { secure: "auto", sameSite: "Lax" });
-  assert.deepEqual(config.passkey, { ceremonyTtlSeconds: 300, ceremonyAttempts: 1 });
+  assert.deepEqual(config.passkey, { ceremonyTtlSeconds: 300 });
   assert.deepEqual(config.totp, { digits: 6, stepSeconds: 30, driftSteps: 1 });
   assert.equal(config.password.argon2MemoryKiB, 64 * 1024);
   assert.equal(config.password.argon2Iterations, 3);
