@@ -492,6 +492,62 @@ export {
 export { KnownDevices, type KnownDevicesOptions } from "./core/devices/known-devices.ts";
 
 // ---------------------------------------------------------------------------
+// Password login and account flows
+
+/**
+ * The password login pipeline (spec 5.2): abuse gate, user lookup with the dummy verification,
+ * password check and rehash, risk gate, MFA step-up through an `mfa+svc` hand-off token.
+ *
+ * @example
+ * ```ts
+ * const outcome = await pipeline.login({ email, password, ip });
+ * if (outcome.kind === "signIn") await pipeline.completeSignIn(outcome, (await sessions.signIn(outcome.signIn)).session.id);
+ * ```
+ */
+export {
+  LOGIN_EVENTS,
+  LoginPipeline,
+  type LoginPipelineDeps,
+  type LoginRequest,
+  MFA_LEVEL_MULTI_FACTOR,
+  MFA_LEVEL_PASSWORD,
+  type MfaFactor,
+  type MfaVerifyRequest,
+  type PendingFactor,
+  type PendingMfa,
+  type ReadyLogin,
+  type SecurityEventWriter,
+} from "./core/login/pipeline.ts";
+/** The login refusals, each with its stable code. */
+export {
+  CaptchaRequiredError,
+  InvalidMfaCodeError,
+  LoginBlockedError,
+  LoginFailedError,
+  LoginRefusedError,
+  UnknownAudienceError,
+} from "./core/login/errors.ts";
+/** Forgot and reset password, email verification, invitations (spec 5.5). */
+export {
+  ACCOUNT_EVENTS,
+  type AccountFlowDeps,
+  AccountFlows,
+  MAX_PASSWORD_LENGTH,
+  MIN_PASSWORD_LENGTH,
+} from "./core/accounts/flows.ts";
+/** The bootstrap administrator: the `svc-admin` role (`svc:*:*`) in the default realm, idempotently. */
+export {
+  bootstrapAdmin,
+  type BootstrapReport,
+  SVC_ADMIN_PATTERN,
+  SVC_ADMIN_ROLE_KEY,
+} from "./core/accounts/bootstrap.ts";
+/** Everything password login needs, from the config, with its routes (login, MFA, account flows, factors). */
+export { createLoginStack, type LoginStack, type LoginStackOptions } from "./http/auth/login-stack.ts";
+/** The client address hosts pass to `app.fetch(request, { clientAddress })`. */
+export { type ClientBindings, clientIp } from "./http/client-ip.ts";
+
+// ---------------------------------------------------------------------------
 // Plugins and the CLI
 
 /**

@@ -40,6 +40,7 @@ import { createPasswordHasher } from "../core/passwords/create.ts";
 import type { PasswordHasher } from "../core/passwords/hasher.ts";
 import { PasswordService } from "../core/passwords/service.ts";
 import { loadRiskProviders } from "../core/risk/providers.ts";
+import { type CaptchaProvider, captchaProviderFromConfig } from "../core/abuse/captcha.ts";
 import { createSqlCounterStore } from "../storage/sql/abuse-counters.ts";
 import { createPasskeyRoutes } from "../http/routes/passkeys.ts";
 import { openDatabase, type SvcDatabase } from "../storage/open.ts";
@@ -239,7 +240,9 @@ async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Pr
     params: argon2idParamsFromConfig(config.password),
   });
   let riskProviders: Awaited<ReturnType<typeof loadRiskProviders>>;
+  let captcha: CaptchaProvider | null;
   try {
+    captcha = captchaProviderFromConfig(config.abuse.captcha);
     riskProviders = await loadRiskProviders(config.risk, runtime.readTextFile);
     await passwords.prepare();
     const { adminEmail, adminPassword } = config.bootstrap;
@@ -326,6 +329,7 @@ async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Pr
     counters: createSqlCounterStore(database.db, { clock: systemClock }),
     geo: riskProviders.geo,
     reputation: riskProviders.reputation,
+    captcha,
     onError: runtime.printError,
   });
   const app = createApp({

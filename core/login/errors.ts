@@ -10,7 +10,7 @@ import { SvcError } from "../errors.ts";
  * A wrong password, an unknown user, a user without a password, a suspended user: one body,
  * so that the answer never tells them apart. Code `invalid_credentials`, 401.
  */
-export class InvalidCredentialsError extends SvcError {
+export class LoginFailedError extends SvcError {
   constructor() {
     super("invalid_credentials", "The email or password is incorrect.", 401);
   }

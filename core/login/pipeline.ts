@@ -15,7 +15,7 @@
  * The pipeline decides; the HTTP layer signs in (sessions and transports) and then calls
  * {@link LoginPipeline.completeSignIn}, which records the device, clears the account's failure
  * count and writes `login.succeeded` to the user's ledger. A wrong password, an unknown user,
- * a user without a password and a suspended user all end in the same `InvalidCredentialsError`.
+ * a user without a password and a suspended user all end in the same `LoginFailedError`.
  *
  * Events (security ledger when they name a user): `login.succeeded`, `login.failed`,
  * `mfa.challenged`, `mfa.succeeded`, `mfa.failed`; the gates emit `abuse.*` and
@@ -43,9 +43,9 @@ import type { User } from "../../storage/contract/users.ts";
 import type { Storage } from "../../storage/storage.ts";
 import {
   CaptchaRequiredError,
-  InvalidCredentialsError,
   InvalidMfaCodeError,
   LoginBlockedError,
+  LoginFailedError,
   LoginRefusedError,
   UnknownAudienceError,
 } from "./errors.ts";
@@ -185,7 +185,7 @@ export class LoginPipeline {
         },
         request,
       );
-      throw new InvalidCredentialsError();
+      throw new LoginFailedError();
     }
 
     // 3. Credential verification, then rehash-on-login.
@@ -205,7 +205,7 @@ export class LoginPipeline {
         userId: user.id,
         data: { reason: valid ? "user_suspended" : "invalid_credentials" },
       }, request);
-      throw new InvalidCredentialsError();
+      throw new LoginFailedError();
     }
     let rehashed = false;
     if (needsRehash) {

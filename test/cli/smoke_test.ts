@@ -242,3 +242,42 @@ Deno.test("smoke (deno): pointed at a Postgres server with SVC_DATABASE_URL, it 
     await admin.end();
   }
 });
+
+for (const runtime of Object.keys(RUNTIMES)) {
+  Deno.test(`smoke (${runtime}): the bootstrap administrator signs in with a password over the real server`, async () => {
+    const dataDir = await Deno.makeTempDir({ prefix: `svc-login-${runtime}-` });
+    const server = await startServer(runtime, {
+      SVC_PORT: "0",
+      SVC_DATA_DIR: `${dataDir}/data`,
+      SVC_BOOTSTRAP_ADMIN_EMAIL: "root@example.test",
+      SVC_BOOTSTRAP_ADMIN_PASSWORD: "bootstrap secret",
+      SVC_ARGON2_MEMORY_KIB: "8192",
+      SVC_ARGON2_ITERATIONS: "1",
+      SVC_PASSWORD_HASH_WORKERS: "1",
+    });
+    try {
+      const login = (password: string) =>
+        fetch(`${server.url}/auth/login`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ email: "root@example.test", password }),
+        });
+      const wrong = await login("not it");
+      assert.equal(wrong.status, 401);
+      assert.equal((await wrong.json()).error.code, "invalid_credentials");
+      const res = await login("bootstrap secret");
+      assert.equal(res.status, 200);
+      const { accessToken } = await res.json();
+      const headers = { Authorization: `Bearer ${accessToken}` };
+      const perms = await (await fetch(`${server.url}/profile/permissions`, { headers })).json();
+      assert.deepEqual(perms.permissions, ["svc:*:*"]);
+      const { sessions } = await (await fetch(`${server.url}/profile/sessions`, { headers })).json();
+      assert.equal(sessions[0].ipAddress, "127.0.0.1", "the runtime adapter passes the peer address");
+    } finally {
+      const status = await server.stop();
+      assert.equal(status.code, 0, `${runtime}: ${await server.stderr}`);
+      await Deno.remove(dataDir, { recursive: true });
+    }
+    assert.match(await server.stdout, /^bootstrap: administrator root@example\.test created, password set$/m);
+  });
+}
