@@ -247,6 +247,10 @@ export interface ApiKeysTable {
   revoked_at: Timestamp | null;
   last_used_at: Timestamp | null;
 }
+export interface EmailOtpEnrollmentsTable {
+  user_id: string;
+  enrolled_at: Timestamp;
+}
 export interface EmailOtpChallengesTable {
   challenge_id: string;
   code_hash: string;
@@ -429,6 +433,7 @@ export interface Database {
   service_accounts: ServiceAccountsTable;
   api_keys: ApiKeysTable;
   email_otp_challenges: EmailOtpChallengesTable;
+  email_otp_enrollments: EmailOtpEnrollmentsTable;
   consumed_tokens: ConsumedTokensTable;
   consumed_saml_assertions: ConsumedSamlAssertionsTable;
   authorization_codes: AuthorizationCodesTable;

@@ -298,6 +298,10 @@ const statements: readonly string[] = [
     expires_at timestamptz NOT NULL,
     remaining_attempts integer NOT NULL
   )`,
+  `CREATE TABLE IF NOT EXISTS email_otp_enrollments (
+    user_id uuid PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+    enrolled_at timestamptz NOT NULL
+  )`,
   `CREATE TABLE IF NOT EXISTS consumed_tokens (
     jti text PRIMARY KEY,
     expires_at timestamptz NOT NULL

@@ -15,6 +15,7 @@ import type { BreakGlassStore } from "./contract/break-glass.ts";
 import type { ClientStore } from "./contract/clients.ts";
 import type { ConsumedTokenStore } from "./contract/consumed-tokens.ts";
 import type { EmailOtpStore } from "./contract/email-otp.ts";
+import type { EmailOtpEnrollmentStore } from "./contract/email-otp-enrollments.ts";
 import type { FederatedIdentityStore } from "./contract/federated-identities.ts";
 import type { GroupStore } from "./contract/groups.ts";
 import type { ImpersonationStore } from "./contract/impersonations.ts";
@@ -52,6 +53,7 @@ import { createSqlBreakGlassStore } from "./sql/break-glass.ts";
 import { createSqlClientStore } from "./sql/clients.ts";
 import { createSqlConsumedTokenStore } from "./sql/consumed-tokens.ts";
 import { createSqlEmailOtpStore } from "./sql/email-otp.ts";
+import { createSqlEmailOtpEnrollmentStore } from "./sql/email-otp-enrollments.ts";
 import { createSqlFederatedIdentityStore } from "./sql/federated-identities.ts";
 import { createSqlGroupStore } from "./sql/groups.ts";
 import { createSqlImpersonationStore } from "./sql/impersonations.ts";
@@ -111,6 +113,7 @@ export interface Stores {
   readonly clients: ClientStore;
   // Single-use and stateful records (spec 2.9)
   readonly emailOtp: EmailOtpStore;
+  readonly emailOtpEnrollments: EmailOtpEnrollmentStore;
   readonly consumedTokens: ConsumedTokenStore;
   readonly samlAssertions: SamlAssertionStore;
   readonly authorizationCodes: AuthorizationCodeStore;
@@ -186,6 +189,7 @@ function bind(db: Executor, deps: StorageDeps, inTransaction: boolean): Storage 
     apiKeys: createSqlApiKeyStore(db, deps),
     clients: createSqlClientStore(db, deps),
     emailOtp: createSqlEmailOtpStore(db, clock),
+    emailOtpEnrollments: createSqlEmailOtpEnrollmentStore(db, clock),
     consumedTokens: createSqlConsumedTokenStore(db, clock),
     samlAssertions: createSqlSamlAssertionStore(db, clock),
     authorizationCodes: createSqlAuthorizationCodeStore(db, clock),

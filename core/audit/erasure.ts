@@ -29,6 +29,7 @@ export interface ErasureReport {
   readonly passwordCredentialsDeleted: number;
   readonly passkeysDeleted: number;
   readonly totpDeleted: boolean;
+  readonly emailOtpEnrollmentDeleted: boolean;
   readonly recoveryCodesDeleted: number;
   readonly federatedIdentitiesDeleted: number;
   readonly knownDevicesDeleted: number;
@@ -62,6 +63,7 @@ export async function eraseUser(
       passwordCredentialsDeleted: await tx.passwordCredentials.deleteAllForUser(id),
       passkeysDeleted: await tx.passkeyCredentials.deleteAllForUser(id),
       totpDeleted: await tx.totpEnrollments.delete(id),
+      emailOtpEnrollmentDeleted: await tx.emailOtpEnrollments.remove(id),
       recoveryCodesDeleted,
       federatedIdentitiesDeleted: await tx.federatedIdentities.deleteAllForUser(id),
       knownDevicesDeleted: await tx.knownDevices.deleteAllForUser(id),

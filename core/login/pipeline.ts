@@ -240,9 +240,11 @@ export class LoginPipeline {
       throw new LoginRefusedError();
     }
 
-    // 5. MFA step-up: TOTP when enrolled, else email OTP when the risk gate asks.
+    // 5. MFA step-up: TOTP when enrolled; else email OTP when enrolled, or when the risk gate asks.
     const totpEnrolled = await d.totp.isEnrolled(user.id);
-    if (totpEnrolled || risk.outcome === "StepUpMfa") {
+    const emailOtpEnrolled = !totpEnrolled &&
+      await d.storage.emailOtpEnrollments.enrolledAt(user.id) !== null;
+    if (totpEnrolled || emailOtpEnrolled || risk.outcome === "StepUpMfa") {
       const factors: PendingFactor[] = [totpEnrolled ? "totp" : "email_otp"];
       // A registered passkey completes the login too, through POST /auth/passkey/mfa/verify.
       if ((await d.storage.passkeyCredentials.listByUser(user.id)).length > 0) factors.push("passkey");

@@ -214,7 +214,13 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
     routes: [
       loginRoutes({ pipeline, responder }),
       accountRoutes({ accounts, realms: storage.realms, snapshots: options.snapshots, background }),
-      factorRoutes({ totp, recoveryCodes, users: storage.users }),
+      factorRoutes({
+        totp,
+        recoveryCodes,
+        users: storage.users,
+        emailOtp,
+        emailOtpEnrollments: storage.emailOtpEnrollments,
+      }),
     ],
     async bootstrap(realmId) {
       const { adminEmail, adminPassword } = config.bootstrap;

@@ -1,7 +1,8 @@
 /**
  * The caller's second factors (spec 5.1):
  *
- * - `GET /profile/factors`: `{ totp: "none" | "pending" | "confirmed", recoveryCodesRemaining, emailOtp: true }`.
+ * - `GET /profile/factors`: `{ totp: "none" | "pending" | "confirmed", recoveryCodesRemaining, emailOtp: true,
+ *   emailOtpEnrolled }` (`emailOtp`: available as the step-up fallback; `emailOtpEnrolled`: required at login).
  * - `POST /profile/factors/totp`: starts (or restarts) TOTP enrollment: `{ secret, uri, digits,
  *   period, algorithm }`, shown once; 409 `conflict` when TOTP is already confirmed.
  * - `POST /profile/factors/totp/confirm` `{ code }`: confirms it with a first code:
@@ -10,11 +11,18 @@
  * - `POST /profile/factors/recovery-codes` `{ code? }`: a new set of recovery codes, shown once
  *   (`{ codes: [...] }`); the previous set stops working.
  * - `GET /profile/factors/recovery-codes`: `{ remaining }`.
+ * - `POST /profile/factors/email-otp`: starts enrolling email OTP as a second factor: a code goes
+ *   to the account's address (202 `{ expiresAt }`).
+ * - `POST /profile/factors/email-otp/confirm` `{ code }`: enrolls it with that code
+ *   (`{ emailOtp: "enrolled" }`); 401 `invalid_mfa_code` for a wrong, expired or used-up code.
+ * - `DELETE /profile/factors/email-otp` `{ code? }`: removes the enrollment (204), with the same
+ *   proof as removing TOTP.
  *
  * Removing TOTP and regenerating recovery codes weaken or bypass the second factor, so once TOTP
  * is confirmed they need a proof: a session signed in with a second factor (`mfa` is
- * `MultiFactor`) or a current TOTP code in `code`. Email OTP needs no enrollment: every user
- * without TOTP gets it when the risk gate asks for step-up (it goes to the account's address).
+ * `MultiFactor`) or a current TOTP code in `code`. A user with email OTP enrolled (and no TOTP) proves
+ * it at every password login; every other user without TOTP still gets it when the risk gate asks
+ * for step-up (it goes to the account's address).
  *
  * @module
  */
@@ -23,8 +31,10 @@ import * as v from "valibot";
 import { InvalidMfaCodeError } from "../../core/login/errors.ts";
 import { MFA_LEVEL_MULTI_FACTOR } from "../../core/login/pipeline.ts";
 import { NotFoundError, SvcError } from "../../core/errors.ts";
+import type { EmailOtpService } from "../../core/mfa/email-otp.ts";
 import type { RecoveryCodeService } from "../../core/mfa/recovery-codes.ts";
 import type { TotpService } from "../../core/totp/service.ts";
+import type { EmailOtpEnrollmentStore } from "../../storage/contract/email-otp-enrollments.ts";
 import type { UserStore } from "../../storage/contract/users.ts";
 import type { RouteInstaller } from "../app.ts";
 import type { Principal } from "../auth/principal.ts";
@@ -43,19 +53,56 @@ export interface FactorRouteDeps {
   totp: TotpService;
   recoveryCodes: RecoveryCodeService;
   users: UserStore;
+  emailOtp: EmailOtpService;
+  emailOtpEnrollments: EmailOtpEnrollmentStore;
 }
+
+/** The email OTP challenge of an enrollment, one per user. */
+const enrollmentChallenge = (userId: string) => `enroll-email-otp:${userId}`;
 
 /** The factor routes. */
 export function factorRoutes(deps: FactorRouteDeps): RouteInstaller {
   return (app) => {
     app.get("/profile/factors", async (c) => {
       const principal = await requireUser(c);
-      const [totp, remaining] = await Promise.all([
+      const [totp, remaining, emailOtpEnrolledAt] = await Promise.all([
         deps.totp.status(principal.userId),
         deps.recoveryCodes.remaining(principal.userId),
+        deps.emailOtpEnrollments.enrolledAt(principal.userId),
       ]);
       c.header("Cache-Control", "no-store");
-      return c.json({ totp, recoveryCodesRemaining: remaining, emailOtp: true });
+      return c.json({
+        totp,
+        recoveryCodesRemaining: remaining,
+        emailOtp: true,
+        emailOtpEnrolled: emailOtpEnrolledAt !== null,
+      });
+    });
+
+    app.post("/profile/factors/email-otp", async (c) => {
+      const principal = await requireUser(c);
+      const user = await deps.users.get(principal.userId);
+      if (user === null) throw new NotFoundError("No such user.");
+      const issued = await deps.emailOtp.issue({ to: user.email, challengeId: enrollmentChallenge(user.id) });
+      return c.json({ expiresAt: issued.expiresAt.toISOString() }, 202);
+    });
+
+    app.post("/profile/factors/email-otp/confirm", async (c) => {
+      const principal = await requireUser(c);
+      const body = await parseBody(c, TotpCodeSchema);
+      const result = await deps.emailOtp.verify(enrollmentChallenge(principal.userId), body.code);
+      if (!result.ok) throw new InvalidMfaCodeError();
+      await deps.emailOtpEnrollments.enroll(principal.userId);
+      return c.json({ emailOtp: "enrolled" });
+    });
+
+    app.delete("/profile/factors/email-otp", async (c) => {
+      const principal = await requireUser(c);
+      await requireProof(c, deps, principal);
+      if (!await deps.emailOtpEnrollments.remove(principal.userId)) {
+        throw new NotFoundError("Email OTP is not enrolled.");
+      }
+      return c.body(null, 204);
     });
 
     app.post("/profile/factors/totp", async (c) => {

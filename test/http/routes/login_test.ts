@@ -234,7 +234,12 @@ Deno.test("password login over HTTP", async (t) => {
       const { codes } = await res.json();
       assert.equal(codes.length, 10);
       res = await bed.get("/profile/factors", first.accessToken);
-      assert.deepEqual(await res.json(), { totp: "confirmed", recoveryCodesRemaining: 10, emailOtp: true });
+      assert.deepEqual(await res.json(), {
+        totp: "confirmed",
+        recoveryCodesRemaining: 10,
+        emailOtp: true,
+        emailOtpEnrolled: false,
+      });
 
       res = await bed.post("/auth/login", { email: "erin@example.test", password: "erin's password" });
       const pending = await res.json();
@@ -274,6 +279,48 @@ Deno.test("password login over HTTP", async (t) => {
       await tokensOf(
         await bed.post("/auth/login", { email: "erin@example.test", password: "erin's password" }),
       );
+    });
+
+    await t.step("email OTP enrolled as a factor is demanded at every login, until removed", async () => {
+      await bed.user("grace@example.test", "grace's password");
+      const login = {
+        email: "grace@example.test",
+        password: "grace's password",
+        deviceFingerprint: "grace-laptop",
+      };
+      const first = await tokensOf(await bed.post("/auth/login", login));
+      const auth = { Authorization: `Bearer ${first.accessToken}` };
+
+      let res = await bed.post("/profile/factors/email-otp", {}, { headers: auth });
+      assert.equal(res.status, 202);
+      res = await bed.post("/profile/factors/email-otp/confirm", { code: "not-it" }, { headers: auth });
+      assert.equal(res.status, 401);
+      assert.equal((await res.json()).error.code, "invalid_mfa_code");
+      const enrollCode = await bed.mailedCode("grace@example.test");
+      res = await bed.post("/profile/factors/email-otp/confirm", { code: enrollCode }, { headers: auth });
+      assert.equal(res.status, 200);
+      assert.deepEqual(await res.json(), { emailOtp: "enrolled" });
+      const factors = await (await bed.get("/profile/factors", first.accessToken)).json();
+      assert.equal(factors.emailOtpEnrolled, true);
+
+      // A known device from a good IP: the risk gate allows, the enrollment still demands the code.
+      res = await bed.post("/auth/login", login);
+      const pending = await res.json();
+      assert.equal(pending.mfaRequired, true, JSON.stringify(pending));
+      assert.deepEqual(pending.factors, ["email_otp"]);
+      const code = await bed.mailedCode("grace@example.test");
+      assert.notEqual(code, enrollCode);
+      const tokens = await tokensOf(
+        await bed.post("/auth/mfa/verify", { mfaToken: pending.mfaToken, factor: "email_otp", code }),
+      );
+      assert.equal((await me(bed, tokens.accessToken)).mfa, "MultiFactor");
+
+      res = await bed.app.request("/profile/factors/email-otp", {
+        method: "DELETE",
+        headers: { Authorization: `Bearer ${tokens.accessToken}` },
+      });
+      assert.equal(res.status, 204);
+      await tokensOf(await bed.post("/auth/login", login));
     });
 
     await t.step("email OTP step-up when the risk gate asks (bad IP reputation, known device)", async () => {
