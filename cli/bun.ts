@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { lookup } from "node:dns/promises";
 import { readFile } from "node:fs/promises";
 import process from "node:process";
 import { runCli, type RuntimeAdapter } from "./run.ts";
@@ -27,6 +28,13 @@ const adapter: RuntimeAdapter = {
   name: "bun",
   env: () => ({ ...process.env }),
   readTextFile: (path) => readFile(path, "utf8"),
+  async resolveHost(hostname) {
+    try {
+      return (await lookup(hostname, { all: true })).map((entry) => entry.address);
+    } catch {
+      return [];
+    }
+  },
   serve(fetch, { hostname, port }) {
     const server = bun.serve({
       hostname,

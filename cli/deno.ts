@@ -19,6 +19,13 @@ const adapter: RuntimeAdapter = {
   onShutdown(handler) {
     for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, () => void handler());
   },
+  async resolveHost(hostname) {
+    const lookups = await Promise.allSettled([
+      Deno.resolveDns(hostname, "A"),
+      Deno.resolveDns(hostname, "AAAA"),
+    ]);
+    return lookups.flatMap((lookup) => lookup.status === "fulfilled" ? lookup.value : []);
+  },
   print: (line) => console.log(line),
   printError: (line) => console.error(line),
 };

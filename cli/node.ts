@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { lookup } from "node:dns/promises";
 import { readFile } from "node:fs/promises";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -18,6 +19,13 @@ const adapter: RuntimeAdapter = {
   name: "node",
   env: () => ({ ...process.env }),
   readTextFile: (path) => readFile(path, "utf8"),
+  async resolveHost(hostname) {
+    try {
+      return (await lookup(hostname, { all: true })).map((entry) => entry.address);
+    } catch {
+      return [];
+    }
+  },
   createPasswordHasher: (workers) => createNodePasswordHasher(workers),
   serve(fetch, { hostname, port }) {
     return new Promise((resolve, reject) => {

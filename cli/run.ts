@@ -73,6 +73,11 @@ export interface RuntimeAdapter {
    * one per core); absent: Web Workers (`createPasswordHasher`). Node passes its worker_threads pool.
    */
   createPasswordHasher?(workers: number | undefined): PasswordHasher;
+  /**
+   * The addresses a host name resolves to, for the webhook SSRF guard (a public name that
+   * resolves to a private address is refused); absent: literal addresses only are checked.
+   */
+  resolveHost?(hostname: string): Promise<readonly string[]>;
   /** Writes a line to stdout. */
   print(line: string): void;
   /** Writes a line to stderr. */
@@ -216,6 +221,7 @@ async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Pr
     retryDelaysMs: config.webhooks.retryScheduleSeconds.map((s) => s * 1000),
     disableAfter: config.webhooks.disableAfterConsecutiveFailures,
     receiverPolicy: { allowPrivate: config.webhooks.allowPrivateReceivers },
+    resolveHost: runtime.resolveHost ? (hostname) => runtime.resolveHost!(hostname) : undefined,
     onError: runtime.printError,
   });
   // A primary signing key for every realm (the default realm at least), before serving.
