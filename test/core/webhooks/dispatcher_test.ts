@@ -226,6 +226,32 @@ Deno.test("webhook dispatcher against a loopback receiver", async (t) => {
       await storage.webhooks.deleteEndpoint(ep.id);
     });
 
+    await t.step(
+      "a public host name that resolves to a private address is refused before sending",
+      async () => {
+        const ep = await endpoint(["saml.*"], "http://hooks.example.test/svc");
+        await emit("saml.assertion_consumed");
+        const asked: string[] = [];
+        let sent = 0;
+        const [outcome] = await dispatcher({
+          receiverPolicy: PUBLIC_RECEIVERS_ONLY,
+          resolveHost: (hostname) => {
+            asked.push(hostname);
+            return Promise.resolve(["93.184.216.34", "10.0.0.7"]);
+          },
+          fetch: () => {
+            sent++;
+            return Promise.resolve(new Response("ok"));
+          },
+        }).runOnce();
+        assert.deepEqual(asked, ["hooks.example.test"]);
+        assert.equal(outcome.ok, false);
+        assert.equal(outcome.error, "receiver refused: private_address");
+        assert.equal(sent, 0, "nothing was sent");
+        await storage.webhooks.deleteEndpoint(ep.id);
+      },
+    );
+
     await t.step("during a secret rotation both secrets sign; afterwards only the new one", async () => {
       const ep = await endpoint(["oidc.*"]);
       const oldSecret = ep.secret;
