@@ -42,6 +42,7 @@ import { PasswordService } from "../core/passwords/service.ts";
 import { loadRiskProviders } from "../core/risk/providers.ts";
 import { type CaptchaProvider, captchaProviderFromConfig } from "../core/abuse/captcha.ts";
 import { createSqlCounterStore } from "../storage/sql/abuse-counters.ts";
+import { MaintenanceSweeper } from "../core/maintenance/sweeper.ts";
 import { createPasskeyRoutes } from "../http/routes/passkeys.ts";
 import { openDatabase, type SvcDatabase } from "../storage/open.ts";
 import { schemaScript } from "../storage/schema.ts";
@@ -323,6 +324,14 @@ async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Pr
     events: publisher,
     auth,
   });
+  const counters = createSqlCounterStore(database.db, { clock: systemClock });
+  const sweeper = new MaintenanceSweeper({
+    storage,
+    counters,
+    clock: systemClock,
+    intervalMs: bound.config.maintenance.intervalSeconds * 1000,
+    onError: (task, error) => runtime.printError(`maintenance: ${task} failed: ${firstLine(error)}`),
+  });
   const login = createLoginStack({
     config: bound.config,
     storage,
@@ -332,7 +341,7 @@ async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Pr
     events: publisher,
     snapshots,
     passwords,
-    counters: createSqlCounterStore(database.db, { clock: systemClock }),
+    counters,
     geo: riskProviders.geo,
     reputation: riskProviders.reputation,
     captcha,
@@ -357,6 +366,7 @@ async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Pr
   });
   handler = (req, client) => app.fetch(req, { clientAddress: client?.address });
   dispatcher.start();
+  sweeper.start();
 
   const { host, port, pathBase } = bound.config.server;
   runtime.print(
@@ -374,6 +384,7 @@ async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Pr
       const closed = [
         await attempt(runtime, "server", () => server.close()),
         await attempt(runtime, "webhook dispatcher", () => dispatcher.stop()),
+        await attempt(runtime, "maintenance", () => sweeper.stop()),
         await attempt(runtime, "snapshot cache bus", () => snapshots.stop()),
         await attempt(runtime, "password login", () => login.close()),
         await attempt(runtime, "storage", () => database.close()),

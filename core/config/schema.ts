@@ -476,6 +476,10 @@ export const SvcConfigSchema = v.pipe(
       v.strictObject({ drillWindowDays: v.optional(int(1, 3650, "days"), 90) }),
       {},
     ),
+    maintenance: v.optional(
+      v.strictObject({ intervalSeconds: v.optional(int(0, 86400, "seconds"), 300) }),
+      {},
+    ),
     authz: v.optional(
       v.strictObject({
         snapshotCacheTtlSeconds: v.optional(int(0, 86400, "seconds"), 60),
@@ -894,6 +898,12 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     path: "breakGlass.drillWindowDays",
     kind: "int",
     doc: "days after which a missing break-glass drill fails readiness",
+  },
+  {
+    name: "SVC_MAINTENANCE_INTERVAL_SECONDS",
+    path: "maintenance.intervalSeconds",
+    kind: "int",
+    doc: "how often expired single-use records, sessions, counters and old outbox mail are swept (0: never)",
   },
   {
     name: "SVC_AUTHZ_SNAPSHOT_CACHE_TTL_SECONDS",
