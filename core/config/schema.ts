@@ -456,24 +456,11 @@ export const SvcConfigSchema = v.pipe(
     webhooks: v.optional(
       v.strictObject({
         mountPath: v.optional(mountPath(false), "/svc-admin/webhooks"),
-        signatureToleranceSeconds: v.optional(int(1, 3600, "seconds"), 300),
         retryScheduleSeconds: v.optional(retrySchedule(), [60, 300, 1800, 7200, 43200]),
         disableAfterConsecutiveFailures: v.optional(int(1, 1000), 10),
         /** Private or loopback receivers allowed despite the SSRF guard (empty: public only). */
         allowPrivateReceivers: v.optional(receiverAllowList(), []),
       }),
-      {},
-    ),
-    console: v.optional(
-      v.strictObject({ mountPath: v.optional(mountPath(false), "/svc-admin/ui") }),
-      {},
-    ),
-    impersonation: v.optional(
-      v.strictObject({ windowSeconds: v.optional(int(60, 86400, "seconds"), 1800) }),
-      {},
-    ),
-    breakGlass: v.optional(
-      v.strictObject({ drillWindowDays: v.optional(int(1, 3650, "days"), 90) }),
       {},
     ),
     maintenance: v.optional(
@@ -862,12 +849,6 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     doc: "path of the webhook admin API",
   },
   {
-    name: "SVC_WEBHOOK_SIGNATURE_TOLERANCE_SECONDS",
-    path: "webhooks.signatureToleranceSeconds",
-    kind: "int",
-    doc: "accepted age of a webhook signature timestamp",
-  },
-  {
     name: "SVC_WEBHOOK_RETRY_SCHEDULE_SECONDS",
     path: "webhooks.retryScheduleSeconds",
     kind: "int-list",
@@ -885,19 +866,6 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     kind: "string-list",
     doc: "comma-separated hosts, IPs or CIDR ranges of private/loopback receivers allowed (SSRF guard)",
     defaultText: "unset (public only)",
-  },
-  { name: "SVC_CONSOLE_MOUNT", path: "console.mountPath", kind: "string", doc: "path of the admin console" },
-  {
-    name: "SVC_IMPERSONATION_WINDOW_SECONDS",
-    path: "impersonation.windowSeconds",
-    kind: "int",
-    doc: "impersonation window (caps the token's exp)",
-  },
-  {
-    name: "SVC_BREAK_GLASS_DRILL_WINDOW_DAYS",
-    path: "breakGlass.drillWindowDays",
-    kind: "int",
-    doc: "days after which a missing break-glass drill fails readiness",
   },
   {
     name: "SVC_MAINTENANCE_INTERVAL_SECONDS",
