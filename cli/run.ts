@@ -30,6 +30,7 @@ import { AUDIT_USAGE, auditCommand } from "./audit.ts";
 import { type CacheBus, InProcessCacheBus, NotificationCacheBus } from "../core/snapshots/bus.ts";
 import { SubjectSnapshots } from "../core/snapshots/service.ts";
 import { createApp } from "../http/app.ts";
+import { resolveClientAddress, TrustedProxies } from "../http/client-ip.ts";
 import { authzRoutes } from "../http/routes/authz.ts";
 import { KeyRing } from "../core/keys/ring.ts";
 import { createAuthStack } from "../http/auth/stack.ts";
@@ -364,7 +365,11 @@ async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Pr
       ...plugins.flatMap((plugin) => plugin.routes ?? []),
     ],
   });
-  handler = (req, client) => app.fetch(req, { clientAddress: client?.address });
+  const proxies = new TrustedProxies(bound.config.server.trustedProxies);
+  handler = (req, client) =>
+    app.fetch(req, {
+      clientAddress: resolveClientAddress(client?.address, req.headers.get("X-Forwarded-For"), proxies),
+    });
   dispatcher.start();
   sweeper.start();
 

@@ -9,6 +9,7 @@
  * @module
  */
 import * as v from "valibot";
+import { parseCidr } from "../net/ip.ts";
 import { isReceiverAllowEntry } from "../webhooks/receivers.ts";
 
 /** Placeholder in schema messages, replaced with the setting's name when an error is reported. */
@@ -164,6 +165,19 @@ function retrySchedule() {
 }
 
 /** The SSRF allow-list: host names, IP addresses or CIDR ranges of private receivers. */
+function trustedProxyList() {
+  const expectation =
+    "comma-separated IP addresses or CIDR ranges of your reverse proxies, such as 10.0.0.0/8";
+  const each = rule("is not an IP address or CIDR range", expectation);
+  return v.pipe(
+    v.array(
+      v.pipe(v.string(each), v.check((text) => parseCidr(text) !== null, each)),
+      rule("is not a list", expectation),
+    ),
+    v.maxLength(100, rule("has more than 100 entries", expectation)),
+  );
+}
+
 function receiverAllowList() {
   const expectation =
     "comma-separated host names, IP addresses or CIDR ranges, such as 127.0.0.1,10.0.0.0/8,hooks.internal";
@@ -277,6 +291,8 @@ export const SvcConfigSchema = v.pipe(
         baseUrl: v.optional(baseUrl()),
         /** Path every route is mounted under ("" for the root). */
         pathBase: v.optional(mountPath(true), ""),
+        /** Proxies whose X-Forwarded-For is believed (IP addresses or CIDR ranges). */
+        trustedProxies: v.optional(trustedProxyList(), []),
       }),
       {},
     ),
@@ -550,6 +566,14 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     path: "server.pathBase",
     kind: "string",
     doc: "path every route is mounted under",
+  },
+  {
+    name: "SVC_TRUSTED_PROXIES",
+    path: "server.trustedProxies",
+    kind: "string-list",
+    doc:
+      "comma-separated IPs or CIDR ranges of reverse proxies whose X-Forwarded-For gives the client address",
+    defaultText: "unset (the peer address is the client)",
   },
   {
     name: "SVC_DATA_DIR",

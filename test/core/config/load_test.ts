@@ -43,6 +43,7 @@ Deno.test("config: with nothing set, development defaults for localhost and the 
     port: 8080,
     baseUrl: "http://localhost:8080",
     pathBase: "",
+    trustedProxies: [],
   });
   assert.deepEqual(config.storage, { kind: "embedded", dataDir: ".svc-data" });
   assert.deepEqual(config.relyingParty, {
