@@ -254,12 +254,13 @@ for (const runtime of Object.keys(RUNTIMES)) {
       SVC_ARGON2_MEMORY_KIB: "8192",
       SVC_ARGON2_ITERATIONS: "1",
       SVC_PASSWORD_HASH_WORKERS: "1",
+      SVC_TRUSTED_PROXIES: "127.0.0.1",
     });
     try {
       const login = (password: string) =>
         fetch(`${server.url}/auth/login`, {
           method: "POST",
-          headers: { "Content-Type": "application/json" },
+          headers: { "Content-Type": "application/json", "X-Forwarded-For": "198.51.100.7" },
           body: JSON.stringify({ email: "root@example.test", password }),
         });
       const wrong = await login("not it");
@@ -272,7 +273,8 @@ for (const runtime of Object.keys(RUNTIMES)) {
       const perms = await (await fetch(`${server.url}/profile/permissions`, { headers })).json();
       assert.deepEqual(perms.permissions, ["svc:*:*"]);
       const { sessions } = await (await fetch(`${server.url}/profile/sessions`, { headers })).json();
-      assert.equal(sessions[0].ipAddress, "127.0.0.1", "the runtime adapter passes the peer address");
+      // The adapter passed the peer address (127.0.0.1), a trusted proxy, so X-Forwarded-For gave the client.
+      assert.equal(sessions[0].ipAddress, "198.51.100.7");
     } finally {
       const status = await server.stop();
       assert.equal(status.code, 0, `${runtime}: ${await server.stderr}`);
