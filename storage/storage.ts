@@ -81,6 +81,7 @@ import { createSqlTokenGrantStore } from "./sql/token-grants.ts";
 import { createSqlTotpEnrollmentStore } from "./sql/totp-enrollments.ts";
 import { createSqlUserStore } from "./sql/users.ts";
 import { createSqlWebhookStore } from "./sql/webhooks.ts";
+import { atomically } from "./sql/transaction.ts";
 
 /** Every store of svc. */
 export interface Stores {
@@ -158,10 +159,10 @@ export interface StorageDeps {
  * ```
  */
 export function createSqlStorage(database: Pick<SvcDatabase, "db">, deps: StorageDeps): Storage {
-  return bind(database.db, deps, false);
+  return bind(database.db, deps);
 }
 
-function bind(db: Executor, deps: StorageDeps, inTransaction: boolean): Storage {
+function bind(db: Executor, deps: StorageDeps): Storage {
   const { clock } = deps;
   return {
     realms: createSqlRealmStore(db, deps),
@@ -200,11 +201,8 @@ function bind(db: Executor, deps: StorageDeps, inTransaction: boolean): Storage 
     adminAudit: createSqlAdminAuditStore(db, deps),
     webhooks: createSqlWebhookStore(db, deps),
     mailOutbox: createSqlMailOutboxStore(db, deps),
-    async transaction<T>(work: (storage: Storage) => Promise<T>): Promise<T> {
-      if (inTransaction) return await work(this);
-      return await (db as Exclude<Executor, { isTransaction: true }>).transaction().execute((trx) =>
-        work(bind(trx, deps, true))
-      );
+    transaction<T>(work: (storage: Storage) => Promise<T>): Promise<T> {
+      return atomically(db, (trx) => work(bind(trx, deps)));
     },
   };
 }

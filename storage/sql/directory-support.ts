@@ -6,13 +6,15 @@
  *
  * @module
  */
-import { type Kysely, type RawBuilder, type Selectable, sql } from "kysely";
+import { type RawBuilder, type Selectable, sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import type { RandomSource } from "../../core/random.ts";
 import { ConflictError, NotFoundError, SvcError, ValidationError } from "../../core/errors.ts";
 import type { Database, Executor } from "../database.ts";
 import type { PageRequest } from "../contract/organizations.ts";
 import type { Grant, GrantEffect, GrantInput } from "../contract/roles.ts";
+
+export { atomically } from "./transaction.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -57,15 +59,6 @@ export function asObject(value: unknown): Record<string, unknown> {
   return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)
     ? parsed as Record<string, unknown>
     : {};
-}
-
-/**
- * Runs `fn` in a transaction. When `db` already is a transaction, `fn` runs in it
- * (the caller's transaction gives the atomicity and a failure aborts it).
- */
-export async function atomically<T>(db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
-  if (db.isTransaction) return await fn(db);
-  return await (db as Kysely<Database>).transaction().execute(fn);
 }
 
 interface PgErrorShape {

@@ -9,8 +9,8 @@ import { sql } from "kysely";
 import { type Clock, nowDate } from "../../core/clock.ts";
 import { ConflictError } from "../../core/errors.ts";
 import type { Impersonation, ImpersonationStore } from "../contract/impersonations.ts";
-import type { Database, Executor, ImpersonationsTable } from "../database.ts";
-import type { Transaction } from "kysely";
+import type { Executor, ImpersonationsTable } from "../database.ts";
+import { atomically } from "./transaction.ts";
 
 /** Advisory lock class (first key of the two-key form) for per-actor impersonation starts. */
 const IMPERSONATION_LOCK_CLASS = 7_361_002;
@@ -19,7 +19,7 @@ const IMPERSONATION_LOCK_CLASS = 7_361_002;
 export function createSqlImpersonationStore(db: Executor, clock: Clock): ImpersonationStore {
   return {
     create(input) {
-      return inTransaction(db, async (trx) => {
+      return atomically(db, async (trx) => {
         const now = nowDate(clock);
         await sql`SELECT pg_advisory_xact_lock(${IMPERSONATION_LOCK_CLASS}::int4, hashtext(${input.actorId}::text))`
           .execute(trx);
@@ -93,11 +93,6 @@ export function createSqlImpersonationStore(db: Executor, clock: Clock): Imperso
       return row ? fromRow(row) : null;
     },
   };
-}
-
-async function inTransaction<T>(db: Executor, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  if (db.isTransaction) return await fn(db as Transaction<Database>);
-  return await db.transaction().execute(fn);
 }
 
 function fromRow(row: ImpersonationsTable): Impersonation {

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type Kysely, type Selectable, sql } from "kysely";
+import { type Selectable, sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
 import type {
@@ -13,7 +13,8 @@ import type {
   PasswordCredentialStore,
   PasswordHash,
 } from "../contract/password-credentials.ts";
-import type { Database, Executor, PasswordCredentialsTable } from "../database.ts";
+import type { Executor, PasswordCredentialsTable } from "../database.ts";
+import { atomically } from "./transaction.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Advisory-lock class id of password-credential writes (first key of the two-key form). */
@@ -28,11 +29,6 @@ function toRecord(row: Selectable<PasswordCredentialsTable>): PasswordCredential
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
-}
-
-async function inTransaction<T>(db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
-  if (db.isTransaction) return await fn(db);
-  return await (db as Kysely<Database>).transaction().execute(fn);
 }
 
 /** A {@link PasswordCredentialStore} over the svc schema. */
@@ -80,7 +76,7 @@ export function createSqlPasswordCredentialStore(
     },
 
     async upsert(userId, value) {
-      return await inTransaction(db, async (trx) => {
+      return await atomically(db, async (trx) => {
         await lockUser(trx, userId);
         const at = new Date(deps.clock.now());
         const row = await trx.insertInto("password_credentials").values({
@@ -101,7 +97,7 @@ export function createSqlPasswordCredentialStore(
     },
 
     async replace(userId, value) {
-      return await inTransaction(db, async (trx) => {
+      return await atomically(db, async (trx) => {
         await lockUser(trx, userId);
         return await setOnly(trx, userId, value);
       });
@@ -109,7 +105,7 @@ export function createSqlPasswordCredentialStore(
 
     async rehash(userId, expected, next) {
       if (!UUID.test(userId)) return false;
-      return await inTransaction(db, async (trx) => {
+      return await atomically(db, async (trx) => {
         await lockUser(trx, userId);
         const current = await trx.deleteFrom("password_credentials")
           .where("user_id", "=", userId)
@@ -124,7 +120,7 @@ export function createSqlPasswordCredentialStore(
 
     async deleteAllForUser(userId) {
       if (!UUID.test(userId)) return 0;
-      return await inTransaction(db, async (trx) => {
+      return await atomically(db, async (trx) => {
         await lockUser(trx, userId);
         const result = await trx.deleteFrom("password_credentials").where("user_id", "=", userId)
           .executeTakeFirst();

@@ -1,14 +1,14 @@
 /** Recovery codes on SQL: the set is replaced in one transaction, a code consumed by one DELETE. */
-import type { Transaction } from "kysely";
 import { type Clock, nowDate } from "../../core/clock.ts";
 import { hashRecoveryCode, type RecoveryCodeStore } from "../contract/recovery-codes.ts";
-import type { Database, Executor } from "../database.ts";
+import type { Executor } from "../database.ts";
+import { atomically } from "./transaction.ts";
 
 /** The SQL recovery code store over a kysely executor; time comes from `clock`. */
 export function createSqlRecoveryCodeStore(db: Executor, clock: Clock): RecoveryCodeStore {
   return {
     replace(userId, codes) {
-      return inTransaction(db, async (trx) => {
+      return atomically(db, async (trx) => {
         const now = nowDate(clock);
         await trx.deleteFrom("recovery_codes").where("user_id", "=", userId).execute();
         const seen = new Set<string>();
@@ -35,9 +35,4 @@ export function createSqlRecoveryCodeStore(db: Executor, clock: Clock): Recovery
       return Number(row.n);
     },
   };
-}
-
-async function inTransaction<T>(db: Executor, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  if (db.isTransaction) return await fn(db as Transaction<Database>);
-  return await db.transaction().execute(fn);
 }

@@ -6,12 +6,13 @@
  *
  * @module
  */
-import type { Kysely, Selectable } from "kysely";
+import type { Selectable } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { ConflictError } from "../../core/errors.ts";
 import type { RandomSource } from "../../core/random.ts";
 import type { RefreshRotation, RefreshTokenRecord, RefreshTokenStore } from "../contract/refresh-tokens.ts";
-import type { Database, Executor, RefreshTokensTable } from "../database.ts";
+import type { Executor, RefreshTokensTable } from "../database.ts";
+import { atomically } from "./transaction.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -34,11 +35,6 @@ function toRecord(row: Selectable<RefreshTokensTable>): RefreshTokenRecord {
 
 function isUniqueViolation(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
-}
-
-async function inTransaction<T>(db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
-  if (db.isTransaction) return await fn(db);
-  return await (db as Kysely<Database>).transaction().execute(fn);
 }
 
 /** A {@link RefreshTokenStore} over the svc schema. */
@@ -79,7 +75,7 @@ export function createSqlRefreshTokenStore(
 
     async rotate(oldHash, next): Promise<RefreshRotation> {
       const at = now();
-      const rotated = await inTransaction(db, async (trx) => {
+      const rotated = await atomically(db, async (trx) => {
         const previous = await trx.updateTable("refresh_tokens").set({ used_at: at })
           .where("token_hash", "=", oldHash)
           .where("used_at", "is", null).where("revoked_at", "is", null).where("expires_at", ">", at)

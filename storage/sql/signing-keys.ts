@@ -5,12 +5,13 @@
  *
  * @module
  */
-import type { Kysely, Selectable } from "kysely";
+import type { Selectable } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { ConflictError } from "../../core/errors.ts";
 import type { RandomSource } from "../../core/random.ts";
 import type { SigningKeyRecord, SigningKeyStore } from "../contract/signing-keys.ts";
-import type { Database, Executor, SigningKeysTable } from "../database.ts";
+import type { Executor, SigningKeysTable } from "../database.ts";
+import { atomically } from "./transaction.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -28,11 +29,6 @@ function toRecord(row: Selectable<SigningKeysTable>): SigningKeyRecord {
 
 function isUniqueViolation(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
-}
-
-async function inTransaction<T>(db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
-  if (db.isTransaction) return await fn(db);
-  return await (db as Kysely<Database>).transaction().execute(fn);
 }
 
 /** A {@link SigningKeyStore} over the svc schema. */
@@ -79,7 +75,7 @@ export function createSqlSigningKeyStore(
     async rotate(realmId, newKey) {
       const at = now();
       try {
-        return await inTransaction(db, async (trx) => {
+        return await atomically(db, async (trx) => {
           const retired = await trx.updateTable("signing_keys")
             .set({ is_primary: false, retired_at: at })
             .where("realm_id", "=", realmId).where("is_primary", "=", true)

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { type Kysely, type Selectable, sql, type Updateable } from "kysely";
+import { type Selectable, sql, type Updateable } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { ValidationError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
@@ -20,7 +20,8 @@ import {
   type WebhookEndpointRecord,
   type WebhookStore,
 } from "../contract/webhooks.ts";
-import type { Database, Executor, WebhookDeliveriesTable, WebhookEndpointsTable } from "../database.ts";
+import type { Executor, WebhookDeliveriesTable, WebhookEndpointsTable } from "../database.ts";
+import { atomically } from "./transaction.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -57,11 +58,6 @@ function toDelivery(row: Selectable<WebhookDeliveriesTable>): WebhookDeliveryRec
     createdAt: row.created_at,
     completedAt: row.completed_at,
   };
-}
-
-async function inTransaction<T>(db: Executor, fn: (trx: Executor) => Promise<T>): Promise<T> {
-  if (db.isTransaction) return await fn(db);
-  return await (db as Kysely<Database>).transaction().execute(fn);
 }
 
 function checkPatterns(patterns: readonly string[]): string[] {
@@ -237,7 +233,7 @@ export function createSqlWebhookStore(
 
     async markSucceeded(id, statusCode) {
       if (!UUID.test(id)) return null;
-      return await inTransaction(db, async (trx) => {
+      return await atomically(db, async (trx) => {
         const at = now();
         const row = await trx.updateTable("webhook_deliveries")
           .set({
@@ -259,7 +255,7 @@ export function createSqlWebhookStore(
       if (!UUID.test(id)) return { delivery: null, endpointDisabled: false };
       const delays = options?.retryDelaysMs ?? WEBHOOK_RETRY_DELAYS_MS;
       const disableAfter = options?.disableAfter ?? WEBHOOK_DISABLE_AFTER_FAILURES;
-      return await inTransaction(db, async (trx) => {
+      return await atomically(db, async (trx) => {
         const ref = await trx.selectFrom("webhook_deliveries").select("endpoint_id").where("id", "=", id)
           .executeTakeFirst();
         if (!ref) return { delivery: null, endpointDisabled: false };
