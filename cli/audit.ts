@@ -13,8 +13,7 @@ import type { AuditChainReport } from "../storage/contract/admin-audit.ts";
 import { openDatabase } from "../storage/open.ts";
 import { createSqlAdminAuditStore } from "../storage/sql/admin-audit.ts";
 import { createSqlRealmStore } from "../storage/sql/realms.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from "../core/ids.ts";
 
 /** The usage lines of the audit command. */
 export const AUDIT_USAGE = "  audit verify REALM  verify a realm's admin audit chain (realm id or name)";
@@ -50,7 +49,7 @@ export async function auditCommand(
     await database.ensureSchema();
     const deps = { clock: systemClock, random: cryptoRandom };
     const realms = createSqlRealmStore(database.db, deps);
-    const realm = UUID.test(realmArg) ? await realms.get(realmArg) : await realms.getByName(realmArg);
+    const realm = isUuid(realmArg) ? await realms.get(realmArg) : await realms.getByName(realmArg);
     if (realm === null) {
       io.printError(`audit: no realm ${JSON.stringify(realmArg)}`);
       return 1;

@@ -6,6 +6,7 @@
  * @module
  */
 import * as v from "valibot";
+import { UUID_PATTERN } from "../../core/ids.ts";
 
 /** The `typ` header of each JWT type. */
 export const TokenTypes = {
@@ -129,8 +130,7 @@ export type TokenMintInput<T extends TokenType> =
   & Omit<TokenClaimsByType[T], "iss" | "iat" | "exp" | "jti" | "nbf" | "aud">
   & (T extends "at+svc" | "mfa+svc" ? { readonly aud: string } : { readonly aud?: never });
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const uuid = v.pipe(v.string(), v.regex(UUID));
+const uuid = v.pipe(v.string(), v.regex(UUID_PATTERN));
 const text = v.pipe(v.string(), v.minLength(1), v.maxLength(2000));
 const seconds = v.pipe(v.number(), v.integer(), v.minValue(0));
 const actor = v.object({ sub: uuid, imp: uuid });

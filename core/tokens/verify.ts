@@ -24,6 +24,7 @@ import { SIGNING_ALGORITHM } from "../keys/generate.ts";
 import type { VerifiedTokenCache } from "./cache.ts";
 import { InvalidTokenError } from "./errors.ts";
 import { CLAIM_SCHEMAS, type TokenClaimsByType, type TokenType } from "./types.ts";
+import { isUuid } from "../../core/ids.ts";
 
 /** What verification needs. */
 export interface VerifyContext {
@@ -38,7 +39,6 @@ export interface VerifyContext {
 export const MAX_TOKEN_LENGTH = 8192;
 const SEGMENT = /^[A-Za-z0-9_-]+$/;
 const KID = /^[A-Za-z0-9_-]{1,64}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ALLOWED_HEADER = new Set(["alg", "typ", "kid"]);
 
 /**
@@ -83,7 +83,7 @@ export async function verifyToken<T extends TokenType>(
   if (header.typ !== typ) throw new InvalidTokenError("typ");
   if (typeof header.kid !== "string" || !KID.test(header.kid)) throw new InvalidTokenError("kid");
   const payload = decodeJson(payloadPart);
-  if (typeof payload.realm !== "string" || !UUID.test(payload.realm)) throw new InvalidTokenError("realm");
+  if (typeof payload.realm !== "string" || !isUuid(payload.realm)) throw new InvalidTokenError("realm");
 
   const key = await context.keys.verificationKey(payload.realm, header.kid);
   if (key === null) throw new InvalidTokenError("kid");

@@ -26,8 +26,8 @@ import type { RouteInstaller } from "../app.ts";
 import { covers, fence } from "../auth/fence.ts";
 import { parseBody } from "../validate.ts";
 import { requireUser } from "./auth.ts";
+import { UUID_PATTERN } from "../../core/ids.ts";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const text = (what: string, max: number) =>
   v.pipe(v.string(`${what} must be a string`), v.minLength(1, `${what} must not be empty`), v.maxLength(max));
 const email = v.pipe(
@@ -58,7 +58,7 @@ export const AcceptInvitationSchema = v.strictObject({
 export const InviteUserSchema = v.strictObject({
   email,
   orgId: v.optional(
-    v.nullable(v.pipe(v.string("orgId must be a string"), v.regex(UUID, "orgId must be a UUID"))),
+    v.nullable(v.pipe(v.string("orgId must be a string"), v.regex(UUID_PATTERN, "orgId must be a UUID"))),
   ),
   displayName: v.optional(v.nullable(text("displayName", 200))),
 });

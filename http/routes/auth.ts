@@ -31,9 +31,12 @@ import { requireCsrf } from "../auth/csrf.ts";
 import { type Principal, requirePrincipal } from "../auth/principal.ts";
 import type { SvcEnv } from "../request-id.ts";
 import { parseBody } from "../validate.ts";
+import { UUID_PATTERN } from "../../core/ids.ts";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const orgId = v.pipe(v.string("orgId must be an organization id"), v.regex(UUID, "orgId must be a UUID"));
+const orgId = v.pipe(
+  v.string("orgId must be an organization id"),
+  v.regex(UUID_PATTERN, "orgId must be a UUID"),
+);
 
 /** The body of `POST /auth/refresh` (empty for cookie clients). */
 export const RefreshRequestSchema = v.strictObject({

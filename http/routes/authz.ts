@@ -15,10 +15,10 @@ import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
 import type { RouteInstaller } from "../app.ts";
 import { requirePrincipal } from "../auth/principal.ts";
 import { parseBody } from "../validate.ts";
+import { UUID_PATTERN } from "../../core/ids.ts";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const id = (what: string) =>
-  v.pipe(v.string(`${what} must be a string`), v.regex(UUID, `${what} must be a UUID`));
+  v.pipe(v.string(`${what} must be a string`), v.regex(UUID_PATTERN, `${what} must be a UUID`));
 const attributes = (what: string) =>
   v.nullish(v.record(v.string(), v.unknown(), `${what} must be an object of attributes`));
 

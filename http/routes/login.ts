@@ -22,8 +22,8 @@ import { respondWithSignIn, type SignInResponder } from "../auth/login-response.
 import { clientIp } from "../client-ip.ts";
 import type { SvcEnv } from "../request-id.ts";
 import { parseBody } from "../validate.ts";
+import { UUID_PATTERN } from "../../core/ids.ts";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const text = (what: string, max: number) =>
   v.pipe(v.string(`${what} must be a string`), v.minLength(1, `${what} must not be empty`), v.maxLength(max));
 const fingerprint = v.optional(v.nullable(text("deviceFingerprint", 512)));
@@ -34,7 +34,9 @@ export const LoginRequestSchema = v.strictObject({
   password: v.pipe(v.string("password must be a string"), v.maxLength(MAX_PASSWORD_LENGTH)),
   realm: v.optional(v.nullable(text("realm", 200))),
   org: v.optional(
-    v.nullable(v.pipe(v.string("org must be an organization id"), v.regex(UUID, "org must be a UUID"))),
+    v.nullable(
+      v.pipe(v.string("org must be an organization id"), v.regex(UUID_PATTERN, "org must be a UUID")),
+    ),
   ),
   audience: v.optional(v.nullable(text("audience", 2000))),
   captchaToken: v.optional(v.nullable(text("captchaToken", 4096))),

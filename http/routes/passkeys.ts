@@ -47,8 +47,8 @@ import type { AuthStack } from "../auth/stack.ts";
 import type { SvcEnv } from "../request-id.ts";
 import { parseBody } from "../validate.ts";
 import { requireUser } from "./auth.ts";
+import { isUuid, UUID_PATTERN } from "../../core/ids.ts";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ceremonyId = v.pipe(v.string("ceremonyId must be a string"), v.minLength(1), v.maxLength(100));
 const name = v.nullable(v.pipe(v.string("name must be a string"), v.trim(), v.maxLength(100)));
 const token = v.pipe(v.string("mfaToken must be a string"), v.minLength(1), v.maxLength(8000));
@@ -75,7 +75,9 @@ export const LoginSchema = v.strictObject({
   ceremonyId,
   response: AuthenticationResponseSchema,
   org: v.optional(
-    v.nullable(v.pipe(v.string("org must be an organization id"), v.regex(UUID, "org must be a UUID"))),
+    v.nullable(
+      v.pipe(v.string("org must be an organization id"), v.regex(UUID_PATTERN, "org must be a UUID")),
+    ),
   ),
   audience: v.optional(v.pipe(v.string("audience must be a string"), v.minLength(1), v.maxLength(2000))),
 });
@@ -310,7 +312,7 @@ async function resolveRealm(
   realm: string | undefined,
 ): Promise<string | null> {
   if (realm === undefined) return (await storage.realms.getDefault())?.id ?? null;
-  const found = UUID.test(realm) ? await storage.realms.get(realm) : await storage.realms.getByName(realm);
+  const found = isUuid(realm) ? await storage.realms.get(realm) : await storage.realms.getByName(realm);
   if (found === null) throw new ValidationError("The realm does not exist.", { field: "realm" });
   return found.id;
 }

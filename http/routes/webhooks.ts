@@ -47,8 +47,8 @@ import type { AppDeps, RouteInstaller } from "../app.ts";
 import { covers, fence, type FenceScope } from "../auth/fence.ts";
 import type { SvcEnv } from "../request-id.ts";
 import { parseBody } from "../validate.ts";
+import { isUuid, UUID_PATTERN } from "../../core/ids.ts";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const READ = {
   global: [WEBHOOKS_READ_GLOBAL, WEBHOOKS_MANAGE_GLOBAL],
   org: [WEBHOOKS_READ_ORG, WEBHOOKS_MANAGE_ORG],
@@ -75,7 +75,7 @@ export const CreateWebhookSchema = v.strictObject({
   url,
   eventPatterns: patterns,
   description,
-  orgId: v.nullish(v.pipe(v.string("orgId must be a string"), v.regex(UUID, "orgId must be a UUID"))),
+  orgId: v.nullish(v.pipe(v.string("orgId must be a string"), v.regex(UUID_PATTERN, "orgId must be a UUID"))),
 });
 
 /** The body of `PATCH {mount}/{endpointId}`. */
@@ -180,7 +180,7 @@ export function webhookRoutes(deps: WebhookRoutesDeps): RouteInstaller {
 
     /** The endpoint, if the scope covers it; 404 otherwise (other realms included). */
     const visible = async (scope: FenceScope, id: string, tx: Storage = storage) => {
-      const endpoint = UUID.test(id) ? await tx.webhooks.getEndpoint(id) : null;
+      const endpoint = isUuid(id) ? await tx.webhooks.getEndpoint(id) : null;
       if (
         endpoint === null || endpoint.realmId !== scope.principal.realmId.toLowerCase() ||
         !covers(scope, endpoint.orgId)
@@ -379,7 +379,7 @@ export function webhookRoutes(deps: WebhookRoutesDeps): RouteInstaller {
         async ({ tx }) => {
           const endpoint = await visible(scope, c.req.param("endpointId"), tx);
           const deliveryId = c.req.param("deliveryId");
-          const delivery = UUID.test(deliveryId) ? await tx.webhooks.getDelivery(deliveryId) : null;
+          const delivery = isUuid(deliveryId) ? await tx.webhooks.getDelivery(deliveryId) : null;
           if (delivery === null || delivery.endpointId !== endpoint.id) {
             throw new NotFoundError("No such delivery.");
           }

@@ -26,8 +26,8 @@ import {
   GENESIS_HASH,
 } from "../contract/admin-audit.ts";
 import type { AdminAuditEntriesTable, Database, Executor } from "../database.ts";
+import { isUuid } from "../../core/ids.ts";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Advisory-lock class id of audit appends (first key of the two-key form). */
 const LOCK_CLASS = 7_361_201;
 const MAX_ATTEMPTS = 5;
@@ -152,8 +152,8 @@ export function createSqlAdminAuditStore(
 
   return {
     async append(realmIdInput, entry) {
-      if (!UUID.test(realmIdInput)) throw new ValidationError("realmId must be a realm id (a UUID).");
-      if (entry.orgId != null && !UUID.test(entry.orgId)) {
+      if (!isUuid(realmIdInput)) throw new ValidationError("realmId must be a realm id (a UUID).");
+      if (entry.orgId != null && !isUuid(entry.orgId)) {
         throw new ValidationError("orgId must be an organization id (a UUID).");
       }
       const realmId = realmIdInput.toLowerCase();
@@ -175,7 +175,7 @@ export function createSqlAdminAuditStore(
     },
 
     async list(realmId, options) {
-      if (!UUID.test(realmId)) return [];
+      if (!isUuid(realmId)) return [];
       const limit = Math.max(1, Math.min(1000, Math.trunc(options?.limit ?? 100)));
       const rows = await db.selectFrom("admin_audit_entries").selectAll()
         .where("realm_id", "=", realmId).where("seq", ">", options?.afterSeq ?? 0)
@@ -184,7 +184,7 @@ export function createSqlAdminAuditStore(
     },
 
     async head(realmId) {
-      if (!UUID.test(realmId)) return null;
+      if (!isUuid(realmId)) return null;
       const row = await db.selectFrom("admin_audit_entries").selectAll().where("realm_id", "=", realmId)
         .orderBy("seq", "desc").limit(1).executeTakeFirst();
       return row ? toEntry(row) : null;
@@ -208,7 +208,7 @@ export function createSqlAdminAuditStore(
         headSeq: expectedSeq - 1,
         firstBad,
       });
-      if (!UUID.test(realmId)) return report(null);
+      if (!isUuid(realmId)) return report(null);
       for (;;) {
         const rows = await db.selectFrom("admin_audit_entries").selectAll()
           .where("realm_id", "=", realmId).where("seq", ">=", expectedSeq)
@@ -232,7 +232,7 @@ export function createSqlAdminAuditStore(
     },
 
     async redactOlderThan(cutoff, options) {
-      if (options?.realmId !== undefined && !UUID.test(options.realmId)) return 0;
+      if (options?.realmId !== undefined && !isUuid(options.realmId)) return 0;
       const result = await db.updateTable("admin_audit_entries").set({ before_json: null, after_json: null })
         .where("occurred_at", "<", cutoff)
         .where((eb) => options?.realmId === undefined ? eb.lit(true) : eb("realm_id", "=", options.realmId))

@@ -10,8 +10,7 @@ import { ConflictError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
 import type { ApiKeyRecord, ApiKeyStore } from "../contract/api-keys.ts";
 import type { ApiKeysTable, Executor } from "../database.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from "../../core/ids.ts";
 
 function toRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   return {
@@ -61,7 +60,7 @@ export function createSqlApiKeyStore(
     },
 
     async get(id) {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const row = await db.selectFrom("api_keys").selectAll().where("id", "=", id).executeTakeFirst();
       return row ? toRecord(row) : null;
     },
@@ -73,7 +72,7 @@ export function createSqlApiKeyStore(
     },
 
     async listByOwner(ownerKind, ownerId) {
-      if (!UUID.test(ownerId)) return [];
+      if (!isUuid(ownerId)) return [];
       const rows = await db.selectFrom("api_keys").selectAll()
         .where("owner_kind", "=", ownerKind).where("owner_id", "=", ownerId)
         .orderBy("created_at", "desc").orderBy("id").execute();
@@ -81,7 +80,7 @@ export function createSqlApiKeyStore(
     },
 
     async revoke(id) {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const row = await db.updateTable("api_keys")
         .set((eb) => ({ revoked_at: sql<Date>`coalesce(${eb.ref("revoked_at")}, ${now()}::timestamptz)` }))
         .where("id", "=", id).returningAll().executeTakeFirst();
@@ -89,7 +88,7 @@ export function createSqlApiKeyStore(
     },
 
     async recordUse(id) {
-      if (!UUID.test(id)) return;
+      if (!isUuid(id)) return;
       try {
         await db.updateTable("api_keys").set({ last_used_at: now() }).where("id", "=", id).execute();
       } catch {
@@ -98,7 +97,7 @@ export function createSqlApiKeyStore(
     },
 
     async delete(id) {
-      if (!UUID.test(id)) return false;
+      if (!isUuid(id)) return false;
       const result = await db.deleteFrom("api_keys").where("id", "=", id).executeTakeFirst();
       return result.numDeletedRows > 0n;
     },

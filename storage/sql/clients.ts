@@ -10,8 +10,7 @@ import { ConflictError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
 import type { ClientFields, ClientRecord, ClientStore } from "../contract/clients.ts";
 import type { ClientsTable, Executor } from "../database.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from "../../core/ids.ts";
 
 function toRecord(row: Selectable<ClientsTable>): ClientRecord {
   return {
@@ -92,27 +91,27 @@ export function createSqlClientStore(
     },
 
     async get(id) {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const row = await db.selectFrom("clients").selectAll().where("id", "=", id).executeTakeFirst();
       return row ? toRecord(row) : null;
     },
 
     async getByClientId(realmId, clientId) {
-      if (!UUID.test(realmId)) return null;
+      if (!isUuid(realmId)) return null;
       const row = await db.selectFrom("clients").selectAll()
         .where("realm_id", "=", realmId).where("client_id", "=", clientId).executeTakeFirst();
       return row ? toRecord(row) : null;
     },
 
     async list(realmId) {
-      if (!UUID.test(realmId)) return [];
+      if (!isUuid(realmId)) return [];
       const rows = await db.selectFrom("clients").selectAll().where("realm_id", "=", realmId)
         .orderBy("client_id").execute();
       return rows.map(toRecord);
     },
 
     async update(id, patch) {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const set = columnsOf(patch);
       if (Object.keys(set).length === 0) {
         const row = await db.selectFrom("clients").selectAll().where("id", "=", id).executeTakeFirst();
@@ -124,7 +123,7 @@ export function createSqlClientStore(
     },
 
     async delete(id) {
-      if (!UUID.test(id)) return false;
+      if (!isUuid(id)) return false;
       const result = await db.deleteFrom("clients").where("id", "=", id).executeTakeFirst();
       return result.numDeletedRows > 0n;
     },

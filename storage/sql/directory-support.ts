@@ -13,15 +13,10 @@ import { ConflictError, NotFoundError, SvcError, ValidationError } from "../../c
 import type { Database, Executor } from "../database.ts";
 import type { PageRequest } from "../contract/organizations.ts";
 import type { Grant, GrantEffect, GrantInput } from "../contract/roles.ts";
+import { isUuid } from "../../core/ids.ts";
+export { isUuid } from "../../core/ids.ts";
 
 export { atomically } from "./transaction.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Whether a string has the shape of a UUID (every directory id does). */
-export function isUuid(value: unknown): value is string {
-  return typeof value === "string" && UUID.test(value);
-}
 
 /** Throws NotFoundError unless `id` is a UUID (a non-UUID can never name a row). */
 export function requireUuid(id: string, what: string): void {

@@ -6,7 +6,7 @@
 import type { Clock } from "../../core/clock.ts";
 import type { EmailOtpEnrollmentStore } from "../contract/email-otp-enrollments.ts";
 import type { Executor } from "../database.ts";
-import { isUuid } from "./subject-grants.ts";
+import { isUuid } from "../../core/ids.ts";
 
 /** An {@link EmailOtpEnrollmentStore} over the svc schema. */
 export function createSqlEmailOtpEnrollmentStore(db: Executor, clock: Clock): EmailOtpEnrollmentStore {

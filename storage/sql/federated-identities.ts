@@ -9,8 +9,7 @@ import { ConflictError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
 import type { FederatedIdentityRecord, FederatedIdentityStore } from "../contract/federated-identities.ts";
 import type { Executor, FederatedIdentitiesTable } from "../database.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from "../../core/ids.ts";
 
 function toRecord(row: Selectable<FederatedIdentitiesTable>): FederatedIdentityRecord {
   return {
@@ -56,21 +55,21 @@ export function createSqlFederatedIdentityStore(
     },
 
     async listByUser(userId) {
-      if (!UUID.test(userId)) return [];
+      if (!isUuid(userId)) return [];
       const rows = await db.selectFrom("federated_identities").selectAll().where("user_id", "=", userId)
         .orderBy("created_at").orderBy("id").execute();
       return rows.map(toRecord);
     },
 
     async unlink(userId, id) {
-      if (!UUID.test(userId) || !UUID.test(id)) return false;
+      if (!isUuid(userId) || !isUuid(id)) return false;
       const result = await db.deleteFrom("federated_identities")
         .where("id", "=", id).where("user_id", "=", userId).executeTakeFirst();
       return result.numDeletedRows > 0n;
     },
 
     async deleteAllForUser(userId) {
-      if (!UUID.test(userId)) return 0;
+      if (!isUuid(userId)) return 0;
       const result = await db.deleteFrom("federated_identities").where("user_id", "=", userId)
         .executeTakeFirst();
       return Number(result.numDeletedRows);

@@ -10,8 +10,8 @@ import { ValidationError } from "../../core/errors.ts";
 import type { RandomSource } from "../../core/random.ts";
 import type { KnownDeviceRecord, KnownDeviceStore } from "../contract/known-devices.ts";
 import type { Executor, KnownDevicesTable } from "../database.ts";
+import { isUuid } from "../../core/ids.ts";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 function toRecord(row: Selectable<KnownDevicesTable>): KnownDeviceRecord {
@@ -58,28 +58,28 @@ export function createSqlKnownDeviceStore(
     },
 
     async get(userId, fingerprintHash) {
-      if (!UUID.test(userId)) return null;
+      if (!isUuid(userId)) return null;
       const row = await db.selectFrom("known_devices").selectAll()
         .where("user_id", "=", userId).where("fingerprint_hash", "=", fingerprintHash).executeTakeFirst();
       return row ? toRecord(row) : null;
     },
 
     async listByUser(userId) {
-      if (!UUID.test(userId)) return [];
+      if (!isUuid(userId)) return [];
       const rows = await db.selectFrom("known_devices").selectAll().where("user_id", "=", userId)
         .orderBy("last_seen_at", "desc").orderBy("fingerprint_hash").execute();
       return rows.map(toRecord);
     },
 
     async delete(userId, fingerprintHash) {
-      if (!UUID.test(userId)) return false;
+      if (!isUuid(userId)) return false;
       const result = await db.deleteFrom("known_devices")
         .where("user_id", "=", userId).where("fingerprint_hash", "=", fingerprintHash).executeTakeFirst();
       return result.numDeletedRows > 0n;
     },
 
     async deleteAllForUser(userId) {
-      if (!UUID.test(userId)) return 0;
+      if (!isUuid(userId)) return 0;
       const result = await db.deleteFrom("known_devices").where("user_id", "=", userId).executeTakeFirst();
       return Number(result.numDeletedRows);
     },

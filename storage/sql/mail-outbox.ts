@@ -4,8 +4,7 @@ import { type Clock, nowDate } from "../../core/clock.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
 import type { MailOutboxStore, OutboxMessage, OutboxQuery } from "../contract/mail-outbox.ts";
 import type { Executor, MailOutboxTable } from "../database.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from "../../core/ids.ts";
 
 function toMessage(row: Selectable<MailOutboxTable>): OutboxMessage {
   return {
@@ -64,7 +63,7 @@ export function createSqlMailOutboxStore(
     },
 
     async markSent(id) {
-      if (!UUID.test(id)) return false;
+      if (!isUuid(id)) return false;
       const result = await db.updateTable("mail_outbox").set({ sent_at: nowDate(deps.clock) })
         .where("id", "=", id).where("sent_at", "is", null).executeTakeFirst();
       return result.numUpdatedRows > 0n;

@@ -10,8 +10,7 @@ import { ConflictError, ValidationError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
 import type { PasskeyCredentialRecord, PasskeyCredentialStore } from "../contract/passkey-credentials.ts";
 import type { Executor, PasskeyCredentialsTable } from "../database.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from "../../core/ids.ts";
 
 function toRecord(row: Selectable<PasskeyCredentialsTable>): PasskeyCredentialRecord {
   return {
@@ -68,14 +67,14 @@ export function createSqlPasskeyCredentialStore(
     },
 
     async listByUser(userId) {
-      if (!UUID.test(userId)) return [];
+      if (!isUuid(userId)) return [];
       const rows = await db.selectFrom("passkey_credentials").selectAll().where("user_id", "=", userId)
         .orderBy("created_at").orderBy("id").execute();
       return rows.map(toRecord);
     },
 
     async get(id) {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const row = await db.selectFrom("passkey_credentials").selectAll().where("id", "=", id)
         .executeTakeFirst();
       return row ? toRecord(row) : null;
@@ -89,7 +88,7 @@ export function createSqlPasskeyCredentialStore(
 
     async updateCounter(id, newCount, lastUsedAt) {
       checkCount(newCount);
-      if (!UUID.test(id)) return false;
+      if (!isUuid(id)) return false;
       const count = sql<number>`${newCount}::bigint`;
       const result = await db.updateTable("passkey_credentials")
         .set({ sign_count: count, last_used_at: lastUsedAt ?? new Date(deps.clock.now()) })
@@ -105,21 +104,21 @@ export function createSqlPasskeyCredentialStore(
     },
 
     async rename(userId, id, name) {
-      if (!UUID.test(userId) || !UUID.test(id)) return false;
+      if (!isUuid(userId) || !isUuid(id)) return false;
       const result = await db.updateTable("passkey_credentials").set({ name })
         .where("id", "=", id).where("user_id", "=", userId).executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },
 
     async delete(userId, id) {
-      if (!UUID.test(userId) || !UUID.test(id)) return false;
+      if (!isUuid(userId) || !isUuid(id)) return false;
       const result = await db.deleteFrom("passkey_credentials")
         .where("id", "=", id).where("user_id", "=", userId).executeTakeFirst();
       return result.numDeletedRows > 0n;
     },
 
     async deleteAllForUser(userId) {
-      if (!UUID.test(userId)) return 0;
+      if (!isUuid(userId)) return 0;
       const result = await db.deleteFrom("passkey_credentials").where("user_id", "=", userId)
         .executeTakeFirst();
       return Number(result.numDeletedRows);

@@ -15,8 +15,8 @@ import type {
 } from "../contract/password-credentials.ts";
 import type { Executor, PasswordCredentialsTable } from "../database.ts";
 import { atomically } from "./transaction.ts";
+import { isUuid } from "../../core/ids.ts";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Advisory-lock class id of password-credential writes (first key of the two-key form). */
 const LOCK_CLASS = 7_361_101;
 
@@ -62,14 +62,14 @@ export function createSqlPasswordCredentialStore(
 
   return {
     async get(userId) {
-      if (!UUID.test(userId)) return null;
+      if (!isUuid(userId)) return null;
       const row = await db.selectFrom("password_credentials").selectAll().where("user_id", "=", userId)
         .orderBy("updated_at", "desc").orderBy("id").limit(1).executeTakeFirst();
       return row ? toRecord(row) : null;
     },
 
     async list(userId) {
-      if (!UUID.test(userId)) return [];
+      if (!isUuid(userId)) return [];
       const rows = await db.selectFrom("password_credentials").selectAll().where("user_id", "=", userId)
         .orderBy("updated_at", "desc").orderBy("id").execute();
       return rows.map(toRecord);
@@ -104,7 +104,7 @@ export function createSqlPasswordCredentialStore(
     },
 
     async rehash(userId, expected, next) {
-      if (!UUID.test(userId)) return false;
+      if (!isUuid(userId)) return false;
       return await atomically(db, async (trx) => {
         await lockUser(trx, userId);
         const current = await trx.deleteFrom("password_credentials")
@@ -119,7 +119,7 @@ export function createSqlPasswordCredentialStore(
     },
 
     async deleteAllForUser(userId) {
-      if (!UUID.test(userId)) return 0;
+      if (!isUuid(userId)) return 0;
       return await atomically(db, async (trx) => {
         await lockUser(trx, userId);
         const result = await trx.deleteFrom("password_credentials").where("user_id", "=", userId)

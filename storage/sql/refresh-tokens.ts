@@ -13,8 +13,7 @@ import type { RandomSource } from "../../core/random.ts";
 import type { RefreshRotation, RefreshTokenRecord, RefreshTokenStore } from "../contract/refresh-tokens.ts";
 import type { Executor, RefreshTokensTable } from "../database.ts";
 import { atomically } from "./transaction.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from "../../core/ids.ts";
 
 function toRecord(row: Selectable<RefreshTokensTable>): RefreshTokenRecord {
   return {
@@ -114,21 +113,21 @@ export function createSqlRefreshTokenStore(
     },
 
     async revokeFamily(familyId) {
-      if (!UUID.test(familyId)) return 0;
+      if (!isUuid(familyId)) return 0;
       const result = await db.updateTable("refresh_tokens").set({ revoked_at: now() })
         .where("family_id", "=", familyId).where("revoked_at", "is", null).executeTakeFirst();
       return Number(result.numUpdatedRows);
     },
 
     async revokeForSession(sessionId) {
-      if (!UUID.test(sessionId)) return 0;
+      if (!isUuid(sessionId)) return 0;
       const result = await db.updateTable("refresh_tokens").set({ revoked_at: now() })
         .where("session_id", "=", sessionId).where("revoked_at", "is", null).executeTakeFirst();
       return Number(result.numUpdatedRows);
     },
 
     async revokeAllForUser(userId) {
-      if (!UUID.test(userId)) return 0;
+      if (!isUuid(userId)) return 0;
       const result = await db.updateTable("refresh_tokens").set({ revoked_at: now() })
         .where("user_id", "=", userId).where("revoked_at", "is", null).executeTakeFirst();
       return Number(result.numUpdatedRows);

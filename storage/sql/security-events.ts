@@ -8,8 +8,8 @@ import type { Clock } from "../../core/clock.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
 import type { SecurityEventRecord, SecurityEventStore } from "../contract/security-events.ts";
 import type { Executor, SecurityEventsTable } from "../database.ts";
+import { isUuid } from "../../core/ids.ts";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_LIMIT = 1000;
 
 function toRecord(row: Selectable<SecurityEventsTable>): SecurityEventRecord {
@@ -48,7 +48,7 @@ export function createSqlSecurityEventStore(
     },
 
     async listByUser(userId, options) {
-      if (!UUID.test(userId)) return [];
+      if (!isUuid(userId)) return [];
       const limit = Math.max(1, Math.min(MAX_LIMIT, Math.trunc(options?.limit ?? 50)));
       let query = db.selectFrom("security_events").selectAll().where("user_id", "=", userId);
       if (options?.before !== undefined) query = query.where("occurred_at", "<", options.before);
@@ -57,7 +57,7 @@ export function createSqlSecurityEventStore(
     },
 
     async redactForUser(userId) {
-      if (!UUID.test(userId)) return 0;
+      if (!isUuid(userId)) return 0;
       const result = await db.updateTable("security_events")
         .set({ data_json: null, ip_address: null, device_description: null })
         .where("user_id", "=", userId)
@@ -75,7 +75,7 @@ export function createSqlSecurityEventStore(
     async deleteOlderThan(cutoff, options) {
       let query = db.deleteFrom("security_events").where("occurred_at", "<", cutoff);
       if (options?.realmId !== undefined) {
-        if (!UUID.test(options.realmId)) return 0;
+        if (!isUuid(options.realmId)) return 0;
         query = query.where("realm_id", "=", options.realmId);
       }
       const result = await query.executeTakeFirst();

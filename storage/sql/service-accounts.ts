@@ -10,8 +10,7 @@ import { ConflictError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
 import type { ServiceAccountRecord, ServiceAccountStore } from "../contract/service-accounts.ts";
 import type { Executor, ServiceAccountsTable } from "../database.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from "../../core/ids.ts";
 
 function toRecord(row: Selectable<ServiceAccountsTable>): ServiceAccountRecord {
   return {
@@ -58,27 +57,27 @@ export function createSqlServiceAccountStore(
     },
 
     async get(id) {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const row = await db.selectFrom("service_accounts").selectAll().where("id", "=", id).executeTakeFirst();
       return row ? toRecord(row) : null;
     },
 
     async getByKey(realmId, key) {
-      if (!UUID.test(realmId)) return null;
+      if (!isUuid(realmId)) return null;
       const row = await db.selectFrom("service_accounts").selectAll()
         .where("realm_id", "=", realmId).where("key", "=", key).executeTakeFirst();
       return row ? toRecord(row) : null;
     },
 
     async list(realmId) {
-      if (!UUID.test(realmId)) return [];
+      if (!isUuid(realmId)) return [];
       const rows = await db.selectFrom("service_accounts").selectAll().where("realm_id", "=", realmId)
         .orderBy("key").execute();
       return rows.map(toRecord);
     },
 
     async rotateSecret(id, newSecretHash, overlapMs) {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const row = await db.updateTable("service_accounts")
         .set((eb) => ({
           previous_secret_hash: eb.ref("secret_hash"),
@@ -90,14 +89,14 @@ export function createSqlServiceAccountStore(
     },
 
     async setDisabled(id, disabled) {
-      if (!UUID.test(id)) return false;
+      if (!isUuid(id)) return false;
       const result = await db.updateTable("service_accounts").set({ disabled }).where("id", "=", id)
         .executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },
 
     async delete(id) {
-      if (!UUID.test(id)) return false;
+      if (!isUuid(id)) return false;
       const result = await db.deleteFrom("service_accounts").where("id", "=", id).executeTakeFirst();
       return result.numDeletedRows > 0n;
     },

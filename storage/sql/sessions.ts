@@ -10,8 +10,7 @@ import { ValidationError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
 import type { SessionRecord, SessionStore } from "../contract/sessions.ts";
 import type { Executor, SessionsTable } from "../database.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from "../../core/ids.ts";
 
 function toRecord(row: Selectable<SessionsTable>): SessionRecord {
   return {
@@ -61,13 +60,13 @@ export function createSqlSessionStore(
     },
 
     async get(id) {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const row = await db.selectFrom("sessions").selectAll().where("id", "=", id).executeTakeFirst();
       return row ? toRecord(row) : null;
     },
 
     async getActive(id) {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const at = now();
       const row = await db.selectFrom("sessions").selectAll().where("id", "=", id)
         .where("revoked_at", "is", null).where("idle_expires_at", ">", at).where(
@@ -80,7 +79,7 @@ export function createSqlSessionStore(
     },
 
     async touch(id, idleTimeoutMs) {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const at = now();
       const idle = new Date(at.getTime() + idleTimeoutMs);
       const row = await db.updateTable("sessions")
@@ -95,7 +94,7 @@ export function createSqlSessionStore(
     },
 
     async setMfa(id, mfa) {
-      if (!UUID.test(id)) return false;
+      if (!isUuid(id)) return false;
       const at = now();
       const result = await db.updateTable("sessions").set({ mfa })
         .where("id", "=", id).where("revoked_at", "is", null)
@@ -105,7 +104,7 @@ export function createSqlSessionStore(
     },
 
     async revoke(id, options) {
-      if (!UUID.test(id) || (options?.userId !== undefined && !UUID.test(options.userId))) return false;
+      if (!isUuid(id) || (options?.userId !== undefined && !isUuid(options.userId))) return false;
       let query = db.updateTable("sessions").set({ revoked_at: now() })
         .where("id", "=", id).where("revoked_at", "is", null);
       if (options?.userId !== undefined) query = query.where("user_id", "=", options.userId);
@@ -114,10 +113,10 @@ export function createSqlSessionStore(
     },
 
     async revokeAllForUser(userId, options) {
-      if (!UUID.test(userId)) return 0;
+      if (!isUuid(userId)) return 0;
       let query = db.updateTable("sessions").set({ revoked_at: now() })
         .where("user_id", "=", userId).where("revoked_at", "is", null);
-      if (options?.exceptId !== undefined && UUID.test(options.exceptId)) {
+      if (options?.exceptId !== undefined && isUuid(options.exceptId)) {
         query = query.where("id", "<>", options.exceptId);
       }
       const result = await query.executeTakeFirst();
@@ -125,7 +124,7 @@ export function createSqlSessionStore(
     },
 
     async listActiveForUser(userId) {
-      if (!UUID.test(userId)) return [];
+      if (!isUuid(userId)) return [];
       const at = now();
       const rows = await db.selectFrom("sessions").selectAll().where("user_id", "=", userId)
         .where("revoked_at", "is", null).where("idle_expires_at", ">", at).where(

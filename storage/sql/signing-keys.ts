@@ -12,8 +12,7 @@ import type { RandomSource } from "../../core/random.ts";
 import type { SigningKeyRecord, SigningKeyStore } from "../contract/signing-keys.ts";
 import type { Executor, SigningKeysTable } from "../database.ts";
 import { atomically } from "./transaction.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from "../../core/ids.ts";
 
 function toRecord(row: Selectable<SigningKeysTable>): SigningKeyRecord {
   return {
@@ -59,14 +58,14 @@ export function createSqlSigningKeyStore(
     },
 
     async getPrimary(realmId) {
-      if (!UUID.test(realmId)) return null;
+      if (!isUuid(realmId)) return null;
       const row = await db.selectFrom("signing_keys").selectAll()
         .where("realm_id", "=", realmId).where("is_primary", "=", true).executeTakeFirst();
       return row ? toRecord(row) : null;
     },
 
     async get(realmId, kid) {
-      if (!UUID.test(realmId)) return null;
+      if (!isUuid(realmId)) return null;
       const row = await db.selectFrom("signing_keys").selectAll()
         .where("realm_id", "=", realmId).where("kid", "=", kid).executeTakeFirst();
       return row ? toRecord(row) : null;
@@ -102,7 +101,7 @@ export function createSqlSigningKeyStore(
     },
 
     async listPublished(realmId, overlapMs) {
-      if (!UUID.test(realmId)) return [];
+      if (!isUuid(realmId)) return [];
       const cutoff = new Date(deps.clock.now() - overlapMs);
       const rows = await db.selectFrom("signing_keys").selectAll()
         .where("realm_id", "=", realmId)
@@ -113,7 +112,7 @@ export function createSqlSigningKeyStore(
     },
 
     async pruneRetired(realmId, overlapMs) {
-      if (!UUID.test(realmId)) return 0;
+      if (!isUuid(realmId)) return 0;
       const cutoff = new Date(deps.clock.now() - overlapMs);
       const result = await db.deleteFrom("signing_keys")
         .where("realm_id", "=", realmId).where("is_primary", "=", false)

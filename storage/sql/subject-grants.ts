@@ -9,13 +9,7 @@ import { sql } from "kysely";
 import { ValidationError } from "../../core/errors.ts";
 import type { SubjectGrantRow, SubjectGrantSource, SubjectRows } from "../contract/subject-grants.ts";
 import type { Executor } from "../database.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Whether a string has the shape of a UUID (every svc id does). */
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
-}
+import { isUuid } from "../../core/ids.ts";
 
 /** A {@link SubjectGrantSource} over the svc schema. */
 export function createSqlSubjectGrantSource(db: Executor): SubjectGrantSource {

@@ -11,8 +11,7 @@ import { StorageError, ValidationError } from "../../core/errors.ts";
 import type { RandomSource } from "../../core/random.ts";
 import type { SubjectKeyRecord, SubjectKeyStore } from "../contract/subject-keys.ts";
 import type { Executor, SubjectKeysTable } from "../database.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from "../../core/ids.ts";
 
 function toRecord(row: Selectable<SubjectKeysTable>): SubjectKeyRecord {
   return { subjectId: row.subject_id, key: new Uint8Array(row.key), createdAt: row.created_at };
@@ -41,14 +40,14 @@ export function createSqlSubjectKeyStore(
     },
 
     async get(subjectId) {
-      if (!UUID.test(subjectId)) return null;
+      if (!isUuid(subjectId)) return null;
       const row = await db.selectFrom("subject_keys").selectAll().where("subject_id", "=", subjectId)
         .executeTakeFirst();
       return row ? toRecord(row) : null;
     },
 
     async delete(subjectId) {
-      if (!UUID.test(subjectId)) return false;
+      if (!isUuid(subjectId)) return false;
       const result = await db.deleteFrom("subject_keys").where("subject_id", "=", subjectId)
         .executeTakeFirst();
       return result.numDeletedRows > 0n;

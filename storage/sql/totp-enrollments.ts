@@ -11,8 +11,7 @@ import { ConflictError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
 import type { TotpEnrollmentRecord, TotpEnrollmentStore } from "../contract/totp-enrollments.ts";
 import type { Executor, TotpEnrollmentsTable } from "../database.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from "../../core/ids.ts";
 
 function toRecord(row: Selectable<TotpEnrollmentsTable>): TotpEnrollmentRecord {
   return {
@@ -55,14 +54,14 @@ export function createSqlTotpEnrollmentStore(
     },
 
     async get(userId) {
-      if (!UUID.test(userId)) return null;
+      if (!isUuid(userId)) return null;
       const row = await db.selectFrom("totp_enrollments").selectAll().where("user_id", "=", userId)
         .executeTakeFirst();
       return row ? toRecord(row) : null;
     },
 
     async confirm(userId, step) {
-      if (!UUID.test(userId)) return false;
+      if (!isUuid(userId)) return false;
       const result = await db.updateTable("totp_enrollments")
         .set({ confirmed_at: now(), last_accepted_step: step })
         .where("user_id", "=", userId).where("confirmed_at", "is", null)
@@ -71,7 +70,7 @@ export function createSqlTotpEnrollmentStore(
     },
 
     async advanceStep(userId, step) {
-      if (!UUID.test(userId) || !Number.isSafeInteger(step)) return false;
+      if (!isUuid(userId) || !Number.isSafeInteger(step)) return false;
       const result = await db.updateTable("totp_enrollments")
         .set({ last_accepted_step: step })
         .where("user_id", "=", userId)
@@ -87,7 +86,7 @@ export function createSqlTotpEnrollmentStore(
     },
 
     async delete(userId) {
-      if (!UUID.test(userId)) return false;
+      if (!isUuid(userId)) return false;
       const result = await db.deleteFrom("totp_enrollments").where("user_id", "=", userId).executeTakeFirst();
       return result.numDeletedRows > 0n;
     },

@@ -22,8 +22,7 @@ import {
 } from "../contract/webhooks.ts";
 import type { Executor, WebhookDeliveriesTable, WebhookEndpointsTable } from "../database.ts";
 import { atomically } from "./transaction.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid } from "../../core/ids.ts";
 
 function toEndpoint(row: Selectable<WebhookEndpointsTable>): WebhookEndpointRecord {
   return {
@@ -98,21 +97,21 @@ export function createSqlWebhookStore(
     },
 
     async getEndpoint(id) {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const row = await db.selectFrom("webhook_endpoints").selectAll().where("id", "=", id)
         .executeTakeFirst();
       return row ? toEndpoint(row) : null;
     },
 
     async listEndpoints(realmId) {
-      if (!UUID.test(realmId)) return [];
+      if (!isUuid(realmId)) return [];
       const rows = await db.selectFrom("webhook_endpoints").selectAll().where("realm_id", "=", realmId)
         .orderBy("created_at").orderBy("id").execute();
       return rows.map(toEndpoint);
     },
 
     async updateEndpoint(id, patch) {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const at = now();
       const set: Updateable<WebhookEndpointsTable> = { updated_at: at };
       if (patch.url !== undefined) set.url = patch.url;
@@ -128,7 +127,7 @@ export function createSqlWebhookStore(
     },
 
     async rotateSecret(id, newSecret, overlapMs) {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const at = deps.clock.now();
       const row = await db.updateTable("webhook_endpoints")
         .set((eb) => ({
@@ -142,18 +141,18 @@ export function createSqlWebhookStore(
     },
 
     async deleteEndpoint(id) {
-      if (!UUID.test(id)) return false;
+      if (!isUuid(id)) return false;
       const result = await db.deleteFrom("webhook_endpoints").where("id", "=", id).executeTakeFirst();
       return result.numDeletedRows > 0n;
     },
 
     async enqueueForEvent(event) {
-      if (!UUID.test(event.realmId)) return [];
+      if (!isUuid(event.realmId)) return [];
       const orgId = event.orgId ?? null;
       const candidates = await db.selectFrom("webhook_endpoints").select(["id", "event_patterns"])
         .where("realm_id", "=", event.realmId).where("enabled", "=", true)
         .where((eb) =>
-          orgId === null || !UUID.test(orgId)
+          orgId === null || !isUuid(orgId)
             ? eb("org_id", "is", null)
             : eb.or([eb("org_id", "is", null), eb("org_id", "=", orgId)])
         )
@@ -232,7 +231,7 @@ export function createSqlWebhookStore(
     },
 
     async markSucceeded(id, statusCode) {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       return await atomically(db, async (trx) => {
         const at = now();
         const row = await trx.updateTable("webhook_deliveries")
@@ -252,7 +251,7 @@ export function createSqlWebhookStore(
     },
 
     async markFailed(id, failure, options) {
-      if (!UUID.test(id)) return { delivery: null, endpointDisabled: false };
+      if (!isUuid(id)) return { delivery: null, endpointDisabled: false };
       const delays = options?.retryDelaysMs ?? WEBHOOK_RETRY_DELAYS_MS;
       const disableAfter = options?.disableAfter ?? WEBHOOK_DISABLE_AFTER_FAILURES;
       return await atomically(db, async (trx) => {
@@ -292,14 +291,14 @@ export function createSqlWebhookStore(
     },
 
     async getDelivery(id) {
-      if (!UUID.test(id)) return null;
+      if (!isUuid(id)) return null;
       const row = await db.selectFrom("webhook_deliveries").selectAll().where("id", "=", id)
         .executeTakeFirst();
       return row ? toDelivery(row) : null;
     },
 
     async listDeliveries(endpointId, options) {
-      if (!UUID.test(endpointId)) return [];
+      if (!isUuid(endpointId)) return [];
       const limit = Math.max(1, Math.min(1000, Math.trunc(options?.limit ?? 50)));
       let query = db.selectFrom("webhook_deliveries").selectAll().where("endpoint_id", "=", endpointId);
       if (options?.status !== undefined) query = query.where("status", "=", options.status);
@@ -308,7 +307,7 @@ export function createSqlWebhookStore(
     },
 
     async requeueDeadLetter(id) {
-      if (!UUID.test(id)) return false;
+      if (!isUuid(id)) return false;
       const result = await db.updateTable("webhook_deliveries")
         .set({ status: "pending", attempts: 0, next_attempt_at: now(), completed_at: null })
         .where("id", "=", id).where("status", "=", "dead_letter").executeTakeFirst();
