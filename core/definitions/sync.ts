@@ -11,6 +11,7 @@ import type { CatalogSyncResult, PermissionCatalogStore } from "../../storage/co
 import type { Realm, RealmStore } from "../../storage/contract/realms.ts";
 import type { Grant, GrantInput, RoleStore } from "../../storage/contract/roles.ts";
 import type { DeclaredGrant, DefinitionPlan } from "./declarations.ts";
+import { canonicalJson } from "../canonical-json.ts";
 
 /** The stores definition sync writes to. */
 export interface DefinitionStores {
@@ -129,16 +130,4 @@ function grantIdentity(grant: GrantInput | Grant): string {
     [...(grant.teamIds ?? [])].sort(),
     grant.condition ?? null,
   ]);
-}
-
-/** JSON with object keys sorted, so equal documents compare equal. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.keys(value).sort().map((key) =>
-      `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`
-    );
-    return `{${entries.join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
 }

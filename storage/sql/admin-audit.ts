@@ -27,6 +27,7 @@ import {
 } from "../contract/admin-audit.ts";
 import type { AdminAuditEntriesTable, Database, Executor } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
+import { canonicalJson } from "../../core/canonical-json.ts";
 
 /** Advisory-lock class id of audit appends (first key of the two-key form). */
 const LOCK_CLASS = 7_361_201;
@@ -35,23 +36,8 @@ const VERIFY_BATCH = 500;
 /** Serialization failure, deadlock, unique violation: worth another try. */
 const RETRYABLE = new Set(["40001", "40P01", "23505"]);
 
-/** JSON with object keys sorted at every level, so equal values give equal text. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value)) ?? "null";
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === "object" && !(value instanceof Date)) {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      const v = (value as Record<string, unknown>)[key];
-      if (v !== undefined) out[key] = sortKeys(v);
-    }
-    return out;
-  }
-  return value;
-}
+/** The canonical serialization the chain hashes (kept exported here for existing importers). */
+export { canonicalJson };
 
 /** The digest of a payload (absent payloads digest as `null`). */
 export function payloadDigest(value: unknown): string {

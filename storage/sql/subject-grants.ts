@@ -10,6 +10,7 @@ import { ValidationError } from "../../core/errors.ts";
 import type { SubjectGrantRow, SubjectGrantSource, SubjectRows } from "../contract/subject-grants.ts";
 import type { Executor } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
+import { asObject, parseJson } from "./directory-support.ts";
 
 /** A {@link SubjectGrantSource} over the svc schema. */
 export function createSqlSubjectGrantSource(db: Executor): SubjectGrantSource {
@@ -152,25 +153,9 @@ async function loadSubject(db: Executor, userId: string, orgId: string | null): 
     userId: user.id,
     realmId: user.realm_id,
     status: user.status,
-    attributes: asObject(parseJson(user.attributes)),
+    attributes: asObject(user.attributes),
     isOrgMember,
     teamIds,
     grants,
   };
-}
-
-/** jsonb comes back parsed from both drivers; a string is tolerated for safety. */
-function parseJson(value: unknown): unknown {
-  if (typeof value !== "string") return value ?? null;
-  try {
-    return JSON.parse(value);
-  } catch {
-    return value;
-  }
-}
-
-function asObject(value: unknown): Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value)
-    ? value as Record<string, unknown>
-    : {};
 }
