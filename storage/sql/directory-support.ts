@@ -164,6 +164,11 @@ function checkGrantInput(grant: GrantInput): void {
   }
 }
 
+/** The grants column that names `owner`, as a `where` condition. */
+function ownerColumn(owner: GrantOwner): ["role_id" | "policy_id", "=", string] {
+  return "roleId" in owner ? ["role_id", "=", owner.roleId] : ["policy_id", "=", owner.policyId];
+}
+
 /** Inserts grants for one owner in order, one statement each (so `created_at, id` order is input order). */
 export async function insertGrants(
   db: Executor,
@@ -193,20 +198,16 @@ export async function insertGrants(
 }
 
 /** Every grant of one owner, in creation order (created_at, then id). */
-export async function listGrantsOf(db: Executor, owner: GrantOwner): Promise<Grant[]> {
+async function listGrantsOf(db: Executor, owner: GrantOwner): Promise<Grant[]> {
   const rows = await db.selectFrom("grants").selectAll()
-    .where(
-      "roleId" in owner ? "role_id" : "policy_id",
-      "=",
-      "roleId" in owner ? owner.roleId : owner.policyId,
-    )
+    .where(...ownerColumn(owner))
     .orderBy("created_at").orderBy("id")
     .execute();
   return rows.map(grantFromRow);
 }
 
 /** The grant of `owner` with this logical identity, or null. Conditions compare as JSON values. */
-export async function findGrantOf(
+async function findGrantOf(
   db: Executor,
   owner: GrantOwner,
   pattern: string,
@@ -214,11 +215,7 @@ export async function findGrantOf(
   condition: unknown,
 ): Promise<Grant | null> {
   const row = await db.selectFrom("grants").selectAll()
-    .where(
-      "roleId" in owner ? "role_id" : "policy_id",
-      "=",
-      "roleId" in owner ? owner.roleId : owner.policyId,
-    )
+    .where(...ownerColumn(owner))
     .where("pattern", "=", pattern)
     .where("effect", "=", effect as GrantEffect)
     .where((eb) =>
@@ -231,17 +228,57 @@ export async function findGrantOf(
 }
 
 /** Deletes one grant of `owner`; false when there was none. */
-export async function deleteGrantOf(db: Executor, owner: GrantOwner, grantId: string): Promise<boolean> {
+async function deleteGrantOf(db: Executor, owner: GrantOwner, grantId: string): Promise<boolean> {
   if (!isUuid(grantId)) return false;
   const result = await db.deleteFrom("grants")
     .where("id", "=", grantId)
-    .where(
-      "roleId" in owner ? "role_id" : "policy_id",
-      "=",
-      "roleId" in owner ? owner.roleId : owner.policyId,
-    )
+    .where(...ownerColumn(owner))
     .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
+}
+
+/** The grant methods a role or policy store exposes, over one kind of owner. */
+export interface GrantMethods {
+  addGrant(ownerId: string, grant: GrantInput): Promise<Grant>;
+  removeGrant(ownerId: string, grantId: string): Promise<boolean>;
+  listGrants(ownerId: string): Promise<Grant[]>;
+  findGrantByLogicalIdentity(
+    ownerId: string,
+    pattern: string,
+    effect: GrantEffect,
+    condition: unknown,
+  ): Promise<Grant | null>;
+}
+
+/**
+ * The grant methods of roles (`kind` "Role") or policies ("Policy"): adding to an unknown or
+ * malformed owner id is NotFoundError; reads and removals of one answer empty, null or false.
+ */
+export function grantMethods(
+  db: Executor,
+  kind: "Role" | "Policy",
+  deps: { clock: Clock; newId: () => string },
+): GrantMethods {
+  const owner = (id: string): GrantOwner => kind === "Role" ? { roleId: id } : { policyId: id };
+  return {
+    async addGrant(ownerId, grant) {
+      requireUuid(ownerId, kind);
+      const [inserted] = await insertGrants(db, owner(ownerId), [grant], now(deps.clock), deps.newId);
+      return inserted;
+    },
+    async removeGrant(ownerId, grantId) {
+      if (!isUuid(ownerId)) return false;
+      return await deleteGrantOf(db, owner(ownerId), grantId);
+    },
+    async listGrants(ownerId) {
+      if (!isUuid(ownerId)) return [];
+      return await listGrantsOf(db, owner(ownerId));
+    },
+    async findGrantByLogicalIdentity(ownerId, pattern, effect, condition) {
+      if (!isUuid(ownerId)) return null;
+      return await findGrantOf(db, owner(ownerId), pattern, effect, condition);
+    },
+  };
 }
 
 /** A grant row as a record. */

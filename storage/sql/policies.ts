@@ -11,12 +11,10 @@ import type { Database, Executor } from "../database.ts";
 import {
   atomically,
   type ConstraintMap,
-  deleteGrantOf,
-  findGrantOf,
+  grantMethods,
   guarded,
   insertGrants,
   isUuid,
-  listGrantsOf,
   now,
   requireOrgInRealm,
   requireUuid,
@@ -95,23 +93,7 @@ export function createSqlPolicyStore(
         return Number(result.numDeletedRows) > 0;
       });
     },
-    async addGrant(policyId, grant) {
-      requireUuid(policyId, "Policy");
-      const [inserted] = await insertGrants(db, { policyId }, [grant], now(deps.clock), newId);
-      return inserted;
-    },
-    async removeGrant(policyId, grantId) {
-      if (!isUuid(policyId)) return false;
-      return await deleteGrantOf(db, { policyId }, grantId);
-    },
-    async listGrants(policyId) {
-      if (!isUuid(policyId)) return [];
-      return await listGrantsOf(db, { policyId });
-    },
-    async findGrantByLogicalIdentity(policyId, pattern, effect, condition) {
-      if (!isUuid(policyId)) return null;
-      return await findGrantOf(db, { policyId }, pattern, effect, condition);
-    },
+    ...grantMethods(db, "Policy", { clock: deps.clock, newId }),
   };
 }
 

@@ -12,12 +12,10 @@ import type { Database, Executor } from "../database.ts";
 import {
   atomically,
   type ConstraintMap,
-  deleteGrantOf,
-  findGrantOf,
+  grantMethods,
   guarded,
   insertGrants,
   isUuid,
-  listGrantsOf,
   now,
   requireOrgInRealm,
   requireUuid,
@@ -115,23 +113,7 @@ export function createSqlRoleStore(db: Executor, deps: { clock: Clock; random: R
       });
     },
 
-    async addGrant(roleId, grant) {
-      requireUuid(roleId, "Role");
-      const [inserted] = await insertGrants(db, { roleId }, [grant], now(deps.clock), newId);
-      return inserted;
-    },
-    async removeGrant(roleId, grantId) {
-      if (!isUuid(roleId)) return false;
-      return await deleteGrantOf(db, { roleId }, grantId);
-    },
-    async listGrants(roleId) {
-      if (!isUuid(roleId)) return [];
-      return await listGrantsOf(db, { roleId });
-    },
-    async findGrantByLogicalIdentity(roleId, pattern, effect, condition) {
-      if (!isUuid(roleId)) return null;
-      return await findGrantOf(db, { roleId }, pattern, effect, condition);
-    },
+    ...grantMethods(db, "Role", { clock: deps.clock, newId }),
 
     async assign(input) {
       requireUuid(input.roleId, "Role");
