@@ -13,6 +13,7 @@ import { AUTHZ_INSPECT_GLOBAL, AUTHZ_INSPECT_ORG } from "../../core/definitions/
 import { ForbiddenError, NotFoundError } from "../../core/errors.ts";
 import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
 import type { RouteInstaller } from "../app.ts";
+import { covers, fence } from "../auth/fence.ts";
 import { requirePrincipal } from "../auth/principal.ts";
 import { parseBody } from "../validate.ts";
 import { UUID_PATTERN } from "../../core/ids.ts";
@@ -40,22 +41,25 @@ export const InspectRequestSchema = v.strictObject({
 export function authzRoutes(snapshots: SubjectSnapshots): RouteInstaller {
   return (app) => {
     app.post("/svc-admin/authz/inspect", async (c) => {
-      const principal = await requirePrincipal(c);
+      await requirePrincipal(c);
       const body = await parseBody(c, InspectRequestSchema);
       const orgId = body.orgId ?? null;
       const check: AccessCheck = body.check;
 
-      const caller = await snapshots.get(principal.userId, principal.orgId);
-      if (caller === null) throw new ForbiddenError("You may not inspect authorization decisions.");
-      const global = evaluate(caller.subject, { permission: AUTHZ_INSPECT_GLOBAL }).decision === "Allowed";
-      const inOwnOrg = principal.orgId !== null && orgId === principal.orgId &&
-        evaluate(caller.subject, { permission: AUTHZ_INSPECT_ORG, resourceOrgId: principal.orgId })
-            .decision ===
-          "Allowed";
-      if (!global && !inOwnOrg) throw new ForbiddenError("You may not inspect authorization decisions.");
+      const refusal = "You may not inspect authorization decisions.";
+      const scope = await fence(
+        c,
+        snapshots,
+        { global: [AUTHZ_INSPECT_GLOBAL], org: [AUTHZ_INSPECT_ORG] },
+        refusal,
+      );
+      if (!covers(scope, orgId)) throw new ForbiddenError(refusal);
 
       const target = await snapshots.fresh(body.userId, orgId);
-      if (target === null || target.realmId !== principal.realmId || (!global && !target.isOrgMember)) {
+      if (
+        target === null || target.realmId !== scope.principal.realmId ||
+        (!scope.global && !target.isOrgMember)
+      ) {
         throw new NotFoundError("No such user.");
       }
       const result = evaluate(target.subject, check, { trace: true });
