@@ -47,10 +47,6 @@ import { MaintenanceSweeper } from "../core/maintenance/sweeper.ts";
 import { createPasskeyRoutes } from "../http/routes/passkeys.ts";
 import { openDatabase, type SvcDatabase } from "../storage/open.ts";
 import { schemaScript } from "../storage/schema.ts";
-import { createSqlPermissionCatalogStore } from "../storage/sql/permission-catalog.ts";
-import { createSqlRealmStore } from "../storage/sql/realms.ts";
-import { createSqlRoleStore } from "../storage/sql/roles.ts";
-import { createSqlSubjectGrantSource } from "../storage/sql/subject-grants.ts";
 import { checkPlugins, PluginError, type SvcPlugin } from "../plugins/plugin.ts";
 import { vectorsCommand } from "./vectors.ts";
 
@@ -179,12 +175,13 @@ async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Pr
   }
 
   const deps = { clock: systemClock, random: cryptoRandom };
+  const storage = createSqlStorage(database, deps);
   let rolesChanged = false;
   try {
     const report = await syncDefinitions(plan, {
-      catalog: createSqlPermissionCatalogStore(database.db, deps),
-      realms: createSqlRealmStore(database.db, deps),
-      roles: createSqlRoleStore(database.db, deps),
+      catalog: storage.permissionCatalog,
+      realms: storage.realms,
+      roles: storage.roles,
     });
     const { added, retired } = report.catalog;
     rolesChanged = report.rolesCreated.length + report.rolesUpdated.length > 0;
@@ -204,7 +201,6 @@ async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Pr
   const bus: CacheBus = database.kind === "postgres"
     ? new NotificationCacheBus(database.notifications)
     : new InProcessCacheBus();
-  const storage = createSqlStorage(database, deps);
   // Events reach the in-process hub after commit, and the webhook outbox durably.
   const publisher = new EventPublisher({
     storage,
@@ -276,7 +272,7 @@ async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Pr
     return 1;
   }
   const snapshots = new SubjectSnapshots({
-    source: createSqlSubjectGrantSource(database.db),
+    source: storage.subjectGrants,
     bus,
     events: publisher,
     clock: systemClock,
