@@ -19,6 +19,7 @@ import { createSqlSigningKeyStore } from "../../../storage/sql/signing-keys.ts";
 import { createSqlSubjectKeyStore } from "../../../storage/sql/subject-keys.ts";
 import { createSqlTotpEnrollmentStore } from "../../../storage/sql/totp-enrollments.ts";
 import { createSqlWebhookStore } from "../../../storage/sql/webhooks.ts";
+import { seeder } from "../../support/seed.ts";
 
 /** 2026-01-01T00:00:00Z. */
 export const T0 = Date.UTC(2026, 0, 1);
@@ -34,35 +35,13 @@ export function uuid(): string {
 }
 
 /** Inserts a realm and returns its id. */
-export async function makeRealm(db: Kysely<Database>): Promise<string> {
-  const id = uuid();
-  await db.insertInto("realms").values({
-    id,
-    name: `realm-${id}`,
-    display_name: "Test realm",
-    is_default: false,
-    created_at: new Date(T0),
-  }).execute();
-  return id;
+export function makeRealm(db: Kysely<Database>): Promise<string> {
+  return seeder(db).realm();
 }
 
 /** Inserts a user in the realm and returns its id. */
-export async function makeUser(db: Kysely<Database>, realmId: string): Promise<string> {
-  const id = uuid();
-  await db.insertInto("users").values({
-    id,
-    realm_id: realmId,
-    email: `${id}@example.test`,
-    email_verified: true,
-    display_name: null,
-    status: "Active",
-    attributes: "{}",
-    is_break_glass: false,
-    anonymized_at: null,
-    created_at: new Date(T0),
-    updated_at: new Date(T0),
-  }).execute();
-  return id;
+export function makeUser(db: Kysely<Database>, realmId: string): Promise<string> {
+  return seeder(db).user(realmId);
 }
 
 /** Every store of this suite over one executor and clock. */
