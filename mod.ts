@@ -38,6 +38,8 @@ export {
 export { type Clock, ManualClock, systemClock } from "./core/clock.ts";
 /** A source of random bytes; `cryptoRandom` for servers, `seededRandom` for tests. */
 export { cryptoRandom, type RandomSource, randomToken, randomUuid, seededRandom } from "./core/random.ts";
+/** SHA-256 as hex, and a comparison of secrets in constant time. */
+export { constantTimeEqual, sha256Hex } from "./core/digest.ts";
 
 // ---------------------------------------------------------------------------
 // Configuration
@@ -223,7 +225,7 @@ export { type JwksDocument, KeyRing, KeyRingError, type KeyRingOptions } from ".
  *
  * @example
  * ```ts
- * const { token } = await tokens.mint("pwreset+svc", { realm: realmId, sub: userId });
+ * const { token } = await tokens.mint("pwreset+svc", { realm: realmId, sub: userId, stamp });
  * const claims = await tokens.consume("pwreset+svc", token); // once; then invalid_token
  * ```
  */
@@ -265,12 +267,17 @@ export { hashRefreshToken, newRefreshToken, REFRESH_TOKEN_PREFIX } from "./core/
 export {
   type AccessTokenResponse,
   type IssuedTokens,
+  type OpenedSession,
   REFRESH_REUSE_EVENT,
   SessionService,
   type SessionServiceOptions,
   type SignInInput,
   type TokenResponse,
 } from "./core/sessions/service.ts";
+/** Recently ended sessions, whose access tokens every instance refuses (fed through the cache bus). */
+export { type EndedSession, EndedSessions, type SessionEndAnnouncer } from "./core/sessions/ended.ts";
+/** Suspending a user: status, sessions, refresh tokens and API keys in one audited transaction. */
+export { suspendUser, type SuspensionReport, USER_SUSPENDED_EVENT } from "./core/accounts/suspension.ts";
 /** Per-subject AES-256-GCM encryption; deleting the subject's key shreds its data. */
 export { SubjectCrypto, SubjectDataUnavailableError } from "./core/crypto/subject-keys.ts";
 /** API keys (`sak_…`, looked up by SHA-256 hex) and service accounts (`sas_…` secrets, rotation overlap). */
@@ -301,6 +308,47 @@ export {
   type RouteInstaller,
   type SvcApp,
 } from "./http/app.ts";
+/** Request body limits: a route that takes files declares `bodyLimit(config.server.maxUploadBytes)`. */
+export { bodyLimit, PayloadTooLargeError } from "./http/body-limit.ts";
+// Migration (issue 15): importers and shadow mode
+export {
+  httpShadowRecorder,
+  shadowAuthz,
+  type ShadowAuthzOptions,
+  type ShadowComparison,
+  type ShadowSink,
+} from "./http/shadow-middleware.ts";
+export {
+  type ShadowAuthzReport,
+  type ShadowCheck,
+  type ShadowOutcome,
+  ShadowRecorder,
+  shadowReport,
+  type ShadowResource,
+} from "./core/imports/shadow.ts";
+export {
+  type ImportEngineDeps,
+  ImportRealmNotFoundError,
+  runImport,
+  secretsOf,
+} from "./core/imports/engine.ts";
+export type {
+  ImportedClient,
+  ImportedCredential,
+  ImportedGroup,
+  ImportedRole,
+  ImportedUser,
+  ImportIssue,
+  ImportItem,
+  ImportOptions,
+  ImportReport,
+} from "./core/imports/model.ts";
+export { auth0Items } from "./core/imports/auth0.ts";
+export { keycloakItems } from "./core/imports/keycloak.ts";
+export { aspnetItems, aspnetTablesFromCsv, aspnetTablesFromJson } from "./core/imports/aspnet.ts";
+export { clientConfigItems } from "./core/imports/client-config.ts";
+/** `noStore`: the route middleware for answers that carry a secret. */
+export { noStore } from "./http/security-headers.ts";
 /** The authenticated caller and how requests are resolved to one. */
 export {
   type Authenticator,
@@ -381,6 +429,11 @@ export { createSqlSubjectGrantSource } from "./storage/sql/subject-grants.ts";
  * ```
  */
 export { createSqlStorage, type Storage, type StorageDeps, type Stores } from "./storage/storage.ts";
+/** The records plugins read through the stores. */
+export type { ClientFields, ClientRecord, ClientStore } from "./storage/contract/clients.ts";
+export type { ServiceAccountRecord } from "./storage/contract/service-accounts.ts";
+export type { SessionRecord } from "./storage/contract/sessions.ts";
+export type { User } from "./storage/contract/users.ts";
 
 // ---------------------------------------------------------------------------
 // Passwords
@@ -465,10 +518,15 @@ export {
   AbuseGate,
   type AbuseGateOptions,
   type AbuseOutcome,
+  type AttemptReservation,
   type LoginAttempt,
 } from "./core/abuse/gate.ts";
-/** Windowed counters: the interface and the in-memory store (Postgres: `createSqlCounterStore`). */
-export { type CounterStore, MemoryCounterStore } from "./core/abuse/counter-store.ts";
+/** Windowed counters and reservations: the interface and the in-memory store (Postgres: `createSqlCounterStore`). */
+export {
+  type CounterReservation,
+  type CounterStore,
+  MemoryCounterStore,
+} from "./core/abuse/counter-store.ts";
 /** CAPTCHA providers: Turnstile, hCaptcha, reCAPTCHA and a test provider. */
 export {
   type CaptchaProvider,
@@ -516,6 +574,7 @@ export {
   type PendingFactor,
   type PendingMfa,
   type ReadyLogin,
+  type RiskBlockAlert,
   type SecurityEventWriter,
 } from "./core/login/pipeline.ts";
 /** The login refusals, each with its stable code. */
@@ -524,7 +583,6 @@ export {
   InvalidMfaCodeError,
   LoginBlockedError,
   LoginFailedError,
-  LoginRefusedError,
   UnknownAudienceError,
 } from "./core/login/errors.ts";
 /** Forgot and reset password, email verification, invitations (spec 5.5). */
@@ -551,7 +609,8 @@ export { type ClientBindings, clientIp } from "./http/client-ip.ts";
 // Plugins and the CLI
 
 /**
- * The plugin contract: routes, published permissions and event subscribers.
+ * The plugin contract (v2): routes, permissions, event subscriber, config section, own tables,
+ * readiness check, start/stop hooks, claim contributors and event kinds; every part optional.
  *
  * @example
  * ```ts
@@ -562,7 +621,21 @@ export { type ClientBindings, clientIp } from "./http/client-ip.ts";
  * });
  * ```
  */
-export { checkPlugins, definePlugin, PluginError, type SvcPlugin } from "./plugins/plugin.ts";
+export {
+  checkPlugins,
+  type ClaimRequest,
+  definePlugin,
+  type PluginConfigSection,
+  type PluginContext,
+  PluginError,
+  type PluginEventKind,
+  type PluginSetting,
+  type PluginSql,
+  pluginTablePrefix,
+  type SvcPlugin,
+} from "./plugins/plugin.ts";
+/** The claims no plugin may contribute. */
+export { RESERVED_CLAIMS } from "./plugins/host.ts";
 /** A plugin that writes svc's events as JSON lines. */
 export { type EventLogOptions, eventLogPlugin } from "./plugins/event-log.ts";
 /**

@@ -10,7 +10,7 @@ import { systemClock } from "../core/clock.ts";
 import type { SvcConfig } from "../core/config/mod.ts";
 import { cryptoRandom } from "../core/random.ts";
 import type { AuditChainReport } from "../storage/contract/admin-audit.ts";
-import { openDatabase } from "../storage/open.ts";
+import { type EmbeddedStoreFilesSource, openDatabase } from "../storage/open.ts";
 import { createSqlAdminAuditStore } from "../storage/sql/admin-audit.ts";
 import { createSqlRealmStore } from "../storage/sql/realms.ts";
 import { isUuid } from "../core/ids.ts";
@@ -37,14 +37,18 @@ export function describeReport(report: AuditChainReport): string[] {
 export async function auditCommand(
   args: string[],
   config: SvcConfig,
-  io: { print(line: string): void; printError(line: string): void },
+  io: {
+    print(line: string): void;
+    printError(line: string): void;
+    embeddedStoreFiles?: EmbeddedStoreFilesSource;
+  },
 ): Promise<number> {
   const [sub, realmArg, ...extra] = args;
   if (sub !== "verify" || realmArg === undefined || extra.length > 0) {
     io.printError("usage: svc audit verify REALM   (a realm id or name)");
     return 2;
   }
-  const database = await openDatabase(config.storage);
+  const database = await openDatabase(config.storage, io.embeddedStoreFiles);
   try {
     await database.ensureSchema();
     const deps = { clock: systemClock, random: cryptoRandom };

@@ -1,11 +1,16 @@
 /**
- * `bun cli/bun.ts <command>`: svc on Bun.
+ * svc's runtime adapter for Bun: `bun cli/bun.ts <command>` runs it from the tree, and the
+ * compiled binary (`cli/binary.ts`) runs it with the files it carries.
  *
  * @module
  */
-import { lookup } from "node:dns/promises";
+import { lookup, resolveTxt } from "node:dns/promises";
 import { readFile } from "node:fs/promises";
 import process from "node:process";
+import { nodeLockFiles } from "./node-lock-files.ts";
+import { nodePreparedClusterFiles } from "./node-prepared-cluster.ts";
+import { preparedClusterSource } from "./prepared-cluster.ts";
+import { nodeImportFiles, nodeProgress } from "./node-import-files.ts";
 import { runCli, type RuntimeAdapter } from "./run.ts";
 
 /** The part of Bun's global this adapter uses (Bun's own types are not installed). */
@@ -24,10 +29,16 @@ const bun = (globalThis as unknown as {
   };
 }).Bun;
 
+/** The Bun adapter; `extra` adds what a host carries itself (the binary: PGlite's files, the worker). */
+export function bunAdapter(extra: Partial<RuntimeAdapter> = {}): RuntimeAdapter {
+  return { ...adapter, ...extra };
+}
+
 const adapter: RuntimeAdapter = {
   name: "bun",
   env: () => ({ ...process.env }),
   readTextFile: (path) => readFile(path, "utf8"),
+  embeddedStoreFiles: preparedClusterSource(nodePreparedClusterFiles),
   async resolveHost(hostname) {
     try {
       return (await lookup(hostname, { all: true })).map((entry) => entry.address);
@@ -35,19 +46,39 @@ const adapter: RuntimeAdapter = {
       return [];
     }
   },
+  resolveTxt: (name) => resolveTxt(name),
   serve(fetch, { hostname, port }) {
+    // Bun's graceful stop() also waits for idle keep-alive connections, which a client may hold
+    // for minutes: count the requests in flight, let them finish, then cut what is left.
+    let inFlight = 0;
+    let drained: (() => void) | undefined;
     const server = bun.serve({
       hostname,
       port,
-      fetch: (req, bunServer) => fetch(req, { address: bunServer.requestIP(req)?.address }),
+      fetch: async (req, bunServer) => {
+        inFlight++;
+        try {
+          return await fetch(req, { address: bunServer.requestIP(req)?.address });
+        } finally {
+          if (--inFlight === 0) drained?.();
+        }
+      },
     });
-    return Promise.resolve({ port: server.port, close: () => server.stop() });
+    const close = async () => {
+      const stopped = server.stop();
+      if (inFlight > 0) await new Promise<void>((resolve) => drained = resolve);
+      await Promise.all([stopped, server.stop(true)]);
+    };
+    return Promise.resolve({ port: server.port, close });
   },
   onShutdown(handler) {
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void handler());
   },
+  lockFiles: nodeLockFiles,
+  importFiles: nodeImportFiles,
+  progress: nodeProgress,
   print: (line) => console.log(line),
   printError: (line) => console.error(line),
 };
 
-process.exit(await runCli(process.argv.slice(2), adapter));
+if (import.meta.main) process.exit(await runCli(process.argv.slice(2), adapter));

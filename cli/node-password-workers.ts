@@ -18,9 +18,17 @@ import type { PasswordJobReply } from "../core/passwords/jobs.ts";
 import { type PasswordWorkerFactory, WorkerPoolPasswordHasher } from "../core/passwords/pool.ts";
 import { createPasswordHasher } from "../core/passwords/create.ts";
 
+/**
+ * The worker's entry beside this module: the TypeScript source in the tree, or the bundled
+ * `node-password-worker.js` beside the bundle (`npm run build:node` builds both).
+ */
+const WORKER_ENTRY = import.meta.url.endsWith(".ts")
+  ? "./node-password-worker.ts"
+  : "./node-password-worker.js";
+
 /** `worker_threads` workers for `WorkerPoolPasswordHasher`. */
 export function nodePasswordWorkerFactory(
-  url: URL = new URL("./node-password-worker.ts", import.meta.url),
+  url: URL = new URL(WORKER_ENTRY, import.meta.url),
 ): PasswordWorkerFactory {
   return () => {
     const worker = spawn(url);

@@ -1,15 +1,21 @@
 /**
- * `tsx cli/node.ts <command>`: svc on Node (20 or later), served by @hono/node-server.
+ * svc on Node (20 or later), served by @hono/node-server: `node dist/node/cli/node.js <command>`
+ * runs the bundle `npm ci` builds (`npm run build:node`, no transpiling at start), and
+ * `tsx cli/node.ts <command>` runs the source.
  *
  * @module
  */
-import { lookup } from "node:dns/promises";
+import { lookup, resolveTxt } from "node:dns/promises";
 import { readFile } from "node:fs/promises";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import process from "node:process";
 import { serve } from "@hono/node-server";
 import { createNodePasswordHasher } from "./node-password-workers.ts";
+import { nodeLockFiles } from "./node-lock-files.ts";
+import { nodePreparedClusterFiles } from "./node-prepared-cluster.ts";
+import { preparedClusterSource } from "./prepared-cluster.ts";
+import { nodeImportFiles, nodeProgress } from "./node-import-files.ts";
 import { runCli, type RuntimeAdapter } from "./run.ts";
 
 /** How long in-flight requests get to finish on shutdown before their connections are cut. */
@@ -19,6 +25,7 @@ const adapter: RuntimeAdapter = {
   name: "node",
   env: () => ({ ...process.env }),
   readTextFile: (path) => readFile(path, "utf8"),
+  embeddedStoreFiles: preparedClusterSource(nodePreparedClusterFiles),
   async resolveHost(hostname) {
     try {
       return (await lookup(hostname, { all: true })).map((entry) => entry.address);
@@ -26,6 +33,7 @@ const adapter: RuntimeAdapter = {
       return [];
     }
   },
+  resolveTxt: (name) => resolveTxt(name),
   createPasswordHasher: (workers) => createNodePasswordHasher(workers),
   serve(fetch, { hostname, port }) {
     return new Promise((resolve, reject) => {
@@ -44,6 +52,9 @@ const adapter: RuntimeAdapter = {
   onShutdown(handler) {
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void handler());
   },
+  lockFiles: nodeLockFiles,
+  importFiles: nodeImportFiles,
+  progress: nodeProgress,
   print: (line) => console.log(line),
   printError: (line) => console.error(line),
 };

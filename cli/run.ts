@@ -23,15 +23,31 @@ import { syncDefinitions } from "../core/definitions/sync.ts";
 import { EventHub } from "../core/events/sink.ts";
 import { EventPublisher } from "../core/events/publisher.ts";
 import { WebhookDispatcher } from "../core/webhooks/dispatcher.ts";
-import { auditRoutes } from "../http/routes/audit.ts";
-import { webhookRoutes } from "../http/routes/webhooks.ts";
+import { MailDeliveryWorker } from "../core/mail/delivery.ts";
+import { createOutboxTransport } from "../core/mail/outbox.ts";
+import { mailRelayFromConfig } from "./mail-relay.ts";
 import { createSqlStorage } from "../storage/storage.ts";
 import { AUDIT_USAGE, auditCommand } from "./audit.ts";
+import { BREAK_GLASS_USAGE, breakGlassCommand, breakGlassLockedLine } from "./break-glass.ts";
+import {
+  IMPORT_USAGE,
+  IMPORT_USAGE_LINE,
+  importCommand,
+  type ImportFiles,
+  importViaServer,
+  parseImportArgs,
+} from "./import.ts";
+import { BreakGlassMonitor, DAY_MS } from "../core/break-glass/monitor.ts";
+import { breakGlassReadinessCheck } from "../http/admin/break-glass.ts";
 import { type CacheBus, InProcessCacheBus, NotificationCacheBus } from "../core/snapshots/bus.ts";
+import { endedSessionRetainMs, EndedSessions } from "../core/sessions/ended.ts";
 import { SubjectSnapshots } from "../core/snapshots/service.ts";
+import { createSvcMetrics } from "../core/metrics/svc-metrics.ts";
+import type { RequestLogEntry } from "../http/request-log.ts";
+import { type LogLines, logLines } from "./log-lines.ts";
 import { createApp } from "../http/app.ts";
 import { resolveClientAddress, TrustedProxies } from "../http/client-ip.ts";
-import { authzRoutes } from "../http/routes/authz.ts";
+import { svcRoutes } from "../http/svc-routes.ts";
 import { KeyRing } from "../core/keys/ring.ts";
 import { createAuthStack } from "../http/auth/stack.ts";
 import { createLoginStack } from "../http/auth/login-stack.ts";
@@ -45,10 +61,32 @@ import { type CaptchaProvider, captchaProviderFromConfig } from "../core/abuse/c
 import { createSqlCounterStore } from "../storage/sql/abuse-counters.ts";
 import { MaintenanceSweeper } from "../core/maintenance/sweeper.ts";
 import { createPasskeyRoutes } from "../http/routes/passkeys.ts";
-import { openDatabase, type SvcDatabase } from "../storage/open.ts";
+import { type EmbeddedStoreFilesSource, openDatabase, type SvcDatabase } from "../storage/open.ts";
 import { schemaScript } from "../storage/schema.ts";
-import { checkPlugins, PluginError, type SvcPlugin } from "../plugins/plugin.ts";
+import { PluginError, type SvcPlugin } from "../plugins/plugin.ts";
+import {
+  claimMerger,
+  ensurePluginTables,
+  type InstalledPlugin,
+  loadPluginConfig,
+  pluginEnvNames,
+  pluginEventCatalog,
+  pluginHelpRows,
+  pluginSql,
+  selectPlugins,
+} from "../plugins/host.ts";
+import { BUILTIN_PLUGINS } from "../plugins/builtin.ts";
+import { cookieSettings } from "../http/auth/cookies.ts";
 import { vectorsCommand } from "./vectors.ts";
+import {
+  ADMIN_TOKEN_ENV,
+  MAIL_USAGE,
+  mailCommand,
+  mailLockedLine,
+  mailOverHttp,
+  parseMailArgs,
+} from "./mail.ts";
+import { type DataDirLock, DataDirLockedError, lockDataDir, type LockFiles } from "./data-dir-lock.ts";
 
 /** What the CLI needs from the runtime it runs on. */
 export interface RuntimeAdapter {
@@ -76,6 +114,25 @@ export interface RuntimeAdapter {
    * resolves to a private address is refused); absent: literal addresses only are checked.
    */
   resolveHost?(hostname: string): Promise<readonly string[]>;
+  /**
+   * The TXT records of a DNS name (each record as its character strings), for organization
+   * domain verification; absent: only the audited admin override verifies domains.
+   */
+  resolveTxt?(name: string): Promise<string[][]>;
+  /**
+   * File operations for the exclusive lock of the embedded store's data folder (`<dataDir>/svc.lock`);
+   * absent: the folder is not locked (hosts that embed svc and guarantee one process themselves).
+   */
+  lockFiles?: LockFiles;
+  /**
+   * PGlite's files when the host carries them (the compiled binary, which has no `node_modules`);
+   * absent: PGlite loads them from its package.
+   */
+  embeddedStoreFiles?: EmbeddedStoreFilesSource;
+  /** Streams and directory listings for `svc import`; absent: whole files through `readTextFile`. */
+  importFiles?: ImportFiles;
+  /** Redraws one progress line on stderr when it is a terminal (an empty line clears it); absent: none. */
+  progress?(line: string): void;
   /** Writes a line to stdout. */
   print(line: string): void;
   /** Writes a line to stderr. */
@@ -90,12 +147,18 @@ const USAGE = [
   "  schema           print the SQL that creates svc's tables",
   "  vectors [FILE…]  run golden authorization vectors (default: the repository's)",
   AUDIT_USAGE,
+  ...BREAK_GLASS_USAGE,
+  ...IMPORT_USAGE,
+  ...MAIL_USAGE,
   "  help             print this help",
 ];
 
 /** What a host adds when it runs svc's CLI itself. */
 export interface CliOptions {
-  /** Plugins installed by `start`: routes, published permissions and event subscribers. */
+  /**
+   * Plugins installed by `start` (always, beside the built-ins `SVC_PLUGINS` enables): routes,
+   * permissions, event subscribers, config sections, tables, hooks, claims and event kinds.
+   */
   plugins?: readonly SvcPlugin[];
 }
 
@@ -114,21 +177,31 @@ export async function runCli(
       return 0;
     case "audit":
       return await audit(rest, runtime);
+    case "break-glass":
+      return await breakGlass(rest, runtime);
+    case "import":
+      return await importCli(rest, runtime);
+    case "mail":
+      return await mail(rest, runtime);
     case "vectors":
       return await vectorsCommand(rest, { readTextFile: runtime.readTextFile, print: runtime.print });
     case undefined:
     case "help":
     case "--help":
     case "-h":
-      help(runtime.print);
+      help(runtime.print, [...BUILTIN_PLUGINS, ...(options.plugins ?? [])]);
       return 0;
     default:
-      runtime.printError(`svc: unknown command ${JSON.stringify(command)}; run "svc help" for the commands`);
+      runtime.printError(
+        `svc: unknown command ${
+          JSON.stringify(command)
+        }; run "svc help" (npx svc help in the project folder) for the commands`,
+      );
       return 2;
   }
 }
 
-function help(print: (line: string) => void): void {
+function help(print: (line: string) => void, plugins: readonly SvcPlugin[]): void {
   for (const line of USAGE) print(line);
   print("");
   print(
@@ -137,6 +210,7 @@ function help(print: (line: string) => void): void {
   const rows = [
     ...ENV_SETTINGS.map((s) => [s.name, settingDefault(s), s.doc]),
     ...Object.entries(RESERVED_ENV).map(([name, doc]) => [name, "unset", doc]),
+    ...pluginHelpRows(plugins),
   ];
   for (const [name, def, doc] of rows) {
     print(`  ${name} (default: ${def})`);
@@ -145,32 +219,70 @@ function help(print: (line: string) => void): void {
 }
 
 /** `svc start`: serves until SIGINT or SIGTERM. */
-async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Promise<number> {
+async function start(host: RuntimeAdapter, hostPlugins: readonly SvcPlugin[]): Promise<number> {
   let loaded: LoadedConfig;
+  let plugins: SvcPlugin[];
+  const pluginConfigs = new Map<string, unknown>();
   try {
-    loaded = loadConfig(await configSources(runtime));
+    const available = [...BUILTIN_PLUGINS, ...hostPlugins];
+    loaded = loadConfig({ ...await configSources(host), pluginEnv: pluginEnvNames(available) });
+    plugins = selectPlugins(loaded.config.plugins.enabled, BUILTIN_PLUGINS, hostPlugins);
+    for (const plugin of plugins) {
+      pluginConfigs.set(plugin.name, loadPluginConfig(plugin, loaded.config, host.env()));
+    }
+    pluginEventCatalog(plugins);
   } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    runtime.printError(err.message);
+    if (!(err instanceof ConfigError) && !(err instanceof PluginError)) throw err;
+    host.printError(err.message);
     return 1;
   }
   const { config } = loaded;
+  // From here on, every line of the server goes out in the configured format.
+  const log = logLines(config.log.format, host, systemClock);
+  const runtime: RuntimeAdapter = {
+    ...host,
+    print: (line) => log.info(line),
+    printError: (line) => log.error(line),
+  };
   let plan: DefinitionPlan;
   try {
-    checkPlugins(plugins);
     plan = planDefinitions(config.authz, plugins.flatMap((plugin) => plugin.permissions ?? []));
   } catch (err) {
     if (!(err instanceof DefinitionError) && !(err instanceof PluginError)) throw err;
     runtime.printError(err.message);
     return 1;
   }
+  return await withStorageLock(
+    runtime,
+    config,
+    () => serve(runtime, loaded, plan, plugins, pluginConfigs, log),
+  );
+}
 
+/** `svc start` with a valid configuration, on storage this process owns: serves until SIGINT or SIGTERM. */
+async function serve(
+  runtime: RuntimeAdapter,
+  loaded: LoadedConfig,
+  plan: DefinitionPlan,
+  plugins: readonly SvcPlugin[],
+  pluginConfigs: ReadonlyMap<string, unknown>,
+  log: LogLines,
+): Promise<number> {
+  const { config } = loaded;
   let database: SvcDatabase;
   try {
-    database = await openDatabase(config.storage);
+    database = await openDatabase(config.storage, runtime.embeddedStoreFiles);
     await database.ensureSchema();
   } catch (err) {
     runtime.printError(`storage: cannot open ${describeStorage(config)}: ${firstLine(err)}`);
+    return 1;
+  }
+  const sql = pluginSql(database.db);
+  try {
+    await ensurePluginTables(sql, plugins);
+  } catch (err) {
+    runtime.printError(firstLine(err));
+    await database.close();
     return 1;
   }
 
@@ -182,6 +294,7 @@ async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Pr
       catalog: storage.permissionCatalog,
       realms: storage.realms,
       roles: storage.roles,
+      storage,
     });
     const { added, retired } = report.catalog;
     rolesChanged = report.rolesCreated.length + report.rolesUpdated.length > 0;
@@ -282,6 +395,14 @@ async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Pr
   await snapshots.start();
   // Declared roles changed: instances already running drop the snapshots they cached.
   if (rolesChanged) await snapshots.invalidateAll();
+  // Sessions ended on any instance stop their access tokens here; ends before this start are preloaded.
+  const endedSessions = new EndedSessions({
+    clock: systemClock,
+    retainMs: endedSessionRetainMs(config.tokens.accessTokenTtlSeconds),
+    bus,
+    source: storage.sessions,
+  });
+  await endedSessions.start();
 
   // The app is built once the real port is known (SVC_PORT=0), so that the defaults derived from
   // it are right. Nothing awaits between listening and setting the handler, so no request sees the stub.
@@ -312,7 +433,9 @@ async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Pr
     random: cryptoRandom,
     events: publisher,
     keys: keyRing,
+    endedSessions,
   });
+  const counters = createSqlCounterStore(database.db, { clock: systemClock });
   const passkeys = createPasskeyRoutes({
     config: bound.config,
     storage,
@@ -320,8 +443,31 @@ async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Pr
     random: cryptoRandom,
     events: publisher,
     auth,
+    counters,
   });
-  const counters = createSqlCounterStore(database.db, { clock: systemClock });
+  // Mail: flows queue messages in the outbox; the worker relays them (SMTP, or the log in development).
+  let mailChoice: ReturnType<typeof mailRelayFromConfig>;
+  try {
+    mailChoice = mailRelayFromConfig(bound.config, runtime.print);
+  } catch (err) {
+    runtime.printError(`mail: ${firstLine(err)}`);
+    await server.close();
+    await snapshots.stop();
+    await endedSessions.stop();
+    await passwords.close();
+    await database.close();
+    return 1;
+  }
+  const mailWorker = mailChoice.relay === null ? null : new MailDeliveryWorker({
+    store: storage.mailOutbox,
+    relay: mailChoice.relay,
+    clock: systemClock,
+    retryDelaysMs: bound.config.mailDelivery.retryScheduleSeconds.map((s) => s * 1000),
+    leaseMs: Math.max(120_000, 4 * bound.config.smtp.timeoutSeconds * 1000),
+    pollIntervalMs: bound.config.mailDelivery.pollIntervalMs,
+    onError: runtime.printError,
+  });
+  const mail = createOutboxTransport(storage.mailOutbox, { onQueued: () => mailWorker?.wake() });
   const sweeper = new MaintenanceSweeper({
     storage,
     counters,
@@ -342,23 +488,99 @@ async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Pr
     geo: riskProviders.geo,
     reputation: riskProviders.reputation,
     captcha,
+    mail,
     onError: runtime.printError,
   });
+  const metrics = createSvcMetrics({
+    webhookQueue: () => storage.webhooks.queueStats(),
+    snapshots,
+    now: () => systemClock.now(),
+  });
+  events.subscribe(metrics.onEvent);
+  const contributeClaims = claimMerger(plugins, runtime.printError);
+  const installed: InstalledPlugin[] = plugins.map((plugin) => ({
+    plugin,
+    context: {
+      name: plugin.name,
+      config: pluginConfigs.get(plugin.name),
+      svcConfig: bound.config,
+      clock: systemClock,
+      random: cryptoRandom,
+      storage,
+      sql,
+      keys: keyRing,
+      tokens: auth.tokens,
+      sessions: auth.sessions,
+      login: login.pipeline,
+      authenticator: auth.authenticator,
+      cookies: cookieSettings(bound.config),
+      events: publisher,
+      contributeClaims,
+      logError: runtime.printError,
+    },
+  }));
+  const started: InstalledPlugin[] = [];
+  try {
+    for (const entry of installed) {
+      await entry.plugin.start?.(entry.context);
+      started.push(entry);
+    }
+  } catch (err) {
+    runtime.printError(`plugin ${installed[started.length].plugin.name}: start failed: ${firstLine(err)}`);
+    for (const entry of started.reverse()) {
+      await attempt(runtime, `plugin ${entry.plugin.name}`, async () => {
+        await entry.plugin.stop?.();
+      });
+    }
+    await server.close();
+    await snapshots.stop();
+    await endedSessions.stop();
+    await login.close();
+    await database.close();
+    return 1;
+  }
+  if (plugins.length > 0) runtime.print(`plugins: ${plugins.map((plugin) => plugin.name).join(", ")}`);
   const app = createApp({
     config: bound.config,
-    readinessChecks: [{ name: "database", check: () => pingDatabase(database) }, auth.readinessCheck],
+    metrics: { recorder: metrics, now: () => performance.now() },
+    ...(bound.config.log.requests && {
+      logRequest: (entry: RequestLogEntry) => log.info("request", { ...entry }),
+    }),
+    readinessChecks: [
+      { name: "database", check: () => pingDatabase(database) },
+      auth.readinessCheck,
+      breakGlassReadinessCheck(
+        new BreakGlassMonitor({
+          storage,
+          clock: systemClock,
+          events: publisher,
+          drillWindowMs: bound.config.breakGlass.drillWindowDays * DAY_MS,
+        }),
+        bound.config.breakGlass.drillRequiredForReadiness,
+      ),
+      ...installed.filter((entry) => entry.plugin.readiness !== undefined).map((entry) => ({
+        name: `plugin:${entry.plugin.name}`,
+        check: () => entry.plugin.readiness!(entry.context),
+      })),
+    ],
     authenticator: auth.authenticator,
     clock: systemClock,
     random: cryptoRandom,
     logError: runtime.printError,
     routes: [
-      ...auth.routes,
-      authzRoutes(snapshots),
-      webhookRoutes({ storage, snapshots, publisher, wake: () => dispatcher.wake() }),
-      auditRoutes({ storage, snapshots, publisher }),
-      ...login.routes,
-      passkeys.routes,
-      ...plugins.flatMap((plugin) => plugin.routes ?? []),
+      ...svcRoutes({
+        storage,
+        snapshots,
+        publisher,
+        auth,
+        login,
+        passkeys,
+        wake: () => dispatcher.wake(),
+        resolveTxt: runtime.resolveTxt?.bind(runtime),
+      }),
+      ...installed.flatMap((
+        { plugin, context },
+      ) => [...plugin.routes ?? [], ...plugin.mount?.(context) ?? []]),
     ],
   });
   const proxies = new TrustedProxies(bound.config.server.trustedProxies);
@@ -368,13 +590,17 @@ async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Pr
     });
   dispatcher.start();
   sweeper.start();
+  mailWorker?.start();
 
-  const { host, port, pathBase } = bound.config.server;
+  const { host, port, pathBase, baseUrl } = bound.config.server;
+  // The issuer (the base URL) is what tokens carry as iss, and may differ from the listen address.
+  runtime.print(`jwks: ${baseUrl}${pathBase}/.well-known/jwks.json`);
   runtime.print(
-    `svc listening on http://${host.includes(":") ? `[${host}]` : host}:${port}${pathBase} (storage: ${
-      describeStorage(bound.config)
-    })`,
+    `svc listening on http://${
+      host.includes(":") ? `[${host}]` : host
+    }:${port}${pathBase}, issuer ${baseUrl} (storage: ${describeStorage(bound.config)})`,
   );
+  runtime.print(`mail: ${mailChoice.description}`);
   runtime.print(`defaults used: ${describeDefaults(bound)}`);
 
   return await new Promise<number>((resolve) => {
@@ -384,9 +610,18 @@ async function start(runtime: RuntimeAdapter, plugins: readonly SvcPlugin[]): Pr
       stopping = true;
       const closed = [
         await attempt(runtime, "server", () => server.close()),
+        ...await Promise.all(
+          [...installed].reverse().map((entry) =>
+            attempt(runtime, `plugin ${entry.plugin.name}`, async () => {
+              await entry.plugin.stop?.();
+            })
+          ),
+        ),
         await attempt(runtime, "webhook dispatcher", () => dispatcher.stop()),
         await attempt(runtime, "maintenance", () => sweeper.stop()),
+        await attempt(runtime, "mail delivery", () => mailWorker?.stop() ?? Promise.resolve()),
         await attempt(runtime, "snapshot cache bus", () => snapshots.stop()),
+        await attempt(runtime, "ended sessions", () => endedSessions.stop()),
         await attempt(runtime, "password login", () => login.close()),
         await attempt(runtime, "storage", () => database.close()),
       ];
@@ -406,22 +641,180 @@ async function audit(args: string[], runtime: RuntimeAdapter): Promise<number> {
     runtime.printError(err.message);
     return 1;
   }
+  return await withStorageLock(runtime, loaded.config, async () => {
+    try {
+      return await auditCommand(args, loaded.config, runtime);
+    } catch (err) {
+      runtime.printError(`audit: ${firstLine(err)}`);
+      return 1;
+    }
+  });
+}
+
+/**
+ * `svc break-glass …`: loads the configuration like `start`, then creates or rotates the realm's
+ * break-glass account. On the embedded store a running server's lock refuses it with one line.
+ */
+async function breakGlass(args: string[], runtime: RuntimeAdapter): Promise<number> {
+  let loaded: LoadedConfig;
   try {
-    return await auditCommand(args, loaded.config, runtime);
+    loaded = loadConfig(await configSources(runtime));
   } catch (err) {
-    runtime.printError(`audit: ${firstLine(err)}`);
+    if (!(err instanceof ConfigError)) throw err;
+    runtime.printError(err.message);
     return 1;
+  }
+  const locked = (err: DataDirLockedError) => breakGlassLockedLine(args[0] ?? "", err.dataDir);
+  return await withStorageLock(runtime, loaded.config, async () => {
+    try {
+      return await breakGlassCommand(args, loaded.config, runtime);
+    } catch (err) {
+      runtime.printError(`break-glass: ${firstLine(err)}`);
+      return 1;
+    }
+  }, locked);
+}
+
+/**
+ * `svc import …`: loads the configuration like `start`, then imports on the storage directly, or,
+ * when a running server holds the embedded store, through that server's HTTP API.
+ */
+async function importCli(args: string[], runtime: RuntimeAdapter): Promise<number> {
+  const parsed = parseImportArgs(args);
+  if (parsed === null) {
+    runtime.printError(IMPORT_USAGE_LINE);
+    return 2;
+  }
+  let loaded: LoadedConfig;
+  try {
+    loaded = loadConfig(await configSources(runtime));
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    runtime.printError(err.message);
+    return 1;
+  }
+  const guarded = async (task: () => Promise<number>) => {
+    try {
+      return await task();
+    } catch (err) {
+      runtime.printError(`import: ${firstLine(err)}`);
+      return 1;
+    }
+  };
+  return await withStorageLock(
+    runtime,
+    loaded.config,
+    () => guarded(() => importCommand(parsed, loaded.config, runtime)),
+    undefined,
+    () => guarded(() => importViaServer(parsed, loaded.config, runtime)),
+  );
+}
+
+/**
+ * `svc mail list|show`: the outbox of the configured storage. When a running server holds the
+ * embedded store, the command reads that server's outbox over HTTP with `SVC_ADMIN_TOKEN`.
+ */
+async function mail(args: string[], runtime: RuntimeAdapter): Promise<number> {
+  const parsed = parseMailArgs(args);
+  if (parsed === null) {
+    runtime.printError(`usage:\n${MAIL_USAGE.join("\n")}`);
+    return 2;
+  }
+  let loaded: LoadedConfig;
+  try {
+    loaded = loadConfig(await configSources(runtime));
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    runtime.printError(err.message);
+    return 1;
+  }
+  const { config } = loaded;
+  const token = runtime.env()[ADMIN_TOKEN_ENV];
+  return await withStorageLock(
+    runtime,
+    config,
+    async () => {
+      try {
+        return await mailCommand(parsed, config, runtime);
+      } catch (err) {
+        runtime.printError(`mail: ${firstLine(err)}`);
+        return 1;
+      }
+    },
+    (err) => mailLockedLine(err.dataDir),
+    token ? () => mailOverHttp(parsed, config.server, token, runtime) : undefined,
+  );
+}
+
+/**
+ * Runs `task` holding the embedded store's data folder lock (Postgres needs none). A folder
+ * another live process holds stops the command with one line naming the folder and the holder
+ * (or the line `lockedLine` gives), unless `onLocked` takes over (it runs instead of `task`).
+ */
+async function withStorageLock(
+  runtime: RuntimeAdapter,
+  config: SvcConfig,
+  task: () => Promise<number>,
+  lockedLine?: (err: DataDirLockedError) => string,
+  onLocked?: (err: DataDirLockedError) => Promise<number>,
+): Promise<number> {
+  if (config.storage.kind !== "embedded" || runtime.lockFiles === undefined) return await task();
+  const dataDir = config.storage.dataDir;
+  let lock: DataDirLock;
+  try {
+    lock = await lockDataDir(runtime.lockFiles, dataDir, new Date(systemClock.now()));
+  } catch (err) {
+    if (err instanceof DataDirLockedError && onLocked) return await onLocked(err);
+    runtime.printError(
+      err instanceof DataDirLockedError
+        ? (lockedLine?.(err) ?? err.message)
+        : `storage: cannot lock ${dataDir}: ${firstLine(err)}`,
+    );
+    return 1;
+  }
+  if (lock.tookOver !== null) {
+    const { pid, hostname } = lock.tookOver;
+    runtime.print(
+      `storage: took over the lock of ${dataDir} from pid ${pid} on host ${hostname}, which is gone`,
+    );
+  }
+  try {
+    return await task();
+  } finally {
+    await lock.release();
   }
 }
 
-/** Runs a shutdown step; reports its failure instead of throwing. */
-async function attempt(runtime: RuntimeAdapter, what: string, step: () => Promise<void>): Promise<boolean> {
+/** How long one shutdown step may take before svc reports it and goes on to the next. */
+export const SHUTDOWN_STEP_DEADLINE_MS = 10_000;
+
+/**
+ * Runs a shutdown step; reports its failure instead of throwing. A step still running after
+ * `deadlineMs` (a connection a client never closes, a query that never answers) is reported and
+ * left behind, so that SIGTERM always ends the process.
+ */
+export async function attempt(
+  runtime: Pick<RuntimeAdapter, "printError">,
+  what: string,
+  step: () => Promise<void>,
+  deadlineMs = SHUTDOWN_STEP_DEADLINE_MS,
+): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const overdue = new Promise<"overdue">((resolve) => {
+    timer = setTimeout(() => resolve("overdue"), deadlineMs);
+  });
   try {
-    await step();
+    const outcome = await Promise.race([step().then(() => "closed" as const), overdue]);
+    if (outcome === "overdue") {
+      runtime.printError(`${what}: did not close within ${deadlineMs / 1000} s; going on`);
+      return false;
+    }
     return true;
   } catch (err) {
     runtime.printError(`${what}: error while closing: ${firstLine(err)}`);
     return false;
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -1,6 +1,7 @@
 /**
- * The svc Hono app: request ids, the one JSON error shape, health endpoints, and the route
- * modules other parts of svc install. Runtime-agnostic: serve `app.fetch` anywhere.
+ * The svc Hono app: request ids, the one JSON error shape, security headers, CORS, the request
+ * body limit, the U+0000 guard of URLs, health endpoints, and the route modules other parts of
+ * svc install. Runtime-agnostic: serve `app.fetch` anywhere.
  *
  * @module
  */
@@ -8,10 +9,23 @@ import { Hono } from "hono";
 import type { Clock } from "../core/clock.ts";
 import type { SvcConfig } from "../core/config/mod.ts";
 import type { RandomSource } from "../core/random.ts";
+import { impersonationGuard } from "./auth/impersonation-guard.ts";
 import { authenticate, type Authenticator } from "./auth/principal.ts";
+import { defaultBodyLimit } from "./body-limit.ts";
+import { cors } from "./cors.ts";
 import { errorHandler, notFoundHandler } from "./errors.ts";
 import { requestId, type SvcEnv } from "./request-id.ts";
-import { healthRoutes, type ReadinessCheck } from "./routes/health.ts";
+import { HEALTH_OPERATIONS, healthRoutes, type ReadinessCheck } from "./routes/health.ts";
+import { operationsOf } from "./openapi/operation.ts";
+import { installOpenApiRoutes, OPENAPI_OPERATIONS } from "./openapi/routes.ts";
+import { SVC_VERSION } from "../core/version.ts";
+import { securityHeaders } from "./security-headers.ts";
+import { rejectNulInUrl } from "./validate.ts";
+import type { SvcMetrics } from "../core/metrics/svc-metrics.ts";
+import { metricsRoutes, requestMetrics } from "./metrics.ts";
+import { requestLog, type RequestLogEntry } from "./request-log.ts";
+import { requestTracing } from "./tracing.ts";
+import type { Tracer } from "@opentelemetry/api";
 
 export type { SvcEnv } from "./request-id.ts";
 export type { ReadinessCheck } from "./routes/health.ts";
@@ -40,11 +54,24 @@ export interface AppDeps {
   logError?: (line: string) => void;
   /** Time limit of each readiness check in milliseconds (default 2000). */
   readinessTimeoutMs?: number;
+  /**
+   * Metrics to record every answer in, and to serve at `GET /metrics` behind
+   * `config.metrics.token`; `now` is a monotonic clock in milliseconds for latencies.
+   */
+  metrics?: { readonly recorder: SvcMetrics; readonly now: () => number };
+  /** Receives one entry per answered request (the request log, `SVC_LOG_REQUESTS`); absent: no request log. */
+  logRequest?: (entry: RequestLogEntry) => void;
+  /** Where server spans go; default: the host's global OpenTelemetry provider (a no-op without an SDK). */
+  tracer?: Tracer;
 }
 
 /**
  * Builds the app. Every route, the health endpoints included, lives under
- * `config.server.pathBase`; anything else answers 404 `not_found`.
+ * `config.server.pathBase`; anything else answers 404 `not_found`. The OpenAPI document of every
+ * documented operation (health, the route modules of `deps.routes`, and its own) is served at
+ * `/openapi.json`, with the browsable reference at `/openapi`. Every answer carries the
+ * security headers (and CORS headers for a listed origin); a body over `config.server.maxBodyBytes`
+ * answers 413 unless its route declares its own `bodyLimit`; `%00` in the URL answers 400.
  *
  * @example
  * ```ts
@@ -54,16 +81,46 @@ export interface AppDeps {
  */
 export function createApp(deps: AppDeps): SvcApp {
   const app = new Hono<SvcEnv>();
+  if (deps.metrics) app.use(requestMetrics(deps.metrics.recorder, deps.metrics.now));
   app.use(requestId(deps.random));
+  if (deps.logRequest) app.use(requestLog(deps.logRequest, () => performance.now()));
+  app.use(requestTracing(deps.tracer));
   app.onError(errorHandler(deps.logError));
   app.notFound(notFoundHandler);
+  app.use(securityHeaders({ baseUrl: deps.config.server.baseUrl }));
+  app.use(cors(deps.config.server.corsOrigins));
+  app.use(defaultBodyLimit(deps.config.server.maxBodyBytes));
+  app.use(rejectNulInUrl());
   app.use(authenticate(deps.authenticator));
+  // Under impersonation: no admin mutation, no change of the target's credentials or email.
+  app.use(impersonationGuard({
+    pathBase: deps.config.server.pathBase,
+    adminMounts: [deps.config.webhooks.mountPath],
+  }));
 
   const pathBase = deps.config.server.pathBase;
   const mounted = pathBase === "" ? app : app.basePath(pathBase);
   healthRoutes(deps.readinessChecks, { timeoutMs: deps.readinessTimeoutMs, logError: deps.logError })(
     mounted,
   );
-  for (const install of deps.routes ?? []) install(mounted, deps);
+  const routes = [
+    ...(deps.metrics ? [metricsRoutes(deps.metrics.recorder, deps.config.metrics.token)] : []),
+    ...(deps.routes ?? []),
+  ];
+  installOpenApiRoutes(
+    mounted,
+    {
+      title: "svc",
+      version: SVC_VERSION,
+      description: "Identity and authorization server.",
+      serverUrl: deps.config.server.baseUrl + pathBase,
+    },
+    () => [
+      ...HEALTH_OPERATIONS,
+      ...OPENAPI_OPERATIONS,
+      ...routes.flatMap((install) => operationsOf(install, deps)),
+    ],
+  );
+  for (const install of routes) install(mounted, deps);
   return app;
 }

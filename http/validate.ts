@@ -1,19 +1,23 @@
 /**
- * Request body validation: JSON only, checked against a valibot schema.
+ * Request input validation: bodies are JSON only, checked against a valibot schema; no string
+ * that reaches svc (body, key included, path or query parameter) may hold U+0000, which
+ * Postgres refuses in text.
  *
  * @module
  */
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import * as v from "valibot";
 import { SvcError } from "../core/errors.ts";
 import { validationError } from "./errors.ts";
+import type { SvcEnv } from "./request-id.ts";
 
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/i;
 
 /**
  * Reads the request body as JSON and validates it with `schema`. Throws `SvcError` 400
  * `invalid_json` when the body is not JSON (wrong or missing `Content-Type`, or unparsable),
- * and 400 `invalid_request` naming the field when it does not match the schema.
+ * 400 `invalid_request` when any string in it (a key included) holds U+0000, and 400
+ * `invalid_request` naming the field when it does not match the schema.
  *
  * @example
  * ```ts
@@ -41,7 +45,57 @@ export async function parseBody<S extends v.GenericSchema>(
   } catch {
     throw new SvcError("invalid_json", "The request body is not valid JSON.", 400);
   }
+  if (containsNul(data)) throw nulError("the request body");
   const result = v.safeParse(schema, data);
   if (!result.success) throw validationError(result.issues);
   return result.output;
+}
+
+/**
+ * Like {@link parseBody} for routes whose body is optional: a request without a body (no
+ * `Content-Type`, no length) validates `{}` instead.
+ */
+export async function parseOptionalBody<S extends v.GenericSchema>(
+  c: Context,
+  schema: S,
+): Promise<v.InferOutput<S>> {
+  const length = c.req.header("Content-Length");
+  if (c.req.header("Content-Type") === undefined && (length === undefined || length === "0")) {
+    const result = v.safeParse(schema, {});
+    if (!result.success) throw validationError(result.issues);
+    return result.output;
+  }
+  return await parseBody(c, schema);
+}
+
+/** True when any string in `value` (parsed JSON: object keys included) contains U+0000. */
+export function containsNul(value: unknown): boolean {
+  if (typeof value === "string") return value.includes("\0");
+  if (Array.isArray(value)) return value.some(containsNul);
+  if (typeof value === "object" && value !== null) {
+    return Object.entries(value).some(([key, item]) => key.includes("\0") || containsNul(item));
+  }
+  return false;
+}
+
+/** The 400 `invalid_request` for U+0000 in `where`. */
+export function nulError(where: string): SvcError {
+  return new SvcError("invalid_request", `Invalid request: ${where} contains U+0000.`, 400);
+}
+
+/** U+0000 percent-encoded: the only way it reaches a decoded path or query parameter. */
+const ENCODED_NUL = /%00/i;
+
+/**
+ * Refuses, with 400 `invalid_request`, a request whose path or query holds U+0000 (`%00`),
+ * before any route decodes a parameter from them. Headers cannot carry it (the Fetch API
+ * refuses it), and `parseBody` checks bodies.
+ */
+export function rejectNulInUrl(): MiddlewareHandler<SvcEnv> {
+  return async (c, next) => {
+    const url = c.req.url;
+    const start = url.indexOf("/", url.indexOf("//") + 2);
+    if (start >= 0 && ENCODED_NUL.test(url.slice(start))) throw nulError("the URL");
+    await next();
+  };
 }

@@ -1,27 +1,150 @@
 /**
- * The plugin contract: a typed object that adds routes, publishes the permissions those
- * routes check, and subscribes to svc's events. Hosts pass plugins to the CLI
- * (`runCli(args, runtime, { plugins })`); definition sync publishes their permissions at
- * boot beside svc's own and the configured ones.
+ * The plugin contract (v2): a typed object whose every part is optional. A plugin may bring
+ * routes, the permissions those routes check, an event subscriber, a config section (a valibot
+ * schema validated at boot with svc's one-line errors and listed by `svc help`), its own tables
+ * (created idempotently with svc's, every name prefixed by the plugin), a readiness check,
+ * start/stop hooks, claim contributors for the access and ID tokens plugins issue, and the event
+ * kinds it emits (added to the event catalog).
+ *
+ * Built-in plugins are enabled with `SVC_PLUGINS=oidc-provider,…`; hosts pass their own to the CLI
+ * (`runCli(args, runtime, { plugins })`). A plugin reaches svc only through the
+ * {@link PluginContext} it is given and what `mod.ts` exports.
  *
  * @module
  */
+import type * as v from "valibot";
 import { parsePermissionId } from "../core/authz/mod.ts";
+import type { Clock } from "../core/clock.ts";
+import type { SvcConfig } from "../core/config/mod.ts";
 import { SvcError } from "../core/errors.ts";
 import type { PermissionDefinition } from "../core/definitions/svc-permissions.ts";
-import type { EventSubscriber } from "../core/events/sink.ts";
+import { EVENT_FAMILIES } from "../core/events/catalog.ts";
+import type { EventSink, EventSubscriber } from "../core/events/sink.ts";
+import type { KeyRing } from "../core/keys/ring.ts";
+import type { LoginPipeline } from "../core/login/pipeline.ts";
+import type { RandomSource } from "../core/random.ts";
+import type { SessionService } from "../core/sessions/service.ts";
+import type { TokenService } from "../core/tokens/service.ts";
 import type { RouteInstaller } from "../http/app.ts";
+import type { Authenticator } from "../http/auth/principal.ts";
+import type { CookieSettings } from "../http/auth/cookies.ts";
+import type { Storage } from "../storage/storage.ts";
+
+/** One environment variable of a plugin's config section. */
+export interface PluginSetting {
+  /** The variable, `SVC_<PLUGIN>_…` (for example `SVC_OIDC_SIGN_IN_URL`). */
+  readonly env: string;
+  /** The field of the section it sets. */
+  readonly key: string;
+  /** What it means, for `svc help`. */
+  readonly doc: string;
+  /** The default as text, for `svc help` (default: "unset"). */
+  readonly defaultText?: string;
+  /** Never echo the value in errors. */
+  readonly secret?: boolean;
+}
+
+/**
+ * A plugin's config section: the file's `plugins.config.<name>` object, with the fields named by
+ * `settings` overridden by their environment variables (as text), validated by `schema`.
+ */
+export interface PluginConfigSection<C> {
+  readonly schema: v.GenericSchema<unknown, C>;
+  readonly settings?: readonly PluginSetting[];
+}
+
+/** An event kind a plugin emits, for the catalog. */
+export interface PluginEventKind {
+  /** `<family>.<name>`: a family of spec 6 (`oidc.code_reused`) or the plugin's own (`reports.generated`). */
+  readonly kind: string;
+  /** When it is emitted. */
+  readonly description: string;
+  /** Whether events that name a user are written to their security-event ledger. */
+  readonly securityLedger?: boolean;
+}
+
+/** What a claim contributor is asked about: the token being issued. */
+export interface ClaimRequest {
+  /** `access` or `id` token. */
+  readonly token: "access" | "id";
+  readonly realmId: string;
+  /** The user (or service account) the token is about. */
+  readonly subject: string;
+  /** The client (audience) the token is for. */
+  readonly clientId: string;
+  /** Scopes granted. */
+  readonly scopes: readonly string[];
+}
+
+/** Raw SQL on the plugin's own tables (`$1`, `$2` … placeholders). */
+export interface PluginSql {
+  /** Runs one statement and answers its rows. */
+  query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]>;
+}
+
+/** What a plugin is given at boot, once svc's services exist. */
+export interface PluginContext<C = unknown> {
+  /** The plugin's name. */
+  readonly name: string;
+  /** The plugin's validated config section. */
+  readonly config: C;
+  /** svc's validated configuration (base URL, path base, token lifetimes…). */
+  readonly svcConfig: SvcConfig;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  /** svc's stores (through their contracts). */
+  readonly storage: Storage;
+  /** SQL on the plugin's own tables. */
+  readonly sql: PluginSql;
+  /** The realms' signing keys (JWKS). */
+  readonly keys: KeyRing;
+  /** svc's typed tokens. */
+  readonly tokens: TokenService;
+  /** Sessions: sign-in, refresh rotation with reuse detection, logout. */
+  readonly sessions: SessionService;
+  /** The password login pipeline (abuse gate, risk, MFA hand-off). */
+  readonly login: LoginPipeline;
+  /** Resolves a request's caller (bearer, cookie, API key, service account). */
+  readonly authenticator: Authenticator;
+  /** svc's cookie settings (the cookie transport). */
+  readonly cookies: CookieSettings;
+  /** Emits events (after commit, to subscribers and webhooks). */
+  readonly events: EventSink;
+  /** The claims every plugin contributes to a token (reserved claims are dropped). */
+  contributeClaims(request: ClaimRequest): Promise<Record<string, unknown>>;
+  /** Reports an error on stderr (never a secret). */
+  logError(line: string): void;
+}
 
 /** A plugin. */
-export interface SvcPlugin {
+export interface SvcPlugin<C = unknown> {
   /** A unique name: 1 to 64 of `[a-z0-9-]`. */
   readonly name: string;
   /** Permissions the plugin's routes check (never in the reserved `svc` service). */
   readonly permissions?: readonly PermissionDefinition[];
   /** Route modules, installed under the path base after svc's own routes. */
   readonly routes?: readonly RouteInstaller[];
+  /** Route modules that need svc's services, built from the context (installed after `routes`). */
+  mount?(context: PluginContext<C>): readonly RouteInstaller[];
   /** Receives every event svc emits, after its transaction commits; failures never reach svc. */
   readonly onEvent?: EventSubscriber;
+  /** The plugin's config section. */
+  readonly config?: PluginConfigSection<C>;
+  /**
+   * SQL statements creating the plugin's tables and indexes, run at every boot after svc's
+   * schema: idempotent (`IF NOT EXISTS`), every name prefixed by the plugin (`oidc_provider_…`).
+   */
+  readonly tables?: readonly string[];
+  /** A readiness check reported by `/readyz` as `plugin:<name>`. */
+  readiness?(context: PluginContext<C>): Promise<void>;
+  /** Runs once the context exists, before serving. */
+  start?(context: PluginContext<C>): Promise<void> | void;
+  /** Runs at shutdown, before storage closes. */
+  stop?(): Promise<void> | void;
+  /** Adds claims to the access and ID tokens plugins issue. */
+  claims?(request: ClaimRequest): Record<string, unknown> | Promise<Record<string, unknown>>;
+  /** The event kinds the plugin emits. */
+  readonly events?: readonly PluginEventKind[];
 }
 
 /** A plugin definition that cannot be installed. Code `plugin_invalid`. */
@@ -33,9 +156,19 @@ export class PluginError extends SvcError {
 }
 
 const NAME = /^[a-z0-9-]{1,64}$/;
+const KIND = /^[a-z0-9_]+(?:\.[a-z0-9_]+)+$/;
+const FAMILIES = new Set<string>(EVENT_FAMILIES);
+const CREATE = /^\s*create\s+(?:unique\s+)?(table|index)\s+if\s+not\s+exists\s+("?)([a-z0-9_]+)\2(.*)$/is;
+const ON_TABLE = /^\s+on\s+("?)([a-z0-9_]+)\1/i;
+const ENV_NAME = /^SVC_[A-Z0-9_]+$/;
+
+/** The prefix of a plugin's tables: its name with `-` as `_`, then `_` (`oidc_provider_`). */
+export function pluginTablePrefix(name: string): string {
+  return `${name.replaceAll("-", "_")}_`;
+}
 
 /**
- * Checks a plugin definition and returns it unchanged.
+ * Checks a plugin definition and returns it unchanged (literal types kept).
  *
  * @example
  * ```ts
@@ -47,44 +180,84 @@ const NAME = /^[a-z0-9-]{1,64}$/;
  * });
  * ```
  */
-export function definePlugin<P extends SvcPlugin>(plugin: P): P {
+export function definePlugin<C = unknown>(plugin: SvcPlugin<C>): SvcPlugin<C> {
   if (!NAME.test(plugin.name)) {
     throw new PluginError(`plugin ${JSON.stringify(plugin.name)}: a name is 1 to 64 of [a-z0-9-]`);
   }
+  const at = `plugin ${plugin.name}`;
   for (const permission of plugin.permissions ?? []) {
     try {
       parsePermissionId(permission.id);
     } catch (error) {
       if (!(error instanceof SvcError)) throw error;
-      throw new PluginError(
-        `plugin ${plugin.name}: permission ${JSON.stringify(permission.id)}: ${error.message}`,
-      );
+      throw new PluginError(`${at}: permission ${JSON.stringify(permission.id)}: ${error.message}`);
     }
     if (permission.id.startsWith("svc:")) {
+      throw new PluginError(`${at}: permission ${permission.id}: the svc service is reserved`);
+    }
+  }
+  const prefix = pluginTablePrefix(plugin.name);
+  for (const statement of plugin.tables ?? []) {
+    const match = CREATE.exec(statement);
+    if (match === null) {
       throw new PluginError(
-        `plugin ${plugin.name}: permission ${permission.id}: the svc service is reserved`,
+        `${at}: tables: each statement is CREATE TABLE|INDEX IF NOT EXISTS <name> …; got ${
+          JSON.stringify(statement.trim().slice(0, 60))
+        }`,
       );
+    }
+    const [, what, , name, rest] = match;
+    const names = [name];
+    if (what.toLowerCase() === "index") {
+      const on = ON_TABLE.exec(rest);
+      if (on === null) throw new PluginError(`${at}: index ${name}: ON <table> is missing`);
+      names.push(on[2]);
+    }
+    for (const n of names) {
+      if (!n.toLowerCase().startsWith(prefix)) {
+        throw new PluginError(`${at}: table or index ${n}: its name must start with ${prefix}`);
+      }
+    }
+  }
+  const pluginFamily = plugin.name.replaceAll("-", "_");
+  for (const event of plugin.events ?? []) {
+    const family = event.kind.slice(0, event.kind.indexOf("."));
+    if (!KIND.test(event.kind) || (!FAMILIES.has(family) && family !== pluginFamily)) {
+      throw new PluginError(
+        `${at}: event ${
+          JSON.stringify(event.kind)
+        }: a kind is <family>.<name> of [a-z0-9_], in a family of svc or the plugin's own (${pluginFamily}.*)`,
+      );
+    }
+  }
+  for (const setting of plugin.config?.settings ?? []) {
+    if (!ENV_NAME.test(setting.env)) {
+      throw new PluginError(`${at}: setting ${setting.env}: a variable name is SVC_ then [A-Z0-9_]`);
     }
   }
   return plugin;
 }
 
-/** Checks a set of plugins together: unique names, no permission published twice. */
+/**
+ * Checks a set of plugins together: unique names, no permission, event kind, table or variable
+ * published twice.
+ */
 export function checkPlugins(plugins: readonly SvcPlugin[]): void {
   const names = new Set<string>();
-  const permissions = new Map<string, string>();
+  const owners = new Map<string, string>();
+  const claim = (what: string, key: string, plugin: string) => {
+    const owner = owners.get(`${what} ${key}`);
+    if (owner !== undefined) {
+      throw new PluginError(`plugin ${plugin}: ${what} ${key} is already published by plugin ${owner}`);
+    }
+    owners.set(`${what} ${key}`, plugin);
+  };
   for (const plugin of plugins) {
     definePlugin(plugin);
     if (names.has(plugin.name)) throw new PluginError(`plugin ${plugin.name}: installed twice`);
     names.add(plugin.name);
-    for (const { id } of plugin.permissions ?? []) {
-      const owner = permissions.get(id);
-      if (owner !== undefined) {
-        throw new PluginError(
-          `plugin ${plugin.name}: permission ${id} is already published by plugin ${owner}`,
-        );
-      }
-      permissions.set(id, plugin.name);
-    }
+    for (const { id } of plugin.permissions ?? []) claim("permission", id, plugin.name);
+    for (const { kind } of plugin.events ?? []) claim("event", kind, plugin.name);
+    for (const { env } of plugin.config?.settings ?? []) claim("variable", env, plugin.name);
   }
 }

@@ -25,6 +25,8 @@ export interface OrganizationsTable {
   status: string;
   default_identity_provider_id: string | null;
   created_at: Timestamp;
+  /** Bumped by every update (ETag / If-Match of the admin API). */
+  version: Generated<number>;
 }
 export interface OrganizationDomainsTable {
   id: string;
@@ -33,6 +35,8 @@ export interface OrganizationDomainsTable {
   value: string;
   verified: boolean;
   created_at: Timestamp;
+  /** The DNS TXT proof token of the admin API (public by design: it is published in DNS). */
+  verification_token: Generated<string | null>;
 }
 export interface UsersTable {
   id: string;
@@ -46,6 +50,10 @@ export interface UsersTable {
   anonymized_at: Timestamp | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Rotated on every password change; reset links carry it (issue 19 item 6). */
+  credential_stamp: Generated<string>;
+  /** Bumped by every update (the admin API's ETag). */
+  version: Generated<number>;
 }
 export interface OrgMembershipsTable {
   org_id: string;
@@ -83,6 +91,8 @@ export interface RolesTable {
   org_id: string | null;
   key: string;
   display_name: string;
+  /** Bumped by every update (the ETag of the admin API). */
+  version: Generated<number>;
   created_at: Timestamp;
 }
 export interface PoliciesTable {
@@ -224,6 +234,11 @@ export interface SubjectKeysTable {
   key: Uint8Array;
   created_at: Timestamp;
 }
+export interface ServerSecretsTable {
+  name: string;
+  secret: Uint8Array;
+  created_at: Timestamp;
+}
 export interface ServiceAccountsTable {
   id: string;
   realm_id: string;
@@ -295,6 +310,16 @@ export interface BreakGlassStateTable {
   realm_id: string;
   last_drill_at: Timestamp | null;
   last_use_at: Timestamp | null;
+  rotation_required: Generated<boolean>;
+  last_rotated_at: Generated<Timestamp | null>;
+  rotation_reminded_at: Generated<Timestamp | null>;
+}
+export interface ImpersonationConsentTable {
+  scope_id: string;
+  realm_id: string;
+  org_id: string | null;
+  consent_required: boolean;
+  updated_at: Timestamp;
 }
 export interface ImpersonationsTable {
   id: string;
@@ -309,6 +334,8 @@ export interface ImpersonationsTable {
   started_at: Timestamp | null;
   expires_at: Timestamp;
   ended_at: Timestamp | null;
+  duration_seconds: Generated<number>;
+  token_issued_at: Generated<Timestamp | null>;
 }
 export interface ClientsTable {
   id: string;
@@ -342,6 +369,7 @@ export interface AdminAuditEntriesTable {
   action: string;
   actor_id: string;
   actor_kind: "User" | "ServiceAccount" | "ApiKey" | "System" | "BreakGlass";
+  on_behalf_of: string | null;
   target: string | null;
   org_id: string | null;
   before_json: JsonColumn | null;
@@ -392,6 +420,13 @@ export interface MailOutboxTable {
   html_body: string;
   created_at: Timestamp;
   sent_at: Timestamp | null;
+  /** Delivery state (issue 14): pending, retrying, sent, dead_letter. */
+  delivery_status: Generated<"pending" | "retrying" | "sent" | "dead_letter">;
+  /** Delivery attempts so far (each claim counts one). */
+  attempts: Generated<number>;
+  /** When the message is next due (a claim's lease end, or the next retry); null: due now. */
+  next_attempt_at: Timestamp | null;
+  last_error: string | null;
 }
 
 export interface AbuseCountersTable {
@@ -430,6 +465,7 @@ export interface Database {
   refresh_tokens: RefreshTokensTable;
   signing_keys: SigningKeysTable;
   subject_keys: SubjectKeysTable;
+  server_secrets: ServerSecretsTable;
   service_accounts: ServiceAccountsTable;
   api_keys: ApiKeysTable;
   email_otp_challenges: EmailOtpChallengesTable;
@@ -440,6 +476,7 @@ export interface Database {
   token_grants: TokenGrantsTable;
   break_glass_state: BreakGlassStateTable;
   impersonations: ImpersonationsTable;
+  impersonation_consent: ImpersonationConsentTable;
   clients: ClientsTable;
   security_events: SecurityEventsTable;
   admin_audit_entries: AdminAuditEntriesTable;
@@ -447,6 +484,20 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   abuse_counters: AbuseCountersTable;
   mail_outbox: MailOutboxTable;
+  authz_shadow_comparisons: AuthzShadowComparisonsTable;
+}
+
+/** `authz_shadow_comparisons` (issue 15). */
+export interface AuthzShadowComparisonsTable {
+  id: string;
+  realm_id: string;
+  user_id: string;
+  org_id: string | null;
+  permission: string;
+  legacy_allowed: boolean;
+  svc_decision: string;
+  agreed: boolean;
+  recorded_at: Timestamp;
 }
 
 /** Something queries run on: the database or a transaction of it. */

@@ -53,17 +53,63 @@ export interface SvcDatabase {
 }
 
 const SCHEMA_LOCK_KEY = 7_361_001;
+/** How long `close()` lets running queries finish on a Postgres server before cutting them. */
+const CLOSE_TIMEOUT_SECONDS = 5;
 const SAFE_IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+/**
+ * Memory settings of the embedded Postgres: one process serving one svc instance needs far less
+ * than Postgres's defaults (128 MB of shared buffers), and the buffers are resident in the WASM
+ * heap. 16 MB keeps an idle embedded server's RSS about 125 MB lower; the OS page cache still
+ * holds the data files.
+ */
+const EMBEDDED_POSTGRESQL_CONF = ["shared_buffers = 16MB", "wal_buffers = 512kB"];
 
-/** Opens a database. The schema is not created until `ensureSchema()`. */
-export async function openDatabase(options: DatabaseOptions): Promise<SvcDatabase> {
-  return options.kind === "embedded" ? await openEmbedded(options.dataDir) : openPostgres(options);
+/**
+ * What a host supplies to the embedded store beyond PGlite's package: PGlite's own files (its
+ * Postgres build, initdb and the initial file system) when it carries them itself, such as a
+ * compiled binary with no `node_modules`; and a prepared cluster (a gzip tarball of an initialized
+ * empty cluster with svc's schema, see `storage/embedded/prepare-cluster.ts`), loaded into a data
+ * folder that has no cluster yet instead of running initdb there. Every field is optional.
+ */
+export interface EmbeddedStoreFiles {
+  readonly pgliteWasm?: WebAssembly.Module;
+  readonly initdbWasm?: WebAssembly.Module;
+  readonly fsBundle?: Blob;
+  readonly preparedCluster?: Blob;
 }
 
-async function openEmbedded(dataDir: string | undefined): Promise<SvcDatabase> {
+/**
+ * Where a host's {@link EmbeddedStoreFiles} come from, asked when the embedded store opens with
+ * its data folder (`undefined`: in memory). The host leaves `preparedCluster` out when the folder
+ * already holds a cluster (PGlite refuses to load over one).
+ */
+export type EmbeddedStoreFilesSource = (dataDir: string | undefined) => Promise<EmbeddedStoreFiles>;
+
+/**
+ * Opens a database. The schema is not created until `ensureSchema()`. `embeddedFiles` supplies
+ * files to the embedded store when the host has them (ignored on a Postgres server).
+ */
+export async function openDatabase(
+  options: DatabaseOptions,
+  embeddedFiles?: EmbeddedStoreFilesSource,
+): Promise<SvcDatabase> {
+  return options.kind === "embedded"
+    ? await openEmbedded(options.dataDir, await embeddedFiles?.(options.dataDir))
+    : openPostgres(options);
+}
+
+async function openEmbedded(
+  dataDir: string | undefined,
+  files: EmbeddedStoreFiles | undefined,
+): Promise<SvcDatabase> {
   const pg = await PGlite.create(dataDir ?? undefined, {
     // int8 as a JS number, as configured for postgres.js below.
     parsers: { 20: (value: string) => Number(value) },
+    postgresqlconf: EMBEDDED_POSTGRESQL_CONF,
+    ...(files?.pgliteWasm && { pgliteWasmModule: files.pgliteWasm }),
+    ...(files?.initdbWasm && { initdbWasmModule: files.initdbWasm }),
+    ...(files?.fsBundle && { fsBundle: files.fsBundle }),
+    ...(files?.preparedCluster && { loadDataDir: files.preparedCluster }),
   });
   const db = new Kysely<Database>({ dialect: new PgliteDialect(pg) });
   return {
@@ -130,8 +176,31 @@ function openPostgres(options: Extract<DatabaseOptions, { kind: "postgres" }>): 
     ping: async () => {
       await sql`SELECT 1`.execute(db);
     },
-    close: () => db.destroy(),
+    // Queries still running get CLOSE_TIMEOUT_SECONDS, then their connections are cut.
+    close: async () => {
+      await client.end({ timeout: CLOSE_TIMEOUT_SECONDS });
+      await db.destroy();
+    },
   };
+}
+
+/**
+ * A prepared cluster for {@link EmbeddedStoreFiles.preparedCluster}: an in-memory embedded
+ * database initialized with svc's schema, dumped as a gzip tarball. Loading it into a new data
+ * folder skips initdb and the schema's creation on a first start.
+ */
+export async function prepareEmbeddedCluster(files?: EmbeddedStoreFiles): Promise<Blob> {
+  const pg = await PGlite.create(undefined, {
+    ...(files?.pgliteWasm && { pgliteWasmModule: files.pgliteWasm }),
+    ...(files?.initdbWasm && { initdbWasmModule: files.initdbWasm }),
+    ...(files?.fsBundle && { fsBundle: files.fsBundle }),
+  });
+  try {
+    await createSchema(new Kysely<Database>({ dialect: new PgliteDialect(pg) }), undefined);
+    return await pg.dumpDataDir("gzip");
+  } finally {
+    await pg.close();
+  }
 }
 
 async function createSchema(db: Kysely<Database>, schema: string | undefined): Promise<void> {

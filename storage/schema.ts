@@ -54,8 +54,17 @@ const statements: readonly string[] = [
     anonymized_at timestamptz,
     created_at timestamptz NOT NULL,
     updated_at timestamptz NOT NULL,
+    credential_stamp text NOT NULL DEFAULT '',
+    version integer NOT NULL DEFAULT 1,
     UNIQUE (realm_id, email)
   )`,
+  // Admin API (issue 11): the ETag of a user, bumped by every update in the same statement.
+  `ALTER TABLE users ADD COLUMN IF NOT EXISTS version integer NOT NULL DEFAULT 1`,
+  // Admin user lists: pages in (created_at, id) order, seeked on the offset boundary.
+  `CREATE INDEX IF NOT EXISTS users_realm_order ON users (realm_id, created_at, id)`,
+  // Admin user search: case-insensitive prefix of the email (stored lowercased) or display name.
+  `CREATE INDEX IF NOT EXISTS users_email_prefix ON users (realm_id, email text_pattern_ops)`,
+  `CREATE INDEX IF NOT EXISTS users_display_name_prefix ON users (realm_id, lower(display_name) text_pattern_ops)`,
   `CREATE TABLE IF NOT EXISTS org_memberships (
     org_id uuid NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
     user_id uuid NOT NULL REFERENCES users(id) ON DELETE CASCADE,
@@ -95,6 +104,10 @@ const statements: readonly string[] = [
     PRIMARY KEY (group_id, user_id)
   )`,
   `CREATE INDEX IF NOT EXISTS group_members_by_user ON group_members (user_id)`,
+  // Databases created before the columns existed: the organization version (ETag of the admin API)
+  // and the DNS TXT token that proves control of an organization domain.
+  `ALTER TABLE organizations ADD COLUMN IF NOT EXISTS version integer NOT NULL DEFAULT 1`,
+  `ALTER TABLE organization_domains ADD COLUMN IF NOT EXISTS verification_token text`,
 
   // ---- Authorization: roles, policies, grants, assignments, catalogs ----
   `CREATE TABLE IF NOT EXISTS roles (
@@ -106,6 +119,8 @@ const statements: readonly string[] = [
     created_at timestamptz NOT NULL
   )`,
   `CREATE UNIQUE INDEX IF NOT EXISTS roles_key ON roles (realm_id, coalesce(org_id, ${ZERO_UUID}), key)`,
+  // Databases created before the column existed: the role's version (ETag), bumped by each update.
+  `ALTER TABLE roles ADD COLUMN IF NOT EXISTS version integer NOT NULL DEFAULT 1`,
   `CREATE TABLE IF NOT EXISTS policies (
     id uuid PRIMARY KEY,
     realm_id uuid NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
@@ -234,6 +249,8 @@ const statements: readonly string[] = [
     revoked_at timestamptz
   )`,
   `CREATE INDEX IF NOT EXISTS sessions_by_user ON sessions (user_id)`,
+  // A starting instance preloads the sessions that ended inside the last access-token lifetime.
+  `CREATE INDEX IF NOT EXISTS sessions_ended ON sessions (revoked_at) WHERE revoked_at IS NOT NULL`,
   `CREATE TABLE IF NOT EXISTS refresh_tokens (
     token_hash text PRIMARY KEY,
     family_id uuid NOT NULL,
@@ -264,6 +281,13 @@ const statements: readonly string[] = [
   `CREATE TABLE IF NOT EXISTS subject_keys (
     subject_id uuid PRIMARY KEY,
     key bytea NOT NULL,
+    created_at timestamptz NOT NULL
+  )`,
+  // Secrets of svc itself, created once by the first instance and shared by all (for example the
+  // key passkey decoys derive from). Keys that must be used as such (HMAC) cannot be hashed.
+  `CREATE TABLE IF NOT EXISTS server_secrets (
+    name text PRIMARY KEY,
+    secret bytea NOT NULL,
     created_at timestamptz NOT NULL
   )`,
   `CREATE TABLE IF NOT EXISTS service_accounts (
@@ -358,6 +382,28 @@ const statements: readonly string[] = [
     ended_at timestamptz
   )`,
   `CREATE INDEX IF NOT EXISTS impersonations_by_actor ON impersonations (actor_id, expires_at)`,
+  // Issue 12: the requested window (the session's window starts at approval under consent), and
+  // when the actor's token was issued (once: at the start, or fetched once after approval).
+  `ALTER TABLE impersonations ADD COLUMN IF NOT EXISTS duration_seconds integer NOT NULL DEFAULT 1800`,
+  `ALTER TABLE impersonations ADD COLUMN IF NOT EXISTS token_issued_at timestamptz`,
+  `CREATE INDEX IF NOT EXISTS impersonations_by_realm ON impersonations (realm_id, created_at)`,
+  `CREATE INDEX IF NOT EXISTS impersonations_by_target ON impersonations (target_id, created_at)`,
+  `CREATE INDEX IF NOT EXISTS sessions_by_impersonation ON sessions (impersonation_id)
+    WHERE impersonation_id IS NOT NULL`,
+  // Consent mode: one row per realm (scope_id = realm id, org_id null) or organization (scope_id = org id).
+  `CREATE TABLE IF NOT EXISTS impersonation_consent (
+    scope_id uuid PRIMARY KEY,
+    realm_id uuid NOT NULL,
+    org_id uuid,
+    consent_required boolean NOT NULL,
+    updated_at timestamptz NOT NULL
+  )`,
+  // Break-glass rotation: required after a use until the password is rotated; reminded at most hourly.
+  `ALTER TABLE break_glass_state ADD COLUMN IF NOT EXISTS rotation_required boolean NOT NULL DEFAULT false`,
+  `ALTER TABLE break_glass_state ADD COLUMN IF NOT EXISTS last_rotated_at timestamptz`,
+  `ALTER TABLE break_glass_state ADD COLUMN IF NOT EXISTS rotation_reminded_at timestamptz`,
+  // One break-glass account per realm.
+  `CREATE UNIQUE INDEX IF NOT EXISTS users_one_break_glass ON users (realm_id) WHERE is_break_glass`,
   `CREATE TABLE IF NOT EXISTS clients (
     id uuid PRIMARY KEY,
     realm_id uuid NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
@@ -395,6 +441,7 @@ const statements: readonly string[] = [
     action text NOT NULL,
     actor_id text NOT NULL,
     actor_kind text NOT NULL CHECK (actor_kind IN ('User', 'ServiceAccount', 'ApiKey', 'System', 'BreakGlass')),
+    on_behalf_of text,
     target text,
     org_id uuid,
     before_json jsonb,
@@ -405,6 +452,8 @@ const statements: readonly string[] = [
     entry_hash text NOT NULL,
     PRIMARY KEY (realm_id, seq)
   )`,
+  // Databases created before the column existed: the impersonated user or the API key's owner.
+  `ALTER TABLE admin_audit_entries ADD COLUMN IF NOT EXISTS on_behalf_of text`,
 
   // ---- Abuse gate counters (spec 5.2 step 1) ----
   // A plain windowed counter has member ''; a distinct-identifier set has one row per member
@@ -474,6 +523,29 @@ const statements: readonly string[] = [
   )`,
   `CREATE INDEX IF NOT EXISTS mail_outbox_by_recipient ON mail_outbox (lower(recipient), seq)`,
   `CREATE INDEX IF NOT EXISTS mail_outbox_unsent ON mail_outbox (seq) WHERE sent_at IS NULL`,
+
+  // ---- Shadow-mode authorization comparisons (issue 15): one row per comparison ----
+  `CREATE TABLE IF NOT EXISTS authz_shadow_comparisons (
+    id uuid PRIMARY KEY,
+    realm_id uuid NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
+    user_id uuid NOT NULL,
+    org_id uuid,
+    permission text NOT NULL,
+    legacy_allowed boolean NOT NULL,
+    svc_decision text NOT NULL,
+    agreed boolean NOT NULL,
+    recorded_at timestamptz NOT NULL
+  )`,
+  `CREATE INDEX IF NOT EXISTS authz_shadow_by_realm_time ON authz_shadow_comparisons (realm_id, recorded_at)`,
+  // Mail delivery (issue 14): the outbox is also the durable delivery queue. A claim takes due rows
+  // with FOR UPDATE SKIP LOCKED and pushes next_attempt_at to the end of its lease.
+  `ALTER TABLE mail_outbox ADD COLUMN IF NOT EXISTS delivery_status text NOT NULL DEFAULT 'pending'
+    CHECK (delivery_status IN ('pending', 'retrying', 'sent', 'dead_letter'))`,
+  `ALTER TABLE mail_outbox ADD COLUMN IF NOT EXISTS attempts integer NOT NULL DEFAULT 0`,
+  `ALTER TABLE mail_outbox ADD COLUMN IF NOT EXISTS next_attempt_at timestamptz`,
+  `ALTER TABLE mail_outbox ADD COLUMN IF NOT EXISTS last_error text`,
+  `CREATE INDEX IF NOT EXISTS mail_outbox_due ON mail_outbox (next_attempt_at, seq)
+    WHERE delivery_status IN ('pending', 'retrying')`,
 ];
 
 /** The DDL statements that create (idempotently) every table and index of svc. */

@@ -43,6 +43,9 @@ import type { TokenGrantStore } from "./contract/token-grants.ts";
 import type { TotpEnrollmentStore } from "./contract/totp-enrollments.ts";
 import type { UserStore } from "./contract/users.ts";
 import type { WebhookStore } from "./contract/webhooks.ts";
+import type { ServerSecretStore } from "./contract/server-secrets.ts";
+import type { PersonalDataStore } from "./contract/personal-data.ts";
+import type { ShadowComparisonStore } from "./contract/shadow-comparisons.ts";
 import type { Executor } from "./database.ts";
 import type { SvcDatabase } from "./open.ts";
 import { createSqlAdminAuditStore } from "./sql/admin-audit.ts";
@@ -81,6 +84,9 @@ import { createSqlTokenGrantStore } from "./sql/token-grants.ts";
 import { createSqlTotpEnrollmentStore } from "./sql/totp-enrollments.ts";
 import { createSqlUserStore } from "./sql/users.ts";
 import { createSqlWebhookStore } from "./sql/webhooks.ts";
+import { createSqlServerSecretStore } from "./sql/server-secrets.ts";
+import { createSqlPersonalDataStore } from "./sql/personal-data.ts";
+import { createSqlShadowComparisonStore } from "./sql/shadow-comparisons.ts";
 import { atomically } from "./sql/transaction.ts";
 
 /** Every store of svc. */
@@ -109,6 +115,7 @@ export interface Stores {
   readonly refreshTokens: RefreshTokenStore;
   readonly signingKeys: SigningKeyStore;
   readonly subjectKeys: SubjectKeyStore;
+  readonly serverSecrets: ServerSecretStore;
   readonly serviceAccounts: ServiceAccountStore;
   readonly apiKeys: ApiKeyStore;
   readonly clients: ClientStore;
@@ -127,6 +134,10 @@ export interface Stores {
   readonly webhooks: WebhookStore;
   // Mail (issue 5)
   readonly mailOutbox: MailOutboxStore;
+  // Erasure (spec 6): copies of personal data across the stores above
+  readonly personalData: PersonalDataStore;
+  // Migration (issue 15): shadow-mode authorization comparisons
+  readonly shadowComparisons: ShadowComparisonStore;
 }
 
 /** The stores plus transactions. */
@@ -186,6 +197,7 @@ function bind(db: Executor, deps: StorageDeps): Storage {
     refreshTokens: createSqlRefreshTokenStore(db, deps),
     signingKeys: createSqlSigningKeyStore(db, deps),
     subjectKeys: createSqlSubjectKeyStore(db, deps),
+    serverSecrets: createSqlServerSecretStore(db, deps),
     serviceAccounts: createSqlServiceAccountStore(db, deps),
     apiKeys: createSqlApiKeyStore(db, deps),
     clients: createSqlClientStore(db, deps),
@@ -201,6 +213,8 @@ function bind(db: Executor, deps: StorageDeps): Storage {
     adminAudit: createSqlAdminAuditStore(db, deps),
     webhooks: createSqlWebhookStore(db, deps),
     mailOutbox: createSqlMailOutboxStore(db, deps),
+    personalData: createSqlPersonalDataStore(db),
+    shadowComparisons: createSqlShadowComparisonStore(db, deps),
     transaction<T>(work: (storage: Storage) => Promise<T>): Promise<T> {
       return atomically(db, (trx) => work(bind(trx, deps)));
     },

@@ -6,6 +6,11 @@
  * - a distinct set: members (already hashed by the gate) each stay counted for `windowMs` after
  *   they were last seen (a sliding window); its size is the number of live members.
  *
+ * A windowed counter can also be used as a limited reservation: {@link CounterStore.reserve}
+ * adds a hit only while the window holds fewer than `limit` (one atomic step, so concurrent
+ * callers never get more than `limit` grants per window), and {@link CounterStore.release}
+ * gives one back to the window it was taken from.
+ *
  * Time comes from the injected clock, never from the store's host. Two implementations: the
  * in-memory store here (one instance of svc) and the SQL store of `storage/sql/abuse-counters.ts`
  * (every instance sharing one Postgres database).
@@ -22,10 +27,31 @@ export interface CounterValue {
   readonly resetAt: number | null;
 }
 
+/** The answer of {@link CounterStore.reserve}. */
+export interface CounterReservation {
+  /** Whether the hit was added (the window held fewer than `limit` before it). */
+  readonly granted: boolean;
+  /** Granted: the count after this hit; refused: the count of the full window. */
+  readonly count: number;
+  /** When the window ends (ms since the epoch); null when unknown (refused and the window vanished). */
+  readonly resetAt: number | null;
+}
+
 /** Where the abuse gate keeps its counters. Every method may throw when the store is down. */
 export interface CounterStore {
   /** Adds one hit to `key` atomically and returns the counter after it. */
   increment(key: string, windowMs: number): Promise<CounterValue>;
+  /**
+   * Adds one hit to `key` only if its live window holds fewer than `limit` hits (a window that
+   * has ended restarts at 1), in one atomic step: concurrent calls never grant more than `limit`
+   * hits per window.
+   */
+  reserve(key: string, limit: number, windowMs: number): Promise<CounterReservation>;
+  /**
+   * Takes one hit back from `key`, only from the window that ends at `resetAt` (the one the hit
+   * was reserved in) and never below zero; returns whether a hit was taken back.
+   */
+  release(key: string, resetAt: number): Promise<boolean>;
   /** The counter of `key` without changing it. */
   peek(key: string): Promise<CounterValue>;
   /** Forgets the counter of `key` (for example, the failures of an account after a success). */
@@ -76,6 +102,31 @@ export class MemoryCounterStore implements CounterStore {
     }
     window.count++;
     return Promise.resolve({ count: window.count, resetAt: window.resetAt });
+  }
+
+  reserve(key: string, limit: number, windowMs: number): Promise<CounterReservation> {
+    const now = this.#tick();
+    let window = this.#counters.get(key);
+    if (!window || window.resetAt <= now) {
+      if (limit < 1) return Promise.resolve({ granted: false, count: 0, resetAt: null });
+      window = { count: 0, resetAt: now + windowMs };
+      this.#counters.set(key, window);
+    }
+    if (window.count >= limit) {
+      return Promise.resolve({ granted: false, count: window.count, resetAt: window.resetAt });
+    }
+    window.count++;
+    return Promise.resolve({ granted: true, count: window.count, resetAt: window.resetAt });
+  }
+
+  release(key: string, resetAt: number): Promise<boolean> {
+    const now = this.#tick();
+    const window = this.#counters.get(key);
+    if (!window || window.resetAt !== resetAt || window.resetAt <= now || window.count <= 0) {
+      return Promise.resolve(false);
+    }
+    window.count--;
+    return Promise.resolve(true);
   }
 
   peek(key: string): Promise<CounterValue> {

@@ -16,12 +16,21 @@
  * Every attempt counts, including refused ones; a blocked client does not extend a counter's
  * window, so it resets on time.
  *
+ * Limits hold under concurrency: each counted layer takes its slot with one conditional,
+ * atomic reservation ({@link CounterStore.reserve}) before anything else runs, so however many
+ * attempts race, at most `limit` per window get through a layer. The lockout reserves a
+ * failure before the password is checked: an attempt that fails keeps its slot (it is the
+ * failure); one whose password was right gives it back ({@link AbuseGate.release}); a refused
+ * attempt (blocked by another layer, or sent to the CAPTCHA) never held one. A successful
+ * sign-in clears the account's failures ({@link AbuseGate.recordSuccess}).
+ *
  * Adaptive CAPTCHA: when a provider is configured and any layer is past `captchaAtPercent` of
  * its limit (default half), the outcome is `CaptchaRequired` unless the attempt carries a
  * token the provider accepts. Blocking always wins over the CAPTCHA.
  *
  * Identifiers are normalised (trimmed, lowercased) and hashed with the realm before they
- * reach the store; IPv6 addresses are counted per /64 (configurable), IPv4-mapped IPv6 as IPv4.
+ * reach the store, and so are IP addresses; IPv6 addresses are counted per /64 (configurable),
+ * IPv4-mapped IPv6 as IPv4.
  *
  * When the counter store fails, each failing layer follows its failure mode: `open` (the
  * default) skips the layer, `closed` blocks the attempt. Either way the gate emits
@@ -35,7 +44,7 @@ import { sha256Hex } from "../digest.ts";
 import type { EventSink } from "../events/sink.ts";
 import { formatIp, parseIp } from "../net/ip.ts";
 import type { CaptchaProvider } from "./captcha.ts";
-import type { CounterStore } from "./counter-store.ts";
+import type { CounterReservation, CounterStore } from "./counter-store.ts";
 
 /** The gate's decision (spec section 3). */
 export type AbuseOutcome = "Allowed" | "Blocked" | "CaptchaRequired";
@@ -116,6 +125,18 @@ export interface AbuseDecision {
   } | null;
   /** Whether a CAPTCHA token was verified and accepted for this attempt. */
   readonly captchaVerified: boolean;
+  /**
+   * `Allowed`: the lockout slot this attempt holds (it counts as a failure unless given back
+   * with {@link AbuseGate.release}); null otherwise, or when the store did not answer.
+   */
+  readonly reservation: AttemptReservation | null;
+}
+
+/** A lockout slot held by an allowed attempt (opaque to callers: hand it back to the gate). */
+export interface AttemptReservation {
+  readonly key: string;
+  /** The end of the window the slot was taken in (a release touches that window only). */
+  readonly resetAt: number;
 }
 
 /** What {@link AbuseGate} needs. */
@@ -141,6 +162,14 @@ interface LayerResult {
   readonly windowMs: number;
   readonly value: { count: number; resetAt: number | null } | null;
   readonly error?: unknown;
+}
+
+/** A reservation as a layer's count: a refused one is one past the limit (blocked). */
+function reserved(limit: number) {
+  return (r: CounterReservation): { count: number; resetAt: number | null } => ({
+    count: r.granted ? r.count : Math.max(r.count, limit) + 1,
+    resetAt: r.resetAt,
+  });
 }
 
 /** The abuse gate. */
@@ -177,31 +206,27 @@ export class AbuseGate {
   }
 
   /**
-   * Counts an attempt in every layer and decides. Call it first, before the user lookup; on a
-   * failed credential call {@link recordFailure}, on a success {@link recordSuccess}.
+   * Counts an attempt in every layer, reserving its lockout slot, and decides. Call it first,
+   * before the user lookup; a failed credential needs nothing more (the slot is the failure);
+   * a right password calls {@link release}, a completed sign-in {@link recordSuccess}.
    */
   async check(attempt: LoginAttempt): Promise<AbuseDecision> {
     const keys = this.#keys(attempt);
     const l = this.#limits;
     const ms = (s: number) => s * 1000;
     const settled = await Promise.allSettled([
-      this.#store.increment(keys.ip, ms(l.perIp.windowSeconds)),
-      this.#store.increment(keys.ipAccount, ms(l.perIpAccount.windowSeconds)),
-      this.#store.peek(keys.account),
+      this.#store.reserve(keys.ip, l.perIp.limit, ms(l.perIp.windowSeconds)),
+      this.#store.reserve(keys.ipAccount, l.perIpAccount.limit, ms(l.perIpAccount.windowSeconds)),
+      this.#store.reserve(keys.account, l.accountLockout.limit, ms(l.accountLockout.windowSeconds)),
       this.#store.addDistinct(keys.stuffing, keys.accountHash, ms(l.credentialStuffing.windowSeconds)),
     ]);
     const [ip, ipAccount, account, stuffing] = settled;
     const now = this.#clock.now();
     const results: LayerResult[] = [
-      this.#result("perIp", l.perIp, ip, (v) => v),
-      this.#result("perIpAccount", l.perIpAccount, ipAccount, (v) => v),
-      // The lockout counts failures: this attempt would be failure number count + 1.
-      this.#result(
-        "accountLockout",
-        l.accountLockout,
-        account,
-        (v) => ({ count: v.count + 1, resetAt: v.resetAt }),
-      ),
+      this.#result("perIp", l.perIp, ip, reserved(l.perIp.limit)),
+      this.#result("perIpAccount", l.perIpAccount, ipAccount, reserved(l.perIpAccount.limit)),
+      // The lockout counts failures, this attempt's reserved one included.
+      this.#result("accountLockout", l.accountLockout, account, reserved(l.accountLockout.limit)),
       this.#result(
         "credentialStuffing",
         {
@@ -213,6 +238,9 @@ export class AbuseGate {
         (n) => ({ count: n, resetAt: null }),
       ),
     ];
+    const held = account.status === "fulfilled" && account.value.granted && account.value.resetAt !== null
+      ? { key: keys.account, resetAt: account.value.resetAt }
+      : null;
 
     const unavailable = results.filter((r) => r.value === null);
     if (unavailable.length > 0) this.#reportUnavailable(attempt, unavailable, "check");
@@ -230,6 +258,7 @@ export class AbuseGate {
     const blocked = reports.filter((r) => r.state === "blocked");
     const closed = results.filter((r) => r.value === null && r.failMode === "closed");
     if (blocked.length > 0 || closed.length > 0) {
+      await this.#giveBack(attempt, held, "check");
       let retryAfterSeconds: number | null = null;
       if (blocked.length > 0) {
         retryAfterSeconds = Math.max(
@@ -256,6 +285,7 @@ export class AbuseGate {
         retryAfterSeconds,
         captcha: null,
         captchaVerified: false,
+        reservation: null,
       };
     }
 
@@ -267,6 +297,7 @@ export class AbuseGate {
         retryAfterSeconds: null,
         captcha: null,
         captchaVerified: false,
+        reservation: held,
       };
     }
     const captcha = this.#captcha;
@@ -281,27 +312,28 @@ export class AbuseGate {
           retryAfterSeconds: null,
           captcha: null,
           captchaVerified: true,
+          reservation: held,
         };
       }
       errorCodes = verification.errorCodes;
     }
+    await this.#giveBack(attempt, held, "check");
     return {
       outcome: "CaptchaRequired",
       layers: reports,
       retryAfterSeconds: null,
       captcha: { provider: captcha.name, siteKey: captcha.siteKey, errorCodes },
       captchaVerified: false,
+      reservation: null,
     };
   }
 
-  /** Counts a failed credential verification against the account (the lockout layer). */
-  async recordFailure(attempt: Omit<LoginAttempt, "captchaToken">): Promise<void> {
-    const { account } = this.#keys(attempt);
-    try {
-      await this.#store.increment(account, this.#limits.accountLockout.windowSeconds * 1000);
-    } catch (error) {
-      this.#reportUnavailable(attempt, [this.#lockoutResult(error)], "recordFailure");
-    }
+  /**
+   * Gives back the lockout slot of an allowed attempt whose password was right (it is no
+   * failure). Without a release, the slot stays counted as a failed attempt.
+   */
+  async release(attempt: Omit<LoginAttempt, "captchaToken">, decision: AbuseDecision): Promise<void> {
+    await this.#giveBack(attempt, decision.reservation, "release");
   }
 
   /** Clears the account's failures after a successful login. */
@@ -311,6 +343,19 @@ export class AbuseGate {
       await this.#store.reset(account);
     } catch (error) {
       this.#reportUnavailable(attempt, [this.#lockoutResult(error)], "recordSuccess");
+    }
+  }
+
+  async #giveBack(
+    attempt: { realmId?: string | null },
+    reservation: AttemptReservation | null,
+    operation: "check" | "release",
+  ): Promise<void> {
+    if (reservation === null) return;
+    try {
+      await this.#store.release(reservation.key, reservation.resetAt);
+    } catch (error) {
+      this.#reportUnavailable(attempt, [this.#lockoutResult(error)], operation);
     }
   }
 
@@ -346,7 +391,7 @@ export class AbuseGate {
   #reportUnavailable(
     attempt: { realmId?: string | null },
     failed: readonly LayerResult[],
-    operation: "check" | "recordFailure" | "recordSuccess",
+    operation: "check" | "release" | "recordSuccess",
   ): void {
     const error = failed.find((r) => r.error !== undefined)?.error;
     this.#sink.emit({
@@ -362,7 +407,8 @@ export class AbuseGate {
   }
 
   #keys(attempt: { ip: string; identifier: string; realmId?: string | null }) {
-    const ip = this.#ipBucket(attempt.ip);
+    // Digests only: counter keys never hold an address (erasure has nothing to find there).
+    const ip = sha256Hex(this.#ipBucket(attempt.ip));
     const accountHash = sha256Hex(`${attempt.realmId ?? ""}\n${attempt.identifier.trim().toLowerCase()}`);
     return {
       ip: `ip:${ip}`,

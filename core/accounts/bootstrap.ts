@@ -11,8 +11,14 @@
  * the same time) re-reads the winner, so any number of restarts and concurrent instances end
  * with one user, one role, one grant, one assignment and one password.
  *
+ * Each step that changes something is an admin mutation: it appends its entry to the realm's
+ * audit chain in the same transaction, with actor kind `System` and actor id
+ * {@link BOOTSTRAP_ACTOR_ID} (`role.create`, `role.grant.add`, `user.create`, `role.assign`,
+ * `user.password.set`; never the password). A step that finds its work done appends nothing.
+ *
  * @module
  */
+import { type AuditActor, runAdminMutation } from "../audit/mutation.ts";
 import { ConflictError } from "../errors.ts";
 import type { PasswordService } from "../passwords/service.ts";
 import type { Role } from "../../storage/contract/roles.ts";
@@ -23,6 +29,10 @@ import type { Storage } from "../../storage/storage.ts";
 export const SVC_ADMIN_ROLE_KEY = "svc-admin";
 /** The grant of that role: every `svc:` permission, in every scope. */
 export const SVC_ADMIN_PATTERN = "svc:*:*";
+/** The actor id of the bootstrap's audit entries (actor kind `System`). */
+export const BOOTSTRAP_ACTOR_ID = "svc:bootstrap";
+
+const ACTOR: AuditActor = { id: BOOTSTRAP_ACTOR_ID, kind: "System" };
 
 /** What the bootstrap did. */
 export interface BootstrapReport {
@@ -41,11 +51,18 @@ export async function bootstrapAdmin(
   input: { realmId: string; email: string; password: string },
 ): Promise<BootstrapReport> {
   const { storage, passwords } = deps;
-  const { role, created: roleCreated } = await ensureRole(storage, input.realmId);
+  const { role, created: roleCreated } = await ensureSvcAdminRole(storage, input.realmId);
   let grantAdded = false;
   if (await storage.roles.findGrantByLogicalIdentity(role.id, SVC_ADMIN_PATTERN, "Allow", null) === null) {
     grantAdded = await created(() =>
-      storage.roles.addGrant(role.id, { pattern: SVC_ADMIN_PATTERN, effect: "Allow" })
+      audited(storage, input.realmId, async (tx) => {
+        await tx.roles.addGrant(role.id, { pattern: SVC_ADMIN_PATTERN, effect: "Allow" });
+        return {
+          action: "role.grant.add",
+          target: role.id,
+          after: { roleKey: SVC_ADMIN_ROLE_KEY, pattern: SVC_ADMIN_PATTERN, effect: "Allow" },
+        };
+      })
     );
   }
   const { user, created: userCreated } = await ensureUser(storage, input.realmId, input.email);
@@ -53,17 +70,30 @@ export async function bootstrapAdmin(
   let assignmentCreated = false;
   if (!assignments.some((a) => a.roleId === role.id && a.orgId === null)) {
     assignmentCreated = await created(() =>
-      storage.roles.assign({ roleId: role.id, principalKind: "User", principalId: user.id, orgId: null })
+      audited(storage, input.realmId, async (tx) => {
+        await tx.roles.assign({ roleId: role.id, principalKind: "User", principalId: user.id, orgId: null });
+        return {
+          action: "role.assign",
+          target: user.id,
+          after: { roleId: role.id, roleKey: SVC_ADMIN_ROLE_KEY, principalKind: "User", orgId: null },
+        };
+      })
     );
   }
   let passwordSet = false;
   if (await storage.passwordCredentials.get(user.id) === null) {
     const hash = await passwords.hash(input.password);
     // Conditional on still having none: a concurrent instance (same password) or a reset wins.
-    passwordSet = await storage.transaction(async (tx) => {
-      if (await tx.passwordCredentials.get(user.id) !== null) return false;
-      return (await tx.passwordCredentials.upsert(user.id, hash)).created;
-    }).catch((error) => {
+    passwordSet = await runAdminMutation({ storage }, input.realmId, ACTOR, async ({ tx }) => {
+      if (await tx.passwordCredentials.get(user.id) !== null) return { value: false, audit: null };
+      const { created } = await tx.passwordCredentials.upsert(user.id, hash);
+      return {
+        value: created,
+        audit: created
+          ? { action: "user.password.set", target: user.id, after: { source: "bootstrap" } }
+          : null,
+      };
+    }).then(({ value }) => value, (error) => {
       if (error instanceof ConflictError) return false;
       throw error;
     });
@@ -79,14 +109,37 @@ export async function bootstrapAdmin(
   };
 }
 
-async function ensureRole(storage: Storage, realmId: string): Promise<{ role: Role; created: boolean }> {
+/**
+ * Ensures the realm-level `svc-admin` role (grant `svc:*:*`) of `realmId`, creating it (audited as
+ * `actor`, the bootstrap by default) unless present; a lost creation race re-reads the winner.
+ */
+export async function ensureSvcAdminRole(
+  storage: Storage,
+  realmId: string,
+  actor: AuditActor = ACTOR,
+): Promise<{ role: Role; created: boolean }> {
   const existing = await storage.roles.getByKey(realmId, SVC_ADMIN_ROLE_KEY, null);
   if (existing !== null) return { role: existing, created: false };
   try {
-    const { role } = await storage.roles.createWithGrants(
-      { realmId, orgId: null, key: SVC_ADMIN_ROLE_KEY, displayName: "svc administrator" },
-      [{ pattern: SVC_ADMIN_PATTERN, effect: "Allow" }],
-    );
+    const { value: role } = await runAdminMutation({ storage }, realmId, actor, async ({ tx }) => {
+      const { role } = await tx.roles.createWithGrants(
+        { realmId, orgId: null, key: SVC_ADMIN_ROLE_KEY, displayName: "svc administrator" },
+        [{ pattern: SVC_ADMIN_PATTERN, effect: "Allow" }],
+      );
+      return {
+        value: role,
+        audit: {
+          action: "role.create",
+          target: role.id,
+          after: {
+            key: role.key,
+            displayName: role.displayName,
+            orgId: null,
+            grants: [{ pattern: SVC_ADMIN_PATTERN, effect: "Allow" }],
+          },
+        },
+      };
+    });
     return { role, created: true };
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
@@ -104,16 +157,41 @@ async function ensureUser(
   const existing = await storage.users.findByEmail(realmId, email);
   if (existing !== null) return { user: existing, created: false };
   try {
-    return {
-      user: await storage.users.create({ realmId, email, displayName: "Administrator", emailVerified: true }),
-      created: true,
-    };
+    const { value: user } = await runAdminMutation({ storage }, realmId, ACTOR, async ({ tx }) => {
+      const user = await tx.users.create({
+        realmId,
+        email,
+        displayName: "Administrator",
+        emailVerified: true,
+      });
+      return {
+        value: user,
+        audit: {
+          action: "user.create",
+          target: user.id,
+          after: { email: user.email, displayName: user.displayName, emailVerified: user.emailVerified },
+        },
+      };
+    });
+    return { user, created: true };
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
     const winner = await storage.users.findByEmail(realmId, email);
     if (winner === null) throw error;
     return { user: winner, created: false };
   }
+}
+
+/** Runs one audited change of the bootstrap in its own transaction. */
+async function audited(
+  storage: Storage,
+  realmId: string,
+  change: (tx: Storage) => Promise<{ action: string; target: string; after: unknown }>,
+): Promise<void> {
+  await runAdminMutation({ storage }, realmId, ACTOR, async ({ tx }) => ({
+    value: null,
+    audit: await change(tx),
+  }));
 }
 
 /** Runs a create; false when it lost to a concurrent one (ConflictError). */

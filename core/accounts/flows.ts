@@ -3,26 +3,37 @@
  *
  * - forgot password: mails a single-use `pwreset+svc` link when the user exists and is active;
  *   the caller always reports success, whatever happened;
- * - password reset: consumes the token, replaces the password (afterwards exactly one
- *   credential exists) and revokes every refresh token of the subject;
+ * - password reset: in one transaction, spends the token, checks and rotates the credential
+ *   stamp it carries (any password change since the link was minted kills it), replaces the
+ *   password (afterwards exactly one credential exists), ends every session of the subject and
+ *   revokes every refresh token; a failure anywhere leaves everything, the token included, as it was;
  * - email verification: mails a single-use `everify+svc` link for the user's current address;
  *   confirming it marks the address verified (a token for an address the user no longer has fails);
- * - invitation: creates a user without a credential (and the organization membership) and mails a
- *   single-use `invite+svc` link; accepting it creates the password credential and marks the
- *   address verified (the link proved it).
+ * - invitation: an audited admin mutation that creates a user without a credential for an unknown
+ *   address and mails a single-use `invite+svc` link carrying the organization; accepting it
+ *   creates the password credential (or, for an account that has one, needs the user signed
+ *   in), marks the address verified and creates the organization membership: nobody joins an
+ *   organization without accepting.
  *
  * Every token is consumed before anything changes, so each link works once, concurrent or not.
  *
  * @module
  */
 import type { Clock } from "../clock.ts";
-import { ConflictError, NotFoundError, ValidationError } from "../errors.ts";
+import { type AuditActor, runAdminMutation } from "../audit/mutation.ts";
+import {
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  UnauthenticatedError,
+  ValidationError,
+} from "../errors.ts";
 import type { SvcEvent } from "../events/sink.ts";
 import type { SecurityEventWriter } from "../login/pipeline.ts";
-import type { MailMessages } from "../mail/messages.ts";
+import type { MailLocale, MailMessages } from "../mail/messages.ts";
 import type { MailTransport } from "../mail/transport.ts";
 import type { PasswordService } from "../passwords/service.ts";
-import type { SessionService } from "../sessions/service.ts";
+import { endAllSessionsOfUser, type SessionService } from "../sessions/service.ts";
 import { InvalidTokenError } from "../tokens/errors.ts";
 import type { TokenService } from "../tokens/service.ts";
 import { normalizeEmail, type User } from "../../storage/contract/users.ts";
@@ -69,14 +80,17 @@ export function assertChoosablePassword(password: string): void {
   }
 }
 
-/** An invitation as created. */
+/**
+ * An invitation as sent. The same shape whether or not the address already had an account, so
+ * that an organization admin learns nothing about accounts outside the organization.
+ */
 export interface CreatedInvitation {
+  /** The account the invitation is for. */
   readonly userId: string;
   readonly email: string;
+  /** The organization joined on acceptance, or null. */
   readonly orgId: string | null;
   readonly expiresAt: Date;
-  /** False when the user already existed without a password (the invitation was sent again). */
-  readonly userCreated: boolean;
 }
 
 /** The account flows. */
@@ -88,17 +102,24 @@ export class AccountFlows {
   }
 
   /**
-   * Mails a reset link when `email` names an active user of the realm; does nothing otherwise.
+   * Mails a reset link (in `locale`, default English) when `email` names an active user of the
+   * realm; does nothing otherwise.
    * Callers answer the same way in both cases (and should not await it on the request path).
    */
-  async forgotPassword(realmId: string | null, email: string): Promise<void> {
+  async forgotPassword(realmId: string | null, email: string, locale?: MailLocale): Promise<void> {
     const d = this.#d;
     if (realmId === null) return;
     const user = await d.storage.users.findByEmail(realmId, email);
     if (user === null || user.status !== "Active") return;
-    const { token, claims } = await d.tokens.mint("pwreset+svc", { realm: user.realmId, sub: user.id });
+    const stamp = await d.storage.users.credentialStamp(user.id);
+    if (stamp === null) return;
+    const { token, claims } = await d.tokens.mint("pwreset+svc", {
+      realm: user.realmId,
+      sub: user.id,
+      stamp,
+    });
     await d.mail.send(
-      d.messages.passwordReset({ to: user.email, token, ttlSeconds: claims.exp - claims.iat }),
+      d.messages.passwordReset({ to: user.email, token, ttlSeconds: claims.exp - claims.iat, locale }),
     );
     await this.#emit({
       kind: ACCOUNT_EVENTS.passwordResetRequested,
@@ -109,32 +130,47 @@ export class AccountFlows {
   }
 
   /**
-   * Sets a new password with a reset token: the token is consumed (a second use fails), the
-   * password replaces every credential of the user, and every refresh token of the user is
-   * revoked. Returns how many refresh tokens were revoked.
+   * Sets a new password with a reset token, in one transaction: the token is spent (a second use
+   * fails), its credential stamp must still be the user's (then it is rotated), the password
+   * replaces every credential of the user, every session ends and every refresh token is
+   * revoked. Returns the counts.
    */
   async resetPassword(
     token: string,
     password: string,
-  ): Promise<{ userId: string; refreshTokensRevoked: number }> {
+  ): Promise<{ userId: string; sessionsEnded: number; refreshTokensRevoked: number }> {
     const d = this.#d;
     assertChoosablePassword(password);
-    const claims = await d.tokens.consume("pwreset+svc", token);
+    const claims = await d.tokens.verify("pwreset+svc", token);
     const user = await this.#activeUser(claims.sub, claims.realm);
+    // Hashing is slow: before the transaction, which then holds its locks briefly.
     const hash = await d.passwords.hash(password);
-    await d.storage.passwordCredentials.replace(user.id, hash);
-    const refreshTokensRevoked = await d.sessions.revokeAllRefreshTokens(user.id);
+    const ended = await d.storage.transaction(async (tx) => {
+      if (!await tx.consumedTokens.consume(claims.jti, new Date(claims.exp * 1000))) {
+        throw new InvalidTokenError("consumed");
+      }
+      // Compare-and-swap: of two links minted under one stamp, the first reset wins.
+      if (!await tx.users.rotateCredentialStamp(user.id, claims.stamp)) throw new InvalidTokenError("stale");
+      await tx.passwordCredentials.replace(user.id, hash);
+      return await endAllSessionsOfUser(tx, user.id, d.clock.now());
+    });
+    await d.sessions.announceEnded(ended.sessions);
+    const result = {
+      userId: user.id,
+      sessionsEnded: ended.sessions.length,
+      refreshTokensRevoked: ended.refreshTokensRevoked,
+    };
     await this.#emit({
       kind: ACCOUNT_EVENTS.passwordReset,
       realmId: user.realmId,
       userId: user.id,
-      data: { refreshTokensRevoked },
+      data: { sessionsEnded: result.sessionsEnded, refreshTokensRevoked: result.refreshTokensRevoked },
     });
-    return { userId: user.id, refreshTokensRevoked };
+    return result;
   }
 
   /** Mails a verification link for the user's current address; false when it is already verified. */
-  async requestEmailVerification(userId: string): Promise<boolean> {
+  async requestEmailVerification(userId: string, locale?: MailLocale): Promise<boolean> {
     const d = this.#d;
     const user = await d.storage.users.get(userId);
     if (user === null) throw new NotFoundError("No such user.");
@@ -145,7 +181,7 @@ export class AccountFlows {
       email: user.email,
     });
     await d.mail.send(
-      d.messages.emailVerification({ to: user.email, token, ttlSeconds: claims.exp - claims.iat }),
+      d.messages.emailVerification({ to: user.email, token, ttlSeconds: claims.exp - claims.iat, locale }),
     );
     await this.#emit({
       kind: ACCOUNT_EVENTS.emailVerificationRequested,
@@ -153,6 +189,18 @@ export class AccountFlows {
       userId: user.id,
       data: {},
     });
+    return true;
+  }
+
+  /**
+   * Tells the user by mail that an administrator reset sign-in methods of their account
+   * (`factors`: how each is named to the user). Nothing is sent to an erased user; false then.
+   */
+  async notifyFactorsReset(userId: string, factors: readonly string[]): Promise<boolean> {
+    const d = this.#d;
+    const user = await d.storage.users.get(userId);
+    if (user === null || user.anonymizedAt !== null || factors.length === 0) return false;
+    await d.mail.send(d.messages.factorsReset({ to: user.email, resetAt: new Date(d.clock.now()), factors }));
     return true;
   }
 
@@ -179,111 +227,172 @@ export class AccountFlows {
   }
 
   /**
-   * Invites `email` into the realm (and into `orgId`, when given): creates the user without a
-   * credential, unless a password-less user with that address exists (the invitation is then
-   * sent again), and mails the link. ConflictError `user_exists` when the address already has a
-   * password.
+   * Invites `email` into the realm, or into organization `orgId`, as one audited admin
+   * mutation (action `user.invite`). Nobody joins an organization here: the organization
+   * travels in the `invite+svc` token and the membership is created when the invitation is
+   * accepted ({@link acceptInvitation}).
+   *
+   * - An unknown address gets a user without a credential (the link lets them choose a password).
+   * - A known address keeps its account untouched: without a password the link lets them choose
+   *   one; with a password it is an invitation to join `orgId`, accepted signed in.
+   * - The answer depends only on accounts inside the caller's fence. `realmWide` callers (a
+   *   global fence) get ConflictError `user_exists` when the address has a password and there is
+   *   nothing to join (`orgId` null). Any caller gets ConflictError `already_member` when the
+   *   address already is an active member of `orgId` (inside an org admin's fence). For an org
+   *   admin, a new address and any account of another organization answer alike.
+   * - Mail goes only to an active account; an invitation for a suspended one answers alike and
+   *   sends nothing.
    */
   async invite(input: {
     realmId: string;
+    /** Who invites, for the audit entry. */
+    actor: AuditActor;
+    /** The user named as the inviter in the token and the mail. */
     inviterId: string;
     email: string;
     orgId?: string | null;
     displayName?: string | null;
+    /** Whether the caller's fence covers the whole realm. */
+    realmWide: boolean;
   }): Promise<CreatedInvitation> {
     const d = this.#d;
-    const orgId = input.orgId ?? null;
-    let org = null;
-    if (orgId !== null) {
-      org = await d.storage.organizations.get(orgId);
-      if (org === null || org.realmId !== input.realmId) throw new NotFoundError("No such organization.");
-    }
-    const { user, created } = await d.storage.transaction(async (tx) => {
-      const existing = await tx.users.findByEmail(input.realmId, input.email);
-      if (existing !== null) {
-        if (await tx.passwordCredentials.get(existing.id) !== null) {
-          throw new ConflictError("A user with this email already exists.", { reason: "user_exists" });
+    const orgId = input.orgId?.toLowerCase() ?? null;
+    const { value } = await runAdminMutation(
+      { storage: d.storage, publisher: d.events },
+      input.realmId,
+      input.actor,
+      async ({ tx, emit }) => {
+        let org = null;
+        if (orgId !== null) {
+          org = await tx.organizations.get(orgId);
+          if (org === null || org.realmId !== input.realmId.toLowerCase()) {
+            throw new NotFoundError("No such organization.");
+          }
         }
-        return { user: existing, created: false };
-      }
-      const user = await tx.users.create({
-        realmId: input.realmId,
-        email: input.email,
-        displayName: input.displayName ?? null,
-        emailVerified: false,
-      });
-      return { user, created: true };
-    });
-    if (orgId !== null && !await d.storage.organizations.isMember(orgId, user.id)) {
-      try {
-        await d.storage.organizations.addMember(orgId, user.id);
-      } catch (error) {
-        if (!(error instanceof ConflictError)) throw error;
-      }
-    }
-    const inviter = await d.storage.users.get(input.inviterId);
+        let user = await tx.users.findByEmail(input.realmId, input.email);
+        const created = user === null;
+        const hasPassword = user !== null && await tx.passwordCredentials.get(user.id) !== null;
+        if (user !== null && hasPassword) {
+          if (orgId !== null && await tx.organizations.isMember(orgId, user.id)) {
+            throw new ConflictError("This user already is a member of the organization.", {
+              reason: "already_member",
+            });
+          }
+          if (orgId === null && input.realmWide) {
+            throw new ConflictError("A user with this email already exists.", { reason: "user_exists" });
+          }
+        }
+        user ??= await tx.users.create({
+          realmId: input.realmId,
+          email: input.email,
+          displayName: input.displayName ?? null,
+          emailVerified: false,
+        });
+        const mailed = user.status === "Active";
+        await emit({
+          kind: ACCOUNT_EVENTS.invited,
+          occurredAt: d.clock.now(),
+          realmId: user.realmId,
+          orgId,
+          userId: user.id,
+          data: { invitedBy: input.inviterId },
+        });
+        return {
+          value: { user, org, hasPassword, mailed },
+          audit: {
+            action: "user.invite",
+            target: user.id,
+            orgId,
+            after: { email: user.email, orgId, userCreated: created, existingAccount: hasPassword, mailed },
+          },
+        };
+      },
+    );
+    const { user, org, hasPassword, mailed } = value;
     const { token, claims } = await d.tokens.mint("invite+svc", {
-      realm: input.realmId,
+      realm: user.realmId,
       email: user.email,
       org: orgId,
       inv: input.inviterId,
     });
-    await d.mail.send(d.messages.invitation({
-      to: user.email,
-      token,
-      ttlSeconds: claims.exp - claims.iat,
-      inviterName: inviter?.displayName ?? inviter?.email ?? undefined,
-      organizationName: org?.displayName ?? undefined,
-    }));
-    await this.#emit({
-      kind: ACCOUNT_EVENTS.invited,
-      realmId: input.realmId,
-      orgId,
-      userId: user.id,
-      data: { invitedBy: input.inviterId, userCreated: created },
-    });
-    return {
-      userId: user.id,
-      email: user.email,
-      orgId,
-      expiresAt: new Date(claims.exp * 1000),
-      userCreated: created,
-    };
+    if (mailed) {
+      const inviter = await d.storage.users.get(input.inviterId);
+      await d.mail.send(d.messages.invitation({
+        to: user.email,
+        token,
+        ttlSeconds: claims.exp - claims.iat,
+        inviterName: inviter?.displayName ?? inviter?.email ?? undefined,
+        organizationName: org?.displayName ?? undefined,
+        existingAccount: hasPassword,
+      }));
+    }
+    return { userId: user.id, email: user.email, orgId, expiresAt: new Date(claims.exp * 1000) };
   }
 
   /**
-   * Accepts an invitation: consumes the token, creates the password credential of the invited
-   * user (who must have none: ConflictError `invitation_accepted` otherwise) and marks the
-   * address verified.
+   * Accepts an invitation and joins its organization (if it names one). The token is consumed
+   * first (it works once); then, in one transaction:
+   *
+   * - an invited user without a password chooses one (`password` required): the credential is
+   *   created and the address marked verified (the link proved it);
+   * - an invited user who already has a password accepts signed in as that user (`caller`, not
+   *   under impersonation): `UnauthenticatedError` without a caller, `ForbiddenError` for any
+   *   other caller, ConflictError `invitation_accepted` when a `password` is given (an
+   *   invitation never replaces a password).
    */
   async acceptInvitation(
     token: string,
-    password: string,
+    password: string | null | undefined,
     displayName?: string | null,
+    caller: { readonly userId: string; readonly impersonated: boolean } | null = null,
   ): Promise<{ userId: string; email: string; realmId: string }> {
     const d = this.#d;
-    assertChoosablePassword(password);
     const preview = await d.tokens.verify("invite+svc", token);
     const user = await d.storage.users.findByEmail(preview.realm, preview.email);
     if (user === null || user.status !== "Active") throw new InvalidTokenError("claims");
-    if (await d.storage.passwordCredentials.get(user.id) !== null) {
-      throw new ConflictError("This invitation was already accepted; sign in instead.", {
-        reason: "invitation_accepted",
-      });
+    const hasPassword = await d.storage.passwordCredentials.get(user.id) !== null;
+    let hash = null;
+    if (hasPassword) {
+      if (password) {
+        throw new ConflictError("This account already has a password; sign in and accept without one.", {
+          reason: "invitation_accepted",
+        });
+      }
+      if (caller === null) throw new UnauthenticatedError("Sign in as the invited user to accept.");
+      if (caller.userId !== user.id || caller.impersonated) {
+        throw new ForbiddenError("Only the invited user may accept this invitation.");
+      }
+    } else {
+      if (!password) throw new ValidationError("Choose a password to accept.", { field: "password" });
+      assertChoosablePassword(password);
+      hash = await d.passwords.hash(password);
     }
-    const hash = await d.passwords.hash(password);
     await d.tokens.consume("invite+svc", token);
-    await d.storage.passwordCredentials.replace(user.id, hash);
-    await d.storage.users.update(user.id, {
-      emailVerified: true,
-      ...(displayName ? { displayName } : {}),
-    });
-    await this.#emit({
-      kind: ACCOUNT_EVENTS.invitationAccepted,
-      realmId: user.realmId,
-      orgId: preview.org,
-      userId: user.id,
-      data: { invitedBy: preview.inv },
+    await d.events.transaction(async (tx, emit) => {
+      if (hash !== null) {
+        if (await tx.passwordCredentials.get(user.id) !== null) {
+          throw new ConflictError("This invitation was already accepted; sign in instead.", {
+            reason: "invitation_accepted",
+          });
+        }
+        await tx.passwordCredentials.replace(user.id, hash);
+        await tx.users.update(user.id, { emailVerified: true, ...(displayName ? { displayName } : {}) });
+      }
+      if (preview.org !== null) {
+        const org = await tx.organizations.get(preview.org);
+        if (org === null || org.realmId !== user.realmId) throw new InvalidTokenError("claims");
+        if (!await tx.organizations.isMember(org.id, user.id)) {
+          await tx.organizations.addMember(org.id, user.id);
+        }
+      }
+      await emit({
+        kind: ACCOUNT_EVENTS.invitationAccepted,
+        occurredAt: d.clock.now(),
+        realmId: user.realmId,
+        orgId: preview.org,
+        userId: user.id,
+        data: { invitedBy: preview.inv },
+      });
     });
     return { userId: user.id, email: user.email, realmId: user.realmId };
   }

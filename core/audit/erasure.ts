@@ -5,8 +5,13 @@
  * address and device description nulled; kind and timestamp kept); admin audit payloads where
  * the user is actor or target are nulled (digests and hashes untouched, so the chain still
  * verifies); every authenticator (passwords, passkeys, TOTP, recovery codes), known device and
- * linked identity is deleted; sessions and refresh tokens are revoked; the user is anonymized;
+ * linked identity is deleted; sessions end (announced to every instance after commit, so their
+ * access tokens stop at once), refresh tokens and API keys are revoked; the user is anonymized;
  * and the per-subject key is destroyed, which makes anything encrypted under it unrecoverable.
+ * Copies of the user's email and IP addresses outside their own rows go too (issue 19): the
+ * sessions' recorded origins are cleared, outbox mail to the user is deleted and other mail that
+ * mentions them is redacted, and webhook delivery payloads that mention them are redacted (the
+ * `data` of the user's own events emptied). See `redaction.ts`.
  * A `user.erased` security event (kind and time only) and an admin audit entry record it.
  *
  * Retention deletes security events older than one cutoff and redacts admin audit payloads
@@ -20,6 +25,9 @@ import type { Storage } from "../../storage/storage.ts";
 import { EVENT_KINDS } from "../events/catalog.ts";
 import type { EventPublisher } from "../events/publisher.ts";
 import { type AuditActor, runAdminMutation } from "./mutation.ts";
+import { redaction } from "./redaction.ts";
+import type { EndedSession, SessionEndAnnouncer } from "../sessions/ended.ts";
+import { endAllSessionsOfUser } from "../sessions/service.ts";
 
 /** What erasing a user removed. */
 export interface ErasureReport {
@@ -35,7 +43,16 @@ export interface ErasureReport {
   readonly knownDevicesDeleted: number;
   readonly sessionsRevoked: number;
   readonly refreshTokensRevoked: number;
+  readonly apiKeysRevoked: number;
   readonly subjectKeyDestroyed: boolean;
+  /** Sessions whose IP address and device description were cleared. */
+  readonly sessionOriginsCleared: number;
+  /** Outbox messages to the user, deleted. */
+  readonly mailDeleted: number;
+  /** Other outbox messages that mentioned the user, redacted. */
+  readonly mailRedacted: number;
+  /** Webhook deliveries whose payload mentioned the user, redacted. */
+  readonly webhookPayloadsRedacted: number;
 }
 
 /**
@@ -43,19 +60,29 @@ export interface ErasureReport {
  * belongs to another realm than `realmId`.
  */
 export async function eraseUser(
-  deps: { readonly storage: Storage; readonly clock: Clock; readonly publisher?: EventPublisher },
+  deps: {
+    readonly storage: Storage;
+    readonly clock: Clock;
+    readonly publisher?: EventPublisher;
+    readonly sessions?: SessionEndAnnouncer;
+  },
   realmId: string,
   userId: string,
   actor: AuditActor,
 ): Promise<ErasureReport> {
+  let ended: EndedSession[] = [];
   const { value } = await runAdminMutation(deps, realmId, actor, async ({ tx, emit }) => {
     const user = await tx.users.get(userId);
     if (user === null || user.realmId !== realmId.toLowerCase()) throw new NotFoundError("No such user.");
     const id = user.id;
+    // Collected before the ledger is redacted: the addresses it recorded are among those to find.
+    const personal = await erasePersonalCopies(tx, id, user.email);
     const securityEventsRedacted = await tx.securityEvents.redactForUser(id);
     const auditEntriesRedacted = await tx.adminAudit.redactForSubject(id);
     const recoveryCodesDeleted = await tx.recoveryCodes.countRemaining(id);
     await tx.recoveryCodes.replace(id, []);
+    const sessions = await endAllSessionsOfUser(tx, id, deps.clock.now());
+    ended = sessions.sessions;
     const report: ErasureReport = {
       userId: id,
       securityEventsRedacted,
@@ -67,9 +94,11 @@ export async function eraseUser(
       recoveryCodesDeleted,
       federatedIdentitiesDeleted: await tx.federatedIdentities.deleteAllForUser(id),
       knownDevicesDeleted: await tx.knownDevices.deleteAllForUser(id),
-      sessionsRevoked: await tx.sessions.revokeAllForUser(id),
-      refreshTokensRevoked: await tx.refreshTokens.revokeAllForUser(id),
+      sessionsRevoked: sessions.sessions.length,
+      refreshTokensRevoked: sessions.refreshTokensRevoked,
+      apiKeysRevoked: await tx.apiKeys.revokeAllForOwner("User", id),
       subjectKeyDestroyed: await tx.subjectKeys.delete(id),
+      ...personal,
     };
     await tx.users.anonymize(id);
     // Kind and time only: the ledger tells the (former) user that erasure happened, nothing more.
@@ -88,7 +117,39 @@ export async function eraseUser(
       audit: { action: "user.erase", target: id, before: null, after: null },
     };
   });
+  await deps.sessions?.announce(ended);
   return value;
+}
+
+/** Clears, deletes and redacts the copies of the user's email and IP addresses (see the module doc). */
+async function erasePersonalCopies(
+  tx: Storage,
+  userId: string,
+  email: string,
+): Promise<
+  Pick<ErasureReport, "sessionOriginsCleared" | "mailDeleted" | "mailRedacted" | "webhookPayloadsRedacted">
+> {
+  const redact = redaction({ emails: [email], ipAddresses: await tx.personalData.ipAddressesOf(userId) });
+  const sessionOriginsCleared = await tx.personalData.forgetSessionOrigins(userId);
+  const mailDeleted = await tx.mailOutbox.deleteForRecipient(email);
+  let mailRedacted = 0;
+  for (const message of await tx.personalData.mailMentioning(redact.needles)) {
+    await tx.personalData.replaceMailText({
+      id: message.id,
+      subject: redact.text(message.subject),
+      text: redact.text(message.text),
+      html: redact.text(message.html),
+    });
+    mailRedacted++;
+  }
+  let webhookPayloadsRedacted = 0;
+  for (const delivery of await tx.personalData.webhookPayloadsMentioning([...redact.needles, userId])) {
+    const payload = redact.webhookBody(delivery.payload, userId);
+    if (payload === delivery.payload) continue;
+    await tx.personalData.replaceWebhookPayload(delivery.id, payload);
+    webhookPayloadsRedacted++;
+  }
+  return { sessionOriginsCleared, mailDeleted, mailRedacted, webhookPayloadsRedacted };
 }
 
 /** What a retention run removed. */

@@ -12,13 +12,27 @@
 import { StorageError } from "../errors.ts";
 import type { AdminAuditEntry, AuditActorKind } from "../../storage/contract/admin-audit.ts";
 import type { Storage } from "../../storage/storage.ts";
-import type { EventOrigin, EventPublisher } from "../events/publisher.ts";
+import type { EmitInTransaction, EventOrigin } from "../events/publisher.ts";
 import type { SvcEvent } from "../events/sink.ts";
 
-/** Who performs an admin mutation. */
+/**
+ * Who performs an admin mutation (spec 2.7 actor and actor kind). Routes derive it from the
+ * caller with `auditActor(principal)` (`http/auth/audit-actor.ts`); components that act on
+ * their own use actor kind `System` with their name as id.
+ */
 export interface AuditActor {
   readonly id: string;
   readonly kind: AuditActorKind;
+  /** The impersonated user, or the owner of an API key; absent otherwise. */
+  readonly onBehalfOf?: string | null;
+}
+
+/**
+ * Records events inside a transaction and announces them after commit: an `EventPublisher`
+ * (or anything with its `transaction`).
+ */
+export interface TransactionalEvents {
+  transaction<T>(work: (tx: Storage, emit: EmitInTransaction) => Promise<T>, storage?: Storage): Promise<T>;
 }
 
 /** The audit entry of a mutation, as the mutation describes it. */
@@ -48,7 +62,8 @@ export interface AdminMutationResult<T> {
 }
 
 const RETRYABLE = new Set(["40001", "40P01", "23505"]);
-const MAX_ATTEMPTS = 5;
+/** How many times a mutation runs before a persistent collision or fault surfaces as `StorageError`. */
+export const ADMIN_MUTATION_MAX_ATTEMPTS = 5;
 
 function retryable(error: unknown): boolean {
   const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
@@ -61,27 +76,25 @@ function retryable(error: unknown): boolean {
  * The returned entry is null when `work` reported no change.
  */
 export async function runAdminMutation<T>(
-  deps: { readonly storage: Storage; readonly publisher?: EventPublisher },
+  deps: { readonly storage: Storage; readonly publisher?: TransactionalEvents },
   realmId: string,
   actor: AuditActor,
   work: (ctx: AdminMutationContext) => Promise<AdminMutationResult<T>>,
 ): Promise<{ value: T; entry: AdminAuditEntry | null }> {
+  const inTransaction = <R>(fn: (tx: Storage, emit: EmitInTransaction) => Promise<R>): Promise<R> =>
+    deps.publisher
+      ? deps.publisher.transaction(fn, deps.storage)
+      : deps.storage.transaction((tx) => fn(tx, () => Promise.resolve()));
   let lastError: unknown;
-  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    const events: SvcEvent[] = [];
+  for (let attempt = 1; attempt <= ADMIN_MUTATION_MAX_ATTEMPTS; attempt++) {
     try {
-      const result = await deps.storage.transaction(async (tx) => {
-        const { value, audit } = await work({
-          tx,
-          emit: async (event, origin) => {
-            if (deps.publisher) await deps.publisher.record(tx, event, origin);
-            events.push(event);
-          },
-        });
+      return await inTransaction(async (tx, emit) => {
+        const { value, audit } = await work({ tx, emit });
         const entry = audit === null ? null : await tx.adminAudit.append(realmId, {
           action: audit.action,
           actorId: actor.id,
           actorKind: actor.kind,
+          onBehalfOf: actor.onBehalfOf ?? null,
           target: audit.target ?? null,
           orgId: audit.orgId ?? null,
           before: audit.before ?? null,
@@ -89,8 +102,6 @@ export async function runAdminMutation<T>(
         });
         return { value, entry };
       });
-      deps.publisher?.announce(events);
-      return result;
     } catch (error) {
       if (!retryable(error)) throw error;
       lastError = error;

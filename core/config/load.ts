@@ -34,6 +34,8 @@ export interface ConfigSources {
   env: Record<string, string | undefined>;
   /** Text of the JSON config file named by `SVC_CONFIG_FILE`, read by the caller. */
   fileText?: string;
+  /** Variables plugins read (their config sections); accepted beside svc's own. */
+  pluginEnv?: readonly string[];
 }
 
 /** A loaded configuration. */
@@ -61,7 +63,7 @@ type Json = Record<string, unknown>;
  */
 export function loadConfig(sources: ConfigSources): LoadedConfig {
   const env = nonEmptyEnv(sources.env);
-  rejectUnknownEnv(env);
+  rejectUnknownEnv(env, sources.pluginEnv ?? []);
   const fileName = env.SVC_CONFIG_FILE ?? "the config file";
 
   let file: Json = {};
@@ -138,8 +140,8 @@ function nonEmptyEnv(env: Record<string, string | undefined>): Record<string, st
   return out;
 }
 
-function rejectUnknownEnv(env: Record<string, string>): void {
-  const known = [...ENV_SETTINGS.map((s) => s.name), ...Object.keys(RESERVED_ENV)];
+function rejectUnknownEnv(env: Record<string, string>, pluginEnv: readonly string[]): void {
+  const known = [...ENV_SETTINGS.map((s) => s.name), ...Object.keys(RESERVED_ENV), ...pluginEnv];
   for (const name of Object.keys(env).sort()) {
     if (known.includes(name)) continue;
     const guess = closest(name, known);

@@ -31,6 +31,15 @@ function int(min: number, max: number, unit?: string) {
   );
 }
 
+/** A yes/no setting: `true` or `false` (JSON booleans in the file, the words in the environment). */
+function flag() {
+  const m = rule("is not true or false", "true or false");
+  return v.pipe(
+    v.union([v.boolean(m), v.picklist(["true", "false"], m)], m),
+    v.transform((value) => value === true || value === "true"),
+  );
+}
+
 function port() {
   const m = rule("is not a port number", "an integer between 0 and 65535");
   return v.pipe(v.number(m), v.integer(m), v.minValue(0, m), v.maxValue(65535, m));
@@ -151,6 +160,45 @@ function origins() {
   );
 }
 
+function corsOrigins() {
+  const expectation =
+    "comma-separated origins such as https://app.example.com,https://admin.example.com (scheme, host, optional port; no path)";
+  const each = rule("is not an http(s) origin", expectation);
+  return v.pipe(
+    v.array(
+      v.pipe(
+        v.string(each),
+        v.check((s) => {
+          const u = parseUrl(s);
+          return u !== null && (u.protocol === "http:" || u.protocol === "https:") && u.pathname === "/" &&
+            !u.search && !u.hash && !u.username && !u.password && !/[?#]/.test(s);
+        }, each),
+        v.transform((s) => new URL(s).origin),
+      ),
+      rule("is not a list of origins", expectation),
+    ),
+    v.maxLength(100, rule("has more than 100 origins", expectation)),
+  );
+}
+
+function smtpHost() {
+  const m = rule("is not a host name or IP address", "the SMTP server, such as smtp.example.com");
+  return v.pipe(v.string(m), v.regex(/^(?:[A-Za-z0-9.-]+|\[?[0-9A-Fa-f:.]+\]?)$/, m));
+}
+
+function httpsUrl(expectation: string) {
+  const m = rule("is not an https URL", expectation);
+  return v.pipe(
+    v.string(m),
+    v.check((s) => {
+      const u = parseUrl(s);
+      return u !== null &&
+        (u.protocol === "https:" || (u.protocol === "http:" && isLocalHostname(u.hostname))) &&
+        !u.username && !u.password && !/["'<>\s]/.test(s);
+    }, m),
+  );
+}
+
 function retrySchedule() {
   const expectation = "comma-separated delays in seconds, such as 60,300,1800 (at most 20)";
   const m = rule("is not a list of delays", expectation);
@@ -206,7 +254,12 @@ function captchaProvider() {
 }
 
 /** Settings that only the config file sets (structured lists with no environment variable). */
-export const FILE_ONLY_SETTINGS: readonly string[] = Object.freeze(["authz.permissions", "authz.roles"]);
+export const FILE_ONLY_SETTINGS: readonly string[] = Object.freeze([
+  "authz.permissions",
+  "authz.roles",
+  // Each plugin reads its own variables into its section (`SVC_OIDC_…`): see plugins/host.ts.
+  "plugins.config",
+]);
 
 /** A permission declared in configuration; the grammar is checked by definition sync at boot. */
 function declaredPermission() {
@@ -269,6 +322,17 @@ function layer(limit: number, windowSeconds: number) {
   );
 }
 
+/** A request throttle: at most `limit` requests per `windowSeconds`. */
+function throttleRule(limit: number, windowSeconds: number) {
+  return v.optional(
+    v.strictObject({
+      limit: v.optional(int(1, 1_000_000), limit),
+      windowSeconds: v.optional(int(1, 604800, "seconds"), windowSeconds),
+    }),
+    {},
+  );
+}
+
 /** The development base URL for a listen port. */
 export function developmentBaseUrl(port: number): string {
   return `http://localhost:${port}`;
@@ -293,6 +357,12 @@ export const SvcConfigSchema = v.pipe(
         pathBase: v.optional(mountPath(true), ""),
         /** Proxies whose X-Forwarded-For is believed (IP addresses or CIDR ranges). */
         trustedProxies: v.optional(trustedProxyList(), []),
+        /** Largest request body in bytes (413 payload_too_large above it). */
+        maxBodyBytes: v.optional(int(1024, 104_857_600, "bytes"), 65_536),
+        /** Largest request body of the routes that take files (they declare it themselves). */
+        maxUploadBytes: v.optional(int(1024, 1_073_741_824, "bytes"), 10_485_760),
+        /** Origins allowed to call svc from a browser with credentials (CORS); none: CORS is off. */
+        corsOrigins: v.optional(corsOrigins(), []),
       }),
       {},
     ),
@@ -381,6 +451,21 @@ export const SvcConfigSchema = v.pipe(
         ttlSeconds: v.optional(int(60, 3600, "seconds"), 600),
         /** Wrong guesses allowed per emailed code. */
         attempts: v.optional(int(1, 20), 5),
+      }),
+      {},
+    ),
+    /** Request throttles beside the login abuse gate (`core/abuse/request-throttle.ts`). */
+    throttle: v.optional(
+      v.strictObject({
+        forgotPassword: v.optional(
+          v.strictObject({ perAccount: throttleRule(3, 3600), perIp: throttleRule(10, 3600) }),
+          {},
+        ),
+        emailVerification: v.optional(
+          v.strictObject({ perAccount: throttleRule(3, 3600), perIp: throttleRule(10, 3600) }),
+          {},
+        ),
+        passkeyOptions: v.optional(v.strictObject({ perIp: throttleRule(30, 300) }), {}),
       }),
       {},
     ),
@@ -495,10 +580,162 @@ export const SvcConfigSchema = v.pipe(
       }),
       {},
     ),
+    impersonation: v.optional(
+      v.strictObject({
+        /** Longest impersonation window (and the default when a start names none). */
+        windowSeconds: v.optional(int(60, 86400, "seconds"), 1800),
+      }),
+      {},
+    ),
+    breakGlass: v.optional(
+      v.strictObject({
+        /** A break-glass drill is due this long after the last one. */
+        drillWindowDays: v.optional(int(1, 3650, "days"), 90),
+        /** Whether an overdue drill turns `/readyz` to 503 (default: reported only). */
+        drillRequiredForReadiness: v.optional(flag(), false),
+      }),
+      {},
+    ),
     bootstrap: v.optional(
       v.strictObject({
         adminEmail: v.optional(email()),
         adminPassword: v.optional(nonEmpty("the first administrator's password")),
+      }),
+      {},
+    ),
+    log: v.optional(
+      v.strictObject({
+        /** `pretty`: plain lines; `json`: one JSON object per line (time, level, msg, fields). */
+        format: v.optional(
+          v.picklist(["pretty", "json"], rule("is not a log format", '"pretty" or "json"')),
+          "pretty",
+        ),
+        /** One line per answered request (request id, method, matched route, status, duration). */
+        requests: v.optional(flag(), false),
+      }),
+      {},
+    ),
+    metrics: v.optional(
+      v.strictObject({
+        /** Bearer token of `GET /metrics`; unset: the route is not served. */
+        token: v.optional(
+          v.pipe(
+            v.string(rule("is not text", "a token of at least 32 characters")),
+            v.minLength(32, rule("is too short", "a token of at least 32 characters")),
+          ),
+        ),
+      }),
+      {},
+    ),
+    // sections: admin console (issue 13)
+    console: v.optional(
+      v.strictObject({
+        /** Path the embedded admin console is served under (static assets, unauthenticated by design). */
+        mountPath: v.optional(mountPath(false), "/svc-admin/ui"),
+      }),
+      {},
+    ),
+    // sections: hosted account pages and mail delivery (issue 14)
+    mailDelivery: v.optional(
+      v.strictObject({
+        /**
+         * How queued mail leaves: `smtp` (the SMTP server below), `log` (the server log, for
+         * development), `outbox` (stays in the outbox: tests, or a relay of your own), or `auto`:
+         * smtp when an SMTP host is set, else log when the base URL is local, else outbox.
+         */
+        transport: v.optional(
+          v.picklist(
+            ["auto", "smtp", "log", "outbox"],
+            rule("is not a mail transport", "auto, smtp, log or outbox"),
+          ),
+          "auto",
+        ),
+        retryScheduleSeconds: v.optional(retrySchedule(), [30, 120, 600, 3600, 21600, 86400]),
+        /** Pause between outbox polls when nothing is due. */
+        pollIntervalMs: v.optional(int(50, 60_000, "milliseconds"), 1000),
+      }),
+      {},
+    ),
+    smtp: v.optional(
+      v.strictObject({
+        host: v.optional(smtpHost()),
+        port: v.optional(port(), 587),
+        /** `starttls` (upgrade, required), `tls` (implicit TLS, port 465), `none` (plain: local relays only). */
+        security: v.optional(
+          v.picklist(["starttls", "tls", "none"], rule("is not a TLS mode", "starttls, tls or none")),
+          "starttls",
+        ),
+        user: v.optional(nonEmpty("the SMTP user name")),
+        password: v.optional(nonEmpty("the SMTP password")),
+        timeoutSeconds: v.optional(int(1, 600, "seconds"), 30),
+        /** Verify the server's certificate (turn off only for a test server with a self-signed one). */
+        verifyCertificate: v.optional(flag(), true),
+      }),
+      {},
+    ),
+    account: v.optional(
+      v.strictObject({
+        /** Where the hosted account pages are served (under the path base). */
+        mountPath: v.optional(mountPath(false), "/account"),
+        /** Origins a `returnTo` may point at after sign-in (default: the base URL's origin). */
+        returnToOrigins: v.optional(corsOrigins()),
+      }),
+      {},
+    ),
+    branding: v.optional(
+      v.strictObject({
+        /** The product name pages and mail show (default: the relying-party name). */
+        productName: v.optional(nonEmpty("the product name pages and mail show")),
+        /** The accent colour of pages and mail, `#rrggbb`. */
+        color: v.optional(
+          v.pipe(
+            v.string(),
+            v.regex(/^#[0-9a-fA-F]{6}$/, rule("is not a colour", "a colour such as #1f5fbf")),
+          ),
+          "#1f5fbf",
+        ),
+        /** An https logo URL pages and mail show. */
+        logoUrl: v.optional(httpsUrl("an https URL of a logo image")),
+      }),
+      {},
+    ),
+    // sections: imports and shadow mode (issue 15)
+    imports: v.optional(
+      v.strictObject({
+        /** Largest export body `POST /svc-admin/imports/{kind}` takes (its own limit, not the upload one). */
+        maxBytes: v.optional(int(1024, 1_073_741_824, "bytes"), 104_857_600),
+      }),
+      {},
+    ),
+    // sections: plugins (issue 16)
+    plugins: v.optional(
+      v.strictObject({
+        /** Built-in plugins to enable (`SVC_PLUGINS`); an unknown name stops boot. */
+        enabled: v.optional(
+          v.array(
+            v.pipe(
+              v.string(),
+              v.regex(
+                /^[a-z0-9-]{1,64}$/,
+                rule("is not a plugin name", "plugin names such as oidc-provider (1 to 64 of [a-z0-9-])"),
+              ),
+            ),
+            rule("is not a list of plugin names", "plugin names such as oidc-provider,federation"),
+          ),
+          [],
+        ),
+        /** Each plugin's config section by plugin name; the plugin validates its own. */
+        config: v.optional(
+          v.record(
+            v.string(),
+            v.record(
+              v.string(),
+              v.unknown(),
+              rule("is not an object", "an object with the plugin's settings"),
+            ),
+          ),
+          {},
+        ),
       }),
       {},
     ),
@@ -507,6 +744,7 @@ export const SvcConfigSchema = v.pipe(
     const baseUrl = c.server.baseUrl ?? developmentBaseUrl(c.server.port);
     return {
       ...c,
+      account: { ...c.account, returnToOrigins: c.account.returnToOrigins ?? [new URL(baseUrl).origin] },
       server: { ...c.server, baseUrl },
       relyingParty: { ...c.relyingParty, origins: c.relyingParty.origins ?? [new URL(baseUrl).origin] },
     };
@@ -574,6 +812,26 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     doc:
       "comma-separated IPs or CIDR ranges of reverse proxies whose X-Forwarded-For gives the client address",
     defaultText: "unset (the peer address is the client)",
+  },
+  {
+    name: "SVC_MAX_BODY_BYTES",
+    path: "server.maxBodyBytes",
+    kind: "int",
+    doc:
+      "largest request body in bytes (64 KiB); a larger one answers 413 payload_too_large before it is read",
+  },
+  {
+    name: "SVC_MAX_UPLOAD_BYTES",
+    path: "server.maxUploadBytes",
+    kind: "int",
+    doc: "largest request body of the routes that take files (10 MiB)",
+  },
+  {
+    name: "SVC_CORS_ORIGINS",
+    path: "server.corsOrigins",
+    kind: "string-list",
+    doc: "comma-separated origins allowed to call svc from a browser, with credentials (CORS)",
+    defaultText: "unset (CORS off)",
   },
   {
     name: "SVC_DATA_DIR",
@@ -686,6 +944,19 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     kind: "int",
     doc: "wrong guesses allowed per emailed one-time code",
   },
+  ...throttleSettings(
+    "FORGOT_PER_ACCOUNT",
+    "forgotPassword.perAccount",
+    "forgot-password mails per account",
+  ),
+  ...throttleSettings("FORGOT_PER_IP", "forgotPassword.perIp", "forgot-password requests per IP"),
+  ...throttleSettings(
+    "VERIFY_PER_ACCOUNT",
+    "emailVerification.perAccount",
+    "verification mails per account",
+  ),
+  ...throttleSettings("VERIFY_PER_IP", "emailVerification.perIp", "verification requests per IP"),
+  ...throttleSettings("PASSKEY_OPTIONS_PER_IP", "passkeyOptions.perIp", "passkey login options per IP"),
   { name: "SVC_MAIL_FROM", path: "mail.from", kind: "string", doc: "sender (From) of the mail svc sends" },
   {
     name: "SVC_ARGON2_MEMORY_KIB",
@@ -910,6 +1181,24 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     doc: "subject snapshots kept (LRU; 0 disables the cache)",
   },
   {
+    name: "SVC_IMPERSONATION_WINDOW_SECONDS",
+    path: "impersonation.windowSeconds",
+    kind: "int",
+    doc: "longest impersonation window, and the default when a start names none (token exp capped to it)",
+  },
+  {
+    name: "SVC_BREAK_GLASS_DRILL_WINDOW_DAYS",
+    path: "breakGlass.drillWindowDays",
+    kind: "int",
+    doc: "days after a break-glass drill before the next one is due (readiness check break_glass_drill)",
+  },
+  {
+    name: "SVC_BREAK_GLASS_DRILL_REQUIRED_FOR_READINESS",
+    path: "breakGlass.drillRequiredForReadiness",
+    kind: "string",
+    doc: "true: an overdue break-glass drill turns /readyz to 503; false: reported in the body only",
+  },
+  {
     name: "SVC_BOOTSTRAP_ADMIN_EMAIL",
     path: "bootstrap.adminEmail",
     kind: "string",
@@ -923,6 +1212,140 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     doc: "password of the first administrator (with SVC_BOOTSTRAP_ADMIN_EMAIL)",
     defaultText: "unset",
     secret: "hide",
+  },
+  {
+    name: "SVC_LOG_FORMAT",
+    path: "log.format",
+    kind: "string",
+    doc: "server log lines: pretty (plain text) or json (one object per line with time, level, msg)",
+    defaultText: "pretty",
+  },
+  {
+    name: "SVC_LOG_REQUESTS",
+    path: "log.requests",
+    kind: "string",
+    doc: "true: one log line per request (request id, method, matched route, status, duration)",
+    defaultText: "false",
+  },
+  {
+    name: "SVC_METRICS_TOKEN",
+    path: "metrics.token",
+    kind: "string",
+    doc: "bearer token of GET /metrics (Prometheus), at least 32 characters; unset: no metrics route",
+    defaultText: "unset",
+    secret: "hide",
+  },
+  // variables: admin console (issue 13)
+  {
+    name: "SVC_CONSOLE_MOUNT",
+    path: "console.mountPath",
+    kind: "string",
+    doc:
+      "path the embedded admin console is served under (static pages; their data comes from the admin API)",
+  },
+  // variables: hosted account pages and mail delivery (issue 14)
+  {
+    name: "SVC_MAIL_TRANSPORT",
+    path: "mailDelivery.transport",
+    kind: "string",
+    doc:
+      "how mail leaves: smtp, log (server log), outbox (kept for a relay), auto (smtp when SVC_SMTP_HOST is set, else log on a local base URL, else outbox)",
+  },
+  {
+    name: "SVC_MAIL_RETRY_SCHEDULE_SECONDS",
+    path: "mailDelivery.retryScheduleSeconds",
+    kind: "int-list",
+    doc: "comma-separated delays between mail delivery retries, then dead-letter",
+  },
+  {
+    name: "SVC_MAIL_POLL_INTERVAL_MS",
+    path: "mailDelivery.pollIntervalMs",
+    kind: "int",
+    doc: "pause between polls of the mail outbox when nothing is due",
+  },
+  {
+    name: "SVC_SMTP_HOST",
+    path: "smtp.host",
+    kind: "string",
+    doc: "SMTP server that delivers svc's mail",
+    defaultText: "unset",
+  },
+  { name: "SVC_SMTP_PORT", path: "smtp.port", kind: "int", doc: "SMTP server port" },
+  {
+    name: "SVC_SMTP_SECURITY",
+    path: "smtp.security",
+    kind: "string",
+    doc:
+      "starttls (upgrade required), tls (implicit TLS, usually port 465) or none (plain, local relays only)",
+  },
+  { name: "SVC_SMTP_USER", path: "smtp.user", kind: "string", doc: "SMTP user name", defaultText: "unset" },
+  {
+    name: "SVC_SMTP_PASSWORD",
+    path: "smtp.password",
+    kind: "string",
+    doc: "SMTP password (with SVC_SMTP_USER)",
+    defaultText: "unset",
+    secret: "hide",
+  },
+  {
+    name: "SVC_SMTP_TIMEOUT_SECONDS",
+    path: "smtp.timeoutSeconds",
+    kind: "int",
+    doc: "time limit of connecting, greeting and each SMTP command",
+  },
+  {
+    name: "SVC_SMTP_VERIFY_CERTIFICATE",
+    path: "smtp.verifyCertificate",
+    kind: "string",
+    doc: "false: accept any certificate of the SMTP server (test servers only)",
+  },
+  {
+    name: "SVC_ACCOUNT_MOUNT_PATH",
+    path: "account.mountPath",
+    kind: "string",
+    doc: "where the hosted account pages (sign-in, mailed links, self-service) are served",
+  },
+  {
+    name: "SVC_ACCOUNT_RETURN_TO_ORIGINS",
+    path: "account.returnToOrigins",
+    kind: "string-list",
+    doc: "comma-separated origins a returnTo may send the browser to after sign-in",
+    defaultText: "the origin of SVC_BASE_URL",
+  },
+  {
+    name: "SVC_BRAND_PRODUCT_NAME",
+    path: "branding.productName",
+    kind: "string",
+    doc: "product name hosted pages and mail show",
+    defaultText: "SVC_RP_NAME",
+  },
+  {
+    name: "SVC_BRAND_COLOR",
+    path: "branding.color",
+    kind: "string",
+    doc: "accent colour of pages and mail (#rrggbb)",
+  },
+  {
+    name: "SVC_BRAND_LOGO_URL",
+    path: "branding.logoUrl",
+    kind: "string",
+    doc: "https URL of a logo pages and mail show",
+    defaultText: "unset",
+  },
+  // variables: imports and shadow mode (issue 15)
+  {
+    name: "SVC_MAX_IMPORT_BYTES",
+    path: "imports.maxBytes",
+    kind: "int",
+    doc: "largest export body POST /svc-admin/imports/{kind} takes, in bytes (100 MiB)",
+  },
+  // variables: plugins (issue 16)
+  {
+    name: "SVC_PLUGINS",
+    path: "plugins.enabled",
+    kind: "string-list",
+    doc: "built-in plugins to enable, comma-separated (oidc-provider); an unknown name stops boot",
+    defaultText: "none",
   },
 ];
 
@@ -949,6 +1372,23 @@ function abuseLayerSettings(name: string, key: string, label: string): EnvSettin
   ];
 }
 
+function throttleSettings(name: string, key: string, label: string): EnvSetting[] {
+  return [
+    {
+      name: `SVC_THROTTLE_${name}_LIMIT`,
+      path: `throttle.${key}.limit`,
+      kind: "int",
+      doc: `request throttle, ${label}: requests per window`,
+    },
+    {
+      name: `SVC_THROTTLE_${name}_WINDOW_SECONDS`,
+      path: `throttle.${key}.windowSeconds`,
+      kind: "int",
+      doc: `request throttle, ${label}: window`,
+    },
+  ];
+}
+
 /**
  * `SVC_*` variables that other parts of svc read themselves; the loader accepts them
  * (they are not typos) but they set no config field.
@@ -956,4 +1396,6 @@ function abuseLayerSettings(name: string, key: string, label: string): EnvSettin
 export const RESERVED_ENV: Readonly<Record<string, string>> = {
   SVC_CONFIG_FILE: "path of a JSON config file (same nesting as the config; env vars override it)",
   SVC_TEST_DATABASE_URL: "Postgres server of the test suite",
+  SVC_ADMIN_TOKEN:
+    "administrator access token svc import and svc mail send to a running server that holds the embedded store",
 };

@@ -1,7 +1,9 @@
 /**
  * API keys (spec 5.5): the plaintext `sak_…` token is shown once at creation; only its
  * SHA-256 hex is stored, and a presented key is looked up by that hash. Revoking keeps the
- * first revocation time; last use is recorded best effort.
+ * first revocation time; last use is recorded best effort. A key acts as its owner, so it
+ * works only while the owner does: an owning user that is suspended or erased, or an owning
+ * service account that is disabled or gone, makes the key fail like an unknown one.
  *
  * @module
  */
@@ -14,6 +16,15 @@ import {
   isApiKeyActive,
   type NewApiKey,
 } from "../../storage/contract/api-keys.ts";
+import type { ServiceAccountStore } from "../../storage/contract/service-accounts.ts";
+import type { UserStore } from "../../storage/contract/users.ts";
+
+/** The stores API-key authentication reads: the key, then its owner. */
+export interface ApiKeyAuthStores {
+  readonly apiKeys: ApiKeyStore;
+  readonly users: Pick<UserStore, "get">;
+  readonly serviceAccounts: Pick<ServiceAccountStore, "get">;
+}
 
 /** The prefix of every API key. */
 export const API_KEY_PREFIX = "sak_";
@@ -37,17 +48,29 @@ export async function createApiKey(
 }
 
 /**
- * The active key a presented token belongs to, or null (unknown, revoked or expired). A
- * use is recorded in the background, best effort.
+ * The active key a presented token belongs to, or null (unknown, revoked or expired, or an
+ * owner that cannot act: see the module documentation). A use is recorded in the background,
+ * best effort.
  */
 export async function authenticateApiKey(
-  store: ApiKeyStore,
+  stores: ApiKeyAuthStores,
   clock: Clock,
   token: string,
 ): Promise<ApiKeyRecord | null> {
   if (!isApiKeyShape(token)) return null;
-  const key = await store.getByTokenHash(sha256Hex(token));
+  const key = await stores.apiKeys.getByTokenHash(sha256Hex(token));
   if (key === null || !isApiKeyActive(key, clock.now())) return null;
-  void store.recordUse(key.id).catch(() => {});
+  if (!await ownerCanAct(stores, key)) return null;
+  void stores.apiKeys.recordUse(key.id).catch(() => {});
   return key;
+}
+
+async function ownerCanAct(stores: ApiKeyAuthStores, key: ApiKeyRecord): Promise<boolean> {
+  if (key.ownerKind === "ServiceAccount") {
+    const account = await stores.serviceAccounts.get(key.ownerId);
+    return account !== null && account.realmId === key.realmId && !account.disabled;
+  }
+  const user = await stores.users.get(key.ownerId);
+  return user !== null && user.realmId === key.realmId && user.status === "Active" &&
+    user.anonymizedAt === null;
 }

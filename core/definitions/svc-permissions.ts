@@ -4,6 +4,14 @@
  *
  * @module
  */
+import { PERMISSIONS as CREDENTIAL_PERMISSIONS } from "./permissions/credentials.ts";
+import { PERMISSIONS as DIRECTORY_PERMISSIONS } from "./permissions/directory.ts";
+import { PERMISSIONS as IMPERSONATION_PERMISSIONS } from "./permissions/impersonation.ts";
+import { PERMISSIONS as OIDC_PERMISSIONS } from "./permissions/oidc.ts";
+import { PERMISSIONS as IMPORT_PERMISSIONS } from "./permissions/imports.ts";
+import { PERMISSIONS as MAIL_PERMISSIONS } from "./permissions/mail.ts";
+import { PERMISSIONS as ROLE_PERMISSIONS } from "./permissions/roles.ts";
+import { PERMISSIONS as USER_PERMISSIONS } from "./permissions/users.ts";
 
 /** A permission as published in the catalog. */
 export interface PermissionDefinition {
@@ -37,8 +45,8 @@ export const USERS_INVITE_GLOBAL = "svc:global:users-invite";
 /** Inviting a user into the caller's own organization by email. */
 export const USERS_INVITE_ORG = "svc:org:users-invite";
 
-/** Every `svc:` permission, in catalog order. */
-export const SVC_PERMISSIONS: readonly PermissionDefinition[] = Object.freeze([
+/** svc's own permissions outside the admin API areas. */
+const CORE_PERMISSIONS: readonly PermissionDefinition[] = [
   { id: AUTHZ_INSPECT_GLOBAL, description: "Explain the authorization decision of any user of the realm." },
   {
     id: AUTHZ_INSPECT_ORG,
@@ -62,4 +70,17 @@ export const SVC_PERMISSIONS: readonly PermissionDefinition[] = Object.freeze([
     description: "Invite a user into the realm or any of its organizations by email.",
   },
   { id: USERS_INVITE_ORG, description: "Invite a user into the caller's organization by email." },
+];
+
+/** Every `svc:` permission, in catalog order. */
+export const SVC_PERMISSIONS: readonly PermissionDefinition[] = Object.freeze([
+  ...CORE_PERMISSIONS,
+  ...DIRECTORY_PERMISSIONS,
+  ...USER_PERMISSIONS,
+  ...ROLE_PERMISSIONS,
+  ...CREDENTIAL_PERMISSIONS,
+  ...IMPERSONATION_PERMISSIONS,
+  ...OIDC_PERMISSIONS,
+  ...IMPORT_PERMISSIONS,
+  ...MAIL_PERMISSIONS,
 ]);

@@ -4,6 +4,11 @@
  * makes the declared realm-level roles of the default realm match the configuration.
  * Safe when several instances boot at once: a lost creation race re-reads the winner.
  *
+ * Given the whole storage, every change of the default realm or of a declared role is an
+ * admin mutation like any other: it is appended to the realm's audit chain (actor kind
+ * `System`, actor id `svc:definitions`) in the change's own transaction (issue 19: every admin
+ * mutation, whatever makes it, is in the chain). The catalog belongs to no realm and has no chain.
+ *
  * @module
  */
 import { ConflictError } from "../errors.ts";
@@ -12,13 +17,25 @@ import type { Realm, RealmStore } from "../../storage/contract/realms.ts";
 import type { Grant, GrantInput, RoleStore } from "../../storage/contract/roles.ts";
 import type { DeclaredGrant, DefinitionPlan } from "./declarations.ts";
 import { canonicalJson } from "../canonical-json.ts";
+import { type AuditActor, type AuditRecord, runAdminMutation } from "../audit/mutation.ts";
+import type { Storage } from "../../storage/storage.ts";
 
 /** The stores definition sync writes to. */
 export interface DefinitionStores {
   catalog: PermissionCatalogStore;
   realms: RealmStore;
   roles: RoleStore;
+  /**
+   * The storage the stores above belong to: when given, realm and role changes are audited
+   * (see the module documentation).
+   */
+  storage?: Storage;
 }
+
+/** The actor id of definition sync's audit entries (actor kind `System`). */
+export const DEFINITIONS_ACTOR_ID = "svc:definitions";
+
+const ACTOR: AuditActor = { id: DEFINITIONS_ACTOR_ID, kind: "System" };
 
 /** What a sync changed. */
 export interface DefinitionSyncReport {
@@ -51,62 +68,128 @@ export async function syncDefinitions(
   const catalog = await stores.catalog.sync(
     plan.permissions.map((p) => ({ permissionId: p.id, description: p.description || null })),
   );
-  const defaultRealm = await ensureDefaultRealm(stores.realms);
+  const defaultRealm = await ensureDefaultRealm(stores);
   const rolesCreated: string[] = [];
   const rolesUpdated: string[] = [];
   for (const declared of plan.roles) {
-    const desired = declared.grants.map(toGrantInput);
-    let role = await stores.roles.getByKey(defaultRealm.id, declared.key, null);
-    if (role === null) {
-      try {
-        await stores.roles.createWithGrants(
-          { realmId: defaultRealm.id, orgId: null, key: declared.key, displayName: declared.displayName },
-          desired,
-        );
-        rolesCreated.push(declared.key);
-        continue;
-      } catch (error) {
-        if (!(error instanceof ConflictError)) throw error;
-        role = await stores.roles.getByKey(defaultRealm.id, declared.key, null);
-        if (role === null) throw error;
-      }
-    }
-    let changed = false;
-    if (role.displayName !== declared.displayName) {
-      await stores.roles.update(role.id, { displayName: declared.displayName });
-      changed = true;
-    }
-    const existing = await stores.roles.listGrants(role.id);
-    const wanted = new Map(desired.map((g) => [grantIdentity(g), g]));
-    const have = new Map(existing.map((g) => [grantIdentity(g), g]));
-    for (const [identity, grant] of have) {
-      if (!wanted.has(identity)) {
-        await stores.roles.removeGrant(role.id, grant.id);
-        changed = true;
-      }
-    }
-    for (const [identity, grant] of wanted) {
-      if (have.has(identity)) continue;
-      try {
-        await stores.roles.addGrant(role.id, grant);
-        changed = true;
-      } catch (error) {
-        if (!(error instanceof ConflictError)) throw error; // another instance added it first
-      }
-    }
-    if (changed) rolesUpdated.push(declared.key);
+    const change = await syncRole(stores, defaultRealm.id, declared);
+    if (change === "created") rolesCreated.push(declared.key);
+    if (change === "updated") rolesUpdated.push(declared.key);
   }
   return { catalog, defaultRealm, rolesCreated, rolesUpdated };
 }
 
-async function ensureDefaultRealm(realms: RealmStore): Promise<Realm> {
-  const existing = await realms.getDefault();
+type DeclaredRole = DefinitionPlan["roles"][number];
+
+/** Makes one declared role match its declaration; a lost race with another instance reads again. */
+async function syncRole(
+  stores: DefinitionStores,
+  realmId: string,
+  declared: DeclaredRole,
+): Promise<"created" | "updated" | null> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      if (stores.storage === undefined) return (await reconcileRole(stores.roles, realmId, declared)).change;
+      const { value } = await runAdminMutation(
+        { storage: stores.storage },
+        realmId,
+        ACTOR,
+        async ({ tx }) => {
+          const { change, audit } = await reconcileRole(tx.roles, realmId, declared);
+          return { value: change, audit };
+        },
+      );
+      return value;
+    } catch (error) {
+      // Another instance created the role or added a grant first (its transaction is gone).
+      if (!(error instanceof ConflictError) || attempt >= 3) throw error;
+    }
+  }
+}
+
+/** The grants of a role as its audit snapshot shows them. */
+function grantSnapshot(grant: GrantInput | Grant) {
+  return {
+    pattern: grant.pattern,
+    effect: grant.effect,
+    teamIds: [...(grant.teamIds ?? [])],
+    condition: grant.condition ?? null,
+  };
+}
+
+async function reconcileRole(
+  roles: RoleStore,
+  realmId: string,
+  declared: DeclaredRole,
+): Promise<{ change: "created" | "updated" | null; audit: AuditRecord | null }> {
+  const desired = declared.grants.map(toGrantInput);
+  const role = await roles.getByKey(realmId, declared.key, null);
+  if (role === null) {
+    const created = await roles.createWithGrants(
+      { realmId, orgId: null, key: declared.key, displayName: declared.displayName },
+      desired,
+    );
+    return {
+      change: "created",
+      audit: {
+        action: "role.create",
+        target: created.role.id,
+        after: { key: declared.key, displayName: declared.displayName, grants: desired.map(grantSnapshot) },
+      },
+    };
+  }
+  const existing = await roles.listGrants(role.id);
+  const before = { key: role.key, displayName: role.displayName, grants: existing.map(grantSnapshot) };
+  let changed = false;
+  if (role.displayName !== declared.displayName) {
+    await roles.update(role.id, { displayName: declared.displayName });
+    changed = true;
+  }
+  const wanted = new Map(desired.map((g) => [grantIdentity(g), g]));
+  const have = new Map(existing.map((g) => [grantIdentity(g), g]));
+  for (const [identity, grant] of have) {
+    if (!wanted.has(identity)) {
+      await roles.removeGrant(role.id, grant.id);
+      changed = true;
+    }
+  }
+  for (const [identity, grant] of wanted) {
+    if (have.has(identity)) continue;
+    await roles.addGrant(role.id, grant);
+    changed = true;
+  }
+  if (!changed) return { change: null, audit: null };
+  return {
+    change: "updated",
+    audit: {
+      action: "role.update",
+      target: role.id,
+      before,
+      after: { key: role.key, displayName: declared.displayName, grants: desired.map(grantSnapshot) },
+    },
+  };
+}
+
+async function ensureDefaultRealm(stores: DefinitionStores): Promise<Realm> {
+  const existing = await stores.realms.getDefault();
   if (existing !== null) return existing;
+  const input = { name: DEFAULT_REALM_NAME, displayName: "Default", isDefault: true };
   try {
-    return await realms.create({ name: DEFAULT_REALM_NAME, displayName: "Default", isDefault: true });
+    if (stores.storage === undefined) return await stores.realms.create(input);
+    return await stores.storage.transaction(async (tx) => {
+      const realm = await tx.realms.create(input);
+      await tx.adminAudit.append(realm.id, {
+        action: "realm.create",
+        actorId: ACTOR.id,
+        actorKind: ACTOR.kind,
+        target: realm.id,
+        after: input,
+      });
+      return realm;
+    });
   } catch (error) {
     if (!(error instanceof ConflictError)) throw error;
-    const winner = await realms.getDefault();
+    const winner = await stores.realms.getDefault();
     if (winner === null) throw error;
     return winner;
   }

@@ -1,7 +1,7 @@
 /**
  * Known devices (spec 2.3, 6): one row per (user, device) keyed by the SHA-256 hex of the
- * device fingerprint (the fingerprint itself is never stored), with first-seen and last-seen
- * times. The risk gate asks {@link KnownDevices.isKnown} (read only) before the login
+ * device id (the server-issued `svc_device` cookie, an API client's `X-Svc-Device`, or a legacy
+ * client fingerprint; the id itself is never stored), with first-seen and last-seen times. The risk gate asks {@link KnownDevices.isKnown} (read only) before the login
  * completes; once it completes, the pipeline calls {@link KnownDevices.recordLogin}. The first
  * sighting of a device emits `login.new_device` (a security-ledger kind) and calls the alert
  * hook (the new-device mail); a failing hook is reported, never fails the login.

@@ -24,6 +24,14 @@ export const EVENT_FAMILIES = [
   "impersonation",
   "user",
   "webhook",
+  "organization",
+  "group",
+  "team",
+  "realm",
+  "role",
+  "service_account",
+  "api_key",
+  "signing_key",
 ] as const;
 
 /** An event family, such as `login`. */
@@ -97,6 +105,14 @@ const FAMILY_DESCRIPTIONS: Readonly<Record<EventFamily, readonly [string, boolea
   impersonation: ["impersonation requests, consent, start and end", true],
   user: ["user lifecycle: creation, changes, suspension, erasure", true],
   webhook: ["webhook endpoint health and test pings", false],
+  organization: ["organizations and their domains: creation, changes, verification, deletion", false],
+  group: ["groups: creation, changes, deletion, members added and removed", false],
+  team: ["teams: creation, changes, deletion, members added and removed", false],
+  realm: ["realms: creation, changes, default switch", false],
+  role: ["roles, grants, role assignments and policies: created, changed, deleted", false],
+  service_account: ["service accounts: creation, secret rotation, disabling, enabling, deletion", false],
+  api_key: ["API keys: creation and revocation (a user's own keys reach their security ledger)", true],
+  signing_key: ["token signing keys: rotation", false],
 };
 
 const NAMED_DESCRIPTIONS: Readonly<Record<NamedEventKind, string>> = {
@@ -163,4 +179,23 @@ export function isSecurityLedgerKind(kind: string): boolean {
 export function isEventPattern(pattern: string): boolean {
   return pattern.length > 0 && pattern.length <= 200 && /^[a-z0-9_.*]+$/.test(pattern) &&
     !pattern.includes("..") && !pattern.startsWith(".") && !pattern.endsWith(".");
+}
+
+/**
+ * The catalog with the kinds plugins emit added (each a well-formed kind not already listed);
+ * throws `Error` naming the first duplicate or malformed kind.
+ */
+export function extendEventCatalog(
+  extra: readonly EventCatalogEntry[],
+  base: readonly EventCatalogEntry[] = EVENT_CATALOG,
+): readonly EventCatalogEntry[] {
+  const seen = new Set(base.map((entry) => entry.kind));
+  for (const entry of extra) {
+    if (!KIND_SYNTAX.test(entry.kind)) {
+      throw new Error(`event kind ${JSON.stringify(entry.kind)} is malformed`);
+    }
+    if (seen.has(entry.kind)) throw new Error(`event kind ${entry.kind} is already in the catalog`);
+    seen.add(entry.kind);
+  }
+  return Object.freeze([...base, ...extra]);
 }

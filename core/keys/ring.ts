@@ -104,11 +104,16 @@ export class KeyRing {
 
   /**
    * Makes a new primary and retires the old one (it stays published and accepted for the
-   * overlap window). Returns the new primary's kid and the retired kid.
+   * overlap window). Returns the new primary's kid and the retired kid. `store` is the ring's
+   * own by default; pass a store bound to a transaction to rotate inside it (then call
+   * {@link invalidate} again after the commit).
    */
-  async rotate(realmId: string): Promise<{ primaryKid: string; retiredKid: string | null }> {
+  async rotate(
+    realmId: string,
+    store: SigningKeyStore = this.#options.store,
+  ): Promise<{ primaryKid: string; retiredKid: string | null }> {
     const generated = await generateSigningKey(this.#options.random);
-    const rotation = await this.#options.store.rotate(realmId, generated);
+    const rotation = await store.rotate(realmId, generated);
     this.invalidate(realmId);
     return { primaryKid: rotation.primary.kid, retiredKid: rotation.retired?.kid ?? null };
   }

@@ -7,8 +7,9 @@
 import { SvcError } from "../errors.ts";
 
 /**
- * A wrong password, an unknown user, a user without a password, a suspended user: one body,
- * so that the answer never tells them apart. Code `invalid_credentials`, 401.
+ * A wrong password, an unknown user, a user without a password, a suspended user, and a right
+ * password the risk gate blocked (score 80 or more): one answer, so that it never tells them
+ * apart (a block would otherwise confirm the password). Code `invalid_credentials`, 401.
  */
 export class LoginFailedError extends SvcError {
   constructor() {
@@ -39,13 +40,6 @@ export class CaptchaRequiredError extends SvcError {
       siteKey: captcha.siteKey,
       errorCodes: [...captcha.errorCodes],
     });
-  }
-}
-
-/** The risk gate scored the login 80 or more (spec 7). Code `login_refused`, 403. */
-export class LoginRefusedError extends SvcError {
-  constructor() {
-    super("login_refused", "This sign-in was refused for security reasons.", 403);
   }
 }
 

@@ -6,16 +6,26 @@
  *    dummy argon2id verification, so timing does not tell an unknown user from a wrong password;
  * 3. the credential verification, then the transparent rehash to argon2id with the configured
  *    parameters when the stored hash has an older tag or weaker parameters;
- * 4. the risk gate (`Block` refuses);
+ * 4. the risk gate (`Block` refuses with the answer of a wrong password: the same error, and
+ *    the attempt keeps its lockout slot like a failure, so the wire never tells a blocked right
+ *    password from a wrong one; the user learns of it from `login.failed` (`risk_blocked`) in
+ *    the ledger and the alert hook's mail);
+ *    (a break-glass account skips steps 4 and 5: its session's `mfa` is `BreakGlass`, and the
+ *    login sets the realm's LastUseAt and emits `breakglass.login` and `breakglass.rotation_required`);
  * 5. the MFA step-up: a user with TOTP enrolled always proves it; otherwise, when the risk gate
  *    says `StepUpMfa`, an emailed one-time code. The pending login is handed over as an
  *    `mfa+svc` token (subject, realm, requested org, audience, IP) that {@link verifyMfa}
  *    completes; the email OTP challenge is bound to that token's jti.
  *
+ * The abuse gate reserves the attempt's lockout slot before any password work: a failure keeps
+ * it, a right password gives it back, so concurrent guesses never run more password checks than
+ * the lockout allows.
+ *
  * The pipeline decides; the HTTP layer signs in (sessions and transports) and then calls
  * {@link LoginPipeline.completeSignIn}, which records the device, clears the account's failure
  * count and writes `login.succeeded` to the user's ledger. A wrong password, an unknown user,
- * a user without a password and a suspended user all end in the same `LoginFailedError`.
+ * a user without a password, a suspended user and a risk block all end in the same
+ * `LoginFailedError`.
  *
  * Events (security ledger when they name a user): `login.succeeded`, `login.failed`,
  * `mfa.challenged`, `mfa.succeeded`, `mfa.failed`; the gates emit `abuse.*` and
@@ -24,6 +34,7 @@
  * @module
  */
 import type { AbuseGate } from "../abuse/gate.ts";
+import { BREAK_GLASS_EVENTS, MFA_LEVEL_BREAK_GLASS } from "../break-glass/kinds.ts";
 import type { Clock } from "../clock.ts";
 import type { KnownDevices } from "../devices/known-devices.ts";
 import { fromBase64Url } from "../encoding.ts";
@@ -32,7 +43,7 @@ import type { SvcEvent } from "../events/sink.ts";
 import type { EmailOtpService } from "../mfa/email-otp.ts";
 import type { RecoveryCodeService } from "../mfa/recovery-codes.ts";
 import type { PasswordService } from "../passwords/service.ts";
-import type { RiskDecision, RiskGate } from "../risk/gate.ts";
+import type { RiskDecision, RiskGate, RiskSignal } from "../risk/gate.ts";
 import type { SignInInput } from "../sessions/service.ts";
 import { InvalidTokenError } from "../tokens/errors.ts";
 import type { TokenService } from "../tokens/service.ts";
@@ -46,7 +57,6 @@ import {
   InvalidMfaCodeError,
   LoginBlockedError,
   LoginFailedError,
-  LoginRefusedError,
   UnknownAudienceError,
 } from "./errors.ts";
 
@@ -80,8 +90,11 @@ export interface LoginOrigin {
   readonly ip?: string | null;
   /** The User-Agent (a device description for sessions and the ledger). */
   readonly userAgent?: string | null;
-  /** The device fingerprint the client computed (hashed before storage). */
-  readonly deviceFingerprint?: string | null;
+  /**
+   * The device id of the request (the `svc_device` cookie, the `X-Svc-Device` header, the
+   * legacy `deviceFingerprint`, or one the server just drew); only its SHA-256 is stored.
+   */
+  readonly deviceId?: string | null;
 }
 
 /** `POST /auth/login`. */
@@ -124,6 +137,18 @@ export interface PendingMfa {
   readonly expiresIn: number;
 }
 
+/** What the risk-block alert hook is told (the alert mail to the account). */
+export interface RiskBlockAlert {
+  readonly user: User;
+  readonly at: Date;
+  readonly ip: string | null;
+  /** A description of the device (from the User-Agent). */
+  readonly device: string | null;
+  readonly score: number;
+  /** The signals that fired. */
+  readonly signals: readonly RiskSignal[];
+}
+
 /** What {@link LoginPipeline} needs. */
 export interface LoginPipelineDeps {
   readonly storage: Storage;
@@ -137,6 +162,8 @@ export interface LoginPipelineDeps {
   readonly tokens: TokenService;
   readonly events: SecurityEventWriter;
   readonly clock: Clock;
+  /** Tells the account that a sign-in with its right password was blocked (the alert mail); failures are reported, never answered. */
+  readonly onRiskBlock?: (alert: RiskBlockAlert) => Promise<void>;
   /** Told about failures that do not fail the login (a rehash or event that could not be stored). */
   readonly onError?: (message: string, error: unknown) => void;
 }
@@ -173,9 +200,9 @@ export class LoginPipeline {
     // 2. User lookup; a miss does the same argon2id work as a wrong password.
     const user = realm === null ? null : await d.storage.users.findByEmail(realm.id, request.email);
     const credential = user === null ? null : await d.storage.passwordCredentials.get(user.id);
+    // From here on the attempt holds a lockout slot: every failure below keeps it.
     if (user === null || credential === null) {
       await d.passwords.verifyAgainstDummy(request.password);
-      await d.abuse.recordFailure(attempt);
       await this.#emit(
         {
           kind: LOGIN_EVENTS.failed,
@@ -198,7 +225,6 @@ export class LoginPipeline {
       d.onError?.(`login: password credential of user ${user.id} cannot be verified`, error);
     }
     if (!valid || user.status !== "Active") {
-      await d.abuse.recordFailure(attempt);
       await this.#emit({
         kind: LOGIN_EVENTS.failed,
         realmId,
@@ -219,16 +245,40 @@ export class LoginPipeline {
 
     const orgId = request.org ?? null;
     if (orgId !== null && !await d.storage.organizations.isMember(orgId, user.id)) {
+      await d.abuse.release(attempt, gate);
       throw new ForbiddenError("You are not a member of this organization.");
     }
 
-    // 4. Risk gate.
+    // A break-glass account (spec 3, 5.2): no risk block and no MFA step-up (the abuse gate above
+    // still applies); every such login is recorded before the session exists.
+    if (user.isBreakGlass) {
+      await d.abuse.release(attempt, gate);
+      await this.#recordBreakGlassLogin(user, request);
+      return {
+        kind: "signIn",
+        signIn: {
+          realmId: user.realmId,
+          userId: user.id,
+          mfa: MFA_LEVEL_BREAK_GLASS,
+          orgId,
+          audience,
+          ipAddress: ip,
+          deviceDescription: describeDevice(request.userAgent),
+        },
+        user,
+        origin: request,
+        factors: [PASSWORD_AMR],
+        risk: null,
+      };
+    }
+
+    // 4. Risk gate. A block answers as a wrong password does and keeps the lockout slot.
     const risk = await d.risk.evaluate({
       userId: user.id,
       realmId: user.realmId,
       orgId,
       ip,
-      deviceFingerprint: request.deviceFingerprint ?? null,
+      deviceId: request.deviceId ?? null,
     });
     if (risk.outcome === "Block") {
       await this.#emit({
@@ -237,8 +287,10 @@ export class LoginPipeline {
         userId: user.id,
         data: { reason: "risk_blocked", score: risk.score, signals: firedSignals(risk) },
       }, request);
-      throw new LoginRefusedError();
+      await this.#alertRiskBlock(user, risk, request);
+      throw new LoginFailedError();
     }
+    await d.abuse.release(attempt, gate);
 
     // 5. MFA step-up: TOTP when enrolled; else email OTP when enrolled, or when the risk gate asks.
     const totpEnrolled = await d.totp.isEnrolled(user.id);
@@ -324,7 +376,7 @@ export class LoginPipeline {
 
     const outcome = await this.#checkFactor(user, claims.jti, request.factor, request.code);
     if (outcome !== "ok") {
-      await d.abuse.recordFailure(attempt);
+      // The attempt's lockout slot stays: it is the failure.
       await this.#emit({
         kind: LOGIN_EVENTS.mfaFailed,
         realmId: user.realmId,
@@ -334,6 +386,7 @@ export class LoginPipeline {
       }, request);
       throw new InvalidMfaCodeError();
     }
+    await d.abuse.release(attempt, gate);
     if (!await d.storage.consumedTokens.consume(claims.jti, new Date(claims.exp * 1000))) {
       throw new InvalidTokenError("consumed");
     }
@@ -377,13 +430,13 @@ export class LoginPipeline {
     const ip = origin.ip ?? null;
     await d.abuse.recordSuccess({ ip: ip ?? UNKNOWN_IP, identifier: user.email, realmId: user.realmId });
     let newDevice = false;
-    if (origin.deviceFingerprint) {
+    if (origin.deviceId) {
       try {
         newDevice = (await d.devices.recordLogin({
           userId: user.id,
           realmId: user.realmId,
           orgId: login.signIn.orgId ?? null,
-          fingerprint: origin.deviceFingerprint,
+          fingerprint: origin.deviceId,
           description: describeDevice(origin.userAgent),
           ip,
         })).isNew;
@@ -405,6 +458,49 @@ export class LoginPipeline {
         risk: login.risk,
       },
     }, origin);
+  }
+
+  /**
+   * A break-glass login: LastUseAt set and rotation required (one statement), `breakglass.login`
+   * and the first `breakglass.rotation_required`, in one transaction. A failure fails the login:
+   * no break-glass session goes unrecorded.
+   */
+  async #recordBreakGlassLogin(user: User, origin: LoginOrigin): Promise<void> {
+    const where: EventOrigin = {
+      ipAddress: origin.ip ?? null,
+      deviceDescription: describeDevice(origin.userAgent),
+    };
+    await this.#d.events.transaction(async (tx, emit) => {
+      const state = await tx.breakGlass.recordLogin(user.realmId);
+      const base = { occurredAt: this.#d.clock.now(), realmId: user.realmId, userId: user.id };
+      await emit({
+        ...base,
+        kind: BREAK_GLASS_EVENTS.login,
+        data: { lastUseAt: state.lastUseAt?.toISOString() ?? null },
+      }, where);
+      await emit({
+        ...base,
+        kind: BREAK_GLASS_EVENTS.rotationRequired,
+        data: { lastUseAt: state.lastUseAt?.toISOString() ?? null, reason: "login" },
+      }, where);
+    });
+  }
+
+  async #alertRiskBlock(user: User, risk: RiskDecision, origin: LoginOrigin): Promise<void> {
+    const hook = this.#d.onRiskBlock;
+    if (!hook) return;
+    try {
+      await hook({
+        user,
+        at: new Date(this.#d.clock.now()),
+        ip: origin.ip ?? null,
+        device: describeDevice(origin.userAgent),
+        score: risk.score,
+        signals: risk.signals.filter((s) => s.fired),
+      });
+    } catch (error) {
+      this.#d.onError?.(`login: risk-block alert of user ${user.id} not sent`, error);
+    }
   }
 
   async #checkFactor(

@@ -1,6 +1,7 @@
 /**
  * The messages svc mails (issue 5 item 8): a one-time code, a password-reset link, an
- * email-verification link, an invitation link and a new-device alert. Each is plain text plus
+ * email-verification link, an invitation link, a new-device alert, a blocked-sign-in alert and
+ * an impersonation consent link (issue 12). Each is plain text plus
  * minimal HTML; every interpolated value is HTML-escaped and free text (names, device
  * descriptions) is stripped of control characters and shortened. Links are built from the
  * configured public base URL and mount path.
@@ -18,14 +19,30 @@ export interface MailLinkPaths {
   readonly passwordReset: string;
   readonly emailVerification: string;
   readonly invitation: string;
+  readonly impersonationConsent: string;
 }
 
-/** Default link paths. */
-export const DEFAULT_MAIL_LINK_PATHS: MailLinkPaths = Object.freeze({
-  passwordReset: "/auth/password/reset",
-  emailVerification: "/auth/email/verify",
-  invitation: "/auth/invitation/accept",
+/** The pages of the hosted account app (issue 14) that mailed links open, under its mount path. */
+export const ACCOUNT_LINK_PAGES = Object.freeze({
+  passwordReset: "reset-password",
+  emailVerification: "verify-email",
+  invitation: "accept-invitation",
+  impersonationConsent: "impersonation-consent",
 });
+
+/** The link paths of the hosted account pages mounted at `mountPath` (default `/account`). */
+export function accountLinkPaths(mountPath = "/account"): MailLinkPaths {
+  const mount = mountPath.replace(/\/+$/, "");
+  return {
+    passwordReset: `${mount}/${ACCOUNT_LINK_PAGES.passwordReset}`,
+    emailVerification: `${mount}/${ACCOUNT_LINK_PAGES.emailVerification}`,
+    invitation: `${mount}/${ACCOUNT_LINK_PAGES.invitation}`,
+    impersonationConsent: `${mount}/${ACCOUNT_LINK_PAGES.impersonationConsent}`,
+  };
+}
+
+/** Default link paths: the hosted account pages at `/account`. */
+export const DEFAULT_MAIL_LINK_PATHS: MailLinkPaths = Object.freeze(accountLinkPaths());
 
 /** What message builders need. */
 export interface MailSettings {
@@ -39,6 +56,10 @@ export interface MailSettings {
   readonly productName?: string;
   /** Overrides of {@link DEFAULT_MAIL_LINK_PATHS}. */
   readonly linkPaths?: Partial<MailLinkPaths>;
+  /** The accent colour (`#rrggbb`) of the HTML part. */
+  readonly brandColor?: string;
+  /** An https logo URL the HTML part shows. */
+  readonly logoUrl?: string;
 }
 
 /** The part of svc's configuration mail settings come from. */
@@ -46,20 +67,44 @@ export interface MailConfigSource {
   readonly server: { readonly baseUrl: string; readonly pathBase: string };
   readonly mail: { readonly from: string };
   readonly relyingParty?: { readonly name: string };
+  readonly account?: { readonly mountPath: string };
+  readonly branding?: { readonly productName?: string; readonly color?: string; readonly logoUrl?: string };
 }
 
-/** Mail settings from the loaded configuration (product name: the relying-party name). */
+/**
+ * Mail settings from the loaded configuration: links to the hosted account pages at their mount
+ * path, the branding's product name (default: the relying-party name), colour and logo.
+ */
 export function mailSettingsFromConfig(config: MailConfigSource): MailSettings {
   return {
     baseUrl: config.server.baseUrl,
     pathBase: config.server.pathBase,
     from: config.mail.from,
-    productName: config.relyingParty?.name,
+    productName: config.branding?.productName ?? config.relyingParty?.name,
+    linkPaths: accountLinkPaths(config.account?.mountPath),
+    brandColor: config.branding?.color,
+    logoUrl: config.branding?.logoUrl,
   };
+}
+
+/** The languages mail is written in (English by default). */
+export type MailLocale = "en" | "fr";
+
+/** The mail language that best fits an `Accept-Language` header (English when nothing fits). */
+export function mailLocaleOf(acceptLanguage: string | null | undefined): MailLocale {
+  const tags = (acceptLanguage ?? "").split(",").map((part) => {
+    const [tag, ...params] = part.trim().split(";");
+    const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/.exec(p)).find((m) => m !== null);
+    return { base: tag.trim().toLowerCase().split("-")[0], q: q ? Number(q[1]) : 1 };
+  }).filter((t) => t.base !== "" && t.q > 0).sort((a, b) => b.q - a.q);
+  for (const { base } of tags) if (base === "en" || base === "fr") return base;
+  return "en";
 }
 
 /** Input of {@link emailOtpMessage}. */
 export interface EmailOtpMessageInput {
+  /** The language (default English). */
+  readonly locale?: MailLocale;
   readonly to: string;
   /** The one-time code. */
   readonly code: string;
@@ -69,6 +114,8 @@ export interface EmailOtpMessageInput {
 
 /** Input of the link messages (reset, verification). */
 export interface TokenLinkMessageInput {
+  /** The language (default English). */
+  readonly locale?: MailLocale;
   readonly to: string;
   /** The single-use token the link carries. */
   readonly token: string;
@@ -82,6 +129,8 @@ export interface InvitationMessageInput extends TokenLinkMessageInput {
   readonly inviterName?: string;
   /** The organization or realm the invitation is for, if worth naming. */
   readonly organizationName?: string;
+  /** The invitee already has a password: they accept signed in instead of choosing one. */
+  readonly existingAccount?: boolean;
 }
 
 /** Input of {@link newDeviceAlertMessage}. */
@@ -100,7 +149,18 @@ export interface NewDeviceAlertInput {
 export function emailOtpMessage(settings: MailSettings, input: EmailOtpMessageInput): MailMessage {
   const product = productOf(settings);
   const code = clean(input.code, 32);
-  const ttl = formatDuration(input.ttlSeconds);
+  const ttl = formatDuration(input.ttlSeconds, input.locale);
+  if (input.locale === "fr") {
+    return compose(settings, "email_otp", input.to, `Votre code de vérification ${product}`, [
+      { text: `Votre code de vérification ${product} est :` },
+      { text: code, strong: true },
+      { text: `Il expire dans ${ttl}. Ne le communiquez jamais : ${product} ne vous le demandera jamais.` },
+      {
+        text:
+          "Si vous n’avez pas essayé de vous connecter, ignorez ce message et pensez à changer votre mot de passe.",
+      },
+    ], "fr");
+  }
   return compose(settings, "email_otp", input.to, `Your ${product} verification code`, [
     { text: `Your ${product} verification code is:` },
     { text: code, strong: true },
@@ -113,6 +173,17 @@ export function emailOtpMessage(settings: MailSettings, input: EmailOtpMessageIn
 export function passwordResetMessage(settings: MailSettings, input: TokenLinkMessageInput): MailMessage {
   const product = productOf(settings);
   const url = linkUrl(settings, "passwordReset", input.token);
+  if (input.locale === "fr") {
+    return compose(settings, "password_reset", input.to, `Réinitialisez votre mot de passe ${product}`, [
+      { text: `Quelqu’un a demandé à réinitialiser le mot de passe de votre compte ${product}.` },
+      { text: "Choisissez un nouveau mot de passe :", link: url },
+      { text: `Le lien ne sert qu’une fois et expire dans ${formatDuration(input.ttlSeconds, "fr")}.` },
+      {
+        text:
+          "Si vous n’êtes pas à l’origine de cette demande, ignorez ce message : votre mot de passe ne change pas.",
+      },
+    ], "fr");
+  }
   return compose(settings, "password_reset", input.to, `Reset your ${product} password`, [
     { text: `Someone asked to reset the password of your ${product} account.` },
     { text: "Choose a new password:", link: url },
@@ -125,6 +196,21 @@ export function passwordResetMessage(settings: MailSettings, input: TokenLinkMes
 export function emailVerificationMessage(settings: MailSettings, input: TokenLinkMessageInput): MailMessage {
   const product = productOf(settings);
   const url = linkUrl(settings, "emailVerification", input.token);
+  if (input.locale === "fr") {
+    return compose(
+      settings,
+      "email_verification",
+      input.to,
+      `Vérifiez votre adresse e-mail pour ${product}`,
+      [
+        { text: `Confirmez que cette adresse appartient à votre compte ${product} :` },
+        { text: "Vérifier votre adresse e-mail :", link: url },
+        { text: `Le lien ne sert qu’une fois et expire dans ${formatDuration(input.ttlSeconds, "fr")}.` },
+        { text: "Si vous n’avez pas créé de compte, ignorez ce message." },
+      ],
+      "fr",
+    );
+  }
   return compose(settings, "email_verification", input.to, `Verify your email address for ${product}`, [
     { text: `Confirm that this address belongs to your ${product} account:` },
     { text: "Verify your email address:", link: url },
@@ -143,7 +229,9 @@ export function invitationMessage(settings: MailSettings, input: InvitationMessa
   const where = org ? `${org} on ${product}` : product;
   return compose(settings, "invitation", input.to, `You are invited to ${where}`, [
     { text: `${who} to join ${where}.` },
-    { text: "Accept the invitation and choose a password:", link: url },
+    input.existingAccount
+      ? { text: "Sign in with your account and accept the invitation:", link: url }
+      : { text: "Accept the invitation and choose a password:", link: url },
     { text: `The link works once and expires in ${formatDuration(input.ttlSeconds)}.` },
     { text: "If you did not expect this invitation, ignore this message." },
   ]);
@@ -166,6 +254,99 @@ export function newDeviceAlertMessage(settings: MailSettings, input: NewDeviceAl
   ]);
 }
 
+/** Input of {@link loginBlockedAlertMessage}. */
+export interface LoginBlockedAlertInput {
+  readonly to: string;
+  /** When the sign-in was attempted. */
+  readonly attemptedAt: Date;
+  /** A description of the device, such as a browser and OS. Untrusted text (from the user agent). */
+  readonly device?: string;
+  readonly ipAddress?: string;
+}
+
+/**
+ * The mail telling an account that a sign-in with its correct password was blocked as risky.
+ * The sign-in itself answered as a wrong password would, so this mail is how the owner learns
+ * that the password is known to someone else (or that their own sign-in was stopped).
+ */
+export function loginBlockedAlertMessage(settings: MailSettings, input: LoginBlockedAlertInput): MailMessage {
+  const product = productOf(settings);
+  const details = [
+    `Time: ${input.attemptedAt.toISOString().replace(/\.\d{3}Z$/, "Z")}`,
+    input.device ? `Device: ${clean(input.device, 200)}` : null,
+    input.ipAddress ? `IP address: ${clean(input.ipAddress, 64)}` : null,
+  ].filter((line): line is string => line !== null);
+  return compose(settings, "login_blocked_alert", input.to, `Blocked sign-in to your ${product} account`, [
+    {
+      text:
+        `Someone signed in to your ${product} account with your correct password, and ${product} blocked it as too risky.`,
+    },
+    { text: details.join("\n"), lines: true },
+    { text: "If this was you, sign in again from a device or network you usually use." },
+    { text: "If it was not, your password is known to someone else: change it right away." },
+  ]);
+}
+
+/** Input of {@link factorsResetMessage}. */
+export interface FactorsResetInput {
+  readonly to: string;
+  /** When the factors were reset. */
+  readonly resetAt: Date;
+  /** What was removed, in words (for example "authenticator app (TOTP)"). */
+  readonly factors: readonly string[];
+}
+
+/**
+ * The mail telling a user that an administrator removed sign-in methods of their account
+ * (TOTP, email codes, passkeys, recovery codes), so that an unexpected reset does not go unseen.
+ */
+export function factorsResetMessage(settings: MailSettings, input: FactorsResetInput): MailMessage {
+  const product = productOf(settings);
+  return compose(
+    settings,
+    "factors_reset",
+    input.to,
+    `Sign-in methods of your ${product} account were reset`,
+    [
+      { text: `An administrator removed these sign-in methods from your ${product} account:` },
+      { text: input.factors.map((f) => `- ${clean(f, 100)}`).join("\n"), lines: true },
+      { text: `Time: ${input.resetAt.toISOString().replace(/\.\d{3}Z$/, "Z")}` },
+      { text: "Sign in and set them up again from your account's security settings." },
+      { text: "If you did not ask for this, contact your administrator right away." },
+    ],
+  );
+}
+
+/** Input of {@link impersonationConsentMessage}. */
+export interface ImpersonationConsentMessageInput extends TokenLinkMessageInput {
+  /** Who asks to act as the recipient (display name or email). Untrusted text. */
+  readonly actorName: string;
+  /** The reason the administrator gave. Untrusted text. */
+  readonly reason: string;
+  /** How long the impersonation would last once approved. */
+  readonly durationSeconds: number;
+}
+
+/**
+ * The mail asking a user to approve an impersonation of their account: who asks, why, for how
+ * long, and the approval link (the consent token is the message's one secret).
+ */
+export function impersonationConsentMessage(
+  settings: MailSettings,
+  input: ImpersonationConsentMessageInput,
+): MailMessage {
+  const product = productOf(settings);
+  const url = linkUrl(settings, "impersonationConsent", input.token);
+  const actor = clean(input.actorName, 100) || "An administrator";
+  return compose(settings, "impersonation_consent", input.to, `Approve access to your ${product} account`, [
+    { text: `${actor} asks to act as you in ${product} for ${formatDuration(input.durationSeconds)}.` },
+    { text: `Reason given: ${clean(input.reason, 500)}` },
+    { text: "Sign in and approve the request:", link: url },
+    { text: `The link works once and expires in ${formatDuration(input.ttlSeconds)}.` },
+    { text: "If you do not expect this, ignore this message: nothing happens without your approval." },
+  ]);
+}
+
 /** The mail builders bound to one set of settings. */
 export interface MailMessages {
   readonly settings: MailSettings;
@@ -174,6 +355,9 @@ export interface MailMessages {
   emailVerification(input: TokenLinkMessageInput): MailMessage;
   invitation(input: InvitationMessageInput): MailMessage;
   newDeviceAlert(input: NewDeviceAlertInput): MailMessage;
+  loginBlockedAlert(input: LoginBlockedAlertInput): MailMessage;
+  factorsReset(input: FactorsResetInput): MailMessage;
+  impersonationConsent(input: ImpersonationConsentMessageInput): MailMessage;
 }
 
 /** Binds every builder to `settings`. */
@@ -185,6 +369,9 @@ export function mailMessages(settings: MailSettings): MailMessages {
     emailVerification: (input) => emailVerificationMessage(settings, input),
     invitation: (input) => invitationMessage(settings, input),
     newDeviceAlert: (input) => newDeviceAlertMessage(settings, input),
+    loginBlockedAlert: (input) => loginBlockedAlertMessage(settings, input),
+    factorsReset: (input) => factorsResetMessage(settings, input),
+    impersonationConsent: (input) => impersonationConsentMessage(settings, input),
   };
 }
 
@@ -196,12 +383,15 @@ export function linkUrl(settings: MailSettings, page: keyof MailLinkPaths, token
 }
 
 /** A duration in words: "45 seconds", "10 minutes", "1 hour", "2 days" (rounded down to the largest unit). */
-export function formatDuration(seconds: number): string {
-  const units: [number, string][] = [[86400, "day"], [3600, "hour"], [60, "minute"], [1, "second"]];
+export function formatDuration(seconds: number, locale: MailLocale = "en"): string {
+  const names = locale === "fr"
+    ? ["jour", "heure", "minute", "seconde"]
+    : ["day", "hour", "minute", "second"];
+  const units: [number, string][] = [[86400, names[0]], [3600, names[1]], [60, names[2]], [1, names[3]]];
   for (const [size, name] of units) {
     if (seconds >= size || size === 1) {
       const n = Math.max(0, Math.floor(seconds / size));
-      return `${n} ${name}${n === 1 ? "" : "s"}`;
+      return `${n} ${name}${n === 1 || (locale === "fr" && n === 0) ? "" : "s"}`;
     }
   }
   return `${seconds} seconds`;
@@ -229,6 +419,7 @@ function compose(
   to: string,
   subject: string,
   paragraphs: readonly Paragraph[],
+  lang: MailLocale = "en",
 ): MailMessage {
   assertMailAddress(to);
   const product = productOf(settings);
@@ -236,13 +427,24 @@ function compose(
     if (p.link) return `${p.text}\n${p.link}`;
     return p.strong ? `    ${p.text}` : p.text;
   }).join("\n\n") + `\n\n-- \n${product}\n`;
+  const color = /^#[0-9a-fA-F]{6}$/.test(settings.brandColor ?? "") ? settings.brandColor! : "#1f5fbf";
+  const logo = settings.logoUrl && /^https?:\/\/[^\s"'<>]+$/.test(settings.logoUrl)
+    ? `<p><img src="${escapeHtml(settings.logoUrl)}" alt="${escapeHtml(product)}" height="40"></p>`
+    : `<p style="font-weight:bold;color:${color}">${escapeHtml(product)}</p>`;
   const html = [
-    `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(subject)}</title></head>`,
-    `<body style="font-family:sans-serif;line-height:1.5">`,
+    `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><title>${
+      escapeHtml(subject)
+    }</title></head>`,
+    `<body style="font-family:sans-serif;line-height:1.5;border-top:4px solid ${color};padding-top:8px">`,
+    logo,
     ...paragraphs.map((p) => {
       if (p.link) {
         const href = escapeHtml(p.link);
-        return `<p>${escapeHtml(p.text)}<br><a href="${href}">${href}</a></p>`;
+        return `<p>${
+          escapeHtml(p.text)
+        }<br><a href="${href}" style="display:inline-block;margin:8px 0;padding:8px 16px;background:${color};color:#fff;text-decoration:none;border-radius:4px">${
+          escapeHtml(p.text.replace(/:$/, ""))
+        }</a><br><small>${href}</small></p>`;
       }
       if (p.strong) {
         return `<p style="font-size:1.5em;letter-spacing:0.2em"><strong>${escapeHtml(p.text)}</strong></p>`;

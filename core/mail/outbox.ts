@@ -1,7 +1,7 @@
 /**
  * The outbox transport, svc's default: `send` stores the message in the `mail_outbox` table,
- * where a relay (or a test) lists it. Nothing leaves the process; deployments that deliver mail
- * drain the outbox (`list({ pendingOnly: true })`, then `markSent`) and prune it.
+ * where a relay (or a test) lists it. The delivery worker (`delivery.ts`, issue 14) drains it through
+ * SMTP or the server log; `onQueued` wakes it.
  *
  * @module
  */
@@ -9,7 +9,10 @@ import type { MailOutboxStore } from "../../storage/contract/mail-outbox.ts";
 import { assertMailAddress, type MailMessage, type MailTransport } from "./transport.ts";
 
 /** A {@link MailTransport} that stores each message in the outbox. */
-export function createOutboxTransport(store: MailOutboxStore): MailTransport {
+export function createOutboxTransport(
+  store: MailOutboxStore,
+  options: { onQueued?: () => void } = {},
+): MailTransport {
   return {
     async send(message: MailMessage): Promise<void> {
       assertMailAddress(message.to);
@@ -21,6 +24,7 @@ export function createOutboxTransport(store: MailOutboxStore): MailTransport {
         text: message.text,
         html: message.html,
       });
+      options.onQueued?.();
     },
   };
 }

@@ -13,7 +13,10 @@ export type MailKind =
   | "password_reset"
   | "email_verification"
   | "invitation"
-  | "new_device_alert";
+  | "new_device_alert"
+  | "login_blocked_alert"
+  | "factors_reset"
+  | "impersonation_consent";
 
 /** A composed message: plain text plus minimal HTML. */
 export interface MailMessage {

@@ -108,6 +108,19 @@ export function formatIp(ip: IpAddress): string {
 }
 
 /**
+ * The bucket an address is counted in by rate limits: an IPv4 address itself, an IPv6 address
+ * by its first `ipv6PrefixBits` bits (`2001:db8::/64`; IPv4-mapped IPv6 counts as IPv4), and
+ * text that is no address by its trimmed, lowercased first 100 characters (`raw:…`).
+ */
+export function ipCountingBucket(text: string, ipv6PrefixBits = 64): string {
+  const ip = parseIp(text.trim());
+  if (!ip) return `raw:${text.trim().toLowerCase().slice(0, 100)}`;
+  if (ip.version === 4) return formatIp(ip);
+  const bits = BigInt(128 - Math.min(128, Math.max(0, ipv6PrefixBits)));
+  return `${formatIp({ version: 6, value: (ip.value >> bits) << bits })}/${128 - Number(bits)}`;
+}
+
+/**
  * Parses `address/prefix` (or a bare address: a single-address range). Host bits set below the
  * prefix are cleared. An IPv4-mapped IPv6 range (`::ffff:0:0/96` or longer) becomes IPv4.
  */

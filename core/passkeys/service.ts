@@ -10,7 +10,9 @@
  * - Registration (an authenticated user): the credential is stored with whether the
  *   authenticator verified the user (its user-verification capability).
  * - Login (first factor): discoverable (no user named, the credential names the user) or
- *   username-first (`allowCredentials` of the named user; unknown users get a stable decoy).
+ *   username-first (`allowCredentials` of the named user; an unknown user, or one without
+ *   passkeys, gets a decoy list of the same shape, stable across instances and restarts: see
+ *   `decoy.ts`).
  *   A credential that is not user-verification capable, or an assertion without UV, is
  *   refused with `passkey_not_eligible`.
  * - Second factor: any registered passkey of the pending login's subject.
@@ -20,8 +22,6 @@
  *
  * @module
  */
-import { hmac } from "@noble/hashes/hmac.js";
-import { sha256 } from "@noble/hashes/sha2.js";
 import {
   type AuthenticationResponseJSON,
   generateAuthenticationOptions,
@@ -35,6 +35,7 @@ import {
 import * as v from "valibot";
 import type { Clock } from "../clock.ts";
 import { fromBase64Url, fromUtf8, toBase64Url, utf8 } from "../encoding.ts";
+import { decoyCredentials } from "./decoy.ts";
 import { NotFoundError } from "../errors.ts";
 import { EVENT_KINDS } from "../events/catalog.ts";
 import type { EventSink } from "../events/sink.ts";
@@ -139,6 +140,12 @@ export interface PasskeyServiceOptions {
   readonly relyingParty: RelyingParty;
   /** Ceremony lifetime (default 5 minutes); also the browser's timeout. */
   readonly ceremonyTtlMs?: number;
+  /**
+   * The secret username-first decoys derive from (32 bytes or more), shared by every instance:
+   * `createPasskeyRoutes` reads it from the database (`serverSecrets`). Default: a random key
+   * of this instance, so decoys change on restart and differ between instances (tests only).
+   */
+  readonly decoySecret?: () => Promise<Uint8Array>;
 }
 
 /**
@@ -157,12 +164,14 @@ export interface PasskeyServiceOptions {
 export class PasskeyService {
   readonly #o: PasskeyServiceOptions;
   readonly #ttlMs: number;
-  readonly #decoyKey: Uint8Array;
+  readonly #decoySecret: () => Promise<Uint8Array>;
+  #decoyKey: Promise<Uint8Array> | null = null;
 
   constructor(options: PasskeyServiceOptions) {
     this.#o = options;
     this.#ttlMs = options.ceremonyTtlMs ?? PASSKEY_CEREMONY_TTL_MS;
-    this.#decoyKey = options.random.bytes(32);
+    const ownKey = options.random.bytes(32);
+    this.#decoySecret = options.decoySecret ?? (() => Promise.resolve(ownKey));
   }
 
   /** The relying party. */
@@ -263,7 +272,7 @@ export class PasskeyService {
    * Starts a first-factor login in `realmId` (null: any realm). Without `email` it is
    * passwordless with a discoverable credential; with `email` it is username-first and the
    * options list the user's credentials (an unknown email, or a user without passkeys, gets
-   * one stable decoy credential id, so the answer does not tell whether the account exists).
+   * a decoy list of the same shape, so the answer does not tell who has passkeys).
    */
   async startLogin(
     input: { realmId: string | null; email?: string | null },
@@ -280,7 +289,7 @@ export class PasskeyService {
         userId = user.id;
         allow = credentials.map((c) => ({ id: toBase64Url(c.credentialId), transports: [...c.transports] }));
       } else {
-        allow = [{ id: this.#decoyCredentialId(input.realmId, email), transports: ["internal", "hybrid"] }];
+        allow = decoyCredentials(await this.#decoyKeyBytes(), input.realmId, email);
       }
     }
     return await this.#startAssertion(CeremonyKinds.login, {
@@ -474,8 +483,13 @@ export class PasskeyService {
     };
   }
 
-  #decoyCredentialId(realmId: string | null, email: string): string {
-    return toBase64Url(hmac(sha256, this.#decoyKey, utf8(`${realmId ?? ""}\n${email}`)));
+  /** The decoy secret, read once (a failed read is tried again on the next call). */
+  #decoyKeyBytes(): Promise<Uint8Array> {
+    this.#decoyKey ??= this.#decoySecret().catch((error) => {
+      this.#decoyKey = null;
+      throw error;
+    });
+    return this.#decoyKey;
   }
 
   #emit(kind: string, user: Pick<User, "id" | "realmId">, data: Record<string, unknown>): void {

@@ -4,7 +4,7 @@
  *
  * | Signal              | Weight | Fires when                                                                  |
  * | ------------------- | ------ | --------------------------------------------------------------------------- |
- * | `new_device`        | 30     | the device fingerprint is not a known device of the user (or none was sent) |
+ * | `new_device`        | 30     | the device id is not a known device of the user (or there is none)          |
  * | `impossible_travel` | 40     | distance from the last login ≥ min km and distance / elapsed time ≥ max km/h |
  * | `ip_reputation`     | 50     | the IP's reputation score (0-100, higher is worse) ≥ the threshold          |
  * | `velocity`          | 25     | logins of the user within the window, this one included, ≥ the threshold    |
@@ -55,8 +55,12 @@ export interface RiskContext {
   readonly orgId?: string | null;
   /** The client IP. */
   readonly ip?: string | null;
-  /** The device fingerprint as the client sent it (hashed before any lookup). */
-  readonly deviceFingerprint?: string | null;
+  /**
+   * The device id of the request (hashed before any lookup). Known only when the server
+   * recorded it at an earlier sign-in of this user: a value never seen for the user (forged,
+   * client-chosen or freshly issued) counts as new, so a client cannot lower the score.
+   */
+  readonly deviceId?: string | null;
 }
 
 /** What an external risk-score provider is given. */
@@ -78,8 +82,8 @@ export interface ExternalRiskProvider {
 
 /** Tells known devices from new ones (the known-device service implements it). */
 export interface DeviceRecognizer {
-  /** Whether the fingerprint is a known device of the user (read only; recording happens after login). */
-  isKnown(userId: string, fingerprint: string): Promise<boolean>;
+  /** Whether the device id is a known device of the user (read only; recording happens after login). */
+  isKnown(userId: string, deviceId: string): Promise<boolean>;
 }
 
 /** The gate's thresholds and weights (the shape of `config.risk`). */
@@ -248,11 +252,11 @@ export class RiskGate {
     if (!devices) {
       return { name: "new_device", fired: false, weight, detail: { skipped: "no_device_tracking" } };
     }
-    if (!context.deviceFingerprint) {
-      return { name: "new_device", fired: true, weight, detail: { reason: "no_fingerprint" } };
+    if (!context.deviceId) {
+      return { name: "new_device", fired: true, weight, detail: { reason: "no_device_id" } };
     }
     try {
-      const known = await devices.isKnown(context.userId, context.deviceFingerprint);
+      const known = await devices.isKnown(context.userId, context.deviceId);
       return { name: "new_device", fired: !known, weight, detail: {} };
     } catch (error) {
       return { name: "new_device", fired: false, weight, detail: errorDetail(error) };

@@ -2,9 +2,14 @@
  * Sessions and the tokens issued on them (spec 3, 5.4). A session is realm-level and
  * app-agnostic, with an idle and an absolute timeout; signing in creates one and starts a
  * refresh family on it. Refreshing rotates the presented token (a replay revokes the whole
- * family and emits `token.refresh_reuse_detected`), moves the session's idle expiry forward
- * and mints a new access token. Switching organization mints a token for another
- * organization of which the user is a member, without re-authentication.
+ * family, ends its session and emits `token.refresh_reuse_detected`, before anything else about
+ * the request is looked at), moves the session's idle expiry forward and mints a new access
+ * token. Switching organization mints a token for another organization of which the user is a
+ * member, without re-authentication, on a live session of an active user.
+ *
+ * Every way a session ends (logout, remote logout, logout-all, a revoked family, and through
+ * {@link endAllSessionsOfUser}: password reset, suspension, erasure) is announced to the
+ * {@link SessionEndAnnouncer} after commit, so that its access tokens stop on every instance.
  *
  * @module
  */
@@ -16,6 +21,7 @@ import { InvalidRefreshTokenError } from "../tokens/errors.ts";
 import { hashRefreshToken, isRefreshTokenShape, newRefreshToken } from "../tokens/refresh.ts";
 import type { TokenService } from "../tokens/service.ts";
 import type { AccessTokenClaims, ActorClaim } from "../tokens/types.ts";
+import type { EndedSession, SessionEndAnnouncer } from "./ended.ts";
 import type { RefreshTokenRecord } from "../../storage/contract/refresh-tokens.ts";
 import type { SessionRecord } from "../../storage/contract/sessions.ts";
 import type { Storage } from "../../storage/storage.ts";
@@ -44,6 +50,17 @@ export interface IssuedTokens {
   readonly session: SessionRecord;
   readonly tokens: TokenResponse;
   readonly access: AccessTokenClaims;
+}
+
+/** A session opened by {@link SessionService.openSession}. */
+export interface OpenedSession {
+  readonly session: SessionRecord;
+  readonly response: AccessTokenResponse;
+  readonly claims: AccessTokenClaims;
+  /** Null when no refresh token was asked for. */
+  readonly refreshToken: string | null;
+  /** The refresh family, or null. */
+  readonly familyId: string | null;
 }
 
 /** What signing in records. */
@@ -83,6 +100,28 @@ export interface SessionServiceOptions {
   idleTimeoutMs: number;
   absoluteTimeoutMs: number;
   refreshTokenTtlMs: number;
+  /** Told of every session that ends (after commit); without one, ends are not announced. */
+  ended?: SessionEndAnnouncer;
+}
+
+/** What {@link endAllSessionsOfUser} ended. */
+export interface EndedUserSessions {
+  readonly sessions: EndedSession[];
+  readonly refreshTokensRevoked: number;
+}
+
+/**
+ * Ends every session of the user and revokes all their refresh tokens, inside the caller's
+ * transaction `tx` (password reset, suspension, erasure). Announce `sessions` after commit.
+ */
+export async function endAllSessionsOfUser(
+  tx: Storage,
+  userId: string,
+  now: number,
+): Promise<EndedUserSessions> {
+  const ids = await tx.sessions.revokeAllForUser(userId);
+  const refreshTokensRevoked = await tx.refreshTokens.revokeAllForUser(userId);
+  return { sessions: ids.map((id) => ({ id, endedAt: now })), refreshTokensRevoked };
 }
 
 /**
@@ -103,6 +142,19 @@ export class SessionService {
 
   /** Creates a session and issues its first access and refresh tokens. */
   async signIn(input: SignInInput): Promise<IssuedTokens> {
+    const opened = await this.openSession(input, { refresh: true });
+    return {
+      session: opened.session,
+      tokens: { ...opened.response, refreshToken: opened.refreshToken! },
+      access: opened.claims,
+    };
+  }
+
+  /**
+   * Creates a session and issues its access token, and a refresh token starting a new family
+   * only with `refresh` (an OIDC grant without `offline_access` gets none).
+   */
+  async openSession(input: SignInInput, options: { readonly refresh: boolean }): Promise<OpenedSession> {
     const { storage, random, clock } = this.#o;
     const orgId = input.orgId ?? null;
     if (orgId !== null && !await storage.organizations.isMember(orgId, input.userId)) {
@@ -118,23 +170,29 @@ export class SessionService {
       idleTimeoutMs: this.#o.idleTimeoutMs,
       absoluteTimeoutMs: this.#o.absoluteTimeoutMs,
     });
-    const refresh = newRefreshToken(random);
     const audience = input.audience ?? this.#o.tokens.issuer;
-    await storage.refreshTokens.insert({
-      tokenHash: refresh.hash,
-      familyId: randomUuid(random),
-      sessionId: session.id,
-      userId: input.userId,
-      realmId: input.realmId,
-      orgId,
-      audience,
-      expiresAt: this.#refreshExpiry(session, clock.now()),
-    });
+    let refreshToken: string | null = null;
+    let familyId: string | null = null;
+    if (options.refresh) {
+      const refresh = newRefreshToken(random);
+      familyId = randomUuid(random);
+      await storage.refreshTokens.insert({
+        tokenHash: refresh.hash,
+        familyId,
+        sessionId: session.id,
+        userId: input.userId,
+        realmId: input.realmId,
+        orgId,
+        audience,
+        expiresAt: this.#refreshExpiry(session, clock.now()),
+      });
+      refreshToken = refresh.token;
+    }
     const act = input.impersonation
       ? { sub: input.impersonation.actorId, imp: input.impersonation.impersonationId }
       : undefined;
     const access = await this.#mintAccess(session, orgId, audience, act, input.impersonation?.expiresAt);
-    return { session, tokens: { ...access.response, refreshToken: refresh.token }, access: access.claims };
+    return { session, response: access.response, claims: access.claims, refreshToken, familyId };
   }
 
   /**
@@ -144,12 +202,17 @@ export class SessionService {
    * whole family and emits `token.refresh_reuse_detected`.
    */
   async refresh(token: unknown, options: { orgId?: string | null } = {}): Promise<IssuedTokens> {
-    const { storage, random, clock, events } = this.#o;
+    const { storage, random, clock } = this.#o;
     if (!isRefreshTokenShape(token)) throw new InvalidRefreshTokenError();
     const hash = hashRefreshToken(token);
     if (options.orgId !== undefined && options.orgId !== null) {
+      // Reuse detection first: a replay is a replay whatever else is wrong with the request.
       const current = await storage.refreshTokens.get(hash);
-      if (current === null || !await storage.organizations.isMember(options.orgId, current.userId)) {
+      if (current !== null && current.usedAt !== null) return await this.#reuseDetected(current);
+      if (current === null || current.revokedAt !== null || current.expiresAt.getTime() <= clock.now()) {
+        throw new InvalidRefreshTokenError();
+      }
+      if (!await storage.organizations.isMember(options.orgId, current.userId)) {
         throw new ForbiddenError("You are not a member of this organization.");
       }
     }
@@ -161,18 +224,7 @@ export class SessionService {
       expiresAt: new Date(now + this.#o.refreshTokenTtlMs),
       ...(options.orgId !== undefined ? { orgId: options.orgId } : {}),
     });
-    if (rotation.outcome === "reused") {
-      const revoked = await storage.refreshTokens.revokeFamily(rotation.previous.familyId);
-      events.emit({
-        kind: REFRESH_REUSE_EVENT,
-        occurredAt: now,
-        realmId: rotation.previous.realmId,
-        orgId: rotation.previous.orgId,
-        userId: rotation.previous.userId,
-        data: { familyId: rotation.previous.familyId, sessionId: rotation.previous.sessionId, revoked },
-      });
-      throw new InvalidRefreshTokenError();
-    }
+    if (rotation.outcome === "reused") return await this.#reuseDetected(rotation.previous);
     if (rotation.outcome !== "rotated") throw new InvalidRefreshTokenError();
 
     const record = rotation.token;
@@ -193,7 +245,7 @@ export class SessionService {
     }
     const impersonationOver = session !== null && session.impersonationId !== null && act === undefined;
     if (session === null || user === null || user.status !== "Active" || !stillMember || impersonationOver) {
-      await storage.refreshTokens.revokeFamily(record.familyId);
+      await this.#endFamily(record);
       throw new InvalidRefreshTokenError();
     }
     const access = await this.#mintAccess(
@@ -222,6 +274,8 @@ export class SessionService {
     if (session === null || session.userId !== caller.userId) {
       throw new ForbiddenError("The session has ended; sign in again.");
     }
+    const user = await storage.users.get(caller.userId);
+    if (user === null || user.status !== "Active") throw new ForbiddenError("The account is not active.");
     if (!await storage.organizations.isMember(orgId, caller.userId)) {
       throw new ForbiddenError("You are not a member of this organization.");
     }
@@ -246,15 +300,13 @@ export class SessionService {
    * and an unknown id give the same `NotFoundError`.
    */
   async revokeSession(userId: string, sessionId: string): Promise<void> {
-    const { storage } = this.#o;
-    const session = await storage.sessions.get(sessionId);
-    if (session === null || session.userId !== userId || session.revokedAt !== null) {
-      throw new NotFoundError("No such session.");
-    }
-    await storage.transaction(async (tx) => {
-      await tx.sessions.revoke(sessionId, { userId });
+    const ended = await this.#o.storage.transaction(async (tx) => {
+      if (!await tx.sessions.revoke(sessionId, { userId })) return false;
       await tx.refreshTokens.revokeForSession(sessionId);
+      return true;
     });
+    if (!ended) throw new NotFoundError("No such session.");
+    await this.announceEnded([{ id: sessionId, endedAt: this.#o.clock.now() }]);
   }
 
   /** Logout: ends the session and revokes its refresh tokens (idempotent). */
@@ -263,25 +315,50 @@ export class SessionService {
       await tx.sessions.revoke(sessionId);
       await tx.refreshTokens.revokeForSession(sessionId);
     });
+    // Announced even when it had ended already: a repeated logout costs nothing and heals a lost message.
+    await this.announceEnded([{ id: sessionId, endedAt: this.#o.clock.now() }]);
   }
 
   /** Ends every session of the user and revokes all their refresh tokens; returns the sessions ended. */
   async logoutAll(userId: string): Promise<number> {
-    return await this.#o.storage.transaction(async (tx) => {
-      const ended = await tx.sessions.revokeAllForUser(userId);
-      await tx.refreshTokens.revokeAllForUser(userId);
-      return ended;
-    });
+    const now = this.#o.clock.now();
+    const ended = await this.#o.storage.transaction((tx) => endAllSessionsOfUser(tx, userId, now));
+    await this.announceEnded(ended.sessions);
+    return ended.sessions.length;
   }
 
-  /** Revokes every refresh token of the subject in one call (password reset); returns how many. */
-  revokeAllRefreshTokens(userId: string): Promise<number> {
-    return this.#o.storage.refreshTokens.revokeAllForUser(userId);
+  /** Tells every instance that these sessions ended (call after the ending transaction committed). */
+  async announceEnded(ended: readonly EndedSession[]): Promise<void> {
+    if (ended.length > 0) await this.#o.ended?.announce(ended);
   }
 
   /** The refresh token record behind a token, for inspection (tests, admin). */
   refreshRecord(token: string): Promise<RefreshTokenRecord | null> {
     return this.#o.storage.refreshTokens.get(hashRefreshToken(token));
+  }
+
+  /** A used refresh token came back: its family is revoked, its session ended, and the event emitted. */
+  async #reuseDetected(previous: RefreshTokenRecord): Promise<never> {
+    const revoked = await this.#endFamily(previous);
+    this.#o.events.emit({
+      kind: REFRESH_REUSE_EVENT,
+      occurredAt: this.#o.clock.now(),
+      realmId: previous.realmId,
+      orgId: previous.orgId,
+      userId: previous.userId,
+      data: { familyId: previous.familyId, sessionId: previous.sessionId, revoked },
+    });
+    throw new InvalidRefreshTokenError();
+  }
+
+  /** Revokes a refresh family and ends its session (one family per session); returns the tokens revoked. */
+  async #endFamily(record: RefreshTokenRecord): Promise<number> {
+    const revoked = await this.#o.storage.transaction(async (tx) => {
+      await tx.sessions.revoke(record.sessionId);
+      return await tx.refreshTokens.revokeFamily(record.familyId);
+    });
+    await this.announceEnded([{ id: record.sessionId, endedAt: this.#o.clock.now() }]);
+    return revoked;
   }
 
   #refreshExpiry(session: SessionRecord, now: number): Date {

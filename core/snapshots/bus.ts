@@ -1,15 +1,23 @@
 /**
- * The cache bus: how one instance tells every instance to drop cached subject snapshots.
+ * The cache bus: how one instance tells every instance to drop cached subject snapshots, and
+ * which sessions ended (so that their access tokens are refused everywhere at once).
  * In process by default; over Postgres `LISTEN/NOTIFY` when instances share a Postgres
- * server, so that a role change on one instance evicts the snapshot on every other.
+ * server, so that a role change or a logout on one instance reaches every other.
  *
  * @module
  */
 
-/** What to evict: one user's snapshots (every organization), or everything. */
-export type CacheInvalidation = { readonly scope: "user"; readonly userId: string } | {
-  readonly scope: "all";
-};
+/**
+ * A message of the bus: evict one user's snapshots (every organization), evict everything, or
+ * `sessions`: these sessions ended at `endedAt` (clock milliseconds); snapshots ignore it.
+ */
+export type CacheInvalidation =
+  | { readonly scope: "user"; readonly userId: string }
+  | { readonly scope: "all" }
+  | { readonly scope: "sessions"; readonly sessionIds: readonly string[]; readonly endedAt: number };
+
+/** Session ids per `sessions` message: keeps a payload far below Postgres' 8000-byte NOTIFY limit. */
+export const MAX_SESSION_IDS_PER_MESSAGE = 100;
 
 /** A publish-subscribe channel of invalidations. */
 export interface CacheBus {
@@ -74,6 +82,12 @@ export function decodeInvalidation(payload: string): CacheInvalidation {
     const value = JSON.parse(payload);
     if (value?.scope === "user" && typeof value.userId === "string") {
       return { scope: "user", userId: value.userId };
+    }
+    if (
+      value?.scope === "sessions" && Array.isArray(value.sessionIds) &&
+      value.sessionIds.every((id: unknown) => typeof id === "string") && Number.isFinite(value.endedAt)
+    ) {
+      return { scope: "sessions", sessionIds: value.sessionIds, endedAt: value.endedAt };
     }
   } catch {
     // fall through

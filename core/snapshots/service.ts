@@ -43,6 +43,8 @@ export class SubjectSnapshots {
   readonly #cache: TtlLruCache<string, BuiltSnapshot>;
   /** Bumped on every invalidation: a build that started before one is not cached. */
   #generation = 0;
+  #hits = 0;
+  #misses = 0;
   #unsubscribe: (() => Promise<void>) | null = null;
 
   constructor(options: SubjectSnapshotsOptions) {
@@ -68,11 +70,20 @@ export class SubjectSnapshots {
     return this.#cache.size;
   }
 
-  /** The snapshot of `userId` in `orgId`, from the cache when live; null for an unknown user. */
+  /** Lookups answered from the cache (hits) and built from storage (misses) since start, for metrics. */
+  get lookups(): { readonly hits: number; readonly misses: number } {
+    return { hits: this.#hits, misses: this.#misses };
+  }
+
+  /** The snapshot of `userId` (a user or a service account) in `orgId`, cached while live; null for an unknown id. */
   async get(userId: string, orgId: string | null): Promise<BuiltSnapshot | null> {
     const key = cacheKey(userId, orgId);
     const cached = this.#cache.get(key);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined) {
+      this.#hits++;
+      return cached;
+    }
+    this.#misses++;
     const generation = this.#generation;
     const built = await this.#build(userId, orgId);
     if (built !== null && generation === this.#generation) this.#cache.set(key, built);
@@ -99,6 +110,8 @@ export class SubjectSnapshots {
   }
 
   #apply(message: CacheInvalidation): void {
+    // Ended sessions change no grant.
+    if (message.scope === "sessions") return;
     this.#generation++;
     if (message.scope === "all") this.#cache.clear();
     else {

@@ -22,7 +22,11 @@ export type InvalidTokenReason =
   | "audience"
   | "claims"
   | "consumed"
-  | "realm";
+  | "realm"
+  /** A reset link minted before the password last changed (its credential stamp is stale). */
+  | "stale"
+  /** An access token of a session that ended (logout, reset, suspension…). */
+  | "session_ended";
 
 /** A token failed verification. Code `invalid_token`, status 401. */
 export class InvalidTokenError extends SvcError {

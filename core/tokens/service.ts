@@ -59,7 +59,7 @@ export interface VerifyOptions {
  * @example
  * ```ts
  * const tokens = new TokenService({ keys, clock, random, issuer, consumed: storage.consumedTokens });
- * const { token } = await tokens.mint("pwreset+svc", { realm, sub: userId });
+ * const { token } = await tokens.mint("pwreset+svc", { realm, sub: userId, stamp });
  * const claims = await tokens.consume("pwreset+svc", token); // a second call throws invalid_token
  * ```
  */

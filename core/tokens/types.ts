@@ -20,7 +20,7 @@ export const TokenTypes = {
   emailVerification: "everify+svc",
   /** Invitation (single use). */
   invitation: "invite+svc",
-  /** Impersonation consent, sent to the target user (single purpose). */
+  /** Impersonation consent, sent to the target user (single purpose, single use). */
   impersonationConsent: "impconsent+svc",
 } as const;
 
@@ -31,11 +31,11 @@ export type TokenType = typeof TokenTypes[keyof typeof TokenTypes];
 export const TOKEN_TYPES: readonly TokenType[] = Object.values(TokenTypes);
 
 /** The types whose jti is consumed on use (deny-listed through the consumed-token store). */
-export type SingleUseTokenType = "pwreset+svc" | "everify+svc" | "invite+svc";
+export type SingleUseTokenType = "pwreset+svc" | "everify+svc" | "invite+svc" | "impconsent+svc";
 
 /** Whether a type is single use. */
 export function isSingleUse(typ: TokenType): typ is SingleUseTokenType {
-  return typ === "pwreset+svc" || typ === "everify+svc" || typ === "invite+svc";
+  return typ === "pwreset+svc" || typ === "everify+svc" || typ === "invite+svc" || typ === "impconsent+svc";
 }
 
 /** Default lifetimes in seconds of the types whose lifetime is not configured. */
@@ -93,6 +93,11 @@ export interface MfaTokenClaims extends BaseClaims {
 /** `pwreset+svc`. */
 export interface PasswordResetClaims extends BaseClaims {
   readonly sub: string;
+  /**
+   * The user's credential stamp when the link was minted: the link works only while the stamp is
+   * unchanged, so any password change (a reset with another link included) kills it.
+   */
+  readonly stamp: string;
 }
 
 /** `everify+svc`: proves control of `email`. */
@@ -162,7 +167,7 @@ export const CLAIM_SCHEMAS: { readonly [T in TokenType]: v.GenericSchema<unknown
     ip: v.nullable(text),
     amr: text,
   }),
-  "pwreset+svc": v.object({ ...base, sub: uuid }),
+  "pwreset+svc": v.object({ ...base, sub: uuid, stamp: v.pipe(v.string(), v.maxLength(64)) }),
   "everify+svc": v.object({ ...base, sub: uuid, email: text }),
   "invite+svc": v.object({ ...base, email: text, org: v.nullable(uuid), inv: uuid }),
   "impconsent+svc": v.object({ ...base, sub: uuid, act: actor }),

@@ -86,6 +86,8 @@ export class WebhookDispatcher {
   readonly #leaseMs: number;
   #loop: Promise<void> | null = null;
   #stopped = true;
+  /** Set while stop() runs: the batch in progress starts no new delivery. */
+  #stopping = false;
   #wake: (() => void) | null = null;
   #pending = false;
 
@@ -103,16 +105,19 @@ export class WebhookDispatcher {
       limit: this.#o.batchSize ?? 20,
       leaseMs: this.#leaseMs,
     });
-    const outcomes: DispatchOutcome[] = new Array(claimed.length);
+    const outcomes: DispatchOutcome[] = [];
     let next = 0;
     const worker = async () => {
-      while (next < claimed.length) {
-        const index = next++;
-        outcomes[index] = await this.#deliver(claimed[index]);
+      // A dispatcher asked to stop starts no new delivery.
+      while (next < claimed.length && !this.#stopping) {
+        outcomes.push(await this.#deliver(claimed[next++]));
       }
     };
     const workers = Math.max(1, Math.min(this.#o.concurrency ?? 8, claimed.length));
     await Promise.all(Array.from({ length: workers }, worker));
+    // What was claimed but not started goes back to the queue, due now, for another instance.
+    const unstarted = claimed.slice(next).map((c) => c.delivery.id);
+    if (unstarted.length > 0) await this.#o.storage.webhooks.releaseClaims(unstarted);
     return outcomes;
   }
 
@@ -140,12 +145,20 @@ export class WebhookDispatcher {
     this.#wake?.();
   }
 
-  /** Stops polling; resolves once the batch in progress is recorded. */
+  /**
+   * Stops polling: deliveries in flight finish and are recorded, and those of the batch not yet
+   * started are handed back to the queue (due now) for another instance; resolves when done.
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#stopping = true;
     this.#wake?.();
-    await this.#loop;
-    this.#loop = null;
+    try {
+      await this.#loop;
+    } finally {
+      this.#loop = null;
+      this.#stopping = false;
+    }
   }
 
   async #run(): Promise<void> {

@@ -2,15 +2,44 @@
  * How a completed sign-in answers, whatever the factor (password, MFA, passkey): bearer
  * clients get the token response `{ accessToken, refreshToken, tokenType: "Bearer", expiresIn }`;
  * browser clients (those that ask for cookies) get the session cookies and
- * `{ expiresIn, csrfToken }`. Every sign-in route answers through {@link respondWithSignIn}.
+ * `{ expiresIn, csrfToken }`. Every sign-in route answers through {@link respondWithSignIn},
+ * which also gives a browser or client that presented no device id its own (`./device-id.ts`).
  *
  * @module
  */
 import type { Context } from "hono";
+import * as v from "valibot";
 import type { RandomSource } from "../../core/random.ts";
 import type { IssuedTokens, SessionService, SignInInput } from "../../core/sessions/service.ts";
 import type { SvcEnv } from "../request-id.ts";
 import { type CookieSettings, setSessionCookies } from "./cookies.ts";
+import { issueDevice } from "./device-id.ts";
+
+/** The bearer token answer of a sign-in or a refresh. */
+export const TokenResponseSchema = v.pipe(
+  v.object({
+    accessToken: v.pipe(v.string(), v.description("A JWT (typ at+svc).")),
+    refreshToken: v.pipe(v.string(), v.description("An opaque srt_… token, single use (rotated).")),
+    tokenType: v.literal("Bearer"),
+    expiresIn: v.pipe(v.number(), v.description("Seconds until the access token expires.")),
+  }),
+  v.title("TokenResponse"),
+);
+
+/** The cookie-transport answer: the tokens went into cookies; the CSRF token goes in `X-Svc-Csrf`. */
+export const CookieSessionSchema = v.pipe(
+  v.object({
+    expiresIn: v.pipe(v.number(), v.description("Seconds until the access token expires.")),
+    csrfToken: v.pipe(v.string(), v.description("Send it as X-Svc-Csrf on state-changing requests.")),
+  }),
+  v.title("CookieSession"),
+);
+
+/** The answer of every completed sign-in: tokens (bearer) or cookies (`X-Svc-Transport: cookie`). */
+export const SignInResponseSchema = v.pipe(
+  v.union([TokenResponseSchema, CookieSessionSchema]),
+  v.title("SignInResponse"),
+);
 
 /** The transport a sign-in request asks for. */
 export type SignInTransport = "bearer" | "cookie";
@@ -53,7 +82,9 @@ export async function respondWithSignIn(
 ): Promise<{ response: Response; issued: IssuedTokens }> {
   const issued = await responder.sessions.signIn(input);
   c.header("Cache-Control", "no-store");
-  if (signInTransport(c) === "bearer") return { response: c.json(issued.tokens), issued };
+  const transport = signInTransport(c);
+  issueDevice(c, responder.cookies, responder.random, transport);
+  if (transport === "bearer") return { response: c.json(issued.tokens), issued };
   const csrfToken = setSessionCookies(c, responder.cookies, {
     accessToken: issued.tokens.accessToken,
     expiresIn: issued.tokens.expiresIn,

@@ -10,6 +10,7 @@
 import { AbuseGate } from "../../core/abuse/gate.ts";
 import { type CaptchaProvider, captchaProviderFromConfig } from "../../core/abuse/captcha.ts";
 import { type CounterStore, MemoryCounterStore } from "../../core/abuse/counter-store.ts";
+import { RequestThrottle } from "../../core/abuse/request-throttle.ts";
 import { AccountFlows } from "../../core/accounts/flows.ts";
 import { bootstrapAdmin, type BootstrapReport } from "../../core/accounts/bootstrap.ts";
 import type { Clock } from "../../core/clock.ts";
@@ -89,7 +90,7 @@ export interface LoginStack {
   readonly routes: RouteInstaller[];
   /** Ensures the bootstrap administrator of `realmId` when the configuration names one; null otherwise. */
   bootstrap(realmId: string): Promise<BootstrapReport | null>;
-  /** Resolves once the work started after answers (forgot-password mail) has finished. */
+  /** Resolves once the work started after answers (forgot-password mail, blocked-sign-in alerts) has finished. */
   idle(): Promise<void>;
   /** Waits for that work, then releases the password workers. */
   close(): Promise<void>;
@@ -107,8 +108,9 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
     params: argon2idParamsFromConfig(config.password),
     random,
   });
+  const counters = options.counters ?? new MemoryCounterStore({ clock });
   const abuse = AbuseGate.fromConfig(config.abuse, {
-    store: options.counters ?? new MemoryCounterStore({ clock }),
+    store: counters,
     clock,
     sink: events,
     captcha: options.captcha !== undefined
@@ -160,6 +162,13 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
     settings: config.emailOtp,
   });
   const recoveryCodes = new RecoveryCodeService({ store: storage.recoveryCodes, random });
+  const pending = new Set<Promise<unknown>>();
+  const background = (work: () => Promise<unknown>) => {
+    const task = work().catch((error) => report("background work failed", error)).finally(() =>
+      pending.delete(task)
+    );
+    pending.add(task);
+  };
   const pipeline = new LoginPipeline({
     storage,
     passwords,
@@ -172,6 +181,18 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
     tokens: options.auth.tokens,
     events,
     clock,
+    // Mailed after the answer, so the refusal takes no longer than a wrong password's.
+    onRiskBlock(alert) {
+      background(() =>
+        mail.send(messages.loginBlockedAlert({
+          to: alert.user.email,
+          attemptedAt: alert.at,
+          device: alert.device ?? undefined,
+          ipAddress: alert.ip ?? undefined,
+        }))
+      );
+      return Promise.resolve();
+    },
     onError: report,
   });
   const accounts = new AccountFlows({
@@ -190,13 +211,6 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
     random,
     refreshTokenTtlSeconds: config.tokens.refreshTokenTtlSeconds,
   };
-  const pending = new Set<Promise<unknown>>();
-  const background = (work: () => Promise<unknown>) => {
-    const task = work().catch((error) => report("background work failed", error)).finally(() =>
-      pending.delete(task)
-    );
-    pending.add(task);
-  };
   const idle = async () => {
     while (pending.size > 0) await Promise.allSettled([...pending]);
   };
@@ -213,7 +227,14 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
     accounts,
     routes: [
       loginRoutes({ pipeline, responder }),
-      accountRoutes({ accounts, realms: storage.realms, snapshots: options.snapshots, background }),
+      accountRoutes({
+        accounts,
+        realms: storage.realms,
+        users: storage.users,
+        snapshots: options.snapshots,
+        throttle: new RequestThrottle({ store: counters, clock, sink: events, limits: config.throttle }),
+        background,
+      }),
       factorRoutes({
         totp,
         recoveryCodes,

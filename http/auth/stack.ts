@@ -1,8 +1,8 @@
 /**
  * Everything token-based, assembled from the configuration: the key ring, the typed token
- * service (with the verified-token cache), sessions, the authenticator, the route modules
- * (auth, profile, JWKS) and the key-ring readiness check. `svc start`, tests and benchmarks
- * build it the same way.
+ * service (with the verified-token cache), sessions and the ended-session set (fed through the
+ * cache bus), the authenticator, the route modules (auth, profile, JWKS) and the key-ring
+ * readiness check. `svc start`, tests and benchmarks build it the same way.
  *
  * @module
  */
@@ -11,7 +11,9 @@ import type { SvcConfig } from "../../core/config/mod.ts";
 import type { EventSink } from "../../core/events/sink.ts";
 import { KeyRing, KeyRingError } from "../../core/keys/ring.ts";
 import type { RandomSource } from "../../core/random.ts";
+import { endedSessionRetainMs, EndedSessions } from "../../core/sessions/ended.ts";
 import { SessionService } from "../../core/sessions/service.ts";
+import type { CacheBus } from "../../core/snapshots/bus.ts";
 import { VerifiedTokenCache } from "../../core/tokens/cache.ts";
 import { TokenService } from "../../core/tokens/service.ts";
 import type { Storage } from "../../storage/storage.ts";
@@ -36,6 +38,12 @@ export interface AuthStackOptions {
   keys?: KeyRing;
   /** The realm the readiness check covers; default: the default realm. */
   readinessRealmId?: () => Promise<string | null>;
+  /** The cache bus shared with the other instances; without one, session ends stay on this instance. */
+  bus?: CacheBus;
+  /** Bound of the ended-session set (default 100 000). */
+  endedSessionsMax?: number;
+  /** An ended-session set built (and started) beforehand; default: a new one over `bus`. */
+  endedSessions?: EndedSessions;
 }
 
 /** The assembled auth stack. */
@@ -44,6 +52,8 @@ export interface AuthStack {
   readonly tokens: TokenService;
   readonly sessions: SessionService;
   readonly cache: VerifiedTokenCache | undefined;
+  /** Sessions ended within the last access-token lifetime, on every instance. */
+  readonly endedSessions: EndedSessions;
   readonly authenticator: Authenticator;
   /** Auth, profile and JWKS routes. */
   readonly routes: RouteInstaller[];
@@ -51,6 +61,10 @@ export interface AuthStack {
   readonly readinessCheck: ReadinessCheck;
   /** Creates a primary key for every realm that has none. */
   ensureKeys(): Promise<number>;
+  /** Subscribes the ended-session set to the bus and preloads recent ends (before serving). */
+  start(): Promise<void>;
+  /** Unsubscribes from the bus. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -58,8 +72,9 @@ export interface AuthStack {
  *
  * @example
  * ```ts
- * const auth = createAuthStack({ config, storage, clock, random, events });
+ * const auth = createAuthStack({ config, storage, clock, random, events, bus });
  * await auth.ensureKeys();
+ * await auth.start();
  * const app = createApp({ config, readinessChecks: [auth.readinessCheck], clock, random,
  *   authenticator: auth.authenticator, routes: auth.routes });
  * ```
@@ -87,6 +102,13 @@ export function createAuthStack(options: AuthStackOptions): AuthStack {
       "mfa+svc": config.tokens.mfaTokenTtlSeconds,
     },
   });
+  const endedSessions = options.endedSessions ?? new EndedSessions({
+    clock,
+    retainMs: endedSessionRetainMs(config.tokens.accessTokenTtlSeconds),
+    maxEntries: options.endedSessionsMax,
+    bus: options.bus,
+    source: storage.sessions,
+  });
   const sessions = new SessionService({
     storage,
     tokens,
@@ -96,6 +118,7 @@ export function createAuthStack(options: AuthStackOptions): AuthStack {
     idleTimeoutMs: config.sessions.idleTimeoutSeconds * 1000,
     absoluteTimeoutMs: config.sessions.absoluteTimeoutSeconds * 1000,
     refreshTokenTtlMs: config.tokens.refreshTokenTtlSeconds * 1000,
+    ended: endedSessions,
   });
   const cookies = cookieSettings(config);
   const readinessRealm = options.readinessRealmId ??
@@ -105,7 +128,8 @@ export function createAuthStack(options: AuthStackOptions): AuthStack {
     tokens,
     sessions,
     cache,
-    authenticator: tokenAuthenticator({ tokens, storage, clock }),
+    endedSessions,
+    authenticator: tokenAuthenticator({ tokens, storage, clock, endedSessions }),
     routes: [
       authRoutes({ sessions, cookies, random, refreshTokenTtlSeconds: config.tokens.refreshTokenTtlSeconds }),
       profileRoutes({ sessions, storage, cookies }),
@@ -128,5 +152,7 @@ export function createAuthStack(options: AuthStackOptions): AuthStack {
       }
       return created;
     },
+    start: () => endedSessions.start(),
+    stop: () => endedSessions.stop(),
   };
 }

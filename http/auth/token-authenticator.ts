@@ -12,6 +12,11 @@
  * anonymous (routes that need a caller answer 401 `unauthenticated`); a bad credential is
  * 401 `invalid_token` (bearer, cookie) or `invalid_credentials` (Basic).
  *
+ * An access token whose session ended (logout, reset, suspension…) is refused at once, like a
+ * bad one: its `sid` is looked up in the instance's ended-session set after verification (the
+ * verified-token cache included), a map lookup; storage is read only when that set overflowed.
+ * An API key works only while its owner can act (see `core/credentials/api-keys.ts`).
+ *
  * @module
  */
 import type { Clock } from "../../core/clock.ts";
@@ -22,10 +27,12 @@ import { SvcError } from "../../core/errors.ts";
 import { InvalidTokenError } from "../../core/tokens/errors.ts";
 import type { TokenService } from "../../core/tokens/service.ts";
 import type { AccessTokenClaims } from "../../core/tokens/types.ts";
+import type { SessionEndStatus } from "../../core/sessions/ended.ts";
 import type { Storage } from "../../storage/storage.ts";
 import { ACCESS_COOKIE, readCookie } from "./cookies.ts";
 import { isStateChanging, requireCsrf } from "./csrf.ts";
 import type { Authenticator, Principal } from "./principal.ts";
+import { containsNul } from "../validate.ts";
 
 /** A service-account key or secret did not match. Code `invalid_credentials`, status 401. */
 export class InvalidCredentialsError extends SvcError {
@@ -37,8 +44,10 @@ export class InvalidCredentialsError extends SvcError {
 /** What the token authenticator needs. */
 export interface TokenAuthenticatorOptions {
   tokens: TokenService;
-  storage: Pick<Storage, "apiKeys" | "serviceAccounts" | "realms">;
+  storage: Pick<Storage, "apiKeys" | "serviceAccounts" | "realms" | "users" | "sessions">;
   clock: Clock;
+  /** The ended-session set (without one, access tokens live until `exp` whatever their session). */
+  endedSessions?: { status(sessionId: string, issuedAt: number): SessionEndStatus };
   /** The audiences svc's own API accepts (default: the issuer). */
   audiences?: readonly string[];
 }
@@ -61,8 +70,16 @@ export function principalOfClaims(claims: AccessTokenClaims): Principal {
 /** Bearer, API key, service account and cookie authentication. */
 export function tokenAuthenticator(options: TokenAuthenticatorOptions): Authenticator {
   const audiences = options.audiences ?? [options.tokens.issuer];
-  const verifyAccess = async (token: string) =>
-    principalOfClaims(await options.tokens.verify("at+svc", token, { audience: audiences }));
+  const verifyAccess = async (token: string) => {
+    const claims = await options.tokens.verify("at+svc", token, { audience: audiences });
+    const status = options.endedSessions?.status(claims.sid, claims.iat * 1000) ?? "live";
+    if (status === "ended") throw new InvalidTokenError("session_ended");
+    if (status === "unknown") {
+      const session = await options.storage.sessions.get(claims.sid);
+      if (session === null || session.revokedAt !== null) throw new InvalidTokenError("session_ended");
+    }
+    return principalOfClaims(claims);
+  };
 
   return async (c) => {
     const authorization = c.req.header("Authorization");
@@ -85,7 +102,7 @@ export function tokenAuthenticator(options: TokenAuthenticatorOptions): Authenti
 }
 
 async function apiKeyPrincipal(options: TokenAuthenticatorOptions, token: string): Promise<Principal> {
-  const key = await authenticateApiKey(options.storage.apiKeys, options.clock, token);
+  const key = await authenticateApiKey(options.storage, options.clock, token);
   if (key === null) throw new InvalidTokenError("signature");
   return {
     kind: "ApiKey",
@@ -109,7 +126,8 @@ async function serviceAccountPrincipal(
     throw new InvalidCredentialsError();
   }
   const colon = decoded.indexOf(":");
-  if (colon <= 0) throw new InvalidCredentialsError();
+  // U+0000 never names a realm or account (and Postgres refuses it in text): a wrong credential.
+  if (colon <= 0 || containsNul(decoded)) throw new InvalidCredentialsError();
   const user = decoded.slice(0, colon);
   const secret = decoded.slice(colon + 1);
   const slash = user.indexOf("/");

@@ -2,28 +2,43 @@
  * Account flows over HTTP (spec 5.5):
  *
  * - `POST /auth/password/forgot` `{ email, realm? }`: always 202 `{ "status": "accepted" }`; the
- *   reset link is mailed in the background when the user exists, so the answer and its timing
- *   are the same either way.
+ *   reset link is mailed in the background when the user exists and the request is within the
+ *   forgot-password throttle (per account and per IP), so the answer and its timing are the same
+ *   either way.
  * - `POST /auth/password/reset` `{ token, password }`: 200 `{ "status": "password_reset" }`;
  *   every refresh token of the user is revoked.
- * - `POST /auth/email/verify/request` (signed-in user): 202 `{ "status": "sent" | "already_verified" }`.
+ * - `POST /auth/email/verify/request` (signed-in user): 202 `{ "status": "sent" | "already_verified" }`;
+ *   past the verification throttle (per account and per IP) the answer is the same and nothing is sent.
  * - `POST /auth/email/verify` `{ token }`: 200 `{ userId, email, emailVerified: true }`.
- * - `POST /auth/invitation/accept` `{ token, password, displayName? }`: 200 `{ userId, email }`.
+ * - `POST /auth/invitation/accept` `{ token, password?, displayName? }`: 200 `{ userId, email }`;
+ *   a new account chooses its `password`; an account that has one accepts signed in, without it.
  * - `POST /svc-admin/users/invite` `{ email, orgId?, displayName? }`: 201 `{ userId, email, orgId,
- *   expiresAt, userCreated }`, fenced by `svc:global:users-invite` (any organization of the realm)
- *   or `svc:org:users-invite` (the caller's own organization only).
+ *   expiresAt }`, fenced by `svc:global:users-invite` (any organization of the realm) or
+ *   `svc:org:users-invite` (the caller's own organization only, the default `orgId` for them).
+ *   The answer never depends on accounts outside the caller's fence, and the membership is
+ *   created on acceptance (see `AccountFlows.invite`).
  *
  * @module
  */
 import * as v from "valibot";
+import type { RequestThrottle } from "../../core/abuse/request-throttle.ts";
 import type { AccountFlows } from "../../core/accounts/flows.ts";
 import { MAX_PASSWORD_LENGTH } from "../../core/accounts/flows.ts";
 import { USERS_INVITE_GLOBAL, USERS_INVITE_ORG } from "../../core/definitions/svc-permissions.ts";
-import { ForbiddenError } from "../../core/errors.ts";
+import { ForbiddenError, NotFoundError } from "../../core/errors.ts";
 import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
 import type { RealmStore } from "../../storage/contract/realms.ts";
-import type { RouteInstaller } from "../app.ts";
+import type { UserStore } from "../../storage/contract/users.ts";
+import {
+  documented,
+  type DocumentedInstaller,
+  errorResponses,
+  type OperationDoc,
+} from "../openapi/operation.ts";
+import { auditActor } from "../auth/audit-actor.ts";
 import { covers, fence } from "../auth/fence.ts";
+import { clientIp } from "../client-ip.ts";
+import { mailLocaleOf } from "../../core/mail/messages.ts";
 import { parseBody } from "../validate.ts";
 import { requireUser } from "./auth.ts";
 import { UUID_PATTERN } from "../../core/ids.ts";
@@ -51,7 +66,7 @@ export const VerifyEmailSchema = v.strictObject({ token });
 /** The body of `POST /auth/invitation/accept`. */
 export const AcceptInvitationSchema = v.strictObject({
   token,
-  password,
+  password: v.optional(v.nullable(password)),
   displayName: v.optional(v.nullable(text("displayName", 200))),
 });
 /** The body of `POST /svc-admin/users/invite`. */
@@ -63,25 +78,121 @@ export const InviteUserSchema = v.strictObject({
   displayName: v.optional(v.nullable(text("displayName", 200))),
 });
 
+/** The answer of `POST /svc-admin/users/invite`. */
+export const InvitationSchema = v.pipe(
+  v.object({
+    userId: v.string(),
+    email: v.string(),
+    orgId: v.nullable(v.string()),
+    expiresAt: v.pipe(v.string(), v.description("When the invitation link expires (ISO 8601).")),
+  }),
+  v.title("Invitation"),
+);
+
+const status = <const T extends string[]>(...values: T) => v.object({ status: v.picklist(values) });
+
+const OPERATIONS: readonly OperationDoc[] = [
+  {
+    method: "POST",
+    path: "/auth/password/forgot",
+    summary: "Ask for a password reset link",
+    description: "Always 202, whether or not the account exists; the mail goes out in the background.",
+    tags: ["Account"],
+    auth: "public",
+    body: ForgotPasswordSchema,
+    responses: { 202: { description: "Accepted", body: status("accepted") }, ...errorResponses(400) },
+  },
+  {
+    method: "POST",
+    path: "/auth/password/reset",
+    summary: "Set a new password with a reset token",
+    description: "Every refresh token of the user is revoked.",
+    tags: ["Account"],
+    auth: "public",
+    body: ResetPasswordSchema,
+    responses: { 200: { description: "Done", body: status("password_reset") }, ...errorResponses(400, 401) },
+  },
+  {
+    method: "POST",
+    path: "/auth/email/verify/request",
+    summary: "Mail a verification link to the caller's address",
+    tags: ["Account"],
+    responses: {
+      202: { description: "Sent (or nothing to do)", body: status("sent", "already_verified") },
+      ...errorResponses(401, 403),
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/email/verify",
+    summary: "Verify an email address with its token",
+    tags: ["Account"],
+    auth: "public",
+    body: VerifyEmailSchema,
+    responses: {
+      200: {
+        description: "Verified",
+        body: v.object({ userId: v.string(), email: v.string(), emailVerified: v.boolean() }),
+      },
+      ...errorResponses(400, 401),
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/invitation/accept",
+    summary: "Accept an invitation",
+    description: "A new account chooses its password; an existing account accepts signed in.",
+    tags: ["Account"],
+    auth: "optional",
+    body: AcceptInvitationSchema,
+    responses: {
+      200: { description: "Accepted", body: v.object({ userId: v.string(), email: v.string() }) },
+      ...errorResponses(400, 401, 403, 409),
+    },
+  },
+  {
+    method: "POST",
+    path: "/svc-admin/users/invite",
+    summary: "Invite a user by email",
+    description:
+      "An organization administrator invites into its own organization only (the default `orgId`).",
+    tags: ["Admin: users"],
+    permissions: [USERS_INVITE_GLOBAL, USERS_INVITE_ORG],
+    body: InviteUserSchema,
+    responses: {
+      201: { description: "Invited", body: InvitationSchema },
+      ...errorResponses(400, 401, 403, 404, 409),
+    },
+  },
+];
+
 /** What the account routes need. */
 export interface AccountRouteDeps {
   accounts: AccountFlows;
   realms: RealmStore;
   snapshots: SubjectSnapshots;
+  users: Pick<UserStore, "get">;
+  /** Counts forgot-password and verification requests (per account and per IP). */
+  throttle: RequestThrottle;
   /** Runs work after the answer (the forgot-password mail); failures are reported, never answered. */
   background: (work: () => Promise<unknown>) => void;
 }
 
 /** The account routes. */
-export function accountRoutes(deps: AccountRouteDeps): RouteInstaller {
-  return (app) => {
+export function accountRoutes(deps: AccountRouteDeps): DocumentedInstaller {
+  return documented((app) => {
     app.post("/auth/password/forgot", async (c) => {
       const body = await parseBody(c, ForgotPasswordSchema);
+      const ip = clientIp(c);
+      const locale = mailLocaleOf(c.req.header("Accept-Language"));
       deps.background(async () => {
         const realm = body.realm
           ? (await deps.realms.get(body.realm)) ?? (await deps.realms.getByName(body.realm))
           : await deps.realms.getDefault();
-        await deps.accounts.forgotPassword(realm?.id ?? null, body.email);
+        const realmId = realm?.id ?? null;
+        // Counted whether or not the account exists; over the limit nothing is sent.
+        const { allowed } = await deps.throttle.forgotPassword({ ip, realmId, email: body.email });
+        if (allowed) await deps.accounts.forgotPassword(realmId, body.email, locale);
       });
       c.header("Cache-Control", "no-store");
       return c.json({ status: "accepted" }, 202);
@@ -95,7 +206,19 @@ export function accountRoutes(deps: AccountRouteDeps): RouteInstaller {
 
     app.post("/auth/email/verify/request", async (c) => {
       const principal = await requireUser(c);
-      const sent = await deps.accounts.requestEmailVerification(principal.userId);
+      const { allowed } = await deps.throttle.emailVerification({
+        ip: clientIp(c),
+        realmId: principal.realmId,
+        userId: principal.userId,
+      });
+      if (!allowed) {
+        const user = await deps.users.get(principal.userId);
+        return c.json({ status: user?.emailVerified ? "already_verified" : "sent" }, 202);
+      }
+      const sent = await deps.accounts.requestEmailVerification(
+        principal.userId,
+        mailLocaleOf(c.req.header("Accept-Language")),
+      );
       return c.json({ status: sent ? "sent" : "already_verified" }, 202);
     });
 
@@ -107,7 +230,15 @@ export function accountRoutes(deps: AccountRouteDeps): RouteInstaller {
 
     app.post("/auth/invitation/accept", async (c) => {
       const body = await parseBody(c, AcceptInvitationSchema);
-      const accepted = await deps.accounts.acceptInvitation(body.token, body.password, body.displayName);
+      const principal = await c.get("principal")();
+      const accepted = await deps.accounts.acceptInvitation(
+        body.token,
+        body.password,
+        body.displayName,
+        principal === null || (principal.kind ?? "User") !== "User"
+          ? null
+          : { userId: principal.userId, impersonated: Boolean(principal.act) },
+      );
       return c.json({ userId: accepted.userId, email: accepted.email });
     });
 
@@ -117,22 +248,28 @@ export function accountRoutes(deps: AccountRouteDeps): RouteInstaller {
         org: [USERS_INVITE_ORG],
       }, "You may not invite users.");
       const body = await parseBody(c, InviteUserSchema);
-      const orgId = body.orgId ?? null;
-      if (!covers(scope, orgId)) throw new ForbiddenError("You may not invite users there.");
+      const orgId = body.orgId?.toLowerCase() ?? (scope.global ? null : scope.orgId);
+      if (!covers(scope, orgId)) {
+        // Another organization is invisible to an organization administrator (404, as unknown);
+        // a realm-wide invitation needs the global permission (403).
+        if (orgId === null) throw new ForbiddenError("You may not invite users there.");
+        throw new NotFoundError("No such organization.");
+      }
       const invitation = await deps.accounts.invite({
         realmId: scope.principal.realmId,
+        actor: auditActor(scope.principal),
         inviterId: scope.principal.userId,
         email: body.email,
         orgId,
         displayName: body.displayName,
+        realmWide: scope.global,
       });
       return c.json({
         userId: invitation.userId,
         email: invitation.email,
         orgId: invitation.orgId,
         expiresAt: invitation.expiresAt.toISOString(),
-        userCreated: invitation.userCreated,
       }, 201);
     });
-  };
+  }, OPERATIONS);
 }

@@ -19,7 +19,13 @@ import { ForbiddenError } from "../../core/errors.ts";
 import type { RandomSource } from "../../core/random.ts";
 import type { SessionService } from "../../core/sessions/service.ts";
 import { InvalidRefreshTokenError, InvalidTokenError } from "../../core/tokens/errors.ts";
-import type { RouteInstaller } from "../app.ts";
+import {
+  documented,
+  type DocumentedInstaller,
+  errorResponses,
+  type OperationDoc,
+} from "../openapi/operation.ts";
+import { CookieSessionSchema, TokenResponseSchema } from "../auth/login-response.ts";
 import {
   clearSessionCookies,
   type CookieSettings,
@@ -31,6 +37,7 @@ import { requireCsrf } from "../auth/csrf.ts";
 import { type Principal, requirePrincipal } from "../auth/principal.ts";
 import type { SvcEnv } from "../request-id.ts";
 import { parseBody } from "../validate.ts";
+import { noStore } from "../security-headers.ts";
 import { UUID_PATTERN } from "../../core/ids.ts";
 
 const orgId = v.pipe(
@@ -47,6 +54,67 @@ export const RefreshRequestSchema = v.strictObject({
 /** The body of `POST /auth/switch-organization`. */
 export const SwitchOrganizationSchema = v.strictObject({ orgId });
 
+/** The bearer answer of an organization switch: a new access token on the same session. */
+export const AccessTokenResponseSchema = v.pipe(
+  v.object({ accessToken: v.string(), tokenType: v.literal("Bearer"), expiresIn: v.number() }),
+  v.title("AccessTokenResponse"),
+);
+
+const TAGS = ["Auth"];
+
+const OPERATIONS: readonly OperationDoc[] = [
+  {
+    method: "POST",
+    path: "/auth/refresh",
+    summary: "Refresh the tokens",
+    description:
+      "Bearer clients send `refreshToken`; cookie clients send the `svc_rt` cookie and `X-Svc-Csrf`. `orgId` moves the new tokens to another organization of the user.",
+    tags: TAGS,
+    auth: "public",
+    body: RefreshRequestSchema,
+    bodyRequired: false,
+    responses: {
+      200: {
+        description: "New tokens (bearer) or new cookies (cookie clients)",
+        body: v.union([TokenResponseSchema, CookieSessionSchema]),
+      },
+      ...errorResponses(400, 401, 403),
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/switch-organization",
+    summary: "Switch the session to another organization of the caller",
+    tags: TAGS,
+    body: SwitchOrganizationSchema,
+    responses: {
+      200: {
+        description: "A new access token (bearer) or cookie",
+        body: v.union([AccessTokenResponseSchema, CookieSessionSchema]),
+      },
+      ...errorResponses(400, 401, 403, 404),
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/logout",
+    summary: "End the caller's session and clear the cookies",
+    tags: TAGS,
+    auth: "optional",
+    responses: { 204: { description: "Logged out" }, ...errorResponses(403) },
+  },
+  {
+    method: "POST",
+    path: "/auth/logout-all",
+    summary: "End every session of the caller",
+    tags: TAGS,
+    responses: {
+      200: { description: "How many sessions ended", body: v.object({ sessionsEnded: v.number() }) },
+      ...errorResponses(401, 403),
+    },
+  },
+];
+
 /** What the auth routes need. */
 export interface AuthRouteDeps {
   sessions: SessionService;
@@ -57,13 +125,12 @@ export interface AuthRouteDeps {
 }
 
 /** The token and session routes. */
-export function authRoutes(deps: AuthRouteDeps): RouteInstaller {
-  return (app) => {
-    app.post("/auth/refresh", async (c) => {
+export function authRoutes(deps: AuthRouteDeps): DocumentedInstaller {
+  return documented((app) => {
+    app.post("/auth/refresh", noStore, async (c) => {
       const body = await optionalBody(c);
       if (body.refreshToken !== undefined) {
         const { tokens } = await deps.sessions.refresh(body.refreshToken, { orgId: body.orgId });
-        c.header("Cache-Control", "no-store");
         return c.json(tokens);
       }
       const cookie = readCookie(c, REFRESH_COOKIE);
@@ -77,7 +144,6 @@ export function authRoutes(deps: AuthRouteDeps): RouteInstaller {
           refreshToken: tokens.refreshToken,
           refreshMaxAge: deps.refreshTokenTtlSeconds,
         }, deps.random);
-        c.header("Cache-Control", "no-store");
         return c.json({ expiresIn: tokens.expiresIn, csrfToken });
       } catch (err) {
         if (err instanceof InvalidRefreshTokenError) clearSessionCookies(c, deps.cookies);
@@ -85,14 +151,13 @@ export function authRoutes(deps: AuthRouteDeps): RouteInstaller {
       }
     });
 
-    app.post("/auth/switch-organization", async (c) => {
+    app.post("/auth/switch-organization", noStore, async (c) => {
       const principal = await requireUser(c);
       const body = await parseBody(c, SwitchOrganizationSchema);
       const { response } = await deps.sessions.switchOrganization(principal, body.orgId, {
         audience: principal.audience ?? "",
         act: principal.act ? { sub: principal.act.actorId, imp: principal.act.impersonationId } : undefined,
       });
-      c.header("Cache-Control", "no-store");
       if (c.req.header("Authorization") !== undefined) return c.json(response);
       const csrfToken = setSessionCookies(c, deps.cookies, {
         accessToken: response.accessToken,
@@ -120,7 +185,7 @@ export function authRoutes(deps: AuthRouteDeps): RouteInstaller {
       clearSessionCookies(c, deps.cookies);
       return c.json({ sessionsEnded });
     });
-  };
+  }, OPERATIONS);
 }
 
 /** The caller, who must be a user (not an API key or service account). */

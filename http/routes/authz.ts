@@ -12,7 +12,12 @@ import { type AccessCheck, evaluate } from "../../core/authz/mod.ts";
 import { AUTHZ_INSPECT_GLOBAL, AUTHZ_INSPECT_ORG } from "../../core/definitions/svc-permissions.ts";
 import { ForbiddenError, NotFoundError } from "../../core/errors.ts";
 import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
-import type { RouteInstaller } from "../app.ts";
+import {
+  documented,
+  type DocumentedInstaller,
+  errorResponses,
+  type OperationDoc,
+} from "../openapi/operation.ts";
 import { covers, fence } from "../auth/fence.ts";
 import { requirePrincipal } from "../auth/principal.ts";
 import { parseBody } from "../validate.ts";
@@ -37,9 +42,71 @@ export const InspectRequestSchema = v.strictObject({
   }),
 });
 
+/** The answer of `POST /svc-admin/authz/inspect`. */
+export const InspectResponseSchema = v.pipe(
+  v.object({
+    decision: v.picklist(["Allowed", "Denied", "DeniedByDefault"]),
+    userId: v.string(),
+    orgId: v.nullable(v.string()),
+    permission: v.string(),
+    grants: v.array(
+      v.object({
+        pattern: v.string(),
+        effect: v.picklist(["Allow", "Deny"]),
+        source: v.pipe(v.string(), v.description("Where the grant comes from (`role:<key>`…).")),
+        orgId: v.nullable(v.string()),
+        teamIds: v.array(v.string()),
+        condition: v.pipe(v.unknown(), v.description("The grant's condition, or null.")),
+        outcome: v.picklist([
+          "PatternMismatch",
+          "ScopeNotApplicable",
+          "ConditionFailed",
+          "Allowed",
+          "Denied",
+        ]),
+      }),
+    ),
+    skippedGrants: v.array(
+      v.object({ source: v.string(), pattern: v.string(), code: v.string(), message: v.string() }),
+    ),
+    snapshot: v.object({ teamIds: v.array(v.string()), builtAt: v.string() }),
+  }),
+  v.title("InspectResponse"),
+);
+
+const OPERATIONS: readonly OperationDoc[] = [
+  {
+    method: "POST",
+    path: "/svc-admin/authz/inspect",
+    summary: "Explain an authorization decision grant by grant",
+    description:
+      "From a freshly built snapshot. An organization's inspector sees members of its organization only.",
+    tags: ["Authorization"],
+    permissions: [AUTHZ_INSPECT_GLOBAL, AUTHZ_INSPECT_ORG],
+    body: InspectRequestSchema,
+    responses: {
+      200: { description: "The decision and every grant's outcome", body: InspectResponseSchema },
+      ...errorResponses(400, 401, 403, 404),
+    },
+  },
+  {
+    method: "GET",
+    path: "/profile/permissions",
+    summary: "The caller's allowed permission patterns and teams",
+    tags: ["Profile"],
+    responses: {
+      200: {
+        description: "Allow-effect patterns and team ids",
+        body: v.object({ permissions: v.array(v.string()), teamIds: v.array(v.string()) }),
+      },
+      ...errorResponses(401, 404),
+    },
+  },
+];
+
 /** The authorization routes, over one instance's snapshot provider. */
-export function authzRoutes(snapshots: SubjectSnapshots): RouteInstaller {
-  return (app) => {
+export function authzRoutes(snapshots: SubjectSnapshots): DocumentedInstaller {
+  return documented((app) => {
     app.post("/svc-admin/authz/inspect", async (c) => {
       await requirePrincipal(c);
       const body = await parseBody(c, InspectRequestSchema);
@@ -53,7 +120,12 @@ export function authzRoutes(snapshots: SubjectSnapshots): RouteInstaller {
         { global: [AUTHZ_INSPECT_GLOBAL], org: [AUTHZ_INSPECT_ORG] },
         refusal,
       );
-      if (!covers(scope, orgId)) throw new ForbiddenError(refusal);
+      if (!covers(scope, orgId)) {
+        // Realm-level decisions need the global permission (403); another organization is
+        // invisible to an organization's inspector (404, as an unknown one).
+        if (orgId === null) throw new ForbiddenError(refusal);
+        throw new NotFoundError("No such user.");
+      }
 
       const target = await snapshots.fresh(body.userId, orgId);
       if (
@@ -92,5 +164,5 @@ export function authzRoutes(snapshots: SubjectSnapshots): RouteInstaller {
       ];
       return c.json({ permissions, teamIds: built.subject.teamIds });
     });
-  };
+  }, OPERATIONS);
 }

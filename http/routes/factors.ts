@@ -36,10 +36,16 @@ import type { RecoveryCodeService } from "../../core/mfa/recovery-codes.ts";
 import type { TotpService } from "../../core/totp/service.ts";
 import type { EmailOtpEnrollmentStore } from "../../storage/contract/email-otp-enrollments.ts";
 import type { UserStore } from "../../storage/contract/users.ts";
-import type { RouteInstaller } from "../app.ts";
+import {
+  documented,
+  type DocumentedInstaller,
+  errorResponses,
+  type OperationDoc,
+} from "../openapi/operation.ts";
 import type { Principal } from "../auth/principal.ts";
 import type { SvcEnv } from "../request-id.ts";
 import { parseBody } from "../validate.ts";
+import { noStore } from "../security-headers.ts";
 import { requireUser } from "./auth.ts";
 
 const code = v.pipe(v.string("code must be a string"), v.minLength(1), v.maxLength(64));
@@ -47,6 +53,128 @@ const code = v.pipe(v.string("code must be a string"), v.minLength(1), v.maxLeng
 export const TotpCodeSchema = v.strictObject({ code });
 /** The optional body of the routes that need a second-factor proof. */
 export const FactorProofSchema = v.strictObject({ code: v.optional(code) });
+
+/** The answer of `GET /profile/factors`. */
+export const FactorsSchema = v.pipe(
+  v.object({
+    totp: v.picklist(["none", "pending", "confirmed"]),
+    recoveryCodesRemaining: v.number(),
+    emailOtp: v.pipe(v.boolean(), v.description("Available as the step-up fallback.")),
+    emailOtpEnrolled: v.pipe(v.boolean(), v.description("Required at every password login.")),
+  }),
+  v.title("Factors"),
+);
+
+/** The answer of `POST /profile/factors/totp`: the secret, shown once. */
+export const TotpEnrollmentSchema = v.pipe(
+  v.object({
+    secret: v.pipe(v.string(), v.description("Base32, for manual entry; shown this once.")),
+    uri: v.pipe(v.string(), v.description("The otpauth:// URI (QR code); holds the secret.")),
+    digits: v.number(),
+    period: v.number(),
+    algorithm: v.string(),
+  }),
+  v.title("TotpEnrollment"),
+);
+
+const TAGS = ["Factors"];
+const PROOF =
+  "Once TOTP is confirmed: a multi-factor session, or a current TOTP code in `code` (else 403 `second_factor_required`).";
+
+const OPERATIONS: readonly OperationDoc[] = [
+  {
+    method: "GET",
+    path: "/profile/factors",
+    summary: "The caller's second factors",
+    tags: TAGS,
+    responses: { 200: { description: "The factors", body: FactorsSchema }, ...errorResponses(401, 403) },
+  },
+  {
+    method: "POST",
+    path: "/profile/factors/email-otp",
+    summary: "Start enrolling email OTP (a code goes to the account's address)",
+    tags: TAGS,
+    responses: {
+      202: { description: "Code sent", body: v.object({ expiresAt: v.string() }) },
+      ...errorResponses(401, 403, 404, 429),
+    },
+  },
+  {
+    method: "POST",
+    path: "/profile/factors/email-otp/confirm",
+    summary: "Enroll email OTP with the mailed code",
+    tags: TAGS,
+    body: TotpCodeSchema,
+    responses: {
+      200: { description: "Enrolled", body: v.object({ emailOtp: v.literal("enrolled") }) },
+      ...errorResponses(400, 401, 403),
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/profile/factors/email-otp",
+    summary: "Remove the email OTP enrollment",
+    description: PROOF,
+    tags: TAGS,
+    body: FactorProofSchema,
+    bodyRequired: false,
+    responses: { 204: { description: "Removed" }, ...errorResponses(400, 401, 403, 404) },
+  },
+  {
+    method: "POST",
+    path: "/profile/factors/totp",
+    summary: "Start (or restart) TOTP enrollment",
+    tags: TAGS,
+    responses: {
+      200: { description: "The secret, shown once", body: TotpEnrollmentSchema },
+      ...errorResponses(401, 403, 404, 409),
+    },
+  },
+  {
+    method: "POST",
+    path: "/profile/factors/totp/confirm",
+    summary: "Confirm TOTP with a first code",
+    tags: TAGS,
+    body: TotpCodeSchema,
+    responses: {
+      200: { description: "Confirmed", body: v.object({ totp: v.literal("confirmed") }) },
+      ...errorResponses(400, 401, 403, 409),
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/profile/factors/totp",
+    summary: "Remove TOTP",
+    description: PROOF,
+    tags: TAGS,
+    body: FactorProofSchema,
+    bodyRequired: false,
+    responses: { 204: { description: "Removed" }, ...errorResponses(400, 401, 403, 404) },
+  },
+  {
+    method: "POST",
+    path: "/profile/factors/recovery-codes",
+    summary: "A new set of recovery codes (the previous set stops working)",
+    description: PROOF,
+    tags: TAGS,
+    body: FactorProofSchema,
+    bodyRequired: false,
+    responses: {
+      200: { description: "The codes, shown once", body: v.object({ codes: v.array(v.string()) }) },
+      ...errorResponses(400, 401, 403),
+    },
+  },
+  {
+    method: "GET",
+    path: "/profile/factors/recovery-codes",
+    summary: "How many recovery codes remain",
+    tags: TAGS,
+    responses: {
+      200: { description: "The count", body: v.object({ remaining: v.number() }) },
+      ...errorResponses(401, 403),
+    },
+  },
+];
 
 /** What the factor routes need. */
 export interface FactorRouteDeps {
@@ -61,8 +189,8 @@ export interface FactorRouteDeps {
 const enrollmentChallenge = (userId: string) => `enroll-email-otp:${userId}`;
 
 /** The factor routes. */
-export function factorRoutes(deps: FactorRouteDeps): RouteInstaller {
-  return (app) => {
+export function factorRoutes(deps: FactorRouteDeps): DocumentedInstaller {
+  return documented((app) => {
     app.get("/profile/factors", async (c) => {
       const principal = await requireUser(c);
       const [totp, remaining, emailOtpEnrolledAt] = await Promise.all([
@@ -105,12 +233,11 @@ export function factorRoutes(deps: FactorRouteDeps): RouteInstaller {
       return c.body(null, 204);
     });
 
-    app.post("/profile/factors/totp", async (c) => {
+    app.post("/profile/factors/totp", noStore, async (c) => {
       const principal = await requireUser(c);
       const user = await deps.users.get(principal.userId);
       if (user === null) throw new NotFoundError("No such user.");
       const started = await deps.totp.startEnrollment(user.id, user.email);
-      c.header("Cache-Control", "no-store");
       return c.json(started);
     });
 
@@ -134,11 +261,10 @@ export function factorRoutes(deps: FactorRouteDeps): RouteInstaller {
       return c.body(null, 204);
     });
 
-    app.post("/profile/factors/recovery-codes", async (c) => {
+    app.post("/profile/factors/recovery-codes", noStore, async (c) => {
       const principal = await requireUser(c);
       await requireProof(c, deps, principal);
       const codes = await deps.recoveryCodes.generate(principal.userId);
-      c.header("Cache-Control", "no-store");
       return c.json({ codes });
     });
 
@@ -146,7 +272,7 @@ export function factorRoutes(deps: FactorRouteDeps): RouteInstaller {
       const principal = await requireUser(c);
       return c.json({ remaining: await deps.recoveryCodes.remaining(principal.userId) });
     });
-  };
+  }, OPERATIONS);
 }
 
 /** With TOTP confirmed: a multi-factor session or a current TOTP code; otherwise nothing. */

@@ -1,11 +1,16 @@
 /**
  * Health endpoints: `GET /healthz` (liveness: the process answers) and `GET /readyz`
- * (readiness: every registered dependency check passes within its time limit).
+ * (readiness: every critical dependency check passes within its time limit). A check declared
+ * non-critical (`critical: false`, such as an overdue break-glass drill unless configured
+ * otherwise) is run and reported in the body like the others, marked `"critical": false`, but
+ * its failure leaves the status 200.
  *
  * @module
  */
 import type { Hono } from "hono";
+import * as v from "valibot";
 import { SvcError } from "../../core/errors.ts";
+import type { OperationDoc } from "../openapi/operation.ts";
 import type { SvcEnv } from "../request-id.ts";
 
 /** A dependency readiness depends on (database, key ring, break-glass drill…). */
@@ -14,10 +19,14 @@ export interface ReadinessCheck {
   name: string;
   /** Resolves when the dependency is usable; rejects (or outlasts the time limit) when not. */
   check(): Promise<void>;
+  /** False: reported, but a failure does not make the instance unready (default true). */
+  critical?: boolean;
 }
 
-/** Result of one check in the `/readyz` answer. */
-export type CheckResult = { status: "ok" } | { status: "fail"; error: string };
+/** Result of one check in the `/readyz` answer (`critical: false` marks a check that never fails readiness). */
+export type CheckResult =
+  & ({ status: "ok" } | { status: "fail"; error: string })
+  & { critical?: false };
 
 /** Options of the health routes. */
 export interface HealthOptions {
@@ -47,18 +56,22 @@ export async function runReadinessChecks(
         timeoutMs,
       );
     });
+    const marker = c.critical === false ? { critical: false as const } : {};
     try {
       await Promise.race([Promise.resolve().then(() => c.check()), timeout]);
-      return [c.name, { status: "ok" }];
+      return [c.name, { status: "ok", ...marker }];
     } catch (err) {
       options.logError?.(`readiness check ${c.name} failed: ${describe(err)}`);
       const message = err instanceof SvcError ? err.message : "check failed";
-      return [c.name, { status: "fail", error: message.slice(0, MAX_ERROR_LENGTH) }];
+      return [c.name, { status: "fail", error: message.slice(0, MAX_ERROR_LENGTH), ...marker }];
     } finally {
       clearTimeout(timer);
     }
   }));
-  return { ready: results.every(([, r]) => r.status === "ok"), checks: Object.fromEntries(results) };
+  return {
+    ready: results.every(([, r]) => r.status === "ok" || r.critical === false),
+    checks: Object.fromEntries(results),
+  };
 }
 
 function describe(err: unknown): string {
@@ -66,7 +79,47 @@ function describe(err: unknown): string {
   return err.cause === undefined ? err.message : `${err.message} (${describe(err.cause)})`;
 }
 
-/** Installs `GET /healthz` and `GET /readyz`. Check names must be unique. */
+const CheckResultSchema = v.union([
+  v.object({ status: v.literal("ok") }),
+  v.object({
+    status: v.literal("fail"),
+    error: v.pipe(v.string(), v.description("A short, non-secret reason.")),
+  }),
+]);
+
+/** The answer of `GET /readyz`. */
+export const ReadinessSchema = v.pipe(
+  v.object({
+    status: v.picklist(["ready", "not_ready"]),
+    checks: v.pipe(v.record(v.string(), CheckResultSchema), v.description("Each dependency check by name.")),
+  }),
+  v.title("Readiness"),
+);
+
+/** The operations of the health routes. */
+export const HEALTH_OPERATIONS: readonly OperationDoc[] = [
+  {
+    method: "GET",
+    path: "/healthz",
+    summary: "Liveness: the process answers",
+    tags: ["Health"],
+    auth: "public",
+    responses: { 200: { description: "Alive", body: v.object({ status: v.literal("ok") }) } },
+  },
+  {
+    method: "GET",
+    path: "/readyz",
+    summary: "Readiness: every dependency check passes within its time limit",
+    tags: ["Health"],
+    auth: "public",
+    responses: {
+      200: { description: "Ready", body: ReadinessSchema },
+      503: { description: "Not ready (the failing checks say why)", body: ReadinessSchema },
+    },
+  },
+];
+
+/** Installs `GET /healthz` and `GET /readyz` ({@link HEALTH_OPERATIONS}). Check names must be unique. */
 export function healthRoutes(
   checks: readonly ReadinessCheck[],
   options: HealthOptions = {},

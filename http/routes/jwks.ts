@@ -15,14 +15,67 @@ import { sha256Hex } from "../../core/digest.ts";
 import { NotFoundError } from "../../core/errors.ts";
 import type { KeyRing } from "../../core/keys/ring.ts";
 import type { Storage } from "../../storage/storage.ts";
-import type { RouteInstaller } from "../app.ts";
+import * as v from "valibot";
+import {
+  documented,
+  type DocumentedInstaller,
+  errorResponses,
+  type OperationDoc,
+} from "../openapi/operation.ts";
 import type { SvcEnv } from "../request-id.ts";
 
 /** Seconds a published key set may be cached. */
 export const JWKS_MAX_AGE_SECONDS = 300;
 
+/** A published key set (RFC 7517). */
+export const JwksSchema = v.pipe(
+  v.object({
+    keys: v.array(
+      v.looseObject({
+        kty: v.string(),
+        kid: v.string(),
+        alg: v.optional(v.string()),
+        use: v.optional(v.string()),
+      }),
+    ),
+  }),
+  v.title("Jwks"),
+);
+
+const JWKS_RESPONSES = {
+  200: {
+    description: "The key set (`Cache-Control: public, max-age=300`, `ETag`)",
+    body: JwksSchema,
+    headers: { ETag: "The set's entity tag", "Cache-Control": "public, max-age=300" },
+  },
+  304: { description: "Not modified (`If-None-Match`)" },
+  ...errorResponses(404),
+};
+
+const OPERATIONS: readonly OperationDoc[] = [
+  {
+    method: "GET",
+    path: "/.well-known/jwks.json",
+    summary: "The default realm's signing keys (JWKS)",
+    tags: ["Keys"],
+    auth: "public",
+    responses: JWKS_RESPONSES,
+  },
+  {
+    method: "GET",
+    path: "/realms/:realmId/.well-known/jwks.json",
+    summary: "A realm's signing keys (JWKS)",
+    tags: ["Keys"],
+    auth: "public",
+    params: { realmId: "The realm id" },
+    responses: JWKS_RESPONSES,
+  },
+];
+
 /** The JWKS routes. */
-export function jwksRoutes(deps: { keys: KeyRing; storage: Pick<Storage, "realms"> }): RouteInstaller {
+export function jwksRoutes(
+  deps: { keys: KeyRing; storage: Pick<Storage, "realms"> },
+): DocumentedInstaller {
   const publish = async (c: Context<SvcEnv>, realmId: string) => {
     const body = JSON.stringify(await deps.keys.jwks(realmId));
     const etag = `"${sha256Hex(body).slice(0, 32)}"`;
@@ -32,7 +85,7 @@ export function jwksRoutes(deps: { keys: KeyRing; storage: Pick<Storage, "realms
     c.header("Content-Type", "application/json");
     return c.body(body, 200);
   };
-  return (app) => {
+  return documented((app) => {
     app.get("/.well-known/jwks.json", async (c) => {
       const realm = await deps.storage.realms.getDefault();
       if (realm === null) throw new NotFoundError("No default realm.");
@@ -43,5 +96,5 @@ export function jwksRoutes(deps: { keys: KeyRing; storage: Pick<Storage, "realms
       if (realm === null) throw new NotFoundError("No such realm.");
       return await publish(c, realm.id);
     });
-  };
+  }, OPERATIONS);
 }

@@ -4,8 +4,12 @@
  * - `POST /auth/login` `{ email, password, realm?, org?, audience?, captchaToken?, deviceFingerprint? }`:
  *   200 with the token response (or cookies with `X-Svc-Transport: cookie`), or 200
  *   `{ mfaRequired: true, mfaToken, factors, expiresIn }` when a second factor is needed.
- *   Refusals: 401 `invalid_credentials` (one body for a wrong password and an unknown user),
- *   429 `login_blocked` (with `Retry-After`), 401 `captcha_required`, 403 `login_refused`.
+ *   Refusals: 401 `invalid_credentials` (one answer for a wrong password, an unknown user and a
+ *   right password the risk gate blocked), 429 `login_blocked` (with `Retry-After`), 401
+ *   `captcha_required`.
+ *
+ * Both take the request's device id from the `svc_device` cookie, the `X-Svc-Device` header or
+ * `deviceFingerprint` (`../auth/device-id.ts`); a sign-in answer issues one when none was presented.
  * - `POST /auth/mfa/verify` `{ mfaToken, factor: "totp" | "email_otp" | "recovery_code", code, deviceFingerprint? }`:
  *   completes the pending login like a sign-in; 401 `invalid_mfa_code` for a wrong code, 401
  *   `invalid_token` for a bad, expired or already completed hand-off token.
@@ -17,11 +21,18 @@ import * as v from "valibot";
 import { LoginBlockedError } from "../../core/login/errors.ts";
 import type { LoginPipeline, ReadyLogin } from "../../core/login/pipeline.ts";
 import { MAX_PASSWORD_LENGTH } from "../../core/accounts/flows.ts";
-import type { RouteInstaller } from "../app.ts";
-import { respondWithSignIn, type SignInResponder } from "../auth/login-response.ts";
+import {
+  documented,
+  type DocumentedInstaller,
+  errorResponses,
+  type OperationDoc,
+} from "../openapi/operation.ts";
+import { requestDevice } from "../auth/device-id.ts";
+import { respondWithSignIn, type SignInResponder, SignInResponseSchema } from "../auth/login-response.ts";
 import { clientIp } from "../client-ip.ts";
 import type { SvcEnv } from "../request-id.ts";
 import { parseBody } from "../validate.ts";
+import { noStore } from "../security-headers.ts";
 import { UUID_PATTERN } from "../../core/ids.ts";
 
 const text = (what: string, max: number) =>
@@ -54,6 +65,60 @@ export const MfaVerifyRequestSchema = v.strictObject({
   deviceFingerprint: fingerprint,
 });
 
+/** The answer of a password login that needs a second factor. */
+export const MfaRequiredSchema = v.pipe(
+  v.object({
+    mfaRequired: v.literal(true),
+    mfaToken: v.pipe(
+      v.string(),
+      v.description("The hand-off token of the second step (mfa+svc), single use."),
+    ),
+    factors: v.pipe(
+      v.array(v.string()),
+      v.description("Factors the user may use: totp, email_otp, passkey, recovery_code."),
+    ),
+    expiresIn: v.number(),
+  }),
+  v.title("MfaRequired"),
+);
+
+const SIGN_IN_HEADERS = {
+  "Set-Cookie": "With X-Svc-Transport: cookie, the session cookies (and svc_device)",
+};
+
+const OPERATIONS: readonly OperationDoc[] = [
+  {
+    method: "POST",
+    path: "/auth/login",
+    summary: "Sign in with an email and a password",
+    description:
+      "Send `X-Svc-Transport: cookie` for browser cookies instead of tokens. One `invalid_credentials` answer for every refusal.",
+    tags: ["Login"],
+    auth: "public",
+    body: LoginRequestSchema,
+    responses: {
+      200: {
+        description: "Signed in, or a second factor is needed",
+        body: v.union([SignInResponseSchema, MfaRequiredSchema]),
+        headers: SIGN_IN_HEADERS,
+      },
+      ...errorResponses(400, 401, 429),
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/mfa/verify",
+    summary: "Complete a login with a second factor",
+    tags: ["Login"],
+    auth: "public",
+    body: MfaVerifyRequestSchema,
+    responses: {
+      200: { description: "Signed in", body: SignInResponseSchema, headers: SIGN_IN_HEADERS },
+      ...errorResponses(400, 401, 429),
+    },
+  },
+];
+
 /** What the login routes need. */
 export interface LoginRouteDeps {
   pipeline: LoginPipeline;
@@ -61,18 +126,18 @@ export interface LoginRouteDeps {
 }
 
 /** The login routes. */
-export function loginRoutes(deps: LoginRouteDeps): RouteInstaller {
-  return (app) => {
-    app.post("/auth/login", async (c) => {
-      const body = await parseBody(c, LoginRequestSchema);
+export function loginRoutes(deps: LoginRouteDeps): DocumentedInstaller {
+  return documented((app) => {
+    app.post("/auth/login", noStore, async (c) => {
+      const { deviceFingerprint, ...body } = await parseBody(c, LoginRequestSchema);
       const outcome = await refusing(c, () =>
         deps.pipeline.login({
           ...body,
+          deviceId: requestDevice(c, deps.responder.random, deviceFingerprint).id,
           ip: clientIp(c),
           userAgent: c.req.header("User-Agent") ?? null,
         }));
       if (outcome.kind === "mfa") {
-        c.header("Cache-Control", "no-store");
         return c.json({
           mfaRequired: true,
           mfaToken: outcome.mfaToken,
@@ -83,17 +148,18 @@ export function loginRoutes(deps: LoginRouteDeps): RouteInstaller {
       return await signIn(c, deps, outcome);
     });
 
-    app.post("/auth/mfa/verify", async (c) => {
-      const body = await parseBody(c, MfaVerifyRequestSchema);
+    app.post("/auth/mfa/verify", noStore, async (c) => {
+      const { deviceFingerprint, ...body } = await parseBody(c, MfaVerifyRequestSchema);
       const ready = await refusing(c, () =>
         deps.pipeline.verifyMfa({
           ...body,
+          deviceId: requestDevice(c, deps.responder.random, deviceFingerprint).id,
           ip: clientIp(c),
           userAgent: c.req.header("User-Agent") ?? null,
         }));
       return await signIn(c, deps, ready);
     });
-  };
+  }, OPERATIONS);
 }
 
 async function signIn(c: Context<SvcEnv>, deps: LoginRouteDeps, ready: ReadyLogin): Promise<Response> {

@@ -6,7 +6,8 @@
  * - `POST /register` (signed in) `{ ceremonyId, response, name? }` → 201 `{ passkey }`.
  * - `GET /login/options` (passwordless, discoverable) or `POST /login/options` with
  *   `{ email?, realm? }` (username-first when `email` is given) or `{ mfaToken }` (the
- *   options of a second-factor ceremony) → `{ ceremonyId, options }`.
+ *   options of a second-factor ceremony) → `{ ceremonyId, options }`; rate limited per IP
+ *   (`config.throttle.passkeyOptions`): past it 429 `login_blocked` with `Retry-After`.
  * - `POST /login` `{ ceremonyId, response, org?, audience? }` → the sign-in response (`audience`:
  *   svc itself by default, else an app of the app catalog, as for the password login).
  * - `POST /mfa/verify` `{ mfaToken, ceremonyId, response }` → the sign-in response.
@@ -20,12 +21,14 @@
  */
 import type { Context } from "hono";
 import * as v from "valibot";
+import { type CounterStore, MemoryCounterStore } from "../../core/abuse/counter-store.ts";
+import { RequestThrottle } from "../../core/abuse/request-throttle.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { SvcConfig } from "../../core/config/mod.ts";
 import { fromBase64Url, fromUtf8, toBase64Url } from "../../core/encoding.ts";
 import { NotFoundError, ValidationError } from "../../core/errors.ts";
 import type { EventSink } from "../../core/events/sink.ts";
-import { UnknownAudienceError } from "../../core/login/errors.ts";
+import { LoginBlockedError, UnknownAudienceError } from "../../core/login/errors.ts";
 import { describeDevice } from "../../core/login/pipeline.ts";
 import { PASSKEY_MFA_LEVEL } from "../../core/passkeys/rules.ts";
 import {
@@ -40,12 +43,21 @@ import type { MfaTokenClaims } from "../../core/tokens/types.ts";
 import type { PasskeyCredentialRecord } from "../../storage/contract/passkey-credentials.ts";
 import type { Storage } from "../../storage/storage.ts";
 import type { RouteInstaller } from "../app.ts";
+import { parseQuery } from "../admin/kit.ts";
+import {
+  documented,
+  type DocumentedInstaller,
+  errorResponses,
+  IsoTimeSchema,
+  type OperationDoc,
+} from "../openapi/operation.ts";
 import { cookieSettings } from "../auth/cookies.ts";
 import { clientIp } from "../client-ip.ts";
-import { respondWithSignIn, type SignInResponder } from "../auth/login-response.ts";
+import { respondWithSignIn, type SignInResponder, SignInResponseSchema } from "../auth/login-response.ts";
 import type { AuthStack } from "../auth/stack.ts";
 import type { SvcEnv } from "../request-id.ts";
-import { parseBody } from "../validate.ts";
+import { parseBody, parseOptionalBody } from "../validate.ts";
+import { noStore } from "../security-headers.ts";
 import { requireUser } from "./auth.ts";
 import { isUuid, UUID_PATTERN } from "../../core/ids.ts";
 
@@ -68,6 +80,16 @@ export const LoginOptionsSchema = v.strictObject({
   email: v.optional(v.pipe(v.string("email must be a string"), v.trim(), v.minLength(1), v.maxLength(320))),
   realm: v.optional(v.pipe(v.string("realm must be a realm name or id"), v.minLength(1), v.maxLength(200))),
   mfaToken: v.optional(token),
+});
+
+/** The query of `GET /auth/passkey/login/options` (an empty value counts as absent). */
+export const LoginOptionsQuerySchema = v.object({
+  email: v.optional(
+    v.pipe(v.string(), v.trim(), v.maxLength(320), v.description("Username-first: the account's email.")),
+  ),
+  realm: v.optional(
+    v.pipe(v.string(), v.maxLength(200), v.description("A realm name or id (default realm).")),
+  ),
 });
 
 /** The body of `POST /auth/passkey/login`. */
@@ -116,21 +138,142 @@ export function passkeyView(c: PasskeyCredentialRecord): PasskeyView {
   };
 }
 
+/** A passkey as the API shows it. */
+export const PasskeySchema = v.pipe(
+  v.object({
+    id: v.string(),
+    credentialId: v.pipe(v.string(), v.description("The authenticator's credential id, base64url.")),
+    name: v.nullable(v.string()),
+    userVerificationCapable: v.boolean(),
+    transports: v.array(v.string()),
+    signCount: v.number(),
+    createdAt: IsoTimeSchema,
+    lastUsedAt: v.nullable(IsoTimeSchema),
+  }),
+  v.title("Passkey"),
+);
+
+/** The start of a WebAuthn ceremony. */
+export const CeremonyStartSchema = v.pipe(
+  v.object({
+    ceremonyId: v.pipe(v.string(), v.description("Send it back with the authenticator's response.")),
+    options: v.pipe(
+      v.record(v.string(), v.unknown()),
+      v.description("PublicKeyCredentialCreationOptionsJSON or PublicKeyCredentialRequestOptionsJSON."),
+    ),
+  }),
+  v.title("CeremonyStart"),
+);
+
+const TAGS = ["Passkeys"];
+const OPTIONS_DESCRIPTION = "Rate limited per IP: past it 429 `login_blocked` with `Retry-After`.";
+
+const OPERATIONS: readonly OperationDoc[] = [
+  {
+    method: "POST",
+    path: "/auth/passkey/register/options",
+    summary: "Start registering a passkey",
+    tags: TAGS,
+    body: RegisterOptionsSchema,
+    bodyRequired: false,
+    responses: {
+      200: { description: "Options for navigator.credentials.create", body: CeremonyStartSchema },
+      ...errorResponses(400, 401, 403, 404),
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/passkey/register",
+    summary: "Finish registering a passkey",
+    tags: TAGS,
+    body: RegisterSchema,
+    responses: {
+      201: { description: "Registered", body: v.object({ passkey: PasskeySchema }) },
+      ...errorResponses(400, 401, 403),
+    },
+  },
+  {
+    method: "GET",
+    path: "/auth/passkey/login/options",
+    summary: "Start a passkey login (passwordless or username-first)",
+    description: OPTIONS_DESCRIPTION,
+    tags: TAGS,
+    auth: "public",
+    query: LoginOptionsQuerySchema,
+    responses: {
+      200: { description: "Options for navigator.credentials.get", body: CeremonyStartSchema },
+      ...errorResponses(400, 429),
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/passkey/login/options",
+    summary: "Start a passkey login, or a passkey second factor (`mfaToken`)",
+    description: OPTIONS_DESCRIPTION,
+    tags: TAGS,
+    auth: "public",
+    body: LoginOptionsSchema,
+    bodyRequired: false,
+    responses: {
+      200: { description: "Options for navigator.credentials.get", body: CeremonyStartSchema },
+      ...errorResponses(400, 401, 429),
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/passkey/login",
+    summary: "Sign in with a passkey",
+    tags: TAGS,
+    auth: "public",
+    body: LoginSchema,
+    responses: { 200: { description: "Signed in", body: SignInResponseSchema }, ...errorResponses(400, 401) },
+  },
+  {
+    method: "POST",
+    path: "/auth/passkey/mfa/verify",
+    summary: "Complete a login with a passkey as the second factor",
+    tags: TAGS,
+    auth: "public",
+    body: MfaVerifySchema,
+    responses: { 200: { description: "Signed in", body: SignInResponseSchema }, ...errorResponses(400, 401) },
+  },
+  {
+    method: "GET",
+    path: "/auth/passkey",
+    summary: "The caller's passkeys (also at `/auth/passkey/`)",
+    tags: TAGS,
+    responses: {
+      200: { description: "The passkeys", body: v.object({ passkeys: v.array(PasskeySchema) }) },
+      ...errorResponses(401, 403),
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/auth/passkey/:credentialId",
+    summary: "Remove one of the caller's passkeys",
+    tags: TAGS,
+    params: { credentialId: "The passkey's svc id or its base64url credential id" },
+    responses: { 204: { description: "Removed" }, ...errorResponses(401, 403, 404) },
+  },
+];
+
 /** What the passkey routes need. */
 export interface PasskeyRouteDeps {
   passkeys: PasskeyService;
   tokens: TokenService;
   storage: Pick<Storage, "users" | "realms" | "consumedTokens" | "appCatalog">;
   responder: SignInResponder;
+  /** Counts login options requests per IP. */
+  throttle: RequestThrottle;
 }
 
 /** The passkey routes under `/auth/passkey`. */
-export function passkeyRoutes(deps: PasskeyRouteDeps): RouteInstaller {
+export function passkeyRoutes(deps: PasskeyRouteDeps): DocumentedInstaller {
   const { passkeys, storage, responder } = deps;
-  return (app) => {
+  return documented((app) => {
     app.post("/auth/passkey/register/options", async (c) => {
       const principal = await requireUser(c);
-      const body = await optionalBody(c, RegisterOptionsSchema);
+      const body = await parseOptionalBody(c, RegisterOptionsSchema);
       const user = await storage.users.get(principal.userId);
       if (user === null) throw new NotFoundError("The user was not found.");
       c.header("Cache-Control", "no-store");
@@ -151,6 +294,11 @@ export function passkeyRoutes(deps: PasskeyRouteDeps): RouteInstaller {
 
     const loginOptions = async (c: Context<SvcEnv>, body: v.InferOutput<typeof LoginOptionsSchema>) => {
       c.header("Cache-Control", "no-store");
+      const { allowed, retryAfterSeconds } = await deps.throttle.passkeyOptions({ ip: clientIp(c) });
+      if (!allowed) {
+        c.header("Retry-After", String(retryAfterSeconds));
+        throw new LoginBlockedError(retryAfterSeconds);
+      }
       if (body.mfaToken !== undefined) {
         if (body.email !== undefined || body.realm !== undefined) {
           throw new ValidationError("mfaToken cannot be combined with email or realm.");
@@ -167,17 +315,16 @@ export function passkeyRoutes(deps: PasskeyRouteDeps): RouteInstaller {
       const realmId = await resolveRealm(storage, body.realm);
       return c.json(await passkeys.startLogin({ realmId, email: body.email ?? null }));
     };
-    app.get("/auth/passkey/login/options", (c) =>
-      loginOptions(c, {
-        email: c.req.query("email") || undefined,
-        realm: c.req.query("realm") || undefined,
-      }));
+    app.get("/auth/passkey/login/options", (c) => {
+      const query = parseQuery(c, LoginOptionsQuerySchema);
+      return loginOptions(c, { email: query.email || undefined, realm: query.realm || undefined });
+    });
     app.post(
       "/auth/passkey/login/options",
-      async (c) => loginOptions(c, await optionalBody(c, LoginOptionsSchema)),
+      async (c) => loginOptions(c, await parseOptionalBody(c, LoginOptionsSchema)),
     );
 
-    app.post("/auth/passkey/login", async (c) => {
+    app.post("/auth/passkey/login", noStore, async (c) => {
       const body = await parseBody(c, LoginSchema);
       const audience = await checkAudience(deps, body.audience);
       const { user } = await passkeys.finishLogin(body.ceremonyId, body.response);
@@ -193,7 +340,7 @@ export function passkeyRoutes(deps: PasskeyRouteDeps): RouteInstaller {
       return response;
     });
 
-    app.post("/auth/passkey/mfa/verify", async (c) => {
+    app.post("/auth/passkey/mfa/verify", noStore, async (c) => {
       const body = await parseBody(c, MfaVerifySchema);
       const claims = await verifyPending(deps, body.mfaToken);
       await passkeys.finishSecondFactor(
@@ -233,8 +380,11 @@ export function passkeyRoutes(deps: PasskeyRouteDeps): RouteInstaller {
       );
       return c.body(null, 204);
     });
-  };
+  }, OPERATIONS);
 }
+
+/** The name of the server secret passkey decoys derive from. */
+export const PASSKEY_DECOY_SECRET = "passkey-decoy";
 
 /** What {@link createPasskeyRoutes} builds from. */
 export interface PasskeyStackOptions {
@@ -244,6 +394,8 @@ export interface PasskeyStackOptions {
   random: RandomSource;
   events: EventSink;
   auth: Pick<AuthStack, "tokens" | "sessions">;
+  /** The counter store of the options throttle (default: in memory; svc start passes the SQL store). */
+  counters?: CounterStore;
 }
 
 /** The passkey service and routes from the configuration (relying party, ceremony lifetime). */
@@ -260,6 +412,7 @@ export function createPasskeyRoutes(
     random,
     relyingParty: config.relyingParty,
     ceremonyTtlMs: config.passkey.ceremonyTtlSeconds * 1000,
+    decoySecret: () => storage.serverSecrets.getOrCreate(PASSKEY_DECOY_SECRET, () => random.bytes(32)),
   });
   const routes = passkeyRoutes({
     passkeys,
@@ -271,6 +424,12 @@ export function createPasskeyRoutes(
       random,
       refreshTokenTtlSeconds: config.tokens.refreshTokenTtlSeconds,
     },
+    throttle: new RequestThrottle({
+      store: options.counters ?? new MemoryCounterStore({ clock }),
+      clock,
+      sink: events,
+      limits: config.throttle,
+    }),
   });
   return { passkeys, routes };
 }
@@ -315,15 +474,4 @@ async function resolveRealm(
   const found = isUuid(realm) ? await storage.realms.get(realm) : await storage.realms.getByName(realm);
   if (found === null) throw new ValidationError("The realm does not exist.", { field: "realm" });
   return found.id;
-}
-
-async function optionalBody<S extends v.GenericSchema>(
-  c: Context<SvcEnv>,
-  schema: S,
-): Promise<v.InferOutput<S>> {
-  const length = c.req.header("Content-Length");
-  if (c.req.header("Content-Type") === undefined && (length === undefined || length === "0")) {
-    return v.parse(schema, {});
-  }
-  return await parseBody(c, schema);
 }

@@ -14,9 +14,96 @@
 import { NotFoundError } from "../../core/errors.ts";
 import type { SessionService } from "../../core/sessions/service.ts";
 import type { Storage } from "../../storage/storage.ts";
-import type { RouteInstaller } from "../app.ts";
+import * as v from "valibot";
+import {
+  documented,
+  type DocumentedInstaller,
+  errorResponses,
+  IsoTimeSchema,
+  type OperationDoc,
+} from "../openapi/operation.ts";
 import { clearSessionCookies, type CookieSettings } from "../auth/cookies.ts";
 import { requireUser } from "./auth.ts";
+
+const MFA_LEVELS = ["Password", "MultiFactor", "PhishingResistant"] as const;
+
+/** The answer of `GET /profile/me`. */
+export const ProfileSchema = v.pipe(
+  v.object({
+    id: v.string(),
+    realmId: v.string(),
+    email: v.string(),
+    emailVerified: v.boolean(),
+    displayName: v.nullable(v.string()),
+    status: v.string(),
+    orgId: v.pipe(v.nullable(v.string()), v.description("The organization the token is for.")),
+    sessionId: v.nullable(v.string()),
+    mfa: v.pipe(
+      v.nullable(v.string()),
+      v.description(`How the session signed in: ${MFA_LEVELS.join(", ")}.`),
+    ),
+    impersonation: v.pipe(
+      v.nullable(
+        v.object({
+          impersonationId: v.string(),
+          actor: v.object({
+            id: v.string(),
+            email: v.nullable(v.string()),
+            displayName: v.nullable(v.string()),
+          }),
+          expiresAt: v.nullable(IsoTimeSchema),
+        }),
+      ),
+      v.description("Who acts as this user, until when; null when nobody does."),
+    ),
+  }),
+  v.title("Profile"),
+);
+
+/** One session (device) of the caller. */
+export const SessionSchema = v.pipe(
+  v.object({
+    id: v.string(),
+    current: v.pipe(v.boolean(), v.description("The session of this request.")),
+    createdAt: IsoTimeSchema,
+    lastSeenAt: IsoTimeSchema,
+    idleExpiresAt: IsoTimeSchema,
+    absoluteExpiresAt: IsoTimeSchema,
+    mfa: v.string(),
+    ipAddress: v.nullable(v.string()),
+    deviceDescription: v.nullable(v.string()),
+    impersonated: v.boolean(),
+  }),
+  v.title("Session"),
+);
+
+const OPERATIONS: readonly OperationDoc[] = [
+  {
+    method: "GET",
+    path: "/profile/me",
+    summary: "The caller's profile",
+    tags: ["Profile"],
+    responses: { 200: { description: "The profile", body: ProfileSchema }, ...errorResponses(401, 403, 404) },
+  },
+  {
+    method: "GET",
+    path: "/profile/sessions",
+    summary: "The caller's active sessions, most recently seen first",
+    tags: ["Profile"],
+    responses: {
+      200: { description: "The sessions", body: v.object({ sessions: v.array(SessionSchema) }) },
+      ...errorResponses(401, 403),
+    },
+  },
+  {
+    method: "DELETE",
+    path: "/profile/sessions/:id",
+    summary: "End one of the caller's sessions (remote logout)",
+    tags: ["Profile"],
+    params: { id: "The session id" },
+    responses: { 204: { description: "Ended" }, ...errorResponses(401, 403, 404) },
+  },
+];
 
 /** What the profile routes need. */
 export interface ProfileRouteDeps {
@@ -26,8 +113,8 @@ export interface ProfileRouteDeps {
 }
 
 /** The profile routes. */
-export function profileRoutes(deps: ProfileRouteDeps): RouteInstaller {
-  return (app) => {
+export function profileRoutes(deps: ProfileRouteDeps): DocumentedInstaller {
+  return documented((app) => {
     app.get("/profile/me", async (c) => {
       const principal = await requireUser(c);
       const user = await deps.storage.users.get(principal.userId);
@@ -93,5 +180,5 @@ export function profileRoutes(deps: ProfileRouteDeps): RouteInstaller {
       }
       return c.body(null, 204);
     });
-  };
+  }, OPERATIONS);
 }

@@ -4,7 +4,7 @@
  *
  * | Method | Path | |
  * |---|---|---|
- * | GET | `/` | the endpoints the caller may read |
+ * | GET | `/` | the endpoints the caller may read (`?orgId=` only those of one organization) |
  * | POST | `/` | create `{url, eventPatterns, description?, orgId?}`; the answer carries the `whsec_` secret |
  * | GET, PATCH, DELETE | `/{endpointId}` | read; change `{url?, eventPatterns?, description?, enabled?}`; delete |
  * | POST | `/{endpointId}/rotate-secret` | new secret; the old one keeps signing for `overlapSeconds` (default 86400) |
@@ -20,7 +20,6 @@
  *
  * @module
  */
-import type { Context } from "hono";
 import * as v from "valibot";
 import { runAdminMutation } from "../../core/audit/mutation.ts";
 import {
@@ -37,16 +36,21 @@ import { randomToken, randomUuid } from "../../core/random.ts";
 import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
 import { checkReceiverUrl, type ReceiverPolicy } from "../../core/webhooks/receivers.ts";
 import { WEBHOOK_SECRET_PREFIX } from "../../core/webhooks/signature.ts";
-import type {
-  WebhookDeliveryRecord,
-  WebhookDeliveryStatus,
-  WebhookEndpointRecord,
-} from "../../storage/contract/webhooks.ts";
+import type { WebhookDeliveryRecord, WebhookEndpointRecord } from "../../storage/contract/webhooks.ts";
 import type { Storage } from "../../storage/storage.ts";
-import type { AppDeps, RouteInstaller } from "../app.ts";
+import type { AppDeps } from "../app.ts";
+import { auditActor } from "../auth/audit-actor.ts";
 import { covers, fence, type FenceScope } from "../auth/fence.ts";
-import type { SvcEnv } from "../request-id.ts";
-import { parseBody } from "../validate.ts";
+import { parseBody, parseOptionalBody } from "../validate.ts";
+import { parseQuery, wholeNumber } from "../admin/kit.ts";
+import {
+  documented,
+  type DocumentedInstaller,
+  errorResponses,
+  IsoTimeSchema,
+  type OperationDoc,
+} from "../openapi/operation.ts";
+import { noStore } from "../security-headers.ts";
 import { isUuid, UUID_PATTERN } from "../../core/ids.ts";
 
 const READ = {
@@ -92,6 +96,198 @@ export const RotateSecretSchema = v.strictObject({
     v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(7 * 86_400, "overlapSeconds is above 7 days")),
   ),
 });
+
+const uuid = (what: string) =>
+  v.pipe(v.string(`${what} must be a string`), v.regex(UUID_PATTERN, `${what} must be a UUID`));
+const DELIVERY_STATUSES = ["pending", "retrying", "succeeded", "dead_letter"] as const;
+
+/** The query of `GET {mount}`. */
+export const ListWebhooksQuerySchema = v.strictObject({
+  orgId: v.optional(v.pipe(uuid("orgId"), v.description("Only the endpoints of this organization."))),
+});
+
+/** The query of `GET {mount}/{endpointId}/deliveries`. */
+export const DeliveriesQuerySchema = v.strictObject({
+  status: v.optional(
+    v.pipe(
+      v.picklist(DELIVERY_STATUSES, `status must be one of ${DELIVERY_STATUSES.join(", ")}`),
+      v.description("Only deliveries in this state."),
+    ),
+  ),
+  limit: v.optional(v.pipe(wholeNumber("limit", 1, 500), v.description("At most this many (default 50)."))),
+});
+
+/** A webhook endpoint as the API shows it (never its secret). */
+export const WebhookEndpointSchema = v.pipe(
+  v.object({
+    id: v.string(),
+    realmId: v.string(),
+    orgId: v.nullable(v.string()),
+    url: v.string(),
+    description: v.nullable(v.string()),
+    eventPatterns: v.array(v.string()),
+    enabled: v.boolean(),
+    consecutiveFailures: v.number(),
+    disabledAt: v.nullable(IsoTimeSchema),
+    previousSecretExpiresAt: v.nullable(IsoTimeSchema),
+    createdAt: IsoTimeSchema,
+    updatedAt: IsoTimeSchema,
+  }),
+  v.title("WebhookEndpoint"),
+);
+
+/** An endpoint with its signing secret (creation and rotation answers). */
+export const WebhookEndpointWithSecretSchema = v.pipe(
+  v.object({
+    ...WebhookEndpointSchema.entries,
+    secret: v.pipe(v.string(), v.description("The `whsec_…` signing secret, shown this once.")),
+  }),
+  v.title("WebhookEndpointWithSecret"),
+);
+
+/** A delivery as the log shows it. */
+export const WebhookDeliverySchema = v.pipe(
+  v.object({
+    id: v.string(),
+    endpointId: v.string(),
+    eventKind: v.string(),
+    status: v.picklist(DELIVERY_STATUSES),
+    attempts: v.number(),
+    nextAttemptAt: v.nullable(IsoTimeSchema),
+    lastError: v.nullable(v.string()),
+    lastStatusCode: v.nullable(v.number()),
+    createdAt: IsoTimeSchema,
+    completedAt: v.nullable(IsoTimeSchema),
+    payload: v.pipe(v.string(), v.description("The signed JSON body, as sent.")),
+  }),
+  v.title("WebhookDelivery"),
+);
+
+const TAGS = ["Webhooks"];
+const ENDPOINT_PARAM = { endpointId: "The endpoint id" };
+
+/** The operations of the webhook routes under `mount`. */
+export function webhookOperations(mount: string): OperationDoc[] {
+  const read = [...READ.global, ...READ.org];
+  const manage = [...MANAGE.global, ...MANAGE.org];
+  const item = `${mount}/:endpointId`;
+  return [
+    {
+      method: "GET",
+      path: mount,
+      summary: "List webhook endpoints",
+      tags: TAGS,
+      permissions: read,
+      query: ListWebhooksQuerySchema,
+      responses: {
+        200: { description: "The endpoints", body: v.object({ endpoints: v.array(WebhookEndpointSchema) }) },
+        ...errorResponses(400, 401, 403, 404),
+      },
+    },
+    {
+      method: "POST",
+      path: mount,
+      summary: "Create a webhook endpoint",
+      description: "The answer carries the `whsec_…` signing secret, shown this once.",
+      tags: TAGS,
+      permissions: manage,
+      body: CreateWebhookSchema,
+      responses: {
+        201: { description: "Created", body: WebhookEndpointWithSecretSchema },
+        ...errorResponses(400, 401, 403, 404),
+      },
+    },
+    {
+      method: "GET",
+      path: item,
+      summary: "Read a webhook endpoint",
+      tags: TAGS,
+      permissions: read,
+      params: ENDPOINT_PARAM,
+      responses: {
+        200: { description: "The endpoint", body: WebhookEndpointSchema },
+        ...errorResponses(401, 403, 404),
+      },
+    },
+    {
+      method: "PATCH",
+      path: item,
+      summary: "Change a webhook endpoint",
+      tags: TAGS,
+      permissions: manage,
+      params: ENDPOINT_PARAM,
+      body: UpdateWebhookSchema,
+      responses: {
+        200: { description: "The endpoint", body: WebhookEndpointSchema },
+        ...errorResponses(400, 401, 403, 404),
+      },
+    },
+    {
+      method: "DELETE",
+      path: item,
+      summary: "Delete a webhook endpoint",
+      tags: TAGS,
+      permissions: manage,
+      params: ENDPOINT_PARAM,
+      responses: { 204: { description: "Deleted" }, ...errorResponses(401, 403, 404) },
+    },
+    {
+      method: "POST",
+      path: `${item}/rotate-secret`,
+      summary: "Rotate an endpoint's signing secret",
+      description: "The previous secret keeps signing (a second signature) for `overlapSeconds`.",
+      tags: TAGS,
+      permissions: manage,
+      params: ENDPOINT_PARAM,
+      body: RotateSecretSchema,
+      bodyRequired: false,
+      responses: {
+        200: { description: "The endpoint and its new secret", body: WebhookEndpointWithSecretSchema },
+        ...errorResponses(400, 401, 403, 404),
+      },
+    },
+    {
+      method: "POST",
+      path: `${item}/test`,
+      summary: "Queue a signed test delivery",
+      tags: TAGS,
+      permissions: manage,
+      params: ENDPOINT_PARAM,
+      responses: {
+        202: { description: "The queued delivery", body: WebhookDeliverySchema },
+        ...errorResponses(401, 403, 404),
+      },
+    },
+    {
+      method: "GET",
+      path: `${item}/deliveries`,
+      summary: "The delivery log, newest first",
+      tags: TAGS,
+      permissions: read,
+      params: ENDPOINT_PARAM,
+      query: DeliveriesQuerySchema,
+      responses: {
+        200: {
+          description: "The deliveries",
+          body: v.object({ deliveries: v.array(WebhookDeliverySchema) }),
+        },
+        ...errorResponses(400, 401, 403, 404),
+      },
+    },
+    {
+      method: "POST",
+      path: `${item}/deliveries/:deliveryId/replay`,
+      summary: "Replay a dead-lettered delivery",
+      tags: TAGS,
+      permissions: manage,
+      params: { ...ENDPOINT_PARAM, deliveryId: "The delivery id" },
+      responses: {
+        202: { description: "The delivery, queued again", body: WebhookDeliverySchema },
+        ...errorResponses(401, 403, 404, 409),
+      },
+    },
+  ];
+}
 
 /** What the webhook routes need besides the app's dependencies. */
 export interface WebhookRoutesDeps {
@@ -158,20 +354,9 @@ function refuseReceiver(target: string, policy: ReceiverPolicy): void {
   }
 }
 
-async function optionalBody<S extends v.GenericSchema>(
-  c: Context<SvcEnv>,
-  schema: S,
-): Promise<v.InferOutput<S>> {
-  const length = c.req.header("Content-Length");
-  if (c.req.header("Content-Type") === undefined && (length === undefined || length === "0")) {
-    return v.parse(schema, {});
-  }
-  return await parseBody(c, schema);
-}
-
 /** The webhook admin routes. */
-export function webhookRoutes(deps: WebhookRoutesDeps): RouteInstaller {
-  return (app, appDeps: AppDeps) => {
+export function webhookRoutes(deps: WebhookRoutesDeps): DocumentedInstaller {
+  return documented((app, appDeps: AppDeps) => {
     const mount = appDeps.config.webhooks.mountPath;
     const policy: ReceiverPolicy = { allowPrivate: appDeps.config.webhooks.allowPrivateReceivers };
     const { storage, snapshots } = deps;
@@ -187,27 +372,32 @@ export function webhookRoutes(deps: WebhookRoutesDeps): RouteInstaller {
       ) throw new NotFoundError("No such webhook endpoint.");
       return endpoint;
     };
-    const actorOf = (scope: FenceScope) => ({ id: scope.principal.userId, kind: "User" as const });
 
     app.get(mount, async (c) => {
       const scope = await fence(c, snapshots, READ);
+      const query = parseQuery(c, ListWebhooksQuerySchema);
+      const orgId = query.orgId?.toLowerCase();
+      if (orgId !== undefined && !covers(scope, orgId)) throw new NotFoundError("No such organization.");
       const endpoints = await storage.webhooks.listEndpoints(scope.principal.realmId);
-      return c.json({ endpoints: endpoints.filter((e) => covers(scope, e.orgId)).map(endpointView) });
+      return c.json({
+        endpoints: endpoints
+          .filter((e) => covers(scope, e.orgId) && (orgId === undefined || e.orgId === orgId))
+          .map(endpointView),
+      });
     });
 
-    app.post(mount, async (c) => {
+    app.post(mount, noStore, async (c) => {
       const scope = await fence(c, snapshots, MANAGE);
       const body = await parseBody(c, CreateWebhookSchema);
       const orgId = body.orgId?.toLowerCase() ?? (scope.global ? null : scope.orgId);
-      if (!covers(scope, orgId)) {
-        throw new SvcError("forbidden", "You may only create endpoints for your own organization.", 403);
-      }
+      // Another organization is invisible to an organization administrator: the same 404 as an unknown one.
+      if (!covers(scope, orgId)) throw new NotFoundError("No such organization.");
       refuseReceiver(body.url, policy);
       const secret = newSecret();
       const { value } = await runAdminMutation(
         mutationDeps,
         scope.principal.realmId,
-        actorOf(scope),
+        auditActor(scope.principal),
         async ({ tx }) => {
           if (orgId !== null) {
             const org = await tx.organizations.get(orgId);
@@ -249,7 +439,7 @@ export function webhookRoutes(deps: WebhookRoutesDeps): RouteInstaller {
       const { value } = await runAdminMutation(
         mutationDeps,
         scope.principal.realmId,
-        actorOf(scope),
+        auditActor(scope.principal),
         async ({ tx }) => {
           const before = await visible(scope, c.req.param("endpointId"), tx);
           const after = await tx.webhooks.updateEndpoint(before.id, body);
@@ -271,31 +461,36 @@ export function webhookRoutes(deps: WebhookRoutesDeps): RouteInstaller {
 
     app.delete(`${mount}/:endpointId`, async (c) => {
       const scope = await fence(c, snapshots, MANAGE);
-      await runAdminMutation(mutationDeps, scope.principal.realmId, actorOf(scope), async ({ tx }) => {
-        const before = await visible(scope, c.req.param("endpointId"), tx);
-        await tx.webhooks.deleteEndpoint(before.id);
-        return {
-          value: null,
-          audit: {
-            action: "webhook.endpoint.delete",
-            target: before.id,
-            orgId: before.orgId,
-            before: auditView(before),
-          },
-        };
-      });
+      await runAdminMutation(
+        mutationDeps,
+        scope.principal.realmId,
+        auditActor(scope.principal),
+        async ({ tx }) => {
+          const before = await visible(scope, c.req.param("endpointId"), tx);
+          await tx.webhooks.deleteEndpoint(before.id);
+          return {
+            value: null,
+            audit: {
+              action: "webhook.endpoint.delete",
+              target: before.id,
+              orgId: before.orgId,
+              before: auditView(before),
+            },
+          };
+        },
+      );
       return c.body(null, 204);
     });
 
-    app.post(`${mount}/:endpointId/rotate-secret`, async (c) => {
+    app.post(`${mount}/:endpointId/rotate-secret`, noStore, async (c) => {
       const scope = await fence(c, snapshots, MANAGE);
-      const body = await optionalBody(c, RotateSecretSchema);
+      const body = await parseOptionalBody(c, RotateSecretSchema);
       const overlapSeconds = body.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
       const secret = newSecret();
       const { value } = await runAdminMutation(
         mutationDeps,
         scope.principal.realmId,
-        actorOf(scope),
+        auditActor(scope.principal),
         async ({ tx }) => {
           const before = await visible(scope, c.req.param("endpointId"), tx);
           const after = await tx.webhooks.rotateSecret(before.id, secret, overlapSeconds * 1000);
@@ -323,7 +518,7 @@ export function webhookRoutes(deps: WebhookRoutesDeps): RouteInstaller {
       const { value } = await runAdminMutation(
         mutationDeps,
         scope.principal.realmId,
-        actorOf(scope),
+        auditActor(scope.principal),
         async ({ tx }) => {
           const endpoint = await visible(scope, c.req.param("endpointId"), tx);
           const payload = webhookBody(randomUuid(appDeps.random), {
@@ -353,19 +548,10 @@ export function webhookRoutes(deps: WebhookRoutesDeps): RouteInstaller {
     app.get(`${mount}/:endpointId/deliveries`, async (c) => {
       const scope = await fence(c, snapshots, READ);
       const endpoint = await visible(scope, c.req.param("endpointId"));
-      const status = c.req.query("status");
-      const statuses: readonly WebhookDeliveryStatus[] = ["pending", "retrying", "succeeded", "dead_letter"];
-      if (status !== undefined && !statuses.includes(status as WebhookDeliveryStatus)) {
-        throw new SvcError("invalid_request", `status must be one of ${statuses.join(", ")}.`, 400);
-      }
-      const limitText = c.req.query("limit");
-      const limit = limitText === undefined ? 50 : Number(limitText);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
-        throw new SvcError("invalid_request", "limit must be a whole number between 1 and 500.", 400);
-      }
+      const query = parseQuery(c, DeliveriesQuerySchema);
       const deliveries = await storage.webhooks.listDeliveries(endpoint.id, {
-        status: status as WebhookDeliveryStatus | undefined,
-        limit,
+        status: query.status,
+        limit: query.limit ?? 50,
       });
       return c.json({ deliveries: deliveries.map(deliveryView) });
     });
@@ -375,7 +561,7 @@ export function webhookRoutes(deps: WebhookRoutesDeps): RouteInstaller {
       const { value } = await runAdminMutation(
         mutationDeps,
         scope.principal.realmId,
-        actorOf(scope),
+        auditActor(scope.principal),
         async ({ tx }) => {
           const endpoint = await visible(scope, c.req.param("endpointId"), tx);
           const deliveryId = c.req.param("deliveryId");
@@ -404,5 +590,5 @@ export function webhookRoutes(deps: WebhookRoutesDeps): RouteInstaller {
       deps.wake?.();
       return c.json(deliveryView(value), 202);
     });
-  };
+  }, (appDeps) => webhookOperations(appDeps.config.webhooks.mountPath));
 }

@@ -21,8 +21,18 @@ export interface AdminAuditEntry {
   readonly occurredAt: Date;
   /** What was done, for example `role.create`. */
   readonly action: string;
+  /**
+   * Who acted: a user id (`User`; under impersonation the impersonating administrator), a
+   * service account id (`ServiceAccount`), an API key id (`ApiKey`), or a component name
+   * (`System`, for example `svc:bootstrap`).
+   */
   readonly actorId: string;
   readonly actorKind: AuditActorKind;
+  /**
+   * Whom the actor acted for: the impersonated user (actor kind `User`) or the owner of the
+   * API key (actor kind `ApiKey`); null otherwise.
+   */
+  readonly onBehalfOf: string | null;
   readonly target: string | null;
   readonly orgId: string | null;
   /** Snapshot before the mutation; null when absent or redacted. */
@@ -41,6 +51,8 @@ export interface NewAdminAuditEntry {
   readonly action: string;
   readonly actorId: string;
   readonly actorKind: AuditActorKind;
+  /** See {@link AdminAuditEntry.onBehalfOf}. */
+  readonly onBehalfOf?: string | null;
   readonly target?: string | null;
   readonly orgId?: string | null;
   readonly before?: unknown;
@@ -108,6 +120,9 @@ export interface AdminAuditStore {
    * digests and hashes stay, so the chain still verifies. Returns how many.
    */
   redactOlderThan(cutoff: Date, options?: { readonly realmId?: string }): Promise<number>;
-  /** Erasure: nulls payloads of entries where the user is actor or target; returns how many. */
+  /**
+   * Erasure: nulls payloads of entries where the user is actor, acted-for (`onBehalfOf`) or
+   * target; returns how many.
+   */
   redactForSubject(subjectId: string): Promise<number>;
 }

@@ -35,6 +35,16 @@ export function isApiKeyActive(key: ApiKeyRecord, now: number): boolean {
   return key.revokedAt === null && (key.expiresAt === null || key.expiresAt.getTime() > now);
 }
 
+/** Which keys of a realm {@link ApiKeyStore.listPage} lists. */
+export interface ApiKeyFilter {
+  /** Only keys of this owner kind. */
+  readonly ownerKind?: "User" | "ServiceAccount";
+  /** Only keys of this owner. */
+  readonly ownerId?: string;
+  /** Only keys owned by users who are members of this organization. */
+  readonly memberOfOrgId?: string;
+}
+
 /** API-key storage. */
 export interface ApiKeyStore {
   /** Creates; `ConflictError` on a duplicate token hash. */
@@ -44,11 +54,22 @@ export interface ApiKeyStore {
   getByTokenHash(tokenHash: string): Promise<ApiKeyRecord | null>;
   /** An owner's keys, newest first. */
   listByOwner(ownerKind: "User" | "ServiceAccount", ownerId: string): Promise<ApiKeyRecord[]>;
+  /** One page of a realm's keys (newest first, then id) matching `filter`, and how many match. */
+  listPage(
+    realmId: string,
+    filter: ApiKeyFilter,
+    page: { readonly offset: number; readonly limit: number },
+  ): Promise<{ items: ApiKeyRecord[]; total: number }>;
   /**
    * Revokes, keeping the original revocation time when already revoked. An unknown id is a
    * no-op. Returns the key (null when unknown).
    */
   revoke(id: string): Promise<ApiKeyRecord | null>;
+  /**
+   * Revokes every unrevoked key of an owner (suspension, erasure), keeping earlier revocation
+   * times; returns how many it revoked.
+   */
+  revokeAllForOwner(ownerKind: "User" | "ServiceAccount", ownerId: string): Promise<number>;
   /** Best effort: records a use now; never throws. */
   recordUse(id: string): Promise<void>;
   /** Deletes; returns whether it existed. */

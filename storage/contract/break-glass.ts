@@ -8,6 +8,19 @@ export interface BreakGlassState {
   readonly realmId: string;
   readonly lastDrillAt: Date | null;
   readonly lastUseAt: Date | null;
+  /** Set by a break-glass login, cleared by a rotation of the account's password. */
+  readonly rotationRequired: boolean;
+  readonly lastRotatedAt: Date | null;
+  /** When `breakglass.rotation_required` was last emitted (readiness reminders, at most hourly). */
+  readonly rotationRemindedAt: Date | null;
+}
+
+/** A realm's break-glass account. */
+export interface BreakGlassAccount {
+  readonly realmId: string;
+  readonly userId: string;
+  readonly email: string;
+  readonly createdAt: Date;
 }
 
 /** Where break-glass state lives. */
@@ -18,4 +31,21 @@ export interface BreakGlassStore {
   recordUse(realmId: string): Promise<BreakGlassState>;
   /** The realm's state, or null when nothing was ever recorded. */
   get(realmId: string): Promise<BreakGlassState | null>;
+  /**
+   * Records a break-glass login: LastUseAt = now, rotation required, reminded now (the login
+   * emits the first `breakglass.rotation_required` itself). Returns the new state.
+   */
+  recordLogin(realmId: string): Promise<BreakGlassState>;
+  /** Records a rotation of the account's password: rotation no longer required. Returns the new state. */
+  recordRotation(realmId: string): Promise<BreakGlassState>;
+  /**
+   * Claims the next rotation reminder of a realm: succeeds (returns the state) only when rotation
+   * is required and no reminder was claimed within `intervalMs` before now; one statement, so
+   * instances sharing the database remind at most once per interval between them.
+   */
+  claimRotationReminder(realmId: string, intervalMs: number): Promise<BreakGlassState | null>;
+  /** The realm's break-glass account (the user with `isBreakGlass`), or null. */
+  account(realmId: string): Promise<BreakGlassAccount | null>;
+  /** Every realm's break-glass account with the realm's state (null when nothing was recorded). */
+  listAccounts(): Promise<{ account: BreakGlassAccount; state: BreakGlassState | null }[]>;
 }

@@ -55,6 +55,8 @@ export interface GroupStore {
    * null: realm-level groups only; an id: exactly that organization's groups.
    */
   list(realmId: string, options?: { orgId?: string | null }): Promise<Group[]>;
+  /** Changes a group's display name. NotFoundError: unknown group. */
+  update(id: string, changes: { readonly displayName?: string }): Promise<Group>;
   /** Deletes a group and its memberships; false when there was none. */
   delete(id: string): Promise<boolean>;
   /**

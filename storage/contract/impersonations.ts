@@ -23,6 +23,10 @@ export interface Impersonation {
   readonly startedAt: Date | null;
   readonly expiresAt: Date;
   readonly endedAt: Date | null;
+  /** The window asked for, in seconds (under consent, the session's window starts at approval). */
+  readonly durationSeconds: number;
+  /** When the actor's access token was issued (at the start, or fetched once after approval), or null. */
+  readonly tokenIssuedAt: Date | null;
 }
 
 /** What starting an impersonation takes. */
@@ -36,6 +40,32 @@ export interface NewImpersonation {
   /** True: starts `PendingConsent`; false: starts `Active` at once. */
   readonly consentRequired: boolean;
   readonly expiresAt: Date;
+  /** The window asked for, in seconds (default: until `expiresAt`). */
+  readonly durationSeconds?: number;
+}
+
+/** Which impersonations a list holds: current ones (pending or active, unexpired), past ones, or all. */
+export type ImpersonationState = "current" | "past" | "all";
+
+/** A filter of {@link ImpersonationStore.list}. */
+export interface ImpersonationFilter {
+  /** Only impersonations of this target. */
+  readonly targetId?: string;
+  /** Only impersonations whose target is a member of this organization (an org administrator's view). */
+  readonly targetMemberOf?: string;
+  /** Default `all`. */
+  readonly state?: ImpersonationState;
+  readonly offset?: number;
+  readonly limit?: number;
+}
+
+/** The consent mode of a realm (`orgId` null) or of one of its organizations. */
+export interface ImpersonationConsentSetting {
+  readonly realmId: string;
+  readonly orgId: string | null;
+  readonly consentRequired: boolean;
+  /** Null when never set (the default: no consent). */
+  readonly updatedAt: Date | null;
 }
 
 /** Where impersonation records live. */
@@ -59,6 +89,29 @@ export interface ImpersonationStore {
   approveConsent(id: string, options?: { expiresAt?: Date }): Promise<Impersonation | null>;
   /** Ends a not-yet-ended impersonation (endedAt = now). Returns it, or null if none or already ended. */
   end(id: string): Promise<Impersonation | null>;
+  /**
+   * Marks the actor's token as issued, once: only an `Active`, unexpired record whose token was
+   * not yet issued changes (one statement, so two concurrent fetches never both succeed).
+   * Returns the updated record, or null.
+   */
+  claimToken(id: string): Promise<Impersonation | null>;
+  /** The sessions started for an impersonation (its tokens), ended or not. */
+  sessionIds(id: string): Promise<string[]>;
+  /** One page of a realm's impersonations, newest first, and how many match in all. */
+  list(realmId: string, filter?: ImpersonationFilter): Promise<{ items: Impersonation[]; total: number }>;
+  /** The consent mode of a realm (`orgId` null) or organization; the default (no consent) when never set. */
+  consentSetting(realmId: string, orgId: string | null): Promise<ImpersonationConsentSetting>;
+  /** Sets a consent mode; returns the previous setting and the new one. */
+  setConsentSetting(
+    realmId: string,
+    orgId: string | null,
+    consentRequired: boolean,
+  ): Promise<{ before: ImpersonationConsentSetting; after: ImpersonationConsentSetting }>;
+  /**
+   * Whether starting an impersonation of a user of `realmId` who belongs to `orgIds` needs the
+   * target's consent: the realm requires it, or any of those organizations does (the strictest wins).
+   */
+  consentRequiredFor(realmId: string, orgIds: readonly string[]): Promise<boolean>;
 }
 
 /** Whether a record counts as current at `now`: not ended and `now < expiresAt`. */

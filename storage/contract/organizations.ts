@@ -27,6 +27,8 @@ export interface Organization {
   readonly status: OrganizationStatus;
   readonly defaultIdentityProviderId: string | null;
   readonly createdAt: Date;
+  /** 1 at creation, bumped by every update that changes something. */
+  readonly version: number;
 }
 
 /** Input of {@link OrganizationStore.create}. */
@@ -46,6 +48,27 @@ export interface UpdateOrganizationInput {
   readonly defaultIdentityProviderId?: string | null;
 }
 
+/** Options of {@link OrganizationStore.update}. */
+export interface UpdateOrganizationOptions {
+  /**
+   * Write only when the organization is at this version (checked and written in one statement):
+   * otherwise ConflictError reason `organization_version_mismatch`.
+   */
+  readonly expectedVersion?: number;
+}
+
+/** A search of {@link OrganizationStore.search}: offset/limit paging and an optional filter. */
+export interface OrganizationSearch extends PageRequest {
+  /** Case-insensitive substring of the name or the display name. */
+  readonly search?: string;
+}
+
+/** A page of organizations and the number of matches. */
+export interface OrganizationPage {
+  readonly items: Organization[];
+  readonly total: number;
+}
+
 /** A domain claimed by an organization, such as an `EmailDomain`. */
 export interface OrganizationDomain {
   readonly id: string;
@@ -56,6 +79,11 @@ export interface OrganizationDomain {
   readonly value: string;
   readonly verified: boolean;
   readonly createdAt: Date;
+  /**
+   * The token a DNS TXT record must carry to prove control of the domain, or null for rows
+   * added without one. Public by design (it is published in DNS).
+   */
+  readonly verificationToken: string | null;
 }
 
 /** Input of {@link OrganizationStore.addDomain}. */
@@ -66,6 +94,8 @@ export interface AddOrganizationDomainInput {
   readonly value: string;
   /** Default false. */
   readonly verified?: boolean;
+  /** The DNS TXT proof token; default none. */
+  readonly verificationToken?: string | null;
 }
 
 /** A verified domain with its organization's realm, as login routing needs it. */
@@ -90,14 +120,37 @@ export interface OrganizationStore {
   getByName(realmId: string, name: string): Promise<Organization | null>;
   /** The organizations of a realm, by creation time then id. */
   listByRealm(realmId: string): Promise<Organization[]>;
-  /** Changes display name, status or default identity provider. NotFoundError: unknown organization. */
-  update(id: string, changes: UpdateOrganizationInput): Promise<Organization>;
+  /**
+   * One page of a realm's organizations (by creation time then id) whose name or display name
+   * contains `search` (case-insensitive; `%` and `_` match themselves), and how many match.
+   */
+  search(realmId: string, query?: OrganizationSearch): Promise<OrganizationPage>;
+  /**
+   * Changes display name, status or default identity provider and bumps the version (no change:
+   * nothing is written). NotFoundError: unknown organization. ConflictError reason:
+   * `organization_version_mismatch` (see {@link UpdateOrganizationOptions}).
+   */
+  update(
+    id: string,
+    changes: UpdateOrganizationInput,
+    options?: UpdateOrganizationOptions,
+  ): Promise<Organization>;
+  /**
+   * Deletes an organization and everything scoped to it, in one transaction: its domains,
+   * memberships, teams (and their members), organization-level groups (and members),
+   * organization-level roles (their grants and assignments), assignments and policies scoped to
+   * it, grants of realm-level roles and policies narrowed to it, and webhook endpoints scoped
+   * to it. Users stay. False when there was none.
+   */
+  delete(id: string): Promise<boolean>;
 
   /**
    * Claims a domain for an organization (unverified unless told). NotFoundError: unknown
    * organization. ConflictError reason: `organization_domain_exists` (same org, kind, value).
    */
   addDomain(input: AddOrganizationDomainInput): Promise<OrganizationDomain>;
+  /** The domain row with this id, or null. */
+  getDomain(domainId: string): Promise<OrganizationDomain | null>;
   /** Sets the Verified flag of a domain row. NotFoundError: unknown domain id. */
   setDomainVerified(domainId: string, verified: boolean): Promise<OrganizationDomain>;
   /** Removes a domain row; false when there was none. */
@@ -120,6 +173,12 @@ export interface OrganizationStore {
    * Adds a user to an organization. NotFoundError: unknown organization or user.
    * ValidationError: user and organization in different realms. ConflictError reason:
    * `org_membership_exists`.
+   *
+   * Additions to one organization are serialized (a lock on the organization row until the
+   * transaction ends), and a new membership's creation time is strictly later than every
+   * existing one of the organization (the clock's time, or one microsecond after the latest):
+   * a new member always sorts after every member that was visible before, so offset pages of
+   * {@link listMembers} never skip or repeat an existing member while the membership grows.
    */
   addMember(orgId: string, userId: string): Promise<OrgMembership>;
   /** Removes a membership; false when there was none. */

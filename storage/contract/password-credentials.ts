@@ -24,12 +24,28 @@ export interface PasswordHash {
   readonly hash: string;
 }
 
-/** Password-credential storage. */
+/**
+ * Password-credential storage. Every write that changes the password (`replace`, an `upsert`
+ * that inserts or changes a hash, `deleteAllForUser` that deleted something) rotates the user's
+ * credential stamp in the same transaction; a rehash (same password) does not.
+ */
 export interface PasswordCredentialStore {
   /** The user's credential (the most recently updated when several exist), or null. */
   get(userId: string): Promise<PasswordCredentialRecord | null>;
   /** Every credential row of the user, newest first. */
   list(userId: string): Promise<PasswordCredentialRecord[]>;
+  /** Every credential row of these users, in one query (bulk imports). */
+  listForUsers(userIds: readonly string[]): Promise<PasswordCredentialRecord[]>;
+  /**
+   * Inserts credentials of users who have none under that tag, in one statement, and rotates
+   * their credential stamps (bulk imports). With `freshUsers`, the users were created in this
+   * same transaction with fresh random stamps (`UserStore.createMany`): no reset link can have
+   * been minted under them, so the rotation is skipped. A row that exists fails the statement.
+   */
+  insertMany(
+    rows: readonly { readonly userId: string; readonly value: PasswordHash }[],
+    options?: { readonly freshUsers?: boolean },
+  ): Promise<void>;
   /**
    * Inserts or updates the row for (user, algorithm), leaving rows under other tags alone.
    * For idempotent imports. `created` tells whether a row was inserted.

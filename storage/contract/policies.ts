@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Grant, GrantEffect, GrantInput } from "./roles.ts";
+import type { Grant, GrantEffect, GrantInput, ListPage } from "./roles.ts";
 
 /** Who a policy applies to. */
 export type PolicyPrincipalKind = "User" | "Group";
@@ -47,6 +47,17 @@ export interface PolicyStore {
   get(id: string): Promise<Policy | null>;
   /** The policies of a realm, by creation time then id. */
   list(realmId: string): Promise<Policy[]>;
+  /**
+   * One page of a realm's policies (creation time, then id) and how many match in all:
+   * `orgId` undefined: every policy, null: realm-level ones, an id: that organization's;
+   * `principal`: only the policies of that user or group.
+   */
+  listPage(realmId: string, query: {
+    readonly orgId?: string | null;
+    readonly principal?: { readonly kind: PolicyPrincipalKind; readonly id: string };
+    readonly offset: number;
+    readonly limit: number;
+  }): Promise<ListPage<Policy>>;
   /**
    * The policies of a principal, by creation time then id. `orgId` undefined: all;
    * null: realm-level ones only; an id: realm-level ones plus that organization's.

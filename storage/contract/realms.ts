@@ -34,6 +34,17 @@ export interface CreateRealmInput {
   readonly isDefault?: boolean;
 }
 
+/** Changes of {@link RealmStore.update}; absent fields are kept. */
+export interface UpdateRealmInput {
+  readonly displayName?: string;
+  /**
+   * `true` makes this realm the default, clearing the flag of the previous default in the same
+   * transaction (exactly one default at every moment). `false` on the default realm is refused
+   * (ConflictError `default_realm_required`); on another realm it changes nothing.
+   */
+  readonly isDefault?: boolean;
+}
+
 /** Storage of realms. */
 export interface RealmStore {
   /**
@@ -49,4 +60,9 @@ export interface RealmStore {
   getDefault(): Promise<Realm | null>;
   /** Every realm, by creation time then id. */
   list(): Promise<Realm[]>;
+  /**
+   * Changes a realm's display name or makes it the default (see {@link UpdateRealmInput}), in
+   * one transaction. NotFoundError: unknown realm. ConflictError reason: `default_realm_required`.
+   */
+  update(id: string, changes: UpdateRealmInput): Promise<Realm>;
 }

@@ -47,7 +47,40 @@ export interface Role {
   /** Unique per (realm, organization or realm level). */
   readonly key: string;
   readonly displayName: string;
+  /** Starts at 1; every update adds one (the admin API's ETag). */
+  readonly version: number;
   readonly createdAt: Date;
+}
+
+/** Conflict reason of {@link RoleStore.update} when the role is no longer at the expected version. */
+export const ROLE_VERSION_CHANGED = "role_version_changed";
+
+/** A page of a list and the size of the whole list. */
+export interface ListPage<T> {
+  readonly items: T[];
+  readonly total: number;
+}
+
+/** Filter and page of {@link RoleStore.listPage}. */
+export interface RoleListQuery {
+  /** Undefined: every role; null: realm-level roles only; an id: that organization's roles. */
+  readonly orgId?: string | null;
+  /** With `orgId` undefined: organization-level roles only (of every organization). */
+  readonly orgLevelOnly?: boolean;
+  /** Keeps roles whose key contains this text (case-insensitive). */
+  readonly search?: string;
+  readonly offset: number;
+  readonly limit: number;
+}
+
+/** Whose assignments {@link RoleStore.listAssignmentsPage} lists, and which page. */
+export interface AssignmentListQuery {
+  readonly roleId?: string;
+  readonly principal?: { readonly kind: RolePrincipalKind; readonly id: string };
+  /** Undefined: every assignment; an id: only those in this organization. */
+  readonly orgId?: string;
+  readonly offset: number;
+  readonly limit: number;
 }
 
 /** Input of {@link RoleStore.create}. */
@@ -114,8 +147,18 @@ export interface RoleStore {
    * null: realm-level roles only; an id: exactly that organization's roles.
    */
   list(realmId: string, options?: { orgId?: string | null }): Promise<Role[]>;
-  /** Changes the display name. NotFoundError: unknown role. */
-  update(id: string, changes: { displayName?: string }): Promise<Role>;
+  /** One page of a realm's roles (creation time, then id) and how many match in all. */
+  listPage(realmId: string, query: RoleListQuery): Promise<ListPage<Role>>;
+  /**
+   * Changes the display name and bumps the version, in one statement. With `expectedVersion`,
+   * the statement changes the role only at that version (concurrent writers cannot both win):
+   * ConflictError reason `role_version_changed` otherwise. NotFoundError: unknown role.
+   */
+  update(
+    id: string,
+    changes: { displayName?: string },
+    options?: { expectedVersion?: number },
+  ): Promise<Role>;
   /** Deletes a role, its grant rows and every assignment of it, atomically; false when there was none. */
   delete(id: string): Promise<boolean>;
 
@@ -158,4 +201,9 @@ export interface RoleStore {
   ): Promise<RoleAssignment[]>;
   /** The assignments of a role, by creation time then id. */
   listAssignmentsOfRole(roleId: string): Promise<RoleAssignment[]>;
+  /**
+   * One page of the assignments of a role or of a principal (creation time, then id) in a
+   * realm, and how many match in all.
+   */
+  listAssignmentsPage(realmId: string, query: AssignmentListQuery): Promise<ListPage<RoleAssignment>>;
 }

@@ -44,6 +44,11 @@ export interface ServiceAccountStore {
   getByKey(realmId: string, key: string): Promise<ServiceAccountRecord | null>;
   /** The realm's service accounts by key. */
   list(realmId: string): Promise<ServiceAccountRecord[]>;
+  /** One page of the realm's service accounts by key (then id), and how many it has in all. */
+  listPage(
+    realmId: string,
+    page: { readonly offset: number; readonly limit: number },
+  ): Promise<{ items: ServiceAccountRecord[]; total: number }>;
   /**
    * One UPDATE: the current hash becomes the previous one, valid until now + `overlapMs`,
    * and `newSecretHash` becomes current. Returns the updated account, or null when unknown.

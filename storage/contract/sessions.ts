@@ -64,8 +64,13 @@ export interface SessionStore {
    * session matches, so another user's id and an unknown id give the same false.
    */
   revoke(id: string, options?: { readonly userId?: string }): Promise<boolean>;
-  /** Revokes every unrevoked session of the user, except `exceptId`; returns how many. */
-  revokeAllForUser(userId: string, options?: { readonly exceptId?: string }): Promise<number>;
+  /** Revokes every unrevoked session of the user, except `exceptId`; returns the ids it revoked. */
+  revokeAllForUser(userId: string, options?: { readonly exceptId?: string }): Promise<string[]>;
+  /**
+   * Sessions revoked at or after `since` (their `revokedAt` is when they ended), most recently
+   * revoked first, at most `limit`: what a starting instance preloads into its ended-session set.
+   */
+  listEndedSince(since: Date, limit: number): Promise<{ id: string; endedAt: number }[]>;
   /** The user's active sessions, most recently seen first. */
   listActiveForUser(userId: string): Promise<SessionRecord[]>;
   /** Deletes sessions whose absolute expiry is before `before`; returns how many. */

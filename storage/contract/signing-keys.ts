@@ -59,6 +59,8 @@ export interface SigningKeyStore {
    * retired keys whose `retiredAt` is within `overlapMs` of now. Primary first, then newest.
    */
   listPublished(realmId: string, overlapMs: number): Promise<SigningKeyRecord[]>;
+  /** Every stored key of the realm (published or not yet pruned): primary first, then newest. */
+  list(realmId: string): Promise<SigningKeyRecord[]>;
   /** Deletes retired keys that left the overlap window; returns how many. */
   pruneRetired(realmId: string, overlapMs: number): Promise<number>;
 }

@@ -25,7 +25,7 @@ export interface SubjectGrantRow {
   readonly source: string;
 }
 
-/** The stored facts about one user for one organization context. */
+/** The stored facts about one subject (a user or a service account) for one organization context. */
 export interface SubjectRows {
   readonly userId: string;
   readonly realmId: string;
@@ -45,7 +45,8 @@ export interface SubjectRows {
 export interface SubjectGrantSource {
   /**
    * Everything a snapshot of `userId` in organization `orgId` (null: realm only) is built from,
-   * read in one consistent transaction; null when the user does not exist.
+   * read in one consistent transaction; null when neither a user nor a service account has this
+   * id. A service account is a subject too: its grants are those of its own role assignments.
    */
   loadSubject(userId: string, orgId: string | null): Promise<SubjectRows | null>;
 }

@@ -37,6 +37,8 @@ export interface TeamStore {
   get(id: string): Promise<Team | null>;
   /** The teams of an organization, by creation time then id. */
   listByOrg(orgId: string): Promise<Team[]>;
+  /** Renames a team. NotFoundError: unknown team. ConflictError reason: `team_name_taken`. */
+  update(id: string, changes: { readonly name?: string }): Promise<Team>;
   /** Deletes a team and its memberships; false when there was none. */
   delete(id: string): Promise<boolean>;
   /**

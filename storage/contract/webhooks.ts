@@ -175,4 +175,23 @@ export interface WebhookStore {
   ): Promise<WebhookDeliveryRecord[]>;
   /** Puts a dead-lettered delivery back to `pending`, due now, attempts reset; returns whether it applied. */
   requeueDeadLetter(id: string): Promise<boolean>;
+  /**
+   * Hands claimed deliveries back unattempted (a worker that stops): each one still pending or
+   * retrying gets its attempt back and is due now, for another worker. Returns how many.
+   */
+  releaseClaims(ids: readonly string[]): Promise<number>;
+  /**
+   * The delivery queue at a glance, for metrics: deliveries by status across every realm, and the
+   * due time of the oldest delivery waiting (pending or retrying, endpoint enabled), or null.
+   */
+  queueStats(): Promise<WebhookQueueStats>;
+}
+
+/** What {@link WebhookStore.queueStats} reports. */
+export interface WebhookQueueStats {
+  readonly pending: number;
+  readonly retrying: number;
+  readonly deadLetter: number;
+  /** Epoch ms of the oldest due time among waiting deliveries (its lag is now minus this), or null. */
+  readonly oldestDueAt: number | null;
 }

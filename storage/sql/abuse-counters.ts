@@ -2,13 +2,15 @@
  * The SQL counter store of the abuse gate: every svc instance sharing the database shares the
  * counters. Each hit is one `INSERT … ON CONFLICT DO UPDATE … RETURNING`, so concurrent hits
  * on one key never lose an update; windows are computed from the injected clock (passed in as
- * parameters, never `now()` in SQL).
+ * parameters, never `now()` in SQL). A reservation is the same upsert with a condition on the
+ * update (`WHERE the window has ended OR count < limit`): Postgres applies it to the row locked
+ * by the conflict, so concurrent reservations never grant more than the limit.
  *
  * @module
  */
 import { sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
-import type { CounterStore, CounterValue } from "../../core/abuse/counter-store.ts";
+import type { CounterReservation, CounterStore, CounterValue } from "../../core/abuse/counter-store.ts";
 import { ValidationError } from "../../core/errors.ts";
 import type { Executor } from "../database.ts";
 
@@ -40,6 +42,46 @@ export function createSqlCounterStore(db: Executor, deps: { clock: Clock }): Cou
         })
       ).returning(["count", "expires_at"]).executeTakeFirstOrThrow();
       return { count: Number(row.count), resetAt: row.expires_at.getTime() };
+    },
+
+    async reserve(key, limit, windowMs): Promise<CounterReservation> {
+      if (limit < 1) return { granted: false, count: 0, resetAt: null };
+      const at = now();
+      const row = await db.insertInto("abuse_counters").values({
+        key,
+        member: "",
+        count: 1,
+        window_started_at: at,
+        expires_at: new Date(at.getTime() + windowMs),
+      }).onConflict((oc) => {
+        const ended = sql<boolean>`abuse_counters.expires_at <= excluded.window_started_at`;
+        return oc.columns(["key", "member"]).doUpdateSet(() => ({
+          count: sql<number>`CASE WHEN ${ended} THEN 1 ELSE abuse_counters.count + 1 END`,
+          window_started_at: sql<
+            Date
+          >`CASE WHEN ${ended} THEN excluded.window_started_at ELSE abuse_counters.window_started_at END`,
+          expires_at: sql<
+            Date
+          >`CASE WHEN ${ended} THEN excluded.expires_at ELSE abuse_counters.expires_at END`,
+        })).where(sql<boolean>`${ended} OR abuse_counters.count < ${limit}`);
+      }).returning(["count", "expires_at"]).executeTakeFirst();
+      if (row) return { granted: true, count: Number(row.count), resetAt: row.expires_at.getTime() };
+      // Refused: the full window, read for the answer only (the decision was the statement above).
+      const full = await db.selectFrom("abuse_counters").select(["count", "expires_at"])
+        .where("key", "=", key).where("member", "=", "").executeTakeFirst();
+      return full
+        ? { granted: false, count: Number(full.count), resetAt: full.expires_at.getTime() }
+        : { granted: false, count: limit, resetAt: null };
+    },
+
+    async release(key, resetAt) {
+      const result = await db.updateTable("abuse_counters")
+        .set({ count: sql<number>`abuse_counters.count - 1` })
+        .where("key", "=", key).where("member", "=", "")
+        .where("expires_at", "=", new Date(resetAt)).where("expires_at", ">", now())
+        .where("count", ">", 0)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
     },
 
     async peek(key) {

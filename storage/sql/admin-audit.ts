@@ -8,7 +8,8 @@
  *
  * Hashes: `beforeDigest`/`afterDigest` are SHA-256 hex of the canonical JSON (sorted
  * keys) of the payloads; the entry hash is SHA-256 hex of a JSON array of the entry's
- * content (with the digests, not the payloads) and the previous hash.
+ * content (with the digests, not the payloads) and the previous hash. `onBehalfOf` is
+ * appended to that array only when set, so entries without it hash exactly as before.
  *
  * @module
  */
@@ -45,7 +46,12 @@ export function payloadDigest(value: unknown): string {
 }
 
 /** The entry hash over an entry's content and its predecessor's hash. */
-export function auditEntryHash(entry: Omit<AdminAuditEntry, "before" | "after" | "entryHash">): string {
+export function auditEntryHash(
+  entry: Omit<AdminAuditEntry, "before" | "after" | "entryHash" | "onBehalfOf"> & {
+    readonly onBehalfOf?: string | null;
+  },
+): string {
+  const onBehalfOf = entry.onBehalfOf ?? null;
   return sha256Hex(JSON.stringify([
     "svc.audit.v1",
     entry.realmId,
@@ -59,6 +65,7 @@ export function auditEntryHash(entry: Omit<AdminAuditEntry, "before" | "after" |
     entry.beforeDigest,
     entry.afterDigest,
     entry.prevHash,
+    ...(onBehalfOf === null ? [] : [onBehalfOf]),
   ]));
 }
 
@@ -70,6 +77,7 @@ function toEntry(row: Selectable<AdminAuditEntriesTable>): AdminAuditEntry {
     action: row.action,
     actorId: row.actor_id,
     actorKind: row.actor_kind,
+    onBehalfOf: row.on_behalf_of ?? null,
     target: row.target,
     orgId: row.org_id,
     before: row.before_json ?? null,
@@ -110,6 +118,7 @@ export function createSqlAdminAuditStore(
       action: entry.action,
       actorId: entry.actorId,
       actorKind: entry.actorKind,
+      onBehalfOf: entry.onBehalfOf ?? null,
       target: entry.target ?? null,
       orgId: entry.orgId?.toLowerCase() ?? null,
       beforeDigest: payloadDigest(entry.before),
@@ -124,6 +133,7 @@ export function createSqlAdminAuditStore(
       action: content.action,
       actor_id: content.actorId,
       actor_kind: content.actorKind,
+      on_behalf_of: content.onBehalfOf,
       target: content.target,
       org_id: content.orgId,
       before_json: jsonb(entry.before),
@@ -229,7 +239,13 @@ export function createSqlAdminAuditStore(
 
     async redactForSubject(subjectId) {
       const result = await db.updateTable("admin_audit_entries").set({ before_json: null, after_json: null })
-        .where((eb) => eb.or([eb("actor_id", "=", subjectId), eb("target", "=", subjectId)]))
+        .where((eb) =>
+          eb.or([
+            eb("actor_id", "=", subjectId),
+            eb("on_behalf_of", "=", subjectId),
+            eb("target", "=", subjectId),
+          ])
+        )
         .where((eb) => eb.or([eb("before_json", "is not", null), eb("after_json", "is not", null)]))
         .executeTakeFirst();
       return Number(result.numUpdatedRows);

@@ -79,12 +79,45 @@ export function createSqlApiKeyStore(
       return rows.map(toRecord);
     },
 
+    async listPage(realmId, filter, page) {
+      if (!isUuid(realmId)) return { items: [], total: 0 };
+      if (filter.ownerId !== undefined && !isUuid(filter.ownerId)) return { items: [], total: 0 };
+      if (filter.memberOfOrgId !== undefined && !isUuid(filter.memberOfOrgId)) return { items: [], total: 0 };
+      let query = db.selectFrom("api_keys").where("realm_id", "=", realmId);
+      if (filter.ownerKind !== undefined) query = query.where("owner_kind", "=", filter.ownerKind);
+      if (filter.ownerId !== undefined) query = query.where("owner_id", "=", filter.ownerId);
+      const orgId = filter.memberOfOrgId;
+      if (orgId !== undefined) {
+        query = query.where("owner_kind", "=", "User").where((eb) =>
+          eb.exists(
+            eb.selectFrom("org_memberships").select("org_memberships.user_id")
+              .whereRef("org_memberships.user_id", "=", "api_keys.owner_id")
+              .where("org_memberships.org_id", "=", orgId),
+          )
+        );
+      }
+      const [rows, count] = await Promise.all([
+        query.selectAll().orderBy("created_at", "desc").orderBy("id").offset(page.offset).limit(page.limit)
+          .execute(),
+        query.select((eb) => eb.fn.countAll<string>().as("n")).executeTakeFirstOrThrow(),
+      ]);
+      return { items: rows.map(toRecord), total: Number(count.n) };
+    },
+
     async revoke(id) {
       if (!isUuid(id)) return null;
       const row = await db.updateTable("api_keys")
         .set((eb) => ({ revoked_at: sql<Date>`coalesce(${eb.ref("revoked_at")}, ${now()}::timestamptz)` }))
         .where("id", "=", id).returningAll().executeTakeFirst();
       return row ? toRecord(row) : null;
+    },
+
+    async revokeAllForOwner(ownerKind, ownerId) {
+      if (!isUuid(ownerId)) return 0;
+      const result = await db.updateTable("api_keys").set({ revoked_at: now() })
+        .where("owner_kind", "=", ownerKind).where("owner_id", "=", ownerId).where("revoked_at", "is", null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
     },
 
     async recordUse(id) {

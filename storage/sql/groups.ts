@@ -67,6 +67,15 @@ export function createSqlGroupStore(db: Executor, deps: { clock: Clock; random: 
       const rows = await query.orderBy("created_at").orderBy("id").execute();
       return rows.map(groupFromRow);
     },
+    async update(id, changes) {
+      requireUuid(id, "Group");
+      const row = changes.displayName === undefined
+        ? await db.selectFrom("groups").selectAll().where("id", "=", id).executeTakeFirst()
+        : await db.updateTable("groups").set({ display_name: changes.displayName }).where("id", "=", id)
+          .returningAll().executeTakeFirst();
+      if (row === undefined) throw new NotFoundError("Group not found.");
+      return groupFromRow(row);
+    },
     async delete(id) {
       if (!isUuid(id)) return false;
       const result = await db.deleteFrom("groups").where("id", "=", id).executeTakeFirst();

@@ -3,9 +3,9 @@
  *
  * @module
  */
-import { sql } from "kysely";
+import { type Selectable, sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
-import { NotFoundError, ValidationError } from "../../core/errors.ts";
+import { ConflictError, NotFoundError, ValidationError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
 import type {
   Organization,
@@ -15,7 +15,18 @@ import type {
   VerifiedDomainMatch,
 } from "../contract/organizations.ts";
 import type { Database, Executor } from "../database.ts";
-import { type ConstraintMap, guarded, isUuid, now, pageOf, requireUuid } from "./directory-support.ts";
+import {
+  atomically,
+  type ConstraintMap,
+  guarded,
+  isUuid,
+  now,
+  pageOf,
+  requireUuid,
+} from "./directory-support.ts";
+
+/** Advisory lock class that serializes membership additions per organization. */
+const MEMBERSHIP_LOCK_CLASS = 7_361_302;
 
 const ORG_CONSTRAINTS: ConstraintMap = {
   unique: { organizations_realm_id_name_key: "organization_name_taken" },
@@ -29,6 +40,11 @@ const MEMBERSHIP_CONSTRAINTS: ConstraintMap = {
   unique: { org_memberships_pkey: "org_membership_exists" },
   foreign: { org_memberships_org_id_fkey: "Organization", org_memberships_user_id_fkey: "User" },
 };
+
+/** A LIKE pattern matching `text` anywhere, with `%`, `_` and `\\` matching themselves. */
+function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
 
 /** Domain values are compared and stored trimmed and lowercased. */
 function normalizeDomainValue(value: string): string {
@@ -72,20 +88,63 @@ export function createSqlOrganizationStore(
         .where("realm_id", "=", realmId).orderBy("created_at").orderBy("id").execute();
       return rows.map(orgFromRow);
     },
-    async update(id, changes) {
+    async search(realmId, query = {}) {
+      const { offset, limit } = pageOf(query);
+      if (!isUuid(realmId)) return { items: [], total: 0 };
+      let base = db.selectFrom("organizations").where("realm_id", "=", realmId);
+      const search = query.search?.trim();
+      if (search) {
+        const pattern = containsPattern(search);
+        base = base.where((eb) =>
+          eb.or([eb("name", "ilike", pattern), eb("display_name", "ilike", pattern)])
+        );
+      }
+      const counted = await base.select((eb) => eb.fn.countAll<string | number>().as("count"))
+        .executeTakeFirstOrThrow();
+      let page = base.selectAll().orderBy("created_at").orderBy("id").offset(offset);
+      if (limit !== undefined) page = page.limit(limit);
+      const rows = limit === 0 ? [] : await page.execute();
+      return { items: rows.map(orgFromRow), total: Number(counted.count) };
+    },
+    async update(id, changes, options = {}) {
       requireUuid(id, "Organization");
-      const set: Partial<Database["organizations"]> = {};
+      const set: Record<string, unknown> = {};
       if (changes.displayName !== undefined) set.display_name = changes.displayName;
       if (changes.status !== undefined) set.status = changes.status;
       if (changes.defaultIdentityProviderId !== undefined) {
         set.default_identity_provider_id = changes.defaultIdentityProviderId;
       }
-      const row = Object.keys(set).length === 0
-        ? await db.selectFrom("organizations").selectAll().where("id", "=", id).executeTakeFirst()
-        : await db.updateTable("organizations").set(set).where("id", "=", id).returningAll()
-          .executeTakeFirst();
+      const expected = options.expectedVersion;
+      let row: Selectable<Database["organizations"]> | undefined;
+      if (Object.keys(set).length === 0) {
+        row = await db.selectFrom("organizations").selectAll().where("id", "=", id).executeTakeFirst();
+        if (row !== undefined && expected !== undefined && row.version !== expected) throw versionMismatch();
+      } else {
+        // The version check and the write are one statement: of two writers holding the same
+        // version, exactly one wins.
+        let update = db.updateTable("organizations")
+          .set({ ...set, version: sql<number>`version + 1` })
+          .where("id", "=", id);
+        if (expected !== undefined) update = update.where("version", "=", expected);
+        row = await update.returningAll().executeTakeFirst();
+        if (row === undefined && expected !== undefined) {
+          const exists = await db.selectFrom("organizations").select("id").where("id", "=", id)
+            .executeTakeFirst();
+          if (exists !== undefined) throw versionMismatch();
+        }
+      }
       if (row === undefined) throw new NotFoundError("Organization not found.");
       return orgFromRow(row);
+    },
+    async delete(id) {
+      if (!isUuid(id)) return false;
+      return await atomically(db, async (trx) => {
+        // Rows that name the organization without a foreign key; the rest cascades.
+        await trx.deleteFrom("grants").where("org_id", "=", id).execute();
+        await trx.deleteFrom("webhook_endpoints").where("org_id", "=", id).execute();
+        const result = await trx.deleteFrom("organizations").where("id", "=", id).executeTakeFirst();
+        return Number(result.numDeletedRows) > 0;
+      });
     },
 
     async addDomain(input) {
@@ -102,8 +161,15 @@ export function createSqlOrganizationStore(
           value,
           verified: input.verified ?? false,
           created_at: now(deps.clock),
+          verification_token: input.verificationToken ?? null,
         }).returningAll().executeTakeFirstOrThrow());
       return domainFromRow(row);
+    },
+    async getDomain(domainId) {
+      if (!isUuid(domainId)) return null;
+      const row = await db.selectFrom("organization_domains").selectAll().where("id", "=", domainId)
+        .executeTakeFirst();
+      return row === undefined ? null : domainFromRow(row);
     },
     async setDomainVerified(domainId, verified) {
       requireUuid(domainId, "Organization domain");
@@ -157,16 +223,21 @@ export function createSqlOrganizationStore(
           field: "userId",
         });
       }
-      const row = await guarded(
-        MEMBERSHIP_CONSTRAINTS,
-        () =>
-          db.insertInto("org_memberships").values({
+      const at = now(deps.clock);
+      const row = await atomically(db, async (trx) => {
+        await sql`SELECT pg_advisory_xact_lock(${MEMBERSHIP_LOCK_CLASS}::int4, hashtext(${orgId}))`.execute(
+          trx,
+        );
+        return await guarded(MEMBERSHIP_CONSTRAINTS, () =>
+          trx.insertInto("org_memberships").values({
             org_id: orgId,
             user_id: userId,
-            created_at: now(deps.clock),
-          })
-            .returningAll().executeTakeFirstOrThrow(),
-      );
+            // Strictly after every existing membership of the organization (see the contract).
+            created_at: sql<Date>`greatest(${at}::timestamptz, (
+              SELECT max(created_at) + interval '1 microsecond' FROM org_memberships WHERE org_id = ${orgId}
+            ))`,
+          }).returningAll().executeTakeFirstOrThrow());
+      });
       return membershipFromRow(row);
     },
     async removeMember(orgId, userId) {
@@ -211,7 +282,13 @@ export function createSqlOrganizationStore(
   };
 }
 
-function orgFromRow(row: Database["organizations"]): Organization {
+function versionMismatch(): ConflictError {
+  return new ConflictError("The organization changed since it was read.", {
+    reason: "organization_version_mismatch",
+  });
+}
+
+function orgFromRow(row: Selectable<Database["organizations"]>): Organization {
   return {
     id: row.id,
     realmId: row.realm_id,
@@ -220,10 +297,11 @@ function orgFromRow(row: Database["organizations"]): Organization {
     status: row.status,
     defaultIdentityProviderId: row.default_identity_provider_id,
     createdAt: row.created_at,
+    version: row.version,
   };
 }
 
-function domainFromRow(row: Database["organization_domains"]): OrganizationDomain {
+function domainFromRow(row: Selectable<Database["organization_domains"]>): OrganizationDomain {
   return {
     id: row.id,
     orgId: row.org_id,
@@ -231,6 +309,7 @@ function domainFromRow(row: Database["organization_domains"]): OrganizationDomai
     value: row.value,
     verified: row.verified,
     createdAt: row.created_at,
+    verificationToken: row.verification_token,
   };
 }
 

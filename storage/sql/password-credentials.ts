@@ -7,7 +7,7 @@
  */
 import { type Selectable, sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
-import { type RandomSource, randomUuid } from "../../core/random.ts";
+import { type RandomSource, randomToken, randomUuid } from "../../core/random.ts";
 import type {
   PasswordCredentialRecord,
   PasswordCredentialStore,
@@ -15,6 +15,7 @@ import type {
 } from "../contract/password-credentials.ts";
 import type { Executor, PasswordCredentialsTable } from "../database.ts";
 import { atomically } from "./transaction.ts";
+import { rotateCredentialStamp } from "./users.ts";
 import { isUuid } from "../../core/ids.ts";
 
 /** Advisory-lock class id of password-credential writes (first key of the two-key form). */
@@ -75,9 +76,41 @@ export function createSqlPasswordCredentialStore(
       return rows.map(toRecord);
     },
 
+    async listForUsers(userIds) {
+      const ids = userIds.filter((id) => isUuid(id));
+      if (ids.length === 0) return [];
+      const rows = await db.selectFrom("password_credentials").selectAll().where("user_id", "in", ids)
+        .orderBy("updated_at", "desc").orderBy("id").execute();
+      return rows.map(toRecord);
+    },
+
+    async insertMany(rows, options = {}) {
+      if (rows.length === 0) return;
+      const at = new Date(deps.clock.now());
+      await atomically(db, async (trx) => {
+        await trx.insertInto("password_credentials").values(rows.map(({ userId, value }) => ({
+          id: randomUuid(deps.random),
+          user_id: userId,
+          algorithm: value.algorithm,
+          hash: value.hash,
+          created_at: at,
+          updated_at: at,
+        }))).execute();
+        if (options.freshUsers) return;
+        // A password write: each user's credential stamp rotates, in one statement.
+        const stamps = rows.map(({ userId }) => sql`(${userId}::uuid, ${randomToken(deps.random, 16)})`);
+        await sql`UPDATE users SET credential_stamp = v.stamp FROM (VALUES ${
+          sql.join(stamps)
+        }) AS v(id, stamp)
+          WHERE users.id = v.id`.execute(trx);
+      });
+    },
+
     async upsert(userId, value) {
       return await atomically(db, async (trx) => {
         await lockUser(trx, userId);
+        const previous = await trx.selectFrom("password_credentials").select("hash")
+          .where("user_id", "=", userId).where("algorithm", "=", value.algorithm).executeTakeFirst();
         const at = new Date(deps.clock.now());
         const row = await trx.insertInto("password_credentials").values({
           id: randomUuid(deps.random),
@@ -92,6 +125,9 @@ export function createSqlPasswordCredentialStore(
             updated_at: eb.ref("excluded.updated_at"),
           }))
         ).returningAll().returning(sql<boolean>`(xmax = 0)`.as("inserted")).executeTakeFirstOrThrow();
+        if (row.inserted || previous?.hash !== value.hash) {
+          await rotateCredentialStamp(trx, deps.random, userId);
+        }
         return { credential: toRecord(row), created: row.inserted };
       });
     },
@@ -99,7 +135,10 @@ export function createSqlPasswordCredentialStore(
     async replace(userId, value) {
       return await atomically(db, async (trx) => {
         await lockUser(trx, userId);
-        return await setOnly(trx, userId, value);
+        const credential = await setOnly(trx, userId, value);
+        // A password change: every reset link minted before it dies.
+        await rotateCredentialStamp(trx, deps.random, userId);
+        return credential;
       });
     },
 
@@ -124,6 +163,7 @@ export function createSqlPasswordCredentialStore(
         await lockUser(trx, userId);
         const result = await trx.deleteFrom("password_credentials").where("user_id", "=", userId)
           .executeTakeFirst();
+        if (result.numDeletedRows > 0n) await rotateCredentialStamp(trx, deps.random, userId);
         return Number(result.numDeletedRows);
       });
     },

@@ -70,6 +70,21 @@ export function createSqlPolicyStore(
         .orderBy("created_at").orderBy("id").execute();
       return rows.map(policyFromRow);
     },
+    async listPage(realmId, query) {
+      const ids = [realmId, query.orgId ?? undefined, query.principal?.id].filter((id) => id !== undefined);
+      if (!ids.every((id) => isUuid(id!))) return { items: [], total: 0 };
+      let filtered = db.selectFrom("policies").where("realm_id", "=", realmId);
+      if (query.orgId === null) filtered = filtered.where("org_id", "is", null);
+      else if (query.orgId !== undefined) filtered = filtered.where("org_id", "=", query.orgId);
+      if (query.principal !== undefined) {
+        filtered = filtered.where("principal_kind", "=", query.principal.kind)
+          .where("principal_id", "=", query.principal.id);
+      }
+      const rows = await filtered.selectAll().orderBy("created_at").orderBy("id")
+        .offset(query.offset).limit(query.limit).execute();
+      const count = await filtered.select((eb) => eb.fn.countAll<string>().as("n")).executeTakeFirstOrThrow();
+      return { items: rows.map(policyFromRow), total: Number(count.n) };
+    },
     async listForPrincipal(principalKind, principalId, options) {
       const orgId = options?.orgId;
       if (!PRINCIPAL_KINDS.has(principalKind) || !isUuid(principalId) || (orgId != null && !isUuid(orgId))) {

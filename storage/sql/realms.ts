@@ -3,11 +3,16 @@
  *
  * @module
  */
+import { sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
+import { ConflictError, NotFoundError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
 import type { Realm, RealmStore } from "../contract/realms.ts";
 import type { Database, Executor } from "../database.ts";
-import { type ConstraintMap, guarded, isUuid, now } from "./directory-support.ts";
+import { atomically, type ConstraintMap, guarded, isUuid, now, requireUuid } from "./directory-support.ts";
+
+/** Advisory lock class that serializes realm updates (switching the default realm). */
+const REALM_LOCK_CLASS = 7_361_301;
 
 const CONSTRAINTS: ConstraintMap = {
   unique: { realms_name_key: "realm_name_taken", realms_one_default: "default_realm_exists" },
@@ -43,6 +48,37 @@ export function createSqlRealmStore(db: Executor, deps: { clock: Clock; random: 
     async list() {
       const rows = await db.selectFrom("realms").selectAll().orderBy("created_at").orderBy("id").execute();
       return rows.map(realmFromRow);
+    },
+    async update(id, changes) {
+      requireUuid(id, "Realm");
+      return await atomically(db, async (trx) => {
+        // Realm updates queue behind each other, so each one reads the default after the last switch.
+        await sql`SELECT pg_advisory_xact_lock(${REALM_LOCK_CLASS}::int4, 0)`.execute(trx);
+        const current = await trx.selectFrom("realms").selectAll().where("id", "=", id).executeTakeFirst();
+        if (current === undefined) throw new NotFoundError("Realm not found.");
+        if (changes.isDefault === false && current.is_default) {
+          throw new ConflictError(
+            "The default realm stays the default until another realm is made the default.",
+            {
+              reason: "default_realm_required",
+            },
+          );
+        }
+        if (changes.isDefault === true && !current.is_default) {
+          // Clear, then set, in one transaction: readers outside it see the old default or the new one.
+          await trx.updateTable("realms").set({ is_default: false }).where("is_default", "=", true).execute();
+        }
+        const set: Partial<Database["realms"]> = {};
+        if (changes.displayName !== undefined) set.display_name = changes.displayName;
+        if (changes.isDefault === true) set.is_default = true;
+        if (Object.keys(set).length === 0) return realmFromRow(current);
+        const row = await guarded(
+          CONSTRAINTS,
+          () =>
+            trx.updateTable("realms").set(set).where("id", "=", id).returningAll().executeTakeFirstOrThrow(),
+        );
+        return realmFromRow(row);
+      });
     },
   };
 }

@@ -4,10 +4,17 @@
  *
  * @module
  */
+import { type Selectable, sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
-import { NotFoundError, ValidationError } from "../../core/errors.ts";
+import { ConflictError, NotFoundError, ValidationError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
-import type { Role, RoleAssignment, RolePrincipalKind, RoleStore } from "../contract/roles.ts";
+import {
+  type Role,
+  ROLE_VERSION_CHANGED,
+  type RoleAssignment,
+  type RolePrincipalKind,
+  type RoleStore,
+} from "../contract/roles.ts";
 import type { Database, Executor } from "../database.ts";
 import {
   atomically,
@@ -94,14 +101,38 @@ export function createSqlRoleStore(db: Executor, deps: { clock: Clock; random: R
       const rows = await query.orderBy("created_at").orderBy("id").execute();
       return rows.map(roleFromRow);
     },
-    async update(id, changes) {
+    async listPage(realmId, query) {
+      const orgId = query.orgId;
+      if (!isUuid(realmId) || (orgId != null && !isUuid(orgId))) return { items: [], total: 0 };
+      let filtered = db.selectFrom("roles").where("realm_id", "=", realmId);
+      if (orgId === null) filtered = filtered.where("org_id", "is", null);
+      else if (orgId !== undefined) filtered = filtered.where("org_id", "=", orgId);
+      else if (query.orgLevelOnly) filtered = filtered.where("org_id", "is not", null);
+      if (query.search !== undefined && query.search !== "") {
+        filtered = filtered.where(sql<boolean>`strpos(lower(key), ${query.search.toLowerCase()}) > 0`);
+      }
+      const rows = await filtered.selectAll().orderBy("created_at").orderBy("id")
+        .offset(query.offset).limit(query.limit).execute();
+      const count = await filtered.select((eb) => eb.fn.countAll<string>().as("n")).executeTakeFirstOrThrow();
+      return { items: rows.map(roleFromRow), total: Number(count.n) };
+    },
+    async update(id, changes, options) {
       requireUuid(id, "Role");
-      const row = changes.displayName === undefined
-        ? await db.selectFrom("roles").selectAll().where("id", "=", id).executeTakeFirst()
-        : await db.updateTable("roles").set({ display_name: changes.displayName })
-          .where("id", "=", id).returningAll().executeTakeFirst();
-      if (row === undefined) throw new NotFoundError("Role not found.");
-      return roleFromRow(row);
+      const expected = options?.expectedVersion;
+      // The version check and the write are one statement: of two writers holding the same
+      // version, exactly one matches the row.
+      const row = await db.updateTable("roles")
+        .set((eb) => ({
+          display_name: changes.displayName ?? eb.ref("display_name"),
+          version: eb("version", "+", 1),
+        }))
+        .where("id", "=", id)
+        .$if(expected !== undefined, (q) => q.where("version", "=", expected!))
+        .returningAll().executeTakeFirst();
+      if (row !== undefined) return roleFromRow(row);
+      const exists = await db.selectFrom("roles").select("id").where("id", "=", id).executeTakeFirst();
+      if (exists === undefined) throw new NotFoundError("Role not found.");
+      throw new ConflictError("The role changed since it was read.", { reason: ROLE_VERSION_CHANGED });
     },
     async delete(id) {
       if (!isUuid(id)) return false;
@@ -184,16 +215,32 @@ export function createSqlRoleStore(db: Executor, deps: { clock: Clock; random: R
         .orderBy("created_at").orderBy("id").execute();
       return rows.map(assignmentFromRow);
     },
+    async listAssignmentsPage(realmId, query) {
+      const ids = [realmId, query.roleId, query.principal?.id, query.orgId].filter((id) => id !== undefined);
+      if (!ids.every((id) => isUuid(id!))) return { items: [], total: 0 };
+      let filtered = db.selectFrom("role_assignments").where("realm_id", "=", realmId);
+      if (query.roleId !== undefined) filtered = filtered.where("role_id", "=", query.roleId);
+      if (query.principal !== undefined) {
+        filtered = filtered.where("principal_kind", "=", query.principal.kind)
+          .where("principal_id", "=", query.principal.id);
+      }
+      if (query.orgId !== undefined) filtered = filtered.where("org_id", "=", query.orgId);
+      const rows = await filtered.selectAll().orderBy("created_at").orderBy("id")
+        .offset(query.offset).limit(query.limit).execute();
+      const count = await filtered.select((eb) => eb.fn.countAll<string>().as("n")).executeTakeFirstOrThrow();
+      return { items: rows.map(assignmentFromRow), total: Number(count.n) };
+    },
   };
 }
 
-function roleFromRow(row: Database["roles"]): Role {
+function roleFromRow(row: Selectable<Database["roles"]>): Role {
   return {
     id: row.id,
     realmId: row.realm_id,
     orgId: row.org_id,
     key: row.key,
     displayName: row.display_name,
+    version: Number(row.version),
     createdAt: row.created_at,
   };
 }

@@ -51,7 +51,11 @@ export function createSqlServiceAccountStore(
         }).returningAll().executeTakeFirstOrThrow();
         return toRecord(row);
       } catch (error) {
-        if (isUniqueViolation(error)) throw new ConflictError("A service account with this key exists.");
+        if (isUniqueViolation(error)) {
+          throw new ConflictError("A service account with this key exists.", {
+            reason: "service_account_key_taken",
+          });
+        }
         throw error;
       }
     },
@@ -74,6 +78,17 @@ export function createSqlServiceAccountStore(
       const rows = await db.selectFrom("service_accounts").selectAll().where("realm_id", "=", realmId)
         .orderBy("key").execute();
       return rows.map(toRecord);
+    },
+
+    async listPage(realmId, page) {
+      if (!isUuid(realmId)) return { items: [], total: 0 };
+      const [rows, count] = await Promise.all([
+        db.selectFrom("service_accounts").selectAll().where("realm_id", "=", realmId)
+          .orderBy("key").orderBy("id").offset(page.offset).limit(page.limit).execute(),
+        db.selectFrom("service_accounts").select((eb) => eb.fn.countAll<string>().as("n"))
+          .where("realm_id", "=", realmId).executeTakeFirstOrThrow(),
+      ]);
+      return { items: rows.map(toRecord), total: Number(count.n) };
     },
 
     async rotateSecret(id, newSecretHash, overlapMs) {

@@ -113,14 +113,21 @@ export function createSqlSessionStore(
     },
 
     async revokeAllForUser(userId, options) {
-      if (!isUuid(userId)) return 0;
+      if (!isUuid(userId)) return [];
       let query = db.updateTable("sessions").set({ revoked_at: now() })
         .where("user_id", "=", userId).where("revoked_at", "is", null);
       if (options?.exceptId !== undefined && isUuid(options.exceptId)) {
         query = query.where("id", "<>", options.exceptId);
       }
-      const result = await query.executeTakeFirst();
-      return Number(result.numUpdatedRows);
+      const rows = await query.returning("id").execute();
+      return rows.map((row) => row.id);
+    },
+
+    async listEndedSince(since, limit) {
+      if (!(limit > 0)) return [];
+      const rows = await db.selectFrom("sessions").select(["id", "revoked_at"])
+        .where("revoked_at", ">=", since).orderBy("revoked_at", "desc").orderBy("id").limit(limit).execute();
+      return rows.map((row) => ({ id: row.id, endedAt: row.revoked_at!.getTime() }));
     },
 
     async listActiveForUser(userId) {

@@ -111,6 +111,13 @@ export function createSqlSigningKeyStore(
       return rows.map(toRecord);
     },
 
+    async list(realmId) {
+      if (!isUuid(realmId)) return [];
+      const rows = await db.selectFrom("signing_keys").selectAll().where("realm_id", "=", realmId)
+        .orderBy("is_primary", "desc").orderBy("created_at", "desc").orderBy("kid").execute();
+      return rows.map(toRecord);
+    },
+
     async pruneRetired(realmId, overlapMs) {
       if (!isUuid(realmId)) return 0;
       const cutoff = new Date(deps.clock.now() - overlapMs);

@@ -1,7 +1,8 @@
 /**
- * The SQL subject-grant source: one repeatable-read transaction reads the user, their
- * teams and groups in the organization, and every grant reaching them through role
- * assignments (direct or through a group) and policies.
+ * The SQL subject-grant source: one repeatable-read transaction reads the subject and every
+ * grant reaching it. A user's grants come through role assignments (direct or through a
+ * group) and policies, with their teams and groups in the organization; a service account's
+ * through its own role assignments only (it has no memberships, groups or policies).
  *
  * @module
  */
@@ -35,7 +36,7 @@ async function loadSubject(db: Executor, userId: string, orgId: string | null): 
     .select(["id", "realm_id", "status", "attributes"])
     .where("id", "=", userId)
     .executeTakeFirst();
-  if (user === undefined) return null;
+  if (user === undefined) return await loadServiceAccount(db, userId, orgId);
 
   let isOrgMember = false;
   let teamIds: string[] = [];
@@ -79,34 +80,12 @@ async function loadSubject(db: Executor, userId: string, orgId: string | null): 
           : []),
       ]);
 
-  const roleGrants = await db.selectFrom("role_assignments as ra")
-    .innerJoin("roles as r", "r.id", "ra.role_id")
-    .innerJoin("grants as gr", "gr.role_id", "r.id")
-    .select([
-      "r.key as ownerKey",
-      "ra.principal_kind as principalKind",
-      "ra.principal_id as principalId",
-      sql<string | null>`coalesce(gr.org_id, ra.org_id, r.org_id)`.as("orgId"),
-      "gr.pattern",
-      "gr.effect",
-      "gr.team_ids as teamIds",
-      "gr.condition",
-    ])
-    .where("r.realm_id", "=", user.realm_id)
-    .where("ra.realm_id", "=", user.realm_id)
-    .where(principal("ra.principal_kind", "ra.principal_id"))
-    .where((eb) =>
-      orgId === null
-        ? eb("ra.org_id", "is", null)
-        : eb.or([eb("ra.org_id", "is", null), eb("ra.org_id", "=", orgId)])
-    )
-    .where((eb) =>
-      orgId === null
-        ? eb("r.org_id", "is", null)
-        : eb.or([eb("r.org_id", "is", null), eb("r.org_id", "=", orgId)])
-    )
-    .orderBy("ra.created_at").orderBy("ra.id").orderBy("gr.created_at").orderBy("gr.id")
-    .execute();
+  const roleGrants = await roleGrantRows(
+    db,
+    user.realm_id,
+    orgId,
+    principal("ra.principal_kind", "ra.principal_id"),
+  );
 
   const policyGrants = await db.selectFrom("policies as p")
     .innerJoin("grants as gr", "gr.policy_id", "p.id")
@@ -130,24 +109,10 @@ async function loadSubject(db: Executor, userId: string, orgId: string | null): 
     .orderBy("p.created_at").orderBy("p.id").orderBy("gr.created_at").orderBy("gr.id")
     .execute();
 
-  const grants: SubjectGrantRow[] = [];
-  const push = (owner: "role" | "policy", rows: typeof roleGrants) => {
-    for (const row of rows) {
-      const via = row.principalKind === "Group"
-        ? `@group:${groupKeyById.get(row.principalId) ?? row.principalId}`
-        : "";
-      grants.push({
-        pattern: row.pattern,
-        effect: row.effect,
-        orgId: row.orgId,
-        teamIds: row.teamIds ?? [],
-        condition: parseJson(row.condition),
-        source: `${owner}:${row.ownerKey}${via}`,
-      });
-    }
-  };
-  push("role", roleGrants);
-  push("policy", policyGrants);
+  const grants = [
+    ...grantRows("role", roleGrants, groupKeyById),
+    ...grantRows("policy", policyGrants, groupKeyById),
+  ];
 
   return {
     userId: user.id,
@@ -158,4 +123,105 @@ async function loadSubject(db: Executor, userId: string, orgId: string | null): 
     teamIds,
     grants,
   };
+}
+
+/**
+ * The rows of a service account: its role assignments (realm-wide ones, plus those in `orgId`),
+ * no attributes, teams or memberships. Null when no service account has this id. A disabled
+ * account has status `Disabled` (it cannot authenticate anyway).
+ */
+async function loadServiceAccount(
+  db: Executor,
+  id: string,
+  orgId: string | null,
+): Promise<SubjectRows | null> {
+  const account = await db.selectFrom("service_accounts")
+    .select(["id", "realm_id", "disabled"])
+    .where("id", "=", id)
+    .executeTakeFirst();
+  if (account === undefined) return null;
+  const rows = await roleGrantRows(
+    db,
+    account.realm_id,
+    orgId,
+    // deno-lint-ignore no-explicit-any
+    (eb: any) => eb.and([eb("ra.principal_kind", "=", "ServiceAccount"), eb("ra.principal_id", "=", id)]),
+  );
+  return {
+    userId: account.id,
+    realmId: account.realm_id,
+    status: account.disabled ? "Disabled" : "Active",
+    attributes: {},
+    isOrgMember: false,
+    teamIds: [],
+    grants: grantRows("role", rows, new Map()),
+  };
+}
+
+/** Every grant of the roles assigned to the principals `principal` selects, in the realm and `orgId`. */
+// deno-lint-ignore no-explicit-any
+async function roleGrantRows(
+  db: Executor,
+  realmId: string,
+  orgId: string | null,
+  principal: (eb: any) => any,
+) {
+  return await db.selectFrom("role_assignments as ra")
+    .innerJoin("roles as r", "r.id", "ra.role_id")
+    .innerJoin("grants as gr", "gr.role_id", "r.id")
+    .select([
+      "r.key as ownerKey",
+      "ra.principal_kind as principalKind",
+      "ra.principal_id as principalId",
+      sql<string | null>`coalesce(gr.org_id, ra.org_id, r.org_id)`.as("orgId"),
+      "gr.pattern",
+      "gr.effect",
+      "gr.team_ids as teamIds",
+      "gr.condition",
+    ])
+    .where("r.realm_id", "=", realmId)
+    .where("ra.realm_id", "=", realmId)
+    .where(principal)
+    .where((eb) =>
+      orgId === null
+        ? eb("ra.org_id", "is", null)
+        : eb.or([eb("ra.org_id", "is", null), eb("ra.org_id", "=", orgId)])
+    )
+    .where((eb) =>
+      orgId === null
+        ? eb("r.org_id", "is", null)
+        : eb.or([eb("r.org_id", "is", null), eb("r.org_id", "=", orgId)])
+    )
+    .orderBy("ra.created_at").orderBy("ra.id").orderBy("gr.created_at").orderBy("gr.id")
+    .execute();
+}
+
+/** Grant rows with their attribution (`role:<key>`, `policy:<name>`, `@group:<key>` when through a group). */
+function grantRows(
+  owner: "role" | "policy",
+  rows: readonly {
+    ownerKey: string;
+    principalKind: string;
+    principalId: string;
+    orgId: string | null;
+    pattern: string;
+    effect: string;
+    teamIds: string[] | null;
+    condition: unknown;
+  }[],
+  groupKeyById: ReadonlyMap<string, string>,
+): SubjectGrantRow[] {
+  return rows.map((row) => {
+    const via = row.principalKind === "Group"
+      ? `@group:${groupKeyById.get(row.principalId) ?? row.principalId}`
+      : "";
+    return {
+      pattern: row.pattern,
+      effect: row.effect,
+      orgId: row.orgId,
+      teamIds: row.teamIds ?? [],
+      condition: parseJson(row.condition),
+      source: `${owner}:${row.ownerKey}${via}`,
+    };
+  });
 }

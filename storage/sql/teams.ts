@@ -48,6 +48,19 @@ export function createSqlTeamStore(db: Executor, deps: { clock: Clock; random: R
         .orderBy("created_at").orderBy("id").execute();
       return rows.map(teamFromRow);
     },
+    async update(id, changes) {
+      requireUuid(id, "Team");
+      const row = changes.name === undefined
+        ? await db.selectFrom("teams").selectAll().where("id", "=", id).executeTakeFirst()
+        : await guarded(
+          TEAM_CONSTRAINTS,
+          () =>
+            db.updateTable("teams").set({ name: changes.name }).where("id", "=", id).returningAll()
+              .executeTakeFirst(),
+        );
+      if (row === undefined) throw new NotFoundError("Team not found.");
+      return teamFromRow(row);
+    },
     async delete(id) {
       if (!isUuid(id)) return false;
       const result = await db.deleteFrom("teams").where("id", "=", id).executeTakeFirst();

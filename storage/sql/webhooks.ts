@@ -313,5 +313,35 @@ export function createSqlWebhookStore(
         .where("id", "=", id).where("status", "=", "dead_letter").executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },
+
+    async releaseClaims(ids) {
+      const valid = ids.filter(isUuid);
+      if (valid.length === 0) return 0;
+      const result = await db.updateTable("webhook_deliveries")
+        .set((eb) => ({ attempts: eb("attempts", "-", 1), next_attempt_at: now() }))
+        .where("id", "in", valid)
+        .where("status", "in", ["pending", "retrying"])
+        .where("attempts", ">", 0)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    async queueStats() {
+      const row = await sql<{ pending: number; retrying: number; dead_letter: number; oldest: Date | null }>`
+        SELECT
+          count(*) FILTER (WHERE d.status = 'pending')::int AS pending,
+          count(*) FILTER (WHERE d.status = 'retrying')::int AS retrying,
+          count(*) FILTER (WHERE d.status = 'dead_letter')::int AS dead_letter,
+          min(d.next_attempt_at) FILTER (WHERE d.status IN ('pending', 'retrying') AND e.enabled) AS oldest
+        FROM webhook_deliveries AS d
+        JOIN webhook_endpoints AS e ON e.id = d.endpoint_id`.execute(db);
+      const stats = row.rows[0];
+      return {
+        pending: stats.pending,
+        retrying: stats.retrying,
+        deadLetter: stats.dead_letter,
+        oldestDueAt: stats.oldest === null ? null : new Date(stats.oldest).getTime(),
+      };
+    },
   };
 }

@@ -1,99 +1,18 @@
 /**
- * Starts the real server as a subprocess under Deno, Bun and Node (through tsx), on a fresh
+ * Starts the real server as a subprocess under Deno, Bun and Node (the bundle of `npm run build:node`), and as the single
+ * binary (`npm run build:binary`, run from an empty folder), on a fresh
  * embedded data folder and a free port, and checks the health endpoints and a clean stop.
  */
 import assert from "node:assert/strict";
-import postgres from "postgres";
-import { TEST_DATABASE_URL } from "../support/db.ts";
-
-const ROOT = new URL("../../", import.meta.url).pathname;
-const BIN = `${ROOT}node_modules/.bin/`;
-
-const RUNTIMES: Record<string, string[]> = {
-  deno: [`${BIN}deno`, "run", "-A", "cli/deno.ts"],
-  bun: [`${BIN}bun`, "cli/bun.ts"],
-  node: [`${BIN}tsx`, "cli/node.ts"],
-};
-
-/** How long a server may take to print its address (a cold start compiles and opens PGlite). */
-const START_TIMEOUT_MS = 60_000;
-
-/** The environment without any SVC_ variable of the caller, plus `env`. */
-function childEnv(env: Record<string, string>): Record<string, string> {
-  const base = Object.fromEntries(
-    Object.entries(Deno.env.toObject()).filter(([name]) => !name.startsWith("SVC_")),
-  );
-  return { ...base, NO_COLOR: "1", ...env };
-}
-
-/** Collects a stream's text; `lines` sees each complete line as it arrives. */
-function collect(stream: ReadableStream<Uint8Array>, onLine?: (line: string) => void): Promise<string> {
-  return (async () => {
-    let text = "";
-    let pending = "";
-    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-      text += chunk;
-      pending += chunk;
-      const lines = pending.split("\n");
-      pending = lines.pop() ?? "";
-      for (const line of lines) onLine?.(line);
-    }
-    return text;
-  })();
-}
-
-interface Server {
-  url: string;
-  stdout: Promise<string>;
-  stderr: Promise<string>;
-  /** Sends SIGTERM and resolves to the exit status. */
-  stop(): Promise<Deno.CommandStatus>;
-}
-
-async function startServer(runtime: string, env: Record<string, string>): Promise<Server> {
-  const [cmd, ...args] = RUNTIMES[runtime];
-  const child = new Deno.Command(cmd, {
-    args: [...args, "start"],
-    cwd: ROOT,
-    env: childEnv(env),
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-
-  const { promise: listening, resolve, reject } = Promise.withResolvers<string>();
-  const stdout = collect(child.stdout, (line) => {
-    const match = /^svc listening on (http:\/\/\S+) \(storage: (?:embedded at .+|postgres)\)$/.exec(line);
-    if (match) resolve(match[1]);
-  });
-  const stderr = collect(child.stderr);
-  const timer = setTimeout(
-    () => reject(new Error(`${runtime}: no address within ${START_TIMEOUT_MS} ms`)),
-    START_TIMEOUT_MS,
-  );
-  child.status.then((status) => reject(new Error(`${runtime}: exited early with ${status.code}`)));
-  try {
-    const url = await listening;
-    return {
-      url,
-      stdout,
-      stderr,
-      async stop() {
-        child.kill("SIGTERM");
-        return await child.status;
-      },
-    };
-  } catch (err) {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* already exited */ }
-    await child.status;
-    throw new Error(`${(err as Error).message}\nstdout:\n${await stdout}\nstderr:\n${await stderr}`);
-  } finally {
-    clearTimeout(timer);
-  }
-}
+import {
+  childEnv,
+  freshServerDatabase,
+  ROOT,
+  RUNTIMES,
+  serverCommand,
+  SMOKE_RUNTIMES,
+  startServer,
+} from "../support/server.ts";
 
 async function getJson(url: string): Promise<{ status: number; body: unknown }> {
   const res = await fetch(url);
@@ -114,10 +33,41 @@ async function serveOnce(
   try {
     assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.notEqual(server.url, "http://127.0.0.1:0", "the real port is printed");
+    // The start lines name the issuer tokens carry (the base URL) and where its keys are.
+    const port = new URL(server.url).port;
+    assert.equal(server.issuer, `http://localhost:${port}`);
+    assert.equal(server.jwksUrl, `http://localhost:${port}/.well-known/jwks.json`);
+    const jwks = await fetch(`${server.url}/.well-known/jwks.json`);
+    assert.equal(jwks.status, 200);
+    assert.ok((await jwks.json()).keys.length > 0);
+    // The body limit holds on every runtime: a chunked body over 64 KiB is refused with 413.
+    const chunk = new Uint8Array(16 * 1024).fill(0x61);
+    let sent = 0;
+    const oversized = await fetch(`${server.url}/auth/login`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: new ReadableStream({
+        pull(controller) {
+          if (sent >= 8 * 1024 * 1024) return controller.close();
+          sent += chunk.byteLength;
+          controller.enqueue(chunk);
+        },
+      }),
+    });
+    assert.equal(oversized.status, 413);
+    assert.equal((await oversized.json()).error.code, "payload_too_large");
+    assert.equal(oversized.headers.get("x-content-type-options"), "nosniff");
     assert.deepEqual(await getJson(`${server.url}/healthz`), { status: 200, body: { status: "ok" } });
     assert.deepEqual(await getJson(`${server.url}/readyz`), {
       status: 200,
-      body: { status: "ready", checks: { database: { status: "ok" }, key_ring: { status: "ok" } } },
+      body: {
+        status: "ready",
+        checks: {
+          database: { status: "ok" },
+          key_ring: { status: "ok" },
+          break_glass_drill: { status: "ok", critical: false },
+        },
+      },
     });
   } finally {
     const status = await server.stop();
@@ -137,7 +87,7 @@ async function serveOnce(
   return stdout;
 }
 
-for (const runtime of Object.keys(RUNTIMES)) {
+for (const runtime of SMOKE_RUNTIMES) {
   Deno.test(`smoke (${runtime}): the real server answers /healthz and /readyz, then stops on SIGTERM`, async () => {
     const dataDir = await Deno.makeTempDir({ prefix: `svc-smoke-${runtime}-` });
     try {
@@ -161,12 +111,12 @@ Deno.test("smoke (deno): a restart on the same data folder is ready again", asyn
   }
 });
 
-for (const runtime of Object.keys(RUNTIMES)) {
+for (const runtime of SMOKE_RUNTIMES) {
   Deno.test(`smoke (${runtime}): a bad SVC_PORT exits non-zero with the one-line error`, async () => {
-    const [cmd, ...args] = RUNTIMES[runtime];
+    const { cmd, args, cwd } = await serverCommand(runtime);
     const out = await new Deno.Command(cmd, {
       args: [...args, "start"],
-      cwd: ROOT,
+      cwd,
       env: childEnv({ SVC_PORT: "abc" }),
       clearEnv: true,
       stdin: "null",
@@ -226,24 +176,19 @@ Deno.test("boot (deno): outside localhost without the relying-party identity, bo
 });
 
 Deno.test("smoke (deno): pointed at a Postgres server with SVC_DATABASE_URL, it serves the same way", async () => {
-  const name = `svc_smoke_${Date.now().toString(36)}`;
-  const admin = postgres(TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`CREATE DATABASE ${name}`);
-  const url = new URL(TEST_DATABASE_URL);
-  url.pathname = `/${name}`;
+  const database = await freshServerDatabase("svc_smoke");
   try {
-    const first = await serveOnce("deno", "", { SVC_DATABASE_URL: url.href });
+    const first = await serveOnce("deno", "", { SVC_DATABASE_URL: database.url });
     assert.match(first, /\(storage: postgres\)$/m);
     assert.match(first, /^definitions: (\d+) permissions published \(\1 new, 0 retired\)/m);
-    const second = await serveOnce("deno", "", { SVC_DATABASE_URL: url.href });
+    const second = await serveOnce("deno", "", { SVC_DATABASE_URL: database.url });
     assert.match(second, /^definitions: \d+ permissions published \(0 new, 0 retired\)/m);
   } finally {
-    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
+    await database.drop();
   }
 });
 
-for (const runtime of Object.keys(RUNTIMES)) {
+for (const runtime of SMOKE_RUNTIMES) {
   Deno.test(`smoke (${runtime}): the bootstrap administrator signs in with a password over the real server`, async () => {
     const dataDir = await Deno.makeTempDir({ prefix: `svc-login-${runtime}-` });
     const server = await startServer(runtime, {
@@ -283,3 +228,43 @@ for (const runtime of Object.keys(RUNTIMES)) {
     assert.match(await server.stdout, /^bootstrap: administrator root@example\.test created, password set$/m);
   });
 }
+
+Deno.test("smoke (deno): SVC_LOG_FORMAT=json writes every line as a JSON object, with one per request", async () => {
+  const dataDir = await Deno.makeTempDir({ prefix: "svc-json-log-" });
+  const server = await startServer("deno", {
+    SVC_PORT: "0",
+    SVC_DATA_DIR: `${dataDir}/data`,
+    SVC_LOG_FORMAT: "json",
+    SVC_LOG_REQUESTS: "true",
+  });
+  let requestId: string | null = null;
+  try {
+    const res = await fetch(`${server.url}/healthz`);
+    await res.body?.cancel();
+    requestId = res.headers.get("x-request-id");
+  } finally {
+    assert.equal((await server.stop()).code, 0, await server.stderr);
+    await Deno.remove(dataDir, { recursive: true });
+  }
+  const lines = (await server.stdout).trim().split("\n").map((line) => JSON.parse(line));
+  for (const line of lines) {
+    assert.equal(typeof line.time, "string");
+    assert.ok(line.level === "info" || line.level === "error");
+    assert.equal(typeof line.msg, "string");
+  }
+  assert.ok(lines.some((l) => l.msg.startsWith("svc listening on ")));
+  const request = lines.find((l) => l.msg === "request");
+  assert.deepEqual(
+    { ...request, time: undefined, durationMs: undefined },
+    {
+      time: undefined,
+      durationMs: undefined,
+      level: "info",
+      msg: "request",
+      requestId,
+      method: "GET",
+      route: "/healthz",
+      status: 200,
+    },
+  );
+});

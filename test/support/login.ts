@@ -10,6 +10,7 @@ import { loadConfig, type SvcConfig } from "../../core/config/mod.ts";
 import { EventPublisher } from "../../core/events/publisher.ts";
 import type { SvcEvent } from "../../core/events/sink.ts";
 import { type RandomSource, seededRandom } from "../../core/random.ts";
+import type { PasswordHasher } from "../../core/passwords/hasher.ts";
 import type { IpReputation } from "../../core/risk/providers.ts";
 import { InProcessCacheBus } from "../../core/snapshots/bus.ts";
 import { SubjectSnapshots } from "../../core/snapshots/service.ts";
@@ -21,10 +22,11 @@ import { type AuthStack, createAuthStack } from "../../http/auth/stack.ts";
 import { authzRoutes } from "../../http/routes/authz.ts";
 import type { OutboxMessage } from "../../storage/contract/mail-outbox.ts";
 import type { SvcDatabase } from "../../storage/open.ts";
+import { createSqlCounterStore } from "../../storage/sql/abuse-counters.ts";
 import { createSqlStorage, type Storage } from "../../storage/storage.ts";
 import { createSqlSubjectGrantSource } from "../../storage/sql/subject-grants.ts";
 import { T0 } from "./auth.ts";
-import { freshEmbedded } from "./db.ts";
+import { freshEmbedded, freshPostgres } from "./db.ts";
 
 /** Cheapest argon2id the configuration allows, in-thread: fast tests where the cost does not matter. */
 export const FAST_PASSWORD_ENV: Record<string, string> = {
@@ -67,12 +69,27 @@ export interface LoginBed {
   close(): Promise<void>;
 }
 
-/** Builds the bed on a fresh PGlite. */
+/** Options of {@link loginBed}. */
+export interface LoginBedOptions {
+  reputation?: IpReputation;
+  captcha?: CaptchaProvider | null;
+  /** On a fresh Postgres schema with the SQL abuse counters (races), instead of PGlite and counters in memory. */
+  postgres?: boolean;
+  /** On this database (closed by `close()` too) instead of a fresh one. */
+  database?: SvcDatabase;
+  /** Use the SQL abuse counters of the database (default: in memory; always with `postgres`). */
+  sqlCounters?: boolean;
+  /** Where argon2id runs (default: in-thread, from `SVC_PASSWORD_HASH_WORKERS=0`). */
+  hasher?: PasswordHasher;
+}
+
+/** Builds the bed on a fresh PGlite (or a fresh Postgres schema, or `options.database`). */
 export async function loginBed(
   env: Record<string, string> = {},
-  options: { reputation?: IpReputation; captcha?: CaptchaProvider | null } = {},
+  options: LoginBedOptions = {},
 ): Promise<LoginBed> {
-  const database = await freshEmbedded();
+  const database = options.database ??
+    (options.postgres ? await freshPostgres({ maxConnections: 20 }) : await freshEmbedded());
   const clock = new ManualClock(T0);
   const random = seededRandom(5);
   const storage = createSqlStorage(database, { clock, random });
@@ -101,6 +118,10 @@ export async function loginBed(
     snapshots,
     reputation: options.reputation ?? null,
     captcha: options.captcha ?? null,
+    hasher: options.hasher,
+    counters: options.postgres || options.sqlCounters
+      ? createSqlCounterStore(database.db, { clock })
+      : undefined,
   });
   const app = createApp({
     config,

@@ -1,16 +1,60 @@
 /**
- * A live svc for the passkey browser suites: the auth test bed (PGlite, ManualClock, events
- * collected in memory) with the passkey routes and the test page, served on 127.0.0.1 and
- * reached by the browser as `http://localhost:<port>` (a secure context; RP id `localhost`).
- * Also helpers for pages with a CDP virtual authenticator.
+ * The passkey routes over the auth test bed (PGlite, ManualClock, events collected in memory):
+ * `passkeyBed()` builds the app for HTTP tests; `startPasskeyServer()` serves it with the test
+ * page on 127.0.0.1 for the browser suites, reached as `http://localhost:<port>` (a secure
+ * context; RP id `localhost`). Also helpers for pages with a CDP virtual authenticator.
  */
 import type { Browser, BrowserContext, CDPSession, Page } from "playwright-core";
 import { fromBase64Url, fromUtf8 } from "../../core/encoding.ts";
 import type { PasskeyService } from "../../core/passkeys/service.ts";
-import { createApp } from "../../http/app.ts";
+import { createApp, type RouteInstaller, type SvcApp } from "../../http/app.ts";
 import { createPasskeyRoutes } from "../../http/routes/passkeys.ts";
 import { type AuthBed, authBed } from "./auth.ts";
 import { passkeyTestPage } from "./passkey-page.ts";
+
+/** The auth bed with the passkey routes on an app, and the default realm. */
+export interface PasskeyBed {
+  readonly bed: AuthBed;
+  readonly app: SvcApp;
+  readonly passkeys: PasskeyService;
+  /** The default realm. */
+  readonly realmId: string;
+}
+
+/** Builds a {@link PasskeyBed}: `env` adds configuration, `extraRoutes` come after the passkey routes. */
+export async function passkeyBed(
+  env: Record<string, string> = {},
+  extraRoutes: RouteInstaller[] = [],
+): Promise<PasskeyBed> {
+  const bed = await authBed(env);
+  try {
+    const { passkeys, routes } = createPasskeyRoutes({
+      config: bed.config,
+      storage: bed.storage,
+      clock: bed.clock,
+      random: bed.random,
+      events: { emit: (event) => void bed.events.push(event) },
+      auth: bed.auth,
+    });
+    const app = createApp({
+      config: bed.config,
+      readinessChecks: [],
+      clock: bed.clock,
+      random: bed.random,
+      authenticator: bed.auth.authenticator,
+      routes: [...bed.auth.routes, routes, ...extraRoutes],
+    });
+    const realm = await bed.storage.realms.create({
+      name: "default",
+      displayName: "Default",
+      isDefault: true,
+    });
+    return { bed, app, passkeys, realmId: realm.id };
+  } catch (err) {
+    await bed.close();
+    throw err;
+  }
+}
 
 /** The running server and its bed. */
 export interface PasskeyServer {
@@ -29,30 +73,15 @@ export async function startPasskeyServer(env: Record<string, string> = {}): Prom
     new Response("starting", { status: 503 });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => handler(request));
   const origin = `http://localhost:${server.addr.port}`;
-  const bed = await authBed({ SVC_BASE_URL: origin, ...env });
-  const { passkeys, routes } = createPasskeyRoutes({
-    config: bed.config,
-    storage: bed.storage,
-    clock: bed.clock,
-    random: bed.random,
-    events: { emit: (event) => void bed.events.push(event) },
-    auth: bed.auth,
-  });
-  const app = createApp({
-    config: bed.config,
-    readinessChecks: [],
-    clock: bed.clock,
-    random: bed.random,
-    authenticator: bed.auth.authenticator,
-    routes: [...bed.auth.routes, routes, passkeyTestPage],
-  });
+  const { bed, app, passkeys, realmId } = await passkeyBed({ SVC_BASE_URL: origin, ...env }, [
+    passkeyTestPage,
+  ]);
   handler = (request) => app.fetch(request);
-  const realm = await bed.storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
   return {
     origin,
     bed,
     passkeys,
-    realmId: realm.id,
+    realmId,
     async close() {
       await server.shutdown();
       await bed.close();

@@ -115,24 +115,30 @@ for (const setup of setups) {
         const clock = new ManualClock(T0);
         const { gate } = gateWith(clock);
         const attempt = { ip: "198.51.100.20", identifier: "Alice@Example.com", realmId: "r1" };
+        // Right passwords: each attempt gives its lockout slot back, so only this layer counts.
+        const check = async (a: LoginAttempt) => {
+          const d = await gate.check(a);
+          await gate.release(a, d);
+          return d;
+        };
         for (let i = 1; i <= 10; i++) {
-          assert.equal((await gate.check(attempt)).outcome, "Allowed", `attempt ${i}`);
+          assert.equal((await check(attempt)).outcome, "Allowed", `attempt ${i}`);
         }
         // The identifier is normalised: case and spaces do not make a new account.
-        const blocked = await gate.check({ ...attempt, identifier: "  alice@example.COM " });
+        const blocked = await check({ ...attempt, identifier: "  alice@example.COM " });
         assert.equal(blocked.outcome, "Blocked");
         assert.deepEqual(blocked.layers.filter((l) => l.state === "blocked").map((l) => l.layer), [
           "perIpAccount",
         ]);
         assert.equal(blocked.retryAfterSeconds, 900);
         // Another account from the same IP, the same account from another IP or realm: allowed.
-        assert.equal((await gate.check({ ...attempt, identifier: "bob@example.com" })).outcome, "Allowed");
-        assert.equal((await gate.check({ ...attempt, ip: "198.51.100.21" })).outcome, "Allowed");
-        assert.equal((await gate.check({ ...attempt, realmId: "r2" })).outcome, "Allowed");
+        assert.equal((await check({ ...attempt, identifier: "bob@example.com" })).outcome, "Allowed");
+        assert.equal((await check({ ...attempt, ip: "198.51.100.21" })).outcome, "Allowed");
+        assert.equal((await check({ ...attempt, realmId: "r2" })).outcome, "Allowed");
         clock.advance(15 * MINUTE - 1);
-        assert.equal((await gate.check(attempt)).outcome, "Blocked");
+        assert.equal((await check(attempt)).outcome, "Blocked");
         clock.advance(1);
-        assert.equal((await gate.check(attempt)).outcome, "Allowed");
+        assert.equal((await check(attempt)).outcome, "Allowed");
       });
 
       await t.step("account lockout: 5 failures per 15 minutes, from any IP", async () => {
@@ -141,10 +147,11 @@ for (const setup of setups) {
         const { gate } = gateWith(clock);
         const from = (n: number) => ({ ip: `192.0.2.${n}`, identifier: "carol@example.com" });
         for (let i = 1; i <= 5; i++) {
+          // The attempt holds its slot from the check on: without a release it is a failure.
           const d = await gate.check(from(i));
           assert.equal(d.outcome, "Allowed", `attempt ${i}`);
           assert.equal(d.layers.find((l) => l.layer === "accountLockout")!.count, i);
-          await gate.recordFailure(from(i));
+          assert.notEqual(d.reservation, null);
           clock.advance(MINUTE);
         }
         const blocked = await gate.check(from(6));
@@ -161,10 +168,45 @@ for (const setup of setups) {
         assert.equal((await gate.check(from(9))).outcome, "Allowed");
 
         // A success clears the failures.
-        for (let i = 0; i < 4; i++) await gate.recordFailure(from(10));
+        for (let i = 0; i < 4; i++) await gate.check(from(10));
         await gate.recordSuccess(from(10));
         const cleared = await gate.check(from(11));
         assert.equal(cleared.layers.find((l) => l.layer === "accountLockout")!.count, 1);
+        // A right password gives its slot back: it is no failure.
+        await gate.release(from(11), cleared);
+        assert.equal((await gate.check(from(12))).layers.find((l) => l.layer === "accountLockout")!.count, 1);
+      });
+
+      await t.step("account lockout: concurrent attempts never get more than the limit", async () => {
+        await env.clear();
+        const clock = new ManualClock(T0);
+        const { gate } = gateWith(clock, { limits: limits({ perIp: { limit: 1000 } }) });
+        const decisions = await Promise.all(
+          Array.from(
+            { length: 30 },
+            (_, i) => gate.check({ ip: `192.0.2.${1 + (i % 5)}`, identifier: "race@example.com" }),
+          ),
+        );
+        const allowed = decisions.filter((d) => d.outcome === "Allowed");
+        assert.equal(allowed.length, 5);
+        // Two right passwords give their slots back: exactly two more get through, however many race.
+        await gate.release({ ip: "192.0.2.1", identifier: "race@example.com" }, allowed[0]);
+        await gate.release({ ip: "192.0.2.1", identifier: "race@example.com" }, allowed[1]);
+        const again = await Promise.all(
+          Array.from(
+            { length: 20 },
+            (_, i) => gate.check({ ip: `192.0.2.${1 + (i % 5)}`, identifier: "race@example.com" }),
+          ),
+        );
+        assert.equal(again.filter((d) => d.outcome === "Allowed").length, 2);
+        // A blocked attempt holds no slot, and releasing it gives nothing back.
+        const blocked = again.find((d) => d.outcome === "Blocked")!;
+        assert.equal(blocked.reservation, null);
+        await gate.release({ ip: "192.0.2.1", identifier: "race@example.com" }, blocked);
+        assert.equal(
+          (await gate.check({ ip: "192.0.2.9", identifier: "race@example.com" })).outcome,
+          "Blocked",
+        );
       });
 
       await t.step("credential stuffing: 200 distinct identifiers per IP per 10 minutes", async () => {
@@ -230,11 +272,14 @@ for (const setup of setups) {
 
         // The lockout layer: after 2 of 5 failures, a CAPTCHA is demanded.
         const victim = { ip: "203.0.113.60", identifier: "erin@example.com" };
-        await gate.recordFailure(victim);
-        assert.equal((await gate.check(victim)).outcome, "Allowed");
-        await gate.recordFailure(victim);
-        assert.equal((await gate.check(victim)).outcome, "CaptchaRequired");
-        assert.equal((await gate.check({ ...victim, captchaToken: "test-pass" })).outcome, "Allowed");
+        assert.equal((await gate.check(victim)).outcome, "Allowed"); // failure 1
+        assert.equal((await gate.check(victim)).outcome, "Allowed"); // failure 2
+        const demandedAgain = await gate.check(victim);
+        assert.equal(demandedAgain.outcome, "CaptchaRequired");
+        assert.equal(demandedAgain.reservation, null, "an attempt sent to the CAPTCHA holds no slot");
+        const solved = await gate.check({ ...victim, captchaToken: "test-pass" });
+        assert.equal(solved.outcome, "Allowed");
+        assert.equal(solved.layers.find((l) => l.layer === "accountLockout")!.count, 3);
       });
     } finally {
       await env.close();
@@ -248,6 +293,8 @@ function brokenStore(clock: ManualClock, broken: ReadonlySet<keyof CounterStore>
   const fail = () => Promise.reject(new StorageError("counter store unreachable"));
   return {
     increment: (k, w) => broken.has("increment") ? fail() : inner.increment(k, w),
+    reserve: (k, l, w) => broken.has("reserve") ? fail() : inner.reserve(k, l, w),
+    release: (k, r) => broken.has("release") ? fail() : inner.release(k, r),
     peek: (k) => broken.has("peek") ? fail() : inner.peek(k),
     reset: (k) => broken.has("reset") ? fail() : inner.reset(k),
     addDistinct: (k, m, w) => broken.has("addDistinct") ? fail() : inner.addDistinct(k, m, w),
@@ -257,6 +304,8 @@ function brokenStore(clock: ManualClock, broken: ReadonlySet<keyof CounterStore>
 
 const ALL: ReadonlySet<keyof CounterStore> = new Set([
   "increment",
+  "reserve",
+  "release",
   "peek",
   "reset",
   "addDistinct",
@@ -288,10 +337,14 @@ Deno.test("abuse gate: counter store down fails open by default, with the event"
   assert.equal(unavailable[0].data.error, "counter store unreachable");
   assert.equal(events.some((e) => e.kind === ABUSE_BLOCKED), false);
 
-  await gate.recordFailure(attempt);
-  await gate.recordSuccess(attempt);
+  // A store that answered the reservation but fails its release: reported, never thrown.
+  const flaky = new AbuseGate({ store: brokenStore(clock, new Set(["release", "reset"])), clock, sink });
+  const held = await flaky.check(attempt);
+  assert.notEqual(held.reservation, null);
+  await flaky.release(attempt, held);
+  await flaky.recordSuccess(attempt);
   assert.deepEqual(events.slice(-2).map((e) => [e.kind, e.data.operation]), [
-    [ABUSE_COUNTER_STORE_UNAVAILABLE, "recordFailure"],
+    [ABUSE_COUNTER_STORE_UNAVAILABLE, "release"],
     [ABUSE_COUNTER_STORE_UNAVAILABLE, "recordSuccess"],
   ]);
 });

@@ -4,12 +4,17 @@
  * password, whoever wins each race).
  */
 import { strict as assert } from "node:assert";
-import { bootstrapAdmin, SVC_ADMIN_PATTERN, SVC_ADMIN_ROLE_KEY } from "../../../core/accounts/bootstrap.ts";
+import {
+  BOOTSTRAP_ACTOR_ID,
+  bootstrapAdmin,
+  SVC_ADMIN_PATTERN,
+  SVC_ADMIN_ROLE_KEY,
+} from "../../../core/accounts/bootstrap.ts";
 import { ManualClock } from "../../../core/clock.ts";
 import { InThreadPasswordHasher } from "../../../core/passwords/hasher.ts";
 import { PasswordService } from "../../../core/passwords/service.ts";
 import { cryptoRandom } from "../../../core/random.ts";
-import { createSqlStorage } from "../../../storage/storage.ts";
+import { createSqlStorage, type Storage } from "../../../storage/storage.ts";
 import { freshEmbedded, freshPostgres } from "../../support/db.ts";
 
 const passwords = () =>
@@ -17,6 +22,17 @@ const passwords = () =>
     hasher: new InThreadPasswordHasher(),
     params: { memoryKiB: 8192, iterations: 1, parallelism: 1 },
   });
+
+/** The realm's audit actions; every entry is the bootstrap's (actor kind System) and the chain verifies. */
+async function bootstrapEntries(storage: Storage, realmId: string): Promise<string[]> {
+  const entries = await storage.adminAudit.list(realmId, { limit: 1000 });
+  for (const e of entries) {
+    assert.deepEqual([e.actorKind, e.actorId, e.onBehalfOf], ["System", BOOTSTRAP_ACTOR_ID, null]);
+    assert.ok(!JSON.stringify(e.after).includes('password"'), "no secret in the entry");
+  }
+  assert.equal((await storage.adminAudit.verify(realmId)).valid, true);
+  return entries.map((e) => e.action);
+}
 
 Deno.test("bootstrap admin: restarts keep one admin and never overwrite a changed password", async () => {
   const database = await freshEmbedded();
@@ -31,6 +47,8 @@ Deno.test("bootstrap admin: restarts keep one admin and never overwrite a change
       true,
     );
     assert.equal(first.grantAdded, false, "the role is created with its grant");
+    const created = ["role.create", "user.create", "role.assign", "user.password.set"];
+    assert.deepEqual(await bootstrapEntries(storage, realm.id), created);
 
     const changed = await service.hash("changed later");
     await storage.passwordCredentials.replace(first.userId, changed);
@@ -38,6 +56,7 @@ Deno.test("bootstrap admin: restarts keep one admin and never overwrite a change
     assert.equal(second.userId, first.userId);
     assert.equal(second.passwordSet || second.userCreated || second.assignmentCreated, false);
     assert.equal((await storage.passwordCredentials.get(first.userId))?.hash, changed.hash);
+    assert.deepEqual(await bootstrapEntries(storage, realm.id), created, "a restart that changes nothing");
 
     // A removed grant comes back.
     const role = await storage.roles.getByKey(realm.id, SVC_ADMIN_ROLE_KEY, null);
@@ -45,6 +64,7 @@ Deno.test("bootstrap admin: restarts keep one admin and never overwrite a change
     await storage.roles.removeGrant(role!.id, grant.id);
     assert.equal((await bootstrapAdmin({ storage, passwords: service }, input)).grantAdded, true);
     assert.deepEqual((await storage.roles.listGrants(role!.id)).map((g) => g.pattern), [SVC_ADMIN_PATTERN]);
+    assert.deepEqual(await bootstrapEntries(storage, realm.id), [...created, "role.grant.add"]);
     await service.close();
   } finally {
     await database.close();
@@ -80,6 +100,11 @@ Deno.test("bootstrap admin: instances booting at once on Postgres end with one o
     const credentials = await storage.passwordCredentials.list(userId);
     assert.equal(credentials.length, 1);
     assert.equal((await instances[0].verify(credentials[0], "bootstrap secret")).valid, true);
+    // One entry per change, whoever made it; the instances that lost a race appended nothing.
+    assert.deepEqual(
+      (await bootstrapEntries(storage, realm.id)).sort(),
+      ["role.assign", "role.create", "user.create", "user.password.set"],
+    );
     for (const service of instances) await service.close();
   } finally {
     await database.close();

@@ -1,8 +1,9 @@
 /**
- * Browser parity: the same `core/authz` module, bundled for the browser, runs the golden
+ * Browser parity: the same engine, bundled for the browser from the `@svc/svc/authz` entry
+ * (`authz.ts`), runs the golden
  * vector files in headless Chromium and must agree with the server on every case.
  *
- * The test bundles `core/authz/mod.ts` (which re-exports `runVectorFile`) with
+ * The test bundles `authz.ts` (which re-exports `runVectorFile`) with
  * `deno bundle --platform browser`, serves a small page, the bundle and every
  * `vectors/*.json` from a local `Deno.serve` on 127.0.0.1, drives Debian's Chromium
  * through playwright-core, runs every file in the page with `runVectorFile`, and compares
@@ -94,7 +95,7 @@ Deno.test("core/authz bundled for the browser agrees with the server on every go
   let site: ReturnType<typeof serveStatic> | undefined;
   let browser: Awaited<ReturnType<typeof launchChromium>> | undefined;
   try {
-    const bundle = await bundleForBrowser("core/authz/mod.ts", `${dir}/authz.js`);
+    const bundle = await bundleForBrowser("authz.ts", `${dir}/authz.js`);
     const assets: Record<string, StaticFile> = {
       "/index.html": { body: PAGE, type: "text/html; charset=utf-8" },
       "/authz.js": { body: bundle, type: "text/javascript; charset=utf-8" },

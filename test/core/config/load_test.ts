@@ -44,6 +44,9 @@ Deno.test("config: with nothing set, development defaults for localhost and the 
     baseUrl: "http://localhost:8080",
     pathBase: "",
     trustedProxies: [],
+    maxBodyBytes: 65_536,
+    maxUploadBytes: 10_485_760,
+    corsOrigins: [],
   });
   assert.deepEqual(config.storage, { kind: "embedded", dataDir: ".svc-data" });
   assert.deepEqual(config.relyingParty, {

@@ -34,9 +34,9 @@ Deno.test("API keys and service accounts", async (t) => {
       const rows = await database.db.selectFrom("api_keys").selectAll().execute();
       assert.ok(!JSON.stringify(rows).includes(token.slice(4)), "the plaintext is never stored");
       clock.advance(1000);
-      assert.equal((await authenticateApiKey(storage.apiKeys, clock, token))?.id, key.id);
-      assert.equal(await authenticateApiKey(storage.apiKeys, clock, token.slice(0, -1) + "A"), null);
-      assert.equal(await authenticateApiKey(storage.apiKeys, clock, "sak_short"), null);
+      assert.equal((await authenticateApiKey(storage, clock, token))?.id, key.id);
+      assert.equal(await authenticateApiKey(storage, clock, token.slice(0, -1) + "A"), null);
+      assert.equal(await authenticateApiKey(storage, clock, "sak_short"), null);
       await new Promise((r) => setTimeout(r, 0));
       for (let i = 0; i < 20 && (await storage.apiKeys.get(key.id))!.lastUsedAt === null; i++) {
         await new Promise((r) => setTimeout(r, 5));
@@ -51,7 +51,7 @@ Deno.test("API keys and service accounts", async (t) => {
         "the first revocation time is kept",
       );
       assert.equal(await storage.apiKeys.revoke(uuid()), null, "an unknown id is a no-op");
-      assert.equal(await authenticateApiKey(storage.apiKeys, clock, token), null);
+      assert.equal(await authenticateApiKey(storage, clock, token), null);
     },
   );
 

@@ -2,11 +2,12 @@ import { strict as assert } from "node:assert";
 import { ManualClock } from "../../../core/clock.ts";
 import { planDefinitions } from "../../../core/definitions/declarations.ts";
 import { SVC_PERMISSIONS } from "../../../core/definitions/svc-permissions.ts";
-import { syncDefinitions } from "../../../core/definitions/sync.ts";
+import { DEFINITIONS_ACTOR_ID, syncDefinitions } from "../../../core/definitions/sync.ts";
 import { cryptoRandom } from "../../../core/random.ts";
 import { createSqlPermissionCatalogStore } from "../../../storage/sql/permission-catalog.ts";
 import { createSqlRealmStore } from "../../../storage/sql/realms.ts";
 import { createSqlRoleStore } from "../../../storage/sql/roles.ts";
+import { createSqlStorage } from "../../../storage/storage.ts";
 import { drivers } from "../../support/db.ts";
 
 for (const driver of drivers) {
@@ -115,6 +116,64 @@ for (const driver of drivers) {
         const role = await stores.roles.getByKey(a.defaultRealm.id, "reader", null);
         assert.equal((await stores.roles.listGrants(role!.id)).length, 1);
       });
+    } finally {
+      await database.close();
+    }
+  });
+}
+
+for (const driver of drivers) {
+  Deno.test(`syncDefinitions (${driver.name}): realm and role changes are admin mutations in the chain`, async () => {
+    const database = await driver.open();
+    const storage = createSqlStorage(database, {
+      clock: new ManualClock(Date.UTC(2026, 0, 1)),
+      random: cryptoRandom,
+    });
+    const stores = {
+      catalog: storage.permissionCatalog,
+      realms: storage.realms,
+      roles: storage.roles,
+      storage,
+    };
+    const plan = (displayName: string, patterns: string[]) =>
+      planDefinitions({
+        permissions: [{ id: "docs:org:read" }, { id: "docs:org:write" }],
+        roles: [{
+          key: "writer",
+          displayName,
+          grants: patterns.map((pattern) => ({ pattern, effect: "Allow" })),
+        }],
+      });
+    const entries = async (realmId: string) =>
+      (await storage.adminAudit.list(realmId, { limit: 100 })).map((e) => [e.action, e.actorKind, e.actorId]);
+    try {
+      // Two instances boot at once: one realm, one role, one entry each.
+      const [first] = await Promise.all([
+        syncDefinitions(plan("Writer", ["docs:org:read"]), stores),
+        syncDefinitions(plan("Writer", ["docs:org:read"]), stores),
+      ]);
+      const realmId = first.defaultRealm.id;
+      assert.deepEqual(await entries(realmId), [
+        ["realm.create", "System", DEFINITIONS_ACTOR_ID],
+        ["role.create", "System", DEFINITIONS_ACTOR_ID],
+      ]);
+      // A boot that changes nothing appends nothing.
+      await syncDefinitions(plan("Writer", ["docs:org:read"]), stores);
+      assert.equal((await entries(realmId)).length, 2);
+      // A changed declaration is one role.update with before and after.
+      const report = await syncDefinitions(plan("Writers", ["docs:org:*"]), stores);
+      assert.deepEqual(report.rolesUpdated, ["writer"]);
+      const last = (await storage.adminAudit.list(realmId, { limit: 100 })).at(-1)!;
+      assert.equal(last.action, "role.update");
+      assert.deepEqual((last.before as { grants: { pattern: string }[] }).grants.map((g) => g.pattern), [
+        "docs:org:read",
+      ]);
+      assert.deepEqual(last.after, {
+        key: "writer",
+        displayName: "Writers",
+        grants: [{ pattern: "docs:org:*", effect: "Allow", teamIds: [], condition: null }],
+      });
+      assert.equal((await storage.adminAudit.verify(realmId)).valid, true);
     } finally {
       await database.close();
     }

@@ -114,9 +114,9 @@ Deno.test("known devices: SHA-256 keys, first sighting emits the event and the a
     await t.step("the risk gate asks the known devices", async () => {
       const devices = new KnownDevices({ store: storage.knownDevices, sink: { emit: () => {} }, clock });
       const gate = new RiskGate({ clock, sink: { emit: () => {} }, devices });
-      const known = await gate.evaluate({ userId: alice, deviceFingerprint: "fp-laptop" });
+      const known = await gate.evaluate({ userId: alice, deviceId: "fp-laptop" });
       assert.equal(known.signals[0].fired, false);
-      const unknown = await gate.evaluate({ userId: alice, deviceFingerprint: "fp-stranger" });
+      const unknown = await gate.evaluate({ userId: alice, deviceId: "fp-stranger" });
       assert.deepEqual([unknown.signals[0].fired, unknown.score, unknown.outcome], [true, 30, "Allow"]);
       // Evaluating never records the device: only a completed login does.
       assert.equal(await devices.isKnown(alice, "fp-stranger"), false);

@@ -25,6 +25,14 @@ Deno.test("the catalog pins spec section 6: every family and every single kind, 
     "impersonation",
     "user",
     "webhook",
+    "organization",
+    "group",
+    "team",
+    "realm",
+    "role",
+    "service_account",
+    "api_key",
+    "signing_key",
   ]);
   const named = Object.values(EVENT_KINDS);
   for (

@@ -8,6 +8,8 @@ import {
   formatDuration,
   invitationMessage,
   linkUrl,
+  loginBlockedAlertMessage,
+  mailLocaleOf,
   mailMessages,
   type MailSettings,
   mailSettingsFromConfig,
@@ -27,7 +29,7 @@ const TOKEN = "eyJhbGciOiJSUzI1NiJ9.eyJqdGkiOiJ4In0.c2lnbmF0dXJl";
 Deno.test("mail: links are base URL + mount path + page + ?token=", () => {
   assert.equal(
     linkUrl(settings, "passwordReset", TOKEN),
-    `https://id.example.com/svc/auth/password/reset?token=${TOKEN}`,
+    `https://id.example.com/svc/account/reset-password?token=${TOKEN}`,
   );
   assert.equal(
     linkUrl({ ...settings, pathBase: "", linkPaths: { invitation: "welcome" } }, "invitation", "a+b/c="),
@@ -35,7 +37,7 @@ Deno.test("mail: links are base URL + mount path + page + ?token=", () => {
   );
   assert.equal(
     linkUrl(settings, "emailVerification", "t"),
-    "https://id.example.com/svc/auth/email/verify?token=t",
+    "https://id.example.com/svc/account/verify-email?token=t",
   );
 });
 
@@ -62,16 +64,17 @@ Deno.test("mail: reset, verification and invitation carry their link once and no
     organizationName: "Acme & Co",
   });
   const cases: [typeof reset, string, string][] = [
-    [reset, "password_reset", "/svc/auth/password/reset"],
-    [verify, "email_verification", "/svc/auth/email/verify"],
-    [invite, "invitation", "/svc/auth/invitation/accept"],
+    [reset, "password_reset", "/svc/account/reset-password"],
+    [verify, "email_verification", "/svc/account/verify-email"],
+    [invite, "invitation", "/svc/account/accept-invitation"],
   ];
   for (const [m, kind, path] of cases) {
     assert.equal(m.kind, kind);
     const url = `https://id.example.com${path}?token=${TOKEN}`;
     assert.equal(m.text.split(TOKEN).length - 1, 1, `${kind}: the token once in text`);
     assert.ok(m.text.includes(url), kind);
-    assert.ok(m.html.includes(`<a href="${url}">${url}</a>`), kind);
+    assert.ok(m.html.includes(`<a href="${url}"`), kind);
+    assert.ok(m.html.includes(`<small>${url}</small>`), `${kind}: the address shown for copying`);
     assert.ok(!m.subject.includes(TOKEN));
   }
   assert.match(reset.text, /expires in 1 hour/);
@@ -84,6 +87,16 @@ Deno.test("mail: reset, verification and invitation carry their link once and no
   assert.ok(invite.html.includes("Acme &amp; Co"));
   const plain = invitationMessage(settings, { to: "a@example.com", token: "t", ttlSeconds: 60 });
   assert.match(plain.text, /^You are invited to join Example ID\./);
+  assert.match(plain.text, /choose a password/);
+  // An account that already has a password is asked to sign in and accept, never to choose one.
+  const join = invitationMessage(settings, {
+    to: "a@example.com",
+    token: "t",
+    ttlSeconds: 60,
+    existingAccount: true,
+  });
+  assert.match(join.text, /Sign in with your account and accept the invitation/);
+  assert.doesNotMatch(join.text, /password/);
 });
 
 Deno.test("mail: the new-device alert has no link or secret, and tames the untrusted device text", () => {
@@ -130,7 +143,7 @@ Deno.test("mail: builders bound to settings from the configuration", () => {
   });
   const mail = mailMessages(mailSettingsFromConfig(config));
   const m = mail.passwordReset({ to: "u@example.org", token: "abc", ttlSeconds: 900 });
-  assert.ok(m.text.includes("https://login.example.org/id/auth/password/reset?token=abc"));
+  assert.ok(m.text.includes("https://login.example.org/id/account/reset-password?token=abc"));
   assert.equal(m.from, "Login <l@example.org>");
   assert.match(m.text, /\n-- \nExample Login\n$/);
   assert.equal(loadConfig({ env: {} }).config.mail.from, "no-reply@localhost");
@@ -152,4 +165,60 @@ Deno.test("mail: durations and escaping", () => {
       return !/[<>"']/.test(e) && !/&(?!amp;|lt;|gt;|quot;|#39;)/.test(e);
     }),
   );
+});
+
+Deno.test("mail: the blocked-sign-in alert tells the password is known, with no link or secret", () => {
+  const m = loginBlockedAlertMessage(settings, {
+    to: "a@example.com",
+    attemptedAt: new Date(Date.UTC(2026, 2, 4, 5, 6, 7, 890)),
+    device: "Evil\r\nBcc: victim@example.com <img src=x>",
+    ipAddress: "192.0.2.66",
+  });
+  assert.equal(m.kind, "login_blocked_alert");
+  assert.match(m.subject, /Blocked sign-in to your Example ID account/);
+  assert.match(m.text, /correct password/);
+  assert.match(m.text, /Time: 2026-03-04T05:06:07Z/);
+  assert.match(m.text, /IP address: 192\.0\.2\.66/);
+  assert.ok(m.text.split("\n").some((l) => l.startsWith("Device: Evil Bcc: victim@example.com")));
+  assert.ok(!m.html.includes("<img"), "escaped");
+  assert.ok(!/https?:\/\//.test(m.text) && !m.html.includes("<a "), "no link");
+  assert.equal(
+    mailMessages(settings).loginBlockedAlert({ to: "a@example.com", attemptedAt: new Date(0) }).kind,
+    m.kind,
+  );
+});
+
+Deno.test("mail: French messages for a French Accept-Language; English otherwise", () => {
+  assert.equal(mailLocaleOf("fr-FR,fr;q=0.9,en;q=0.8"), "fr");
+  assert.equal(mailLocaleOf("de-DE, en;q=0.5, fr;q=0.4"), "en");
+  assert.equal(mailLocaleOf("de, fr;q=0.7"), "fr");
+  assert.equal(mailLocaleOf("en;q=0.2, fr;q=0.9"), "fr");
+  assert.equal(mailLocaleOf("fr;q=0"), "en");
+  assert.equal(mailLocaleOf(undefined), "en");
+  const reset = passwordResetMessage(settings, {
+    to: "a@example.com",
+    token: TOKEN,
+    ttlSeconds: 3600,
+    locale: "fr",
+  });
+  assert.equal(reset.subject, "Réinitialisez votre mot de passe Example ID");
+  assert.match(reset.text, /expire dans 1 heure\./);
+  assert.ok(reset.text.includes(`https://id.example.com/svc/account/reset-password?token=${TOKEN}`));
+  assert.match(reset.html, /<html lang="fr">/);
+  const verify = emailVerificationMessage(settings, {
+    to: "a@example.com",
+    token: "t",
+    ttlSeconds: 172800,
+    locale: "fr",
+  });
+  assert.match(verify.text, /expire dans 2 jours\./);
+  const otp = emailOtpMessage(settings, {
+    to: "a@example.com",
+    code: "042917",
+    ttlSeconds: 600,
+    locale: "fr",
+  });
+  assert.match(otp.text, /042917/);
+  assert.match(otp.text, /expire dans 10 minutes\./);
+  assert.ok(!otp.subject.includes("042917"));
 });

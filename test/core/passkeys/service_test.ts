@@ -403,7 +403,7 @@ Deno.test("login of recorded assertions: eligibility, second factor, and the sig
   }
 });
 
-Deno.test("username-first options: the user's credentials, or one stable decoy for unknown emails", async () => {
+Deno.test("username-first options: the user's credentials, or a stable decoy list for unknown emails", async () => {
   const b = await bed();
   try {
     const credential = await registerUv(b);
@@ -417,9 +417,9 @@ Deno.test("username-first options: the user's credentials, or one stable decoy f
     const unknown1 = await b.passkeys.startLogin({ realmId: b.realmId, email: "nobody@example.test" });
     const unknown2 = await b.passkeys.startLogin({ realmId: b.realmId, email: "nobody@example.test" });
     const noPasskeys = await b.passkeys.startLogin({ realmId: b.realmId, email: b.plainUser.email });
-    assert.equal(unknown1.options.allowCredentials?.length, 1);
+    assert.ok((unknown1.options.allowCredentials?.length ?? 0) >= 1);
     assert.deepEqual(unknown1.options.allowCredentials, unknown2.options.allowCredentials);
-    assert.equal(noPasskeys.options.allowCredentials?.length, 1);
+    assert.ok((noPasskeys.options.allowCredentials?.length ?? 0) >= 1);
     assert.notDeepEqual(noPasskeys.options.allowCredentials, unknown1.options.allowCredentials);
     assert.equal((await b.storage.passkeyCeremonies.consume(unknown1.ceremonyId))?.userId, null);
   } finally {

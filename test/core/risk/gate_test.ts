@@ -106,7 +106,7 @@ Deno.test("risk: each combination of signals lands in its band", async () => {
   for (const c of cases) {
     const { gate, history, clock } = setup();
     history.record(USER, { at: clock.now() - HOUR, ip: PARIS });
-    const d = await gate.evaluate({ userId: USER, ip: c.ip, deviceFingerprint: c.device });
+    const d = await gate.evaluate({ userId: USER, ip: c.ip, deviceId: c.device });
     assert.equal(d.score, c.score, c.name);
     assert.equal(d.builtInScore, c.score, c.name);
     assert.equal(d.outcome, c.outcome, c.name);
@@ -115,16 +115,16 @@ Deno.test("risk: each combination of signals lands in its band", async () => {
   // Velocity adds 25: new device, reputation and velocity give 105.
   const { gate, history, clock } = setup({}, { velocityLogins: 2 });
   history.record(USER, { at: clock.now() - 60_000, ip: PARIS });
-  const all = await gate.evaluate({ userId: USER, ip: "192.0.2.66", deviceFingerprint: "phone" });
+  const all = await gate.evaluate({ userId: USER, ip: "192.0.2.66", deviceId: "phone" });
   assert.equal(all.outcome, "Block");
   assert.deepEqual(fired(all), ["new_device", "ip_reputation", "velocity"]); // 192.0.2.66 has no location
   assert.equal(all.score, 105);
 });
 
-Deno.test("risk: new device fires for an unknown or missing fingerprint", async () => {
+Deno.test("risk: new device fires for an unknown or missing device id", async () => {
   const { gate } = setup();
-  assert.deepEqual(fired(await gate.evaluate({ userId: USER, ip: PARIS, deviceFingerprint: "laptop" })), []);
-  assert.deepEqual(fired(await gate.evaluate({ userId: USER, ip: PARIS, deviceFingerprint: "tablet" })), [
+  assert.deepEqual(fired(await gate.evaluate({ userId: USER, ip: PARIS, deviceId: "laptop" })), []);
+  assert.deepEqual(fired(await gate.evaluate({ userId: USER, ip: PARIS, deviceId: "tablet" })), [
     "new_device",
   ]);
   const none = await gate.evaluate({ userId: USER, ip: PARIS });
@@ -132,7 +132,7 @@ Deno.test("risk: new device fires for an unknown or missing fingerprint", async 
     name: "new_device",
     fired: true,
     weight: 30,
-    detail: { reason: "no_fingerprint" },
+    detail: { reason: "no_device_id" },
   });
 });
 
@@ -142,7 +142,7 @@ Deno.test("risk: impossible travel fires at the configured speed and minimum dis
   for (const [elapsed, expected] of [[atSpeed, true], [atSpeed + 1000, false], [0, true]] as const) {
     const { gate, history, clock } = setup();
     history.record(USER, { at: clock.now() - elapsed, ip: PARIS });
-    const d = await gate.evaluate({ userId: USER, ip: NYC, deviceFingerprint: "laptop" });
+    const d = await gate.evaluate({ userId: USER, ip: NYC, deviceId: "laptop" });
     const travel = d.signals.find((s) => s.name === "impossible_travel")!;
     assert.equal(travel.fired, expected, `elapsed ${elapsed}`);
     assert.equal(travel.detail.from, "FR");
@@ -155,7 +155,7 @@ Deno.test("risk: impossible travel fires at the configured speed and minimum dis
     const { gate, history, clock } = setup({}, { impossibleTravelMinKm: minKm });
     history.record(USER, { at: clock.now() - 60_000, ip: PARIS });
     assert.equal(
-      fired(await gate.evaluate({ userId: USER, ip: BERLIN, deviceFingerprint: "laptop" })).includes(
+      fired(await gate.evaluate({ userId: USER, ip: BERLIN, deviceId: "laptop" })).includes(
         "impossible_travel",
       ),
       expected,
@@ -164,7 +164,7 @@ Deno.test("risk: impossible travel fires at the configured speed and minimum dis
   // A recorded location is used as is; without a previous login or a location nothing fires.
   const { gate, history, clock } = setup();
   assert.equal(
-    (await gate.evaluate({ userId: USER, ip: NYC, deviceFingerprint: "laptop" })).signals[1].detail.skipped,
+    (await gate.evaluate({ userId: USER, ip: NYC, deviceId: "laptop" })).signals[1].detail.skipped,
     "no_previous_login",
   );
   history.record(USER, {
@@ -172,11 +172,11 @@ Deno.test("risk: impossible travel fires at the configured speed and minimum dis
     ip: null,
     location: { country: "JP", lat: 35.68, lon: 139.65 },
   });
-  assert.deepEqual(fired(await gate.evaluate({ userId: USER, ip: NYC, deviceFingerprint: "laptop" })), [
+  assert.deepEqual(fired(await gate.evaluate({ userId: USER, ip: NYC, deviceId: "laptop" })), [
     "impossible_travel",
   ]);
   assert.deepEqual(
-    fired(await gate.evaluate({ userId: USER, ip: "8.8.8.8", deviceFingerprint: "laptop" })),
+    fired(await gate.evaluate({ userId: USER, ip: "8.8.8.8", deviceId: "laptop" })),
     [],
   );
 });
@@ -184,14 +184,14 @@ Deno.test("risk: impossible travel fires at the configured speed and minimum dis
 Deno.test("risk: IP reputation fires at its threshold", async () => {
   for (const [threshold, expected] of [[40, true], [41, false]] as const) {
     const { gate } = setup({}, { ipReputationThreshold: threshold });
-    const d = await gate.evaluate({ userId: USER, ip: "192.0.2.41", deviceFingerprint: "laptop" });
+    const d = await gate.evaluate({ userId: USER, ip: "192.0.2.41", deviceId: "laptop" });
     const signal = d.signals.find((s) => s.name === "ip_reputation")!;
     assert.equal(signal.fired, expected, `threshold ${threshold}`);
     assert.equal(signal.detail.reputation, 40);
   }
   const { gate } = setup();
   assert.deepEqual(
-    fired(await gate.evaluate({ userId: USER, ip: "192.0.2.1", deviceFingerprint: "laptop" })),
+    fired(await gate.evaluate({ userId: USER, ip: "192.0.2.1", deviceId: "laptop" })),
     [],
   );
 });
@@ -201,7 +201,7 @@ Deno.test("risk: velocity fires when the logins in the window reach the threshol
     const { gate, history, clock } = setup();
     for (let i = 0; i < previous; i++) history.record(USER, { at: clock.now() - i * 60_000, ip: PARIS });
     history.record(USER, { at: clock.now() - HOUR - 1, ip: PARIS }); // outside the window
-    const d = await gate.evaluate({ userId: USER, ip: PARIS, deviceFingerprint: "laptop" });
+    const d = await gate.evaluate({ userId: USER, ip: PARIS, deviceId: "laptop" });
     const signal = d.signals.find((s) => s.name === "velocity")!;
     assert.equal(signal.fired, expected, `${previous} previous logins`);
     assert.deepEqual(signal.detail, { logins: previous + 1, windowSeconds: 3600 });
@@ -220,7 +220,7 @@ Deno.test("risk: an external provider composes by sum or max; a failing one is r
   const sum = await setup({ external: external(50) }).gate.evaluate({
     userId: USER,
     ip: PARIS,
-    deviceFingerprint: "x",
+    deviceId: "x",
   });
   assert.deepEqual([sum.builtInScore, sum.score, sum.outcome], [30, 80, "Block"]);
   assert.deepEqual(sum.signals.at(-1), {
@@ -232,13 +232,13 @@ Deno.test("risk: an external provider composes by sum or max; a failing one is r
   const max = await setup({ external: external(50), compose: "max" }).gate.evaluate({
     userId: USER,
     ip: PARIS,
-    deviceFingerprint: "x",
+    deviceId: "x",
   });
   assert.deepEqual([max.score, max.outcome], [50, "StepUpMfa"]);
   const low = await setup({ external: external(10), compose: "max" }).gate.evaluate({
     userId: USER,
     ip: PARIS,
-    deviceFingerprint: "x",
+    deviceId: "x",
   });
   assert.deepEqual([low.score, low.outcome], [30, "Allow"]);
 
@@ -246,7 +246,7 @@ Deno.test("risk: an external provider composes by sum or max; a failing one is r
     external: { name: "down", assess: () => Promise.reject(new Error("503")) },
     reputation: { score: () => Promise.reject(new Error("list unavailable")) },
   });
-  const d = await gate.evaluate({ userId: USER, ip: PARIS, deviceFingerprint: "x" });
+  const d = await gate.evaluate({ userId: USER, ip: PARIS, deviceId: "x" });
   assert.deepEqual([d.score, d.outcome], [30, "Allow"]);
   assert.deepEqual(events[0].data.failedProviders, ["ip_reputation", "external"]);
 });
@@ -259,7 +259,7 @@ Deno.test("risk: risk.evaluated carries the contributing signals", async () => {
     realmId: "realm-1",
     orgId: "org-1",
     ip: NYC,
-    deviceFingerprint: "phone",
+    deviceId: "phone",
   });
   assert.equal(events.length, 1);
   const e = events[0];
@@ -282,7 +282,7 @@ Deno.test("risk: the gate reads its settings from the configuration", async () =
     sink: { emit: (e) => void events.push(e) },
     devices: devices([]),
   });
-  const d = await gate.evaluate({ userId: USER, ip: PARIS, deviceFingerprint: "new" });
+  const d = await gate.evaluate({ userId: USER, ip: PARIS, deviceId: "new" });
   assert.deepEqual([d.score, d.outcome], [45, "StepUpMfa"]);
   // Without providers the other signals never fire.
   assert.deepEqual(fired(d), ["new_device"]);

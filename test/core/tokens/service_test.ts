@@ -102,7 +102,7 @@ Deno.test("token service", async (t) => {
   );
 
   await t.step("single-use types consume their jti once", async () => {
-    const reset = await tokens.mint("pwreset+svc", { realm, sub: user });
+    const reset = await tokens.mint("pwreset+svc", { realm, sub: user, stamp: "" });
     assert.equal(reset.claims.aud, ISSUER);
     await tokens.verify("pwreset+svc", reset.token);
     const results = await Promise.allSettled([
@@ -127,6 +127,10 @@ Deno.test("token service", async (t) => {
     });
     await tokens.verify("impconsent+svc", consent.token);
     await tokens.verify("impconsent+svc", consent.token);
+    // Single use (issue 12): the approval consumes it, a replay is refused.
+    await tokens.consume("impconsent+svc", consent.token);
+    await assert.rejects(tokens.consume("impconsent+svc", consent.token), reason("consumed"));
+    await assert.rejects(tokens.verify("impconsent+svc", consent.token), reason("consumed"));
   });
 
   await t.step("a token never outlives notAfter", async () => {

@@ -325,6 +325,44 @@ Deno.test("webhook dispatcher against a loopback receiver", async (t) => {
       await d.stop();
       assert.equal((await deliveriesOf(ep.id))[0].status, "succeeded");
     });
+
+    await t.step("stopping mid-batch finishes the delivery in flight and hands the rest back", async () => {
+      const ep = await endpoint(["shutdown.*"]);
+      for (let i = 0; i < 5; i++) await emit("shutdown.test", { i });
+      const inFlight = Promise.withResolvers<void>();
+      const release = Promise.withResolvers<void>();
+      let calls = 0;
+      const d = dispatcher({
+        concurrency: 1,
+        batchSize: 5,
+        pollIntervalMs: 5000,
+        fetch: async (input, init) => {
+          calls++;
+          inFlight.resolve();
+          await release.promise;
+          return await fetch(input, init);
+        },
+      });
+      d.start();
+      d.wake();
+      await inFlight.promise;
+      const stopped = d.stop();
+      release.resolve();
+      await stopped;
+      assert.equal(calls, 1, "no new delivery starts once stopping");
+      const deliveries = await deliveriesOf(ep.id);
+      assert.equal(deliveries.filter((x) => x.status === "succeeded").length, 1);
+      const handedBack = deliveries.filter((x) => x.status === "pending");
+      assert.equal(handedBack.length, 4);
+      for (const x of handedBack) {
+        assert.equal(x.attempts, 0, "the unattempted claim gives its attempt back");
+        assert.ok(x.nextAttemptAt.getTime() <= clock.now(), "due now, for another instance");
+      }
+      // Another dispatcher takes them at once.
+      const outcomes = await dispatcher().drain();
+      assert.equal(outcomes.filter((o) => o.endpointId === ep.id && o.ok).length, 4);
+      assert.equal((await deliveriesOf(ep.id)).every((x) => x.status === "succeeded"), true);
+    });
   } finally {
     await receiver.close();
     await database.close();

@@ -137,7 +137,7 @@ Deno.test("JWT attacks are all rejected with invalid_token", async (t) => {
   await t.step("each other typ presented as an access token, and the reverse", async () => {
     const inputs: { [T in Exclude<TokenType, "at+svc">]: TokenMintInput<T> } = {
       "mfa+svc": { aud: issuer, realm: realmId, sub: userId, org: null, ip: "203.0.113.9", amr: "password" },
-      "pwreset+svc": { realm: realmId, sub: userId },
+      "pwreset+svc": { realm: realmId, sub: userId, stamp: "" },
       "everify+svc": { realm: realmId, sub: userId, email: "a@example.test" },
       "invite+svc": { realm: realmId, email: "b@example.test", org: null, inv: userId },
       "impconsent+svc": { realm: realmId, sub: userId, act: { sub: uuid(), imp: uuid() } },

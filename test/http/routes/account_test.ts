@@ -5,7 +5,10 @@
  * administrator's own `svc:*:*` powers (`/svc-admin/authz/inspect`).
  */
 import { strict as assert } from "node:assert";
+import { USERS_INVITE_ORG } from "../../../core/definitions/svc-permissions.ts";
+import { UUID_PATTERN } from "../../../core/ids.ts";
 import { loginBed } from "../../support/login.ts";
+import { seeder } from "../../support/seed.ts";
 
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
@@ -143,9 +146,13 @@ Deno.test("account flows over HTTP", async (t) => {
       assert.equal(res.status, 201);
       const invited = await res.json();
       assert.equal(invited.email, "kim@example.test");
-      assert.equal(invited.userCreated, true);
+      assert.equal(invited.orgId, org.id);
       assert.equal(await bed.storage.passwordCredentials.get(invited.userId), null, "no credential yet");
-      assert.equal(await bed.storage.organizations.isMember(org.id, invited.userId), true);
+      assert.equal(
+        await bed.storage.organizations.isMember(org.id, invited.userId),
+        false,
+        "not before accepting",
+      );
       assert.equal(
         (await bed.post("/auth/login", { email: "kim@example.test", password: "anything at all" })).status,
         401,
@@ -170,7 +177,7 @@ Deno.test("account flows over HTTP", async (t) => {
         password: "kim's password",
         org: org.id,
       });
-      assert.equal(res.status, 200, "a member of the org of the invitation");
+      assert.equal(res.status, 200, "a member of the org of the invitation, once accepted");
 
       res = await bed.post("/auth/invitation/accept", { token, password: "another password" });
       assert.equal(res.status, 401, "the invitation works once");
@@ -179,6 +186,148 @@ Deno.test("account flows over HTTP", async (t) => {
         headers: bearer(adminToken),
       });
       assert.equal(res.status, 409, "the address already has a password");
+    });
+  } finally {
+    await bed.close();
+  }
+});
+
+Deno.test("invitations stay inside the caller's fence; nobody joins an organization without accepting", async (t) => {
+  const bed = await loginBed({
+    SVC_ABUSE_PER_IP_LIMIT: "1000",
+    SVC_BOOTSTRAP_ADMIN_EMAIL: "root@example.test",
+    SVC_BOOTSTRAP_ADMIN_PASSWORD: "bootstrap secret",
+  });
+  const seed = seeder(bed.database.db);
+  const tokenOf = async (userId: string, orgId: string | null = null) =>
+    (await bed.auth.sessions.signIn({ realmId: bed.realmId, userId, mfa: "Password", orgId })).tokens
+      .accessToken;
+  try {
+    const orgA =
+      (await bed.storage.organizations.create({ realmId: bed.realmId, name: "a", displayName: "A" })).id;
+    const orgB =
+      (await bed.storage.organizations.create({ realmId: bed.realmId, name: "b", displayName: "B" })).id;
+    // Anna administers invitations of organization A only.
+    const anna = await bed.user("anna@example.test", "anna's password");
+    await bed.storage.organizations.addMember(orgA, anna);
+    const inviters = await seed.role(bed.realmId, "inviters", [{ pattern: USERS_INVITE_ORG }], orgA);
+    await seed.assign(bed.realmId, inviters, { kind: "User", id: anna }, orgA);
+    const annaToken = await tokenOf(anna, orgA);
+    // Bob (with a password) and Pat (invited earlier, no password yet) belong to organization B.
+    const bob = await bed.user("bob@example.test", "bob's password");
+    await bed.storage.organizations.addMember(orgB, bob);
+    const pat = (await bed.storage.users.create({ realmId: bed.realmId, email: "pat@example.test" })).id;
+    await bed.storage.organizations.addMember(orgB, pat);
+
+    const invite = (token: string, body: unknown) =>
+      bed.post("/svc-admin/users/invite", body, { headers: bearer(token) });
+    const answers: Record<string, Record<string, unknown>> = {};
+
+    await t.step(
+      "an org admin gets the same answer for a new address and for addresses of other orgs",
+      async () => {
+        for (const email of ["new@example.test", "bob@example.test", "pat@example.test"]) {
+          const res = await invite(annaToken, { email, orgId: orgA });
+          assert.equal(res.status, 201, `${email}: ${await res.clone().text()}`);
+          answers[email] = await res.json();
+        }
+        const shapes = Object.values(answers).map((a) => ({
+          keys: Object.keys(a).sort(),
+          orgId: a.orgId,
+          userId: typeof a.userId === "string" && UUID_PATTERN.test(a.userId),
+          expiresAt: a.expiresAt,
+        }));
+        assert.deepEqual(shapes[1], shapes[0]);
+        assert.deepEqual(shapes[2], shapes[0]);
+        assert.deepEqual(shapes[0].keys, ["email", "expiresAt", "orgId", "userId"]);
+        // The invitation events (which org A's webhooks receive) carry nothing that tells them apart.
+        const invited = bed.events.filter((e) => e.kind === "user.invited");
+        assert.equal(invited.length, 3);
+        for (const e of invited) {
+          assert.deepEqual({ orgId: e.orgId, data: e.data }, { orgId: orgA, data: { invitedBy: anna } });
+        }
+      },
+    );
+
+    await t.step("no one joins organization A by being invited", async () => {
+      for (const userId of [bob, pat, answers["new@example.test"].userId as string]) {
+        assert.equal(await bed.storage.organizations.isMember(orgA, userId), false);
+      }
+      assert.equal(await bed.storage.organizations.isMember(orgB, bob), true);
+      assert.equal(await bed.storage.passwordCredentials.get(pat), null, "Pat's account is untouched");
+    });
+
+    await t.step("the org admin cannot invite into another organization", async () => {
+      const res = await invite(annaToken, { email: "new@example.test", orgId: orgB });
+      assert.equal(res.status, 404, "another organization is invisible to an org admin");
+    });
+
+    await t.step("acceptance adds the membership", async () => {
+      // A new address: accepting chooses the password and joins A.
+      let res = await bed.post("/auth/invitation/accept", {
+        token: await bed.mailedToken("new@example.test", "invitation"),
+        password: "new user's password",
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      assert.equal(
+        await bed.storage.organizations.isMember(orgA, answers["new@example.test"].userId as string),
+        true,
+      );
+
+      // Pat (no password yet, member of B): the same, and Pat stays in B.
+      res = await bed.post("/auth/invitation/accept", {
+        token: await bed.mailedToken("pat@example.test", "invitation"),
+        password: "pat's password",
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      assert.equal(await bed.storage.organizations.isMember(orgA, pat), true);
+      assert.equal(await bed.storage.organizations.isMember(orgB, pat), true);
+
+      // Bob has a password: he accepts signed in as himself, and only then joins A.
+      const bobToken = await bed.mailedToken("bob@example.test", "invitation");
+      res = await bed.post("/auth/invitation/accept", { token: bobToken });
+      assert.equal(res.status, 401, "an existing account accepts signed in");
+      res = await bed.post("/auth/invitation/accept", { token: bobToken }, { headers: bearer(annaToken) });
+      assert.equal(res.status, 403, "nobody else accepts for Bob");
+      assert.equal(await bed.storage.organizations.isMember(orgA, bob), false);
+      res = await bed.post("/auth/invitation/accept", { token: bobToken, password: "a new password" }, {
+        headers: bearer(await tokenOf(bob)),
+      });
+      assert.equal(res.status, 409, "an invitation never replaces an existing password");
+      res = await bed.post("/auth/invitation/accept", { token: bobToken }, {
+        headers: bearer(await tokenOf(bob)),
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      assert.deepEqual(await res.json(), { userId: bob, email: "bob@example.test" });
+      assert.equal(await bed.storage.organizations.isMember(orgA, bob), true);
+      assert.equal(
+        (await bed.post("/auth/login", { email: "bob@example.test", password: "bob's password" })).status,
+        200,
+        "Bob's password is unchanged",
+      );
+      res = await bed.post("/auth/invitation/accept", { token: bobToken }, {
+        headers: bearer(await tokenOf(bob)),
+      });
+      assert.equal(res.status, 401, "single use");
+    });
+
+    await t.step("inside the fence: members of A answer 409; a global admin sees the realm", async () => {
+      let res = await invite(annaToken, { email: "bob@example.test", orgId: orgA });
+      assert.equal(res.status, 409);
+      assert.equal((await res.json()).error.details.reason, "already_member");
+      await bed.login.bootstrap(bed.realmId);
+      const root = await bed.storage.users.findByEmail(bed.realmId, "root@example.test");
+      const rootToken = await tokenOf(root!.id);
+      res = await invite(rootToken, { email: "bob@example.test" });
+      assert.equal(res.status, 409, "a realm-wide invitation of an account with a password");
+      assert.equal((await res.json()).error.details.reason, "user_exists");
+      res = await invite(rootToken, { email: "bob@example.test", orgId: orgB });
+      assert.equal(res.status, 409);
+      const carl = await bed.user("carl@example.test", "carl's password");
+      res = await invite(rootToken, { email: "carl@example.test", orgId: orgB });
+      assert.equal(res.status, 201, "an invitation to join B");
+      assert.equal(await bed.storage.organizations.isMember(orgB, carl), false);
+      assert.ok(await bed.mail("carl@example.test", "invitation"));
     });
   } finally {
     await bed.close();

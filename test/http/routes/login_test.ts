@@ -7,6 +7,7 @@
  */
 import { strict as assert } from "node:assert";
 import { TestCaptchaProvider } from "../../../core/abuse/captcha.ts";
+import { KnownDevices } from "../../../core/devices/known-devices.ts";
 import { ListIpReputation } from "../../../core/risk/providers.ts";
 import { type LoginBed, loginBed } from "../../support/login.ts";
 
@@ -364,15 +365,32 @@ Deno.test("password login over HTTP", async (t) => {
       const profile = await me(bed, tokens.accessToken);
       assert.equal(profile.mfa, "MultiFactor");
 
-      // A new device from the bad IP scores 80: refused.
-      res = await bed.post("/auth/login", { ...login, deviceFingerprint: "stolen" }, { ip: BAD_IP });
-      assert.equal(res.status, 403);
-      assert.equal((await res.json()).error.code, "login_refused");
+      // A new device from the bad IP scores 80: blocked, answered exactly as a wrong password.
+      const stolen = { ...login, deviceFingerprint: "stolen" };
+      const blocked = await bed.post("/auth/login", stolen, { ip: BAD_IP });
+      const wrongPassword = await bed.post("/auth/login", { ...stolen, password: "not frank's" }, {
+        ip: BAD_IP,
+      });
+      assert.equal(blocked.status, 401);
+      assert.equal(blocked.status, wrongPassword.status);
+      const [blockedBody, wrongBody] = [await blocked.json(), await wrongPassword.json()];
+      assert.equal(blockedBody.error.code, "invalid_credentials");
+      assert.deepEqual(withoutRequestId(blockedBody), withoutRequestId(wrongBody));
+      const headersOf = (r: Response) => [...r.headers].filter(([name]) => name !== "x-request-id");
+      assert.deepEqual(headersOf(blocked), headersOf(wrongPassword));
+      // The owner learns of it: the ledger, risk.evaluated and an alert mail.
       assert.ok(
         (await bed.storage.securityEvents.listByUser(userId)).some((e) =>
           e.kind === "login.failed" && (e.data as { reason?: string })?.reason === "risk_blocked"
         ),
       );
+      assert.equal(
+        bed.events.findLast((e) => e.kind === "risk.evaluated" && e.userId === userId)?.data.outcome,
+        "Block",
+      );
+      const alert = await bed.mail("frank@example.test", "login_blocked_alert");
+      assert.ok(alert, "the blocked sign-in is mailed to the account");
+      assert.match(alert.text, /IP address: 192\.0\.2\.66/);
     });
 
     await t.step("cookie transport, audience and organization", async () => {
@@ -435,6 +453,91 @@ Deno.test("password login: the adaptive CAPTCHA is demanded under pressure", asy
     await tokensOf(await bed.post("/auth/login", { ...login, captchaToken: "test-pass" }));
     const blocked = await bed.post("/auth/login", { ...login, captchaToken: "test-pass" });
     assert.equal(blocked.status, 429, "blocking wins over the CAPTCHA");
+  } finally {
+    await bed.close();
+  }
+});
+
+Deno.test("known devices: a browser is recognised by its device cookie, never by a claim", async () => {
+  const bed = await loginBed({ SVC_ABUSE_PER_IP_LIMIT: "1000" });
+  try {
+    const userId = await bed.user("ivy@example.test", "ivy's password");
+    const login = { email: "ivy@example.test", password: "ivy's password" };
+    const newDeviceFired = () => {
+      const risk = bed.events.findLast((e) => e.kind === "risk.evaluated" && e.userId === userId);
+      return (risk!.data.signals as { name: string }[]).some((s) => s.name === "new_device");
+    };
+    const deviceCookieOf = (res: Response) =>
+      res.headers.getSetCookie().find((c) => c.startsWith("svc_device="));
+
+    // The first sign-in without any device id: a new device, and the answer issues one.
+    let res = await bed.post("/auth/login", login);
+    await tokensOf(res);
+    assert.equal(newDeviceFired(), true);
+    const cookie = deviceCookieOf(res);
+    assert.ok(cookie, "the sign-in answer sets svc_device");
+    const id = /^svc_device=([^;]+)/.exec(cookie)![1];
+    assert.match(id, /^[A-Za-z0-9_-]{43}$/);
+    assert.match(cookie, /; HttpOnly/);
+    assert.match(cookie, /; Path=\//);
+    assert.match(cookie, /; Max-Age=34560000/);
+    assert.match(cookie, /; SameSite=Lax/i);
+    assert.equal(res.headers.get("X-Svc-Device"), id, "a bearer client gets the id to keep");
+    // Only the SHA-256 of the id is stored.
+    const stored = await bed.storage.knownDevices.listByUser(userId);
+    assert.deepEqual(stored.map((d) => d.fingerprintHash), [
+      KnownDevices.fingerprintHash(id),
+    ]);
+    assert.notEqual(stored[0].fingerprintHash, id);
+
+    // Ten ordinary logins from that browser within an hour: known, no step-up, no new cookie.
+    for (let i = 0; i < 10; i++) {
+      bed.clock.advance(5 * 60_000);
+      res = await bed.post("/auth/login", login, { headers: { Cookie: `svc_device=${id}` } });
+      await tokensOf(res);
+      assert.equal(newDeviceFired(), false, `login ${i + 1}`);
+      assert.equal(deviceCookieOf(res), undefined);
+    }
+    // The cookie transport gets it too, and keeps it.
+    res = await bed.post("/auth/login", login, {
+      headers: { Cookie: `svc_device=${id}`, "X-Svc-Transport": "cookie" },
+    });
+    assert.equal(res.status, 200);
+    assert.equal(newDeviceFired(), false);
+
+    // Without the cookie or an id: new again (and a different id is issued).
+    bed.clock.advance(3_600_000);
+    res = await bed.post("/auth/login", login);
+    await tokensOf(res);
+    assert.equal(newDeviceFired(), true);
+    assert.notEqual(res.headers.get("X-Svc-Device"), id);
+
+    // An API client keeps its issued id in X-Svc-Device: known on its next sign-in.
+    const apiId = res.headers.get("X-Svc-Device")!;
+    await tokensOf(await bed.post("/auth/login", login, { headers: { "X-Svc-Device": apiId } }));
+    assert.equal(newDeviceFired(), false);
+
+    // A forged id, in the header or the cookie, is a new device.
+    const forged = "A".repeat(43);
+    await tokensOf(await bed.post("/auth/login", login, { headers: { "X-Svc-Device": forged } }));
+    assert.equal(newDeviceFired(), true);
+    bed.clock.advance(3_600_000);
+    await tokensOf(
+      await bed.post("/auth/login", login, { headers: { Cookie: `svc_device=${"B".repeat(43)}` } }),
+    );
+    assert.equal(newDeviceFired(), true);
+
+    // A client-chosen value cannot lower what the server computed from its cookie: a fingerprint
+    // seen before does not make an unknown cookie known, nor does a known id in the header.
+    await tokensOf(await bed.post("/auth/login", { ...login, deviceFingerprint: "ivy-laptop" }));
+    bed.clock.advance(3_600_000);
+    const unknownCookie = { Cookie: `svc_device=${"C".repeat(43)}` };
+    await tokensOf(
+      await bed.post("/auth/login", { ...login, deviceFingerprint: "ivy-laptop" }, {
+        headers: { ...unknownCookie, "X-Svc-Device": apiId },
+      }),
+    );
+    assert.equal(newDeviceFired(), true);
   } finally {
     await bed.close();
   }

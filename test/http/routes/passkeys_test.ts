@@ -6,9 +6,8 @@
 import { strict as assert } from "node:assert";
 import { toBase64Url } from "../../../core/encoding.ts";
 import { CeremonyKinds } from "../../../core/passkeys/service.ts";
-import { createApp } from "../../../http/app.ts";
-import { createPasskeyRoutes } from "../../../http/routes/passkeys.ts";
-import { type AuthBed, authBed, bearer, T0 } from "../../support/auth.ts";
+import { type AuthBed, bearer, T0 } from "../../support/auth.ts";
+import { passkeyBed } from "../../support/passkey-server.ts";
 import { recorded } from "../../core/passkeys/fixtures.ts";
 
 const json = (body: unknown, headers: Record<string, string> = {}) => ({
@@ -17,28 +16,8 @@ const json = (body: unknown, headers: Record<string, string> = {}) => ({
   body: JSON.stringify(body),
 });
 
-async function passkeyBed() {
-  // The recorded responses were made on this origin.
-  const bed = await authBed({ SVC_BASE_URL: recorded.origin });
-  const { routes } = createPasskeyRoutes({
-    config: bed.config,
-    storage: bed.storage,
-    clock: bed.clock,
-    random: bed.random,
-    events: { emit: (e) => void bed.events.push(e) },
-    auth: bed.auth,
-  });
-  const app = createApp({
-    config: bed.config,
-    readinessChecks: [],
-    clock: bed.clock,
-    random: bed.random,
-    authenticator: bed.auth.authenticator,
-    routes: [...bed.auth.routes, routes],
-  });
-  const realm = await bed.storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
-  return { bed, app, realmId: realm.id };
-}
+/** The recorded responses were made on this origin. */
+const RECORDED_ORIGIN = { SVC_BASE_URL: recorded.origin };
 
 async function insertUser(bed: AuthBed, realmId: string, id: string): Promise<void> {
   await bed.database.db.insertInto("users").values({
@@ -57,7 +36,7 @@ async function insertUser(bed: AuthBed, realmId: string, id: string): Promise<vo
 }
 
 Deno.test("passkey routes: authentication, validation and the mfa hand-off", async (t) => {
-  const { bed, app, realmId } = await passkeyBed();
+  const { bed, app, realmId } = await passkeyBed(RECORDED_ORIGIN);
   try {
     const userId = await bed.seed.user(realmId);
     const { tokens } = await bed.signIn({ realmId, userId });
@@ -161,7 +140,7 @@ Deno.test("passkey routes: authentication, validation and the mfa hand-off", asy
 });
 
 Deno.test("passkey routes: a recorded registration and login through the endpoints", async (t) => {
-  const { bed, app, realmId } = await passkeyBed();
+  const { bed, app, realmId } = await passkeyBed(RECORDED_ORIGIN);
   try {
     const { userId, registration, assertions } = recorded.userVerifying;
     await insertUser(bed, realmId, userId);

@@ -119,7 +119,7 @@ Deno.test("webhook admin routes", async (t) => {
       assert.equal(
         (await call(asOrg, "POST", "", { url: receiver.url, eventPatterns: ["mfa.*"], orgId: otherOrg }))
           .status,
-        403,
+        404,
       );
       assert.equal(
         (await call(asOrg, "GET", `/${endpointId}`)).status,

@@ -357,6 +357,34 @@ for (const driver of drivers) {
         },
       );
 
+      await t.step(
+        "webhooks: queue stats count deliveries by status and date the oldest waiting one",
+        async () => {
+          const clock = clockAt();
+          const { webhooks } = storesFor(db, clock);
+          clock.advance(2000 * 86_400_000);
+          const r = await makeRealm(db);
+          const endpoint = await webhooks.createEndpoint({
+            realmId: r,
+            url: "https://hooks.example/q",
+            secret: "whsec_q",
+            eventPatterns: ["*"],
+          });
+          const before = await webhooks.queueStats();
+          const first = await webhooks.enqueue(endpoint.id, "user.created", "{}");
+          await webhooks.enqueue(endpoint.id, "user.updated", "{}");
+          const queued = await webhooks.queueStats();
+          assert.equal(queued.pending, before.pending + 2);
+          assert.equal(queued.retrying, before.retrying);
+          assert.ok(queued.oldestDueAt !== null && queued.oldestDueAt <= clock.now());
+          await webhooks.claimDue({ limit: 1000 });
+          await webhooks.markFailed(first.id, { error: "HTTP 503", statusCode: 503 });
+          const failed = await webhooks.queueStats();
+          assert.equal(failed.retrying, before.retrying + 1);
+          assert.equal(failed.pending + failed.retrying + failed.deadLetter >= 2, true);
+        },
+      );
+
       await t.step("webhooks: ten consecutive failures disable the endpoint once", async () => {
         const clock = clockAt();
         clock.advance(2000 * 86_400_000);

@@ -90,11 +90,17 @@ for (const driver of drivers) {
         assert.equal((await sessions.get(a.id))?.revokedAt?.getTime(), revokedAt);
         assert.equal(await sessions.setMfa(c.id, "PhishingResistant"), true);
         assert.equal((await sessions.get(c.id))?.mfa, "PhishingResistant");
-        assert.equal(await sessions.revokeAllForUser(user, { exceptId: c.id }), 1);
+        assert.deepEqual(await sessions.revokeAllForUser(user, { exceptId: c.id }), [b.id]);
         assert.deepEqual((await sessions.listActiveForUser(user)).map((s) => s.id), [c.id]);
-        assert.equal(await sessions.revokeAllForUser(user), 1);
+        clock.advance(1000);
+        assert.deepEqual(await sessions.revokeAllForUser(user), [c.id]);
         assert.deepEqual(await sessions.listActiveForUser(user), []);
         assert.equal((await sessions.listActiveForUser(other)).length, 1);
+        // The preload of a starting instance: ended sessions, most recent first, bounded.
+        const ended = await sessions.listEndedSince(new Date(clock.now() - 1500), 10);
+        assert.deepEqual(ended.map((e) => e.id), [c.id, b.id]);
+        assert.equal(ended[0].endedAt, clock.now());
+        assert.deepEqual((await sessions.listEndedSince(new Date(0), 1)).map((e) => e.id), [c.id]);
       });
 
       const newFamily = async (clock: ReturnType<typeof clockAt>, userId: string) => {

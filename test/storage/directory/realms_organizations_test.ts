@@ -70,16 +70,19 @@ conformance({
         status: "Suspended",
         defaultIdentityProviderId: "okta-main",
       });
+      assert.equal(org.version, 1);
       assert.deepEqual(updated, {
         ...org,
         displayName: "Renamed",
         status: "Suspended",
         defaultIdentityProviderId: "okta-main",
+        version: 2,
       });
       const cleared = await stores.organizations.update(org.id, { defaultIdentityProviderId: null });
       assert.equal(cleared.defaultIdentityProviderId, null);
       assert.equal(cleared.status, "Suspended");
-      assert.deepEqual(await stores.organizations.update(org.id, {}), cleared);
+      assert.equal(cleared.version, 3);
+      assert.deepEqual(await stores.organizations.update(org.id, {}), cleared, "no change, no new version");
       clock.advance(1);
       const second = await stores.organizations.create({
         realmId: r.id,
@@ -224,19 +227,31 @@ conformance({
       assert.deepEqual(await stores.organizations.listMembers(uuid(), {}), []);
     },
     "listMembers is in creation time then user id order, paged": async (
-      { stores, realm, org, user, clock },
+      { stores, realm, org, user, clock, db },
     ) => {
       const r = await realm();
       const o = await org(r.id);
-      const members = [];
-      for (let i = 0; i < 7; i++) {
+      // Rows written before addMember kept creation times strictly increasing may tie: the user id
+      // breaks the tie.
+      const tied = [];
+      for (let i = 0; i < 3; i++) {
         const u = await user(r.id);
-        if (i % 3 === 0) clock.advance(5); // groups of equal creation times exercise the id tie-break
-        members.push(await stores.organizations.addMember(o.id, u.id));
+        await db.insertInto("org_memberships").values({
+          org_id: o.id,
+          user_id: u.id,
+          created_at: new Date(0),
+        })
+          .execute();
+        tied.push({ orgId: o.id, userId: u.id, createdAt: new Date(0) });
       }
-      const expected = [...members].sort((a, b) =>
-        a.createdAt.getTime() - b.createdAt.getTime() || (a.userId < b.userId ? -1 : 1)
-      );
+      tied.sort((a, b) => a.userId < b.userId ? -1 : 1);
+      const added = [];
+      for (let i = 0; i < 4; i++) {
+        const u = await user(r.id);
+        if (i % 3 === 0) clock.advance(5); // the clock standing still: still a later creation time
+        added.push(await stores.organizations.addMember(o.id, u.id));
+      }
+      const expected = [...tied, ...added];
       assert.deepEqual(await stores.organizations.listMembers(o.id), expected);
       assert.deepEqual(
         await stores.organizations.listMembers(o.id, { offset: 2, limit: 3 }),
@@ -262,15 +277,17 @@ conformance({
           fc.integer({ min: 1, max: 4 }),
           async (steps, pageSize) => {
             const o = await org(r.id);
+            const joined: string[] = [];
             for (const step of steps) {
-              clock.advance(step); // 0: same creation time as the previous member
-              await stores.organizations.addMember(o.id, (await user(r.id)).id);
+              clock.advance(step); // 0: the clock did not move since the previous member
+              joined.push((await stores.organizations.addMember(o.id, (await user(r.id)).id)).userId);
             }
             const full = await stores.organizations.listMembers(o.id);
-            const sorted = [...full].sort((a, b) =>
-              a.createdAt.getTime() - b.createdAt.getTime() || (a.userId < b.userId ? -1 : 1)
+            assert.deepEqual(
+              full.map((m) => m.userId),
+              joined,
+              "creation order, even when the clock stands still",
             );
-            assert.deepEqual(full, sorted);
             assert.equal(full.length, steps.length);
             const paged = [];
             for (let offset = 0;; offset += pageSize) {

@@ -72,6 +72,7 @@ conformance({
         displayName: "Grace",
         emailVerified: true,
         updatedAt: new Date(clock.now()),
+        version: u.version + 1,
       });
       assert.deepEqual(await stores.users.get(u.id), updated);
       const cleared = await stores.users.update(u.id, { displayName: null, status: "Active" });

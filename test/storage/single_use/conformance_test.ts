@@ -272,6 +272,8 @@ for (const driver of drivers) {
       });
 
       // ---------------- Break-glass ----------------
+      const NO_ROTATION = { rotationRequired: false, lastRotatedAt: null, rotationRemindedAt: null };
+      const HOUR = 60 * MINUTE;
       await t.step("break-glass: drill and use are recorded independently", async () => {
         const s = singleUseStores(db);
         const realm = uuid();
@@ -280,12 +282,14 @@ for (const driver of drivers) {
           realmId: realm,
           lastDrillAt: new Date(T0),
           lastUseAt: null,
+          ...NO_ROTATION,
         });
         s.clock.advance(MINUTE);
         assert.deepEqual(await s.breakGlass.recordUse(realm), {
           realmId: realm,
           lastDrillAt: new Date(T0),
           lastUseAt: new Date(T0 + MINUTE),
+          ...NO_ROTATION,
         });
         s.clock.advance(MINUTE);
         await s.breakGlass.recordDrill(realm);
@@ -293,14 +297,40 @@ for (const driver of drivers) {
           realmId: realm,
           lastDrillAt: new Date(T0 + 2 * MINUTE),
           lastUseAt: new Date(T0 + MINUTE),
+          ...NO_ROTATION,
         });
         const other = uuid();
         assert.deepEqual(await s.breakGlass.recordUse(other), {
           realmId: other,
           lastDrillAt: null,
           lastUseAt: new Date(T0 + 2 * MINUTE),
+          ...NO_ROTATION,
         });
       });
+
+      await t.step(
+        "break-glass: a login requires rotation until a rotation; reminders at most per interval",
+        async () => {
+          const s = singleUseStores(db);
+          const realm = uuid();
+          assert.equal(await s.breakGlass.claimRotationReminder(realm, HOUR), null, "nothing recorded");
+          const used = await s.breakGlass.recordLogin(realm);
+          assert.equal(used.rotationRequired, true);
+          assert.deepEqual(used.rotationRemindedAt, new Date(s.clock.now()), "the login reminds itself");
+          s.clock.advance(HOUR - 1);
+          assert.equal(await s.breakGlass.claimRotationReminder(realm, HOUR), null, "within the hour");
+          s.clock.advance(1);
+          const claims = await Promise.all(
+            [1, 2, 3].map(() => s.breakGlass.claimRotationReminder(realm, HOUR)),
+          );
+          assert.equal(claims.filter((c) => c !== null).length, 1, "one reminder per interval, concurrently");
+          const rotated = await s.breakGlass.recordRotation(realm);
+          assert.equal(rotated.rotationRequired, false);
+          assert.deepEqual(rotated.lastUseAt, used.lastUseAt);
+          s.clock.advance(2 * HOUR);
+          assert.equal(await s.breakGlass.claimRotationReminder(realm, HOUR), null, "rotated: no reminder");
+        },
+      );
 
       // ---------------- Impersonations ----------------
       const start = (actorId: string, consentRequired: boolean, expiresAt: number) => ({
@@ -327,6 +357,8 @@ for (const driver of drivers) {
             createdAt: new Date(T0),
             startedAt: new Date(T0),
             endedAt: null,
+            durationSeconds: 30 * 60,
+            tokenIssuedAt: new Date(T0),
           });
           assert.deepEqual(await s.impersonations.get(input.id), created);
           assert.deepEqual(await s.impersonations.current(actor), created);

@@ -71,3 +71,41 @@ Deno.test("abuse counters (postgres): windows, peek, reset and purge follow the 
     await database.close();
   }
 });
+
+Deno.test("abuse counters (postgres): concurrent reservations never exceed the limit across a pool", async () => {
+  const database = await freshPostgres({ maxConnections: 20 });
+  try {
+    const clock = new ManualClock(T0);
+    const stores = Array.from({ length: 4 }, () => createSqlCounterStore(database.db, { clock }));
+    const reserveAll = (n: number) =>
+      Promise.all(Array.from({ length: n }, (_, i) => stores[i % 4].reserve("acct:x", 5, 900_000)));
+
+    const first = await reserveAll(60);
+    const granted = first.filter((r) => r.granted);
+    assert.equal(granted.length, 5);
+    assert.deepEqual(granted.map((r) => r.count).sort(), [1, 2, 3, 4, 5]);
+    assert.ok(first.every((r) => r.resetAt === T0 + 900_000));
+    assert.ok(first.filter((r) => !r.granted).every((r) => r.count === 5));
+    assert.deepEqual(await stores[0].peek("acct:x"), { count: 5, resetAt: T0 + 900_000 });
+
+    // Two reservations given back: exactly two more fit, however many race for them.
+    assert.deepEqual(
+      await Promise.all([
+        stores[1].release("acct:x", T0 + 900_000),
+        stores[2].release("acct:x", T0 + 900_000),
+      ]),
+      [true, true],
+    );
+    assert.equal((await reserveAll(40)).filter((r) => r.granted).length, 2);
+
+    // A release bound to an ended window leaves the next one alone; the next one starts once.
+    clock.advance(900_000);
+    const next = await reserveAll(40);
+    assert.equal(next.filter((r) => r.granted).length, 5);
+    assert.ok(next.every((r) => r.resetAt === T0 + 1_800_000));
+    assert.equal(await stores[3].release("acct:x", T0 + 900_000), false);
+    assert.deepEqual(await stores[0].peek("acct:x"), { count: 5, resetAt: T0 + 1_800_000 });
+  } finally {
+    await database.close();
+  }
+});

@@ -33,6 +33,10 @@ for (const driver of drivers) {
             seq: 0,
             createdAt: new Date(T0),
             sentAt: null,
+            deliveryStatus: "pending",
+            attempts: 0,
+            nextAttemptAt: new Date(T0),
+            lastError: null,
           },
         );
         // Same instant: order still follows insertion.

@@ -1,0 +1,64 @@
+/**
+ * The Deno runtime adapter of svc's CLI (`cli/deno.ts` runs it; host files that add plugins
+ * import it: see `examples/host.ts`).
+ *
+ * @module
+ */
+import { isProcessAlive } from "./node-lock-files.ts";
+import { nodeImportFiles, nodeProgress } from "./node-import-files.ts";
+import { preparedClusterSource } from "./prepared-cluster.ts";
+import type { RuntimeAdapter } from "./run.ts";
+
+/** svc's CLI on Deno: environment, files, `Deno.serve`, signals, DNS and the data-folder lock. */
+export const denoRuntime: RuntimeAdapter = {
+  name: "deno",
+  env: () => Deno.env.toObject(),
+  readTextFile: (path) => Deno.readTextFile(path),
+  embeddedStoreFiles: preparedClusterSource({
+    exists: (path) => Deno.stat(path).then(() => true, () => false),
+    read: (url) => Deno.readFile(url),
+  }),
+  serve(fetch, { hostname, port }) {
+    const server = Deno.serve(
+      { hostname, port, onListen() {} },
+      (req, info) => fetch(req, { address: (info.remoteAddr as Deno.NetAddr).hostname }),
+    );
+    return Promise.resolve({ port: server.addr.port, close: () => server.shutdown() });
+  },
+  onShutdown(handler) {
+    for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, () => void handler());
+  },
+  async resolveHost(hostname) {
+    const lookups = await Promise.allSettled([
+      Deno.resolveDns(hostname, "A"),
+      Deno.resolveDns(hostname, "AAAA"),
+    ]);
+    return lookups.flatMap((lookup) => lookup.status === "fulfilled" ? lookup.value : []);
+  },
+  resolveTxt: (name) => Deno.resolveDns(name, "TXT"),
+  lockFiles: {
+    pid: Deno.pid,
+    hostname: Deno.hostname(),
+    makeDirectory: (path) => Deno.mkdir(path, { recursive: true }),
+    async createExclusive(path, text) {
+      try {
+        await Deno.writeTextFile(path, text, { createNew: true });
+        return true;
+      } catch (err) {
+        if (err instanceof Deno.errors.AlreadyExists) return false;
+        throw err;
+      }
+    },
+    readTextFile: (path) => Deno.readTextFile(path),
+    removeFile: (path) =>
+      Deno.remove(path).catch((err) => {
+        if (!(err instanceof Deno.errors.NotFound)) throw err;
+      }),
+    // Deno.kill takes no signal 0; node:process's kill does, on Deno as on Node.
+    isProcessAlive,
+  },
+  importFiles: nodeImportFiles,
+  progress: nodeProgress,
+  print: (line) => console.log(line),
+  printError: (line) => console.error(line),
+};

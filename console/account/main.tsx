@@ -1,0 +1,930 @@
+/**
+ * The hosted account pages (issue 14): sign-in (password, then the second factor), the landing
+ * pages of mailed links (reset password, verify email, accept invitation, approve an
+ * impersonation consent), forgot password, and the self-service account (profile, sessions with
+ * remote logout, TOTP enrollment with a QR code, recovery codes shown once). Every call goes to
+ * svc's JSON API with the cookie session (`api.ts`); texts come from the catalogue (`i18n.ts`).
+ *
+ * @module
+ */
+import { render, useEffect, useState } from "hono/jsx/dom";
+import qrcode from "qrcode-generator";
+import { api, errorCode } from "./api.ts";
+import { type MessageKey, pickLanguage, translator } from "./i18n.ts";
+import { createCredential, getAssertion, passkeysAvailable } from "./passkey.ts";
+import { allowedReturnTo } from "./return-to.ts";
+
+const lang = pickLanguage(navigator.languages?.length ? navigator.languages : [navigator.language]);
+const t = translator(lang);
+document.documentElement.lang = lang;
+
+/** The app's base URL (`<base href>`: path base + mount + "/"). */
+const BASE = new URL(document.baseURI);
+
+/** The settings `GET /auth/hosted-settings` gives. */
+interface HostedSettings {
+  productName: string;
+  color: string;
+  logoUrl: string | null;
+  returnToOrigins: string[];
+}
+
+let settings: HostedSettings = {
+  productName: "svc",
+  color: "#1f5fbf",
+  logoUrl: null,
+  returnToOrigins: [location.origin],
+};
+
+/** The page name: the first path segment under the mount ("" for the mount itself). */
+function pageName(): string {
+  const rest = location.pathname.startsWith(BASE.pathname)
+    ? location.pathname.slice(BASE.pathname.length)
+    : "";
+  return rest.split("/")[0] ?? "";
+}
+
+function query(name: string): string {
+  return new URLSearchParams(location.search).get(name) ?? "";
+}
+
+/** Goes to another page of the app (a full navigation: each page loads fresh). */
+function go(page: string, params: Record<string, string> = {}): void {
+  const url = new URL(page, BASE);
+  for (const [k, v] of Object.entries(params)) if (v) url.searchParams.set(k, v);
+  location.assign(url.href);
+}
+
+function inputValue(e: Event): string {
+  return (e.target as HTMLInputElement).value;
+}
+
+function Shell(props: { title: MessageKey; children: any; signedIn?: boolean }) {
+  useEffect(() => {
+    document.title = `${t(props.title)} · ${settings.productName}`;
+  }, []);
+  return (
+    <div class="shell">
+      <header class="brand">
+        {settings.logoUrl
+          ? <img src={settings.logoUrl} alt={settings.productName} class="logo" />
+          : <span class="product">{settings.productName}</span>}
+        {props.signedIn ? <SignOutButton /> : null}
+      </header>
+      <main>
+        <h1>{t(props.title)}</h1>
+        {props.children}
+      </main>
+    </div>
+  );
+}
+
+function Alert(props: { kind: "error" | "ok"; text: string }) {
+  return props.text
+    ? <p class={`alert ${props.kind}`} role={props.kind === "error" ? "alert" : "status"}>{props.text}</p>
+    : null;
+}
+
+function strength(password: string): MessageKey {
+  if (password.length < 8) return "strength.tooShort";
+  let classes = 0;
+  for (const re of [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/]) if (re.test(password)) classes++;
+  const score = password.length + classes * 3;
+  return score >= 22 ? "strength.strong" : score >= 15 ? "strength.fair" : "strength.weak";
+}
+
+function NewPasswordFields(props: { onChange: (password: string, confirm: string) => void }) {
+  const [password, setPassword] = useState("");
+  const [confirm, setConfirm] = useState("");
+  const level = strength(password);
+  return (
+    <>
+      <label for="new-password">{t("common.newPassword")}</label>
+      <input
+        id="new-password"
+        name="new-password"
+        type="password"
+        autocomplete="new-password"
+        required
+        minLength={8}
+        value={password}
+        aria-describedby="strength"
+        onInput={(e: Event) => {
+          setPassword(inputValue(e));
+          props.onChange(inputValue(e), confirm);
+        }}
+      />
+      <p id="strength" class="hint" aria-live="polite">
+        {password === ""
+          ? t("strength.tooShort")
+          : level === "strength.tooShort"
+          ? t(level)
+          : t("strength.label", { level: t(level) })}
+      </p>
+      <label for="confirm-password">{t("common.confirmPassword")}</label>
+      <input
+        id="confirm-password"
+        name="confirm-password"
+        type="password"
+        autocomplete="new-password"
+        required
+        value={confirm}
+        onInput={(e: Event) => {
+          setConfirm(inputValue(e));
+          props.onChange(password, inputValue(e));
+        }}
+      />
+    </>
+  );
+}
+
+// ---- sign-in ----
+
+function SignIn() {
+  const [email, setEmail] = useState(query("email"));
+  const [password, setPassword] = useState("");
+  const [mfa, setMfa] = useState<{ token: string; factors: string[] } | null>(null);
+  const [factor, setFactor] = useState("totp");
+  const [code, setCode] = useState("");
+  const [error, setError] = useState("");
+  const [notice, setNotice] = useState("");
+  const [busy, setBusy] = useState(false);
+  const returnTo = query("returnTo");
+  const target = allowedReturnTo(returnTo, settings.returnToOrigins, location.origin);
+
+  const finish = () => {
+    if (returnTo && target === null) {
+      go("", { notice: "return-refused" });
+      return;
+    }
+    if (target) location.assign(target);
+    else go("");
+  };
+
+  const submitPassword = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError("");
+    const answer = await api("POST", "/auth/login", { email, password });
+    setBusy(false);
+    if (answer.status === 200 && answer.body?.mfaRequired) {
+      const factors: string[] = answer.body.factors ?? ["totp"];
+      setMfa({ token: answer.body.mfaToken, factors });
+      setFactor(factors[0] ?? "totp");
+      return;
+    }
+    if (answer.status === 200) return finish();
+    const code = errorCode(answer);
+    setError(
+      answer.status === 429
+        ? t("signIn.blocked")
+        : code === "captcha_required"
+        ? t("signIn.captcha")
+        : code === "invalid_credentials"
+        ? t("signIn.invalid")
+        : t("common.error"),
+    );
+  };
+
+  const passkeySignIn = async () => {
+    setError("");
+    try {
+      const started = await api("GET", "/auth/passkey/login/options");
+      if (started.status !== 200) {
+        return setError(started.status === 429 ? t("signIn.blocked") : t("passkey.failed"));
+      }
+      const response = await getAssertion(started.body.options);
+      const answer = await api("POST", "/auth/passkey/login", {
+        ceremonyId: started.body.ceremonyId,
+        response,
+      });
+      if (answer.status === 200) return finish();
+      setError(t("passkey.failed"));
+    } catch {
+      setError(t("passkey.failed"));
+    }
+  };
+
+  const passkeySecondFactor = async () => {
+    if (!mfa) return;
+    setError("");
+    try {
+      const started = await api("POST", "/auth/passkey/login/options", { mfaToken: mfa.token });
+      if (started.status !== 200) return setError(t("passkey.failed"));
+      const response = await getAssertion(started.body.options);
+      const answer = await api("POST", "/auth/passkey/mfa/verify", {
+        mfaToken: mfa.token,
+        ceremonyId: started.body.ceremonyId,
+        response,
+      });
+      if (answer.status === 200) return finish();
+      setError(t("passkey.failed"));
+    } catch {
+      setError(t("passkey.failed"));
+    }
+  };
+
+  const submitCode = async (e: Event) => {
+    e.preventDefault();
+    if (!mfa) return;
+    setBusy(true);
+    setError("");
+    const answer = await api("POST", "/auth/mfa/verify", { mfaToken: mfa.token, factor, code: code.trim() });
+    setBusy(false);
+    if (answer.status === 200) return finish();
+    const c = errorCode(answer);
+    if (c === "invalid_token") {
+      setMfa(null);
+      setError(t("mfa.expired"));
+    } else setError(c === "invalid_mfa_code" ? t("mfa.invalid") : t("common.error"));
+  };
+
+  if (mfa) {
+    return (
+      <Shell title="mfa.title">
+        <Alert kind="error" text={error} />
+        <Alert kind="ok" text={notice} />
+        <form onSubmit={submitCode}>
+          <fieldset>
+            <legend>{t("mfa.factor")}</legend>
+            {mfa.factors.filter((f) => f === "totp" || f === "email_otp" || f === "recovery_code").map((
+              f,
+            ) => (
+              <label class="choice" key={f}>
+                <input
+                  type="radio"
+                  name="factor"
+                  value={f}
+                  checked={factor === f}
+                  onChange={() => setFactor(f)}
+                />
+                {t(`mfa.${f}` as MessageKey)}
+              </label>
+            ))}
+          </fieldset>
+          <label for="code">{t("mfa.code")}</label>
+          <input
+            id="code"
+            name="code"
+            autocomplete="one-time-code"
+            inputMode={factor === "recovery_code" ? "text" : "numeric"}
+            required
+            value={code}
+            onInput={(e: Event) => setCode(inputValue(e))}
+          />
+          <button type="submit" disabled={busy}>{busy ? t("common.working") : t("mfa.submit")}</button>
+        </form>
+        {mfa.factors.includes("passkey") && passkeysAvailable()
+          ? <button type="button" class="secondary" onClick={passkeySecondFactor}>{t("passkey.mfa")}</button>
+          : null}
+        {factor === "email_otp"
+          ? (
+            <button
+              type="button"
+              class="link"
+              onClick={async () => {
+                // A new password step sends a new code to the mailbox.
+                const answer = await api("POST", "/auth/login", { email, password });
+                if (answer.status === 200 && answer.body?.mfaRequired) {
+                  setMfa({ token: answer.body.mfaToken, factors: answer.body.factors ?? mfa.factors });
+                  setNotice(t("mfa.sent"));
+                }
+              }}
+            >
+              {t("mfa.resend")}
+            </button>
+          )
+          : null}
+      </Shell>
+    );
+  }
+
+  return (
+    <Shell title="signIn.title">
+      <Alert kind="error" text={error} />
+      <form onSubmit={submitPassword}>
+        <label for="email">{t("common.email")}</label>
+        <input
+          id="email"
+          name="email"
+          type="email"
+          autocomplete="username webauthn"
+          required
+          value={email}
+          onInput={(e: Event) => setEmail(inputValue(e))}
+        />
+        <label for="password">{t("common.password")}</label>
+        <input
+          id="password"
+          name="password"
+          type="password"
+          autocomplete="current-password"
+          required
+          value={password}
+          onInput={(e: Event) => setPassword(inputValue(e))}
+        />
+        <button type="submit" disabled={busy}>{busy ? t("common.working") : t("signIn.submit")}</button>
+      </form>
+      {passkeysAvailable()
+        ? (
+          <button type="button" class="secondary" id="passkey-sign-in" onClick={passkeySignIn}>
+            {t("signIn.passkey")}
+          </button>
+        )
+        : null}
+      <p>
+        <a href={`forgot-password${email ? `?email=${encodeURIComponent(email)}` : ""}`}>
+          {t("signIn.forgot")}
+        </a>
+      </p>
+    </Shell>
+  );
+}
+
+// ---- mailed links ----
+
+function Forgot() {
+  const [email, setEmail] = useState(query("email"));
+  const [done, setDone] = useState(false);
+  const [error, setError] = useState("");
+  return (
+    <Shell title="forgot.title">
+      {done ? <Alert kind="ok" text={t("forgot.sent")} /> : (
+        <form
+          onSubmit={async (e: Event) => {
+            e.preventDefault();
+            const answer = await api("POST", "/auth/password/forgot", { email });
+            if (answer.status === 202 || answer.status === 200) setDone(true);
+            else setError(answer.status === 429 ? t("signIn.blocked") : t("common.error"));
+          }}
+        >
+          <Alert kind="error" text={error} />
+          <p>{t("forgot.intro")}</p>
+          <label for="email">{t("common.email")}</label>
+          <input
+            id="email"
+            name="email"
+            type="email"
+            autocomplete="username"
+            required
+            value={email}
+            onInput={(e: Event) => setEmail(inputValue(e))}
+          />
+          <button type="submit">{t("forgot.submit")}</button>
+        </form>
+      )}
+      <p>
+        <a href="sign-in">{t("nav.signIn")}</a>
+      </p>
+    </Shell>
+  );
+}
+
+/** A page that sets a password with a mailed token (reset, invitation). */
+function PasswordWithToken(props: {
+  title: MessageKey;
+  intro?: MessageKey;
+  submit: MessageKey;
+  done: MessageKey;
+  invalid: MessageKey;
+  path: string;
+  withName?: boolean;
+}) {
+  const token = query("token");
+  const [pair, setPair] = useState<[string, string]>(["", ""]);
+  const [name, setName] = useState("");
+  const [error, setError] = useState(token ? "" : t("common.noToken"));
+  const [doneEmail, setDoneEmail] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  if (doneEmail !== null) {
+    return (
+      <Shell title={props.title}>
+        <Alert kind="ok" text={t(props.done)} />
+        <p>
+          <a href={`sign-in${doneEmail ? `?email=${encodeURIComponent(doneEmail)}` : ""}`}>
+            {t("nav.signIn")}
+          </a>
+        </p>
+      </Shell>
+    );
+  }
+  return (
+    <Shell title={props.title}>
+      <Alert kind="error" text={error} />
+      {props.intro ? <p>{t(props.intro)}</p> : null}
+      <form
+        onSubmit={async (e: Event) => {
+          e.preventDefault();
+          if (pair[0] !== pair[1]) return setError(t("common.mismatch"));
+          if (pair[0].length < 8) return setError(t("strength.tooShort"));
+          setBusy(true);
+          const body: Record<string, string> = { token, password: pair[0] };
+          if (props.withName && name.trim()) body.displayName = name.trim();
+          const answer = await api("POST", props.path, body);
+          setBusy(false);
+          if (answer.status >= 200 && answer.status < 300) setDoneEmail(answer.body?.email ?? "");
+          else {
+            setError(
+              errorCode(answer) === "validation_failed" && answer.body?.error?.message
+                ? answer.body.error.message
+                : t(props.invalid),
+            );
+          }
+        }}
+      >
+        {props.withName
+          ? (
+            <>
+              <label for="display-name">{t("common.displayName")}</label>
+              <input
+                id="display-name"
+                name="display-name"
+                autocomplete="name"
+                value={name}
+                onInput={(e: Event) => setName(inputValue(e))}
+              />
+            </>
+          )
+          : null}
+        <NewPasswordFields onChange={(p, c) => setPair([p, c])} />
+        <button type="submit" disabled={busy || !token}>
+          {busy ? t("common.working") : t(props.submit)}
+        </button>
+      </form>
+    </Shell>
+  );
+}
+
+function VerifyEmail() {
+  const token = query("token");
+  const [state, setState] = useState<"idle" | "done" | "invalid">("idle");
+  return (
+    <Shell title="verify.title">
+      {state === "done"
+        ? <Alert kind="ok" text={t("verify.done")} />
+        : state === "invalid"
+        ? <Alert kind="error" text={t("verify.invalid")} />
+        : (
+          <>
+            {token ? <p>{t("verify.intro")}</p> : <Alert kind="error" text={t("common.noToken")} />}
+            <button
+              type="button"
+              disabled={!token}
+              onClick={async () => {
+                const answer = await api("POST", "/auth/email/verify", { token });
+                setState(answer.status === 200 ? "done" : "invalid");
+              }}
+            >
+              {t("verify.submit")}
+            </button>
+          </>
+        )}
+      <p>
+        <a href="./">{t("nav.account")}</a>
+      </p>
+    </Shell>
+  );
+}
+
+function ImpersonationConsent(props: { signedIn: boolean }) {
+  const token = query("token");
+  const [state, setState] = useState<"idle" | "done" | "invalid">("idle");
+  if (!props.signedIn) {
+    const back = `${location.pathname}${location.search}`;
+    return (
+      <Shell title="consent.title">
+        <p>{t("consent.signIn")}</p>
+        <p>
+          <a href={`sign-in?returnTo=${encodeURIComponent(back)}`}>{t("nav.signIn")}</a>
+        </p>
+      </Shell>
+    );
+  }
+  return (
+    <Shell title="consent.title" signedIn>
+      {state === "done"
+        ? <Alert kind="ok" text={t("consent.done")} />
+        : state === "invalid"
+        ? <Alert kind="error" text={t("consent.invalid")} />
+        : (
+          <>
+            <p>{t("consent.intro")}</p>
+            <button
+              type="button"
+              disabled={!token}
+              onClick={async () => {
+                const answer = await api("POST", "/svc-admin/impersonation/consent/approve", { token });
+                setState(answer.status === 200 ? "done" : "invalid");
+              }}
+            >
+              {t("consent.submit")}
+            </button>
+          </>
+        )}
+    </Shell>
+  );
+}
+
+// ---- self-service ----
+
+function SignOutButton() {
+  return (
+    <button
+      type="button"
+      class="secondary"
+      onClick={async () => {
+        await api("POST", "/auth/logout", {});
+        go("sign-in", { notice: "signed-out" });
+      }}
+    >
+      {t("nav.signOut")}
+    </button>
+  );
+}
+
+interface Profile {
+  email: string;
+  emailVerified: boolean;
+  displayName: string | null;
+}
+
+interface SessionRow {
+  id: string;
+  current: boolean;
+  lastSeenAt: string;
+  deviceDescription: string | null;
+  ipAddress: string | null;
+}
+
+function Account(props: { profile: Profile }) {
+  const [sessions, setSessions] = useState<SessionRow[]>([]);
+  const [factors, setFactors] = useState<
+    { totp: string; recoveryCodesRemaining: number; emailOtpEnrolled?: boolean } | null
+  >(null);
+  const [events, setEvents] = useState<
+    { id: string; kind: string; occurredAt: string; ipAddress: string | null }[]
+  >(
+    [],
+  );
+  const [emailOtpPending, setEmailOtpPending] = useState(false);
+  const [emailCode, setEmailCode] = useState("");
+  const [enrollment, setEnrollment] = useState<{ secret: string; uri: string; qr: string } | null>(null);
+  const [code, setCode] = useState("");
+  const [codes, setCodes] = useState<string[] | null>(null);
+  const [passkeys, setPasskeys] = useState<{ id: string; name: string | null; createdAt?: string }[]>([]);
+  const [passkeyName, setPasskeyName] = useState("");
+  const [message, setMessage] = useState("");
+  const [error, setError] = useState("");
+  const notice = query("notice");
+
+  const load = async () => {
+    const [s, f, p, ev] = await Promise.all([
+      api("GET", "/profile/sessions"),
+      api("GET", "/profile/factors"),
+      api("GET", "/auth/passkey"),
+      api("GET", "/profile/security-events?limit=10"),
+    ]);
+    if (ev.status === 200) setEvents(ev.body.events);
+    if (s.status === 200) setSessions(s.body.sessions);
+    if (f.status === 200) setFactors(f.body);
+    if (p.status === 200) setPasskeys(p.body.passkeys);
+  };
+  useEffect(() => {
+    load();
+  }, []);
+
+  const startTotp = async () => {
+    setError("");
+    const answer = await api("POST", "/profile/factors/totp", {});
+    if (answer.status !== 200) return setError(t("common.error"));
+    const qr = qrcode(0, "M");
+    qr.addData(answer.body.uri);
+    qr.make();
+    setEnrollment({ secret: answer.body.secret, uri: answer.body.uri, qr: qr.createDataURL(4, 4) });
+  };
+
+  const confirmTotp = async (e: Event) => {
+    e.preventDefault();
+    const answer = await api("POST", "/profile/factors/totp/confirm", { code: code.trim() });
+    if (answer.status !== 200) return setError(t("mfa.invalid"));
+    setEnrollment(null);
+    setCode("");
+    setError("");
+    setMessage(t("account.totpDone"));
+    await load();
+  };
+
+  const newCodes = async () => {
+    const answer = await api("POST", "/profile/factors/recovery-codes", {});
+    if (answer.status !== 200) return setError(t("common.error"));
+    setCodes(answer.body.codes);
+    await load();
+  };
+
+  const addPasskey = async () => {
+    setError("");
+    try {
+      const body = passkeyName.trim() ? { name: passkeyName.trim() } : {};
+      const started = await api("POST", "/auth/passkey/register/options", body);
+      if (started.status !== 200) return setError(t("passkey.failed"));
+      const response = await createCredential(started.body.options);
+      const answer = await api("POST", "/auth/passkey/register", {
+        ceremonyId: started.body.ceremonyId,
+        response,
+        ...body,
+      });
+      if (answer.status !== 201) return setError(t("passkey.failed"));
+      setPasskeyName("");
+      setMessage(t("account.passkeyAdded"));
+      await load();
+    } catch {
+      setError(t("passkey.failed"));
+    }
+  };
+
+  const download = () => {
+    const blob = new Blob([`${settings.productName}\n${(codes ?? []).join("\n")}\n`], { type: "text/plain" });
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(blob);
+    a.download = "recovery-codes.txt";
+    a.click();
+    setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+  };
+
+  return (
+    <Shell title="account.title" signedIn>
+      {notice === "return-refused" ? <Alert kind="error" text={t("signIn.returnRefused")} /> : null}
+      <Alert kind="ok" text={message} />
+      <Alert kind="error" text={error} />
+      <section aria-labelledby="profile-h">
+        <h2 id="profile-h">{t("account.profile")}</h2>
+        <p>
+          {props.profile.displayName ? <strong>{props.profile.displayName}</strong> : null}{" "}
+          <span id="profile-email">{props.profile.email}</span>{" "}
+          ({props.profile.emailVerified ? t("account.verified") : t("account.unverified")})
+        </p>
+        {props.profile.emailVerified ? null : (
+          <button
+            type="button"
+            class="secondary"
+            onClick={async () => {
+              const answer = await api("POST", "/auth/email/verify/request", { email: props.profile.email });
+              setMessage(answer.status < 300 ? t("account.verificationSent") : t("common.error"));
+            }}
+          >
+            {t("account.sendVerification")}
+          </button>
+        )}
+      </section>
+      <section aria-labelledby="factors-h">
+        <h2 id="factors-h">{t("account.factors")}</h2>
+        <h3>{t("account.totp")}</h3>
+        <p id="totp-state">{factors?.totp === "confirmed" ? t("account.totpOn") : t("account.totpOff")}</p>
+        {factors && factors.totp !== "confirmed" && enrollment === null
+          ? <button type="button" onClick={startTotp}>{t("account.totpEnroll")}</button>
+          : null}
+        {enrollment
+          ? (
+            <form onSubmit={confirmTotp}>
+              <p>{t("account.totpScan")}</p>
+              <img id="totp-qr" src={enrollment.qr} alt={t("account.qrAlt")} width={180} height={180} />
+              <p>
+                {t("account.totpManual")} <code id="totp-secret">{enrollment.secret}</code>
+              </p>
+              <details>
+                <summary>{t("account.totpUri")}</summary>
+                <code id="totp-uri" class="wrap">{enrollment.uri}</code>
+              </details>
+              <label for="totp-code">{t("mfa.code")}</label>
+              <input
+                id="totp-code"
+                name="totp-code"
+                autocomplete="one-time-code"
+                inputMode="numeric"
+                required
+                value={code}
+                onInput={(e: Event) => setCode(inputValue(e))}
+              />
+              <button type="submit">{t("account.totpConfirm")}</button>
+            </form>
+          )
+          : null}
+        <h3>{t("account.emailOtp")}</h3>
+        {factors?.emailOtpEnrolled ? <p>{t("account.emailOtpOn")}</p> : emailOtpPending
+          ? (
+            <form
+              onSubmit={async (e: Event) => {
+                e.preventDefault();
+                const answer = await api("POST", "/profile/factors/email-otp/confirm", {
+                  code: emailCode.trim(),
+                });
+                if (answer.status !== 200) return setError(t("mfa.invalid"));
+                setEmailOtpPending(false);
+                setEmailCode("");
+                setError("");
+                setMessage(t("account.emailOtpDone"));
+                await load();
+              }}
+            >
+              <p>{t("account.emailOtpSent")}</p>
+              <label for="email-otp-code">{t("mfa.code")}</label>
+              <input
+                id="email-otp-code"
+                name="email-otp-code"
+                autocomplete="one-time-code"
+                inputMode="numeric"
+                required
+                value={emailCode}
+                onInput={(e: Event) => setEmailCode(inputValue(e))}
+              />
+              <button type="submit">{t("account.totpConfirm")}</button>
+            </form>
+          )
+          : (
+            <>
+              <p>{t("account.emailOtpOff")}</p>
+              <button
+                type="button"
+                class="secondary"
+                onClick={async () => {
+                  const answer = await api("POST", "/profile/factors/email-otp", {});
+                  if (answer.status === 202) setEmailOtpPending(true);
+                  else setError(t("common.error"));
+                }}
+              >
+                {t("account.emailOtpEnroll")}
+              </button>
+            </>
+          )}
+        <h3>{t("account.passkeys")}</h3>
+        {passkeys.length === 0 ? <p>{t("account.passkeyNone")}</p> : (
+          <ul id="passkeys" class="sessions">
+            {passkeys.map((p) => (
+              <li key={p.id}>
+                <span>{p.name ?? t("account.passkeyUnnamed")}</span>
+                <button
+                  type="button"
+                  class="secondary"
+                  onClick={async () => {
+                    await api("DELETE", `/auth/passkey/${encodeURIComponent(p.id)}`);
+                    await load();
+                  }}
+                >
+                  {t("account.passkeyRemove")}
+                </button>
+              </li>
+            ))}
+          </ul>
+        )}
+        {passkeysAvailable()
+          ? (
+            <>
+              <label for="passkey-name">{t("account.passkeyName")}</label>
+              <input
+                id="passkey-name"
+                name="passkey-name"
+                maxLength={100}
+                value={passkeyName}
+                onInput={(e: Event) => setPasskeyName(inputValue(e))}
+              />
+              <button type="button" id="passkey-add" onClick={addPasskey}>{t("account.passkeyAdd")}</button>
+            </>
+          )
+          : null}
+        <h3>{t("account.recovery")}</h3>
+        <p>{t("account.recoveryRemaining", { n: factors?.recoveryCodesRemaining ?? 0 })}</p>
+        {codes
+          ? (
+            <div class="codes">
+              <p>{t("account.recoveryOnce")}</p>
+              <ul id="recovery-codes">
+                {codes.map((c) => (
+                  <li key={c}>
+                    <code>{c}</code>
+                  </li>
+                ))}
+              </ul>
+              <button type="button" class="secondary" onClick={download}>
+                {t("account.recoveryDownload")}
+              </button>
+            </div>
+          )
+          : (
+            <button type="button" class="secondary" onClick={newCodes}>
+              {t("account.recoveryGenerate")}
+            </button>
+          )}
+      </section>
+      <section aria-labelledby="sessions-h">
+        <h2 id="sessions-h">{t("account.sessions")}</h2>
+        <ul class="sessions">
+          {sessions.map((s) => (
+            <li key={s.id}>
+              <span>
+                {s.deviceDescription ?? t("account.unknownDevice")}
+                {s.ipAddress ? ` · ${s.ipAddress}` : ""} ·{" "}
+                {t("account.lastSeen", { time: new Date(s.lastSeenAt).toLocaleString(lang) })}
+                {s.current ? <strong>{` (${t("account.thisDevice")})`}</strong> : null}
+              </span>
+              {s.current ? null : (
+                <button
+                  type="button"
+                  class="secondary"
+                  onClick={async () => {
+                    await api("DELETE", `/profile/sessions/${encodeURIComponent(s.id)}`);
+                    await load();
+                  }}
+                >
+                  {t("account.signOutSession")}
+                </button>
+              )}
+            </li>
+          ))}
+        </ul>
+      </section>
+      <section aria-labelledby="events-h">
+        <h2 id="events-h">{t("account.events")}</h2>
+        {events.length === 0 ? <p>{t("account.eventsNone")}</p> : (
+          <ul id="security-events" class="sessions">
+            {events.map((e) => (
+              <li key={e.id}>
+                <span>
+                  <code>{e.kind}</code> · {new Date(e.occurredAt).toLocaleString(lang)}
+                  {e.ipAddress ? ` · ${e.ipAddress}` : ""}
+                </span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+    </Shell>
+  );
+}
+
+// ---- the app ----
+
+function App(props: { profile: Profile | null }) {
+  const page = pageName();
+  const signedIn = props.profile !== null;
+  switch (page) {
+    case "sign-in":
+      return <SignIn />;
+    case "forgot-password":
+      return <Forgot />;
+    case "reset-password":
+      return (
+        <PasswordWithToken
+          title="reset.title"
+          submit="reset.submit"
+          done="reset.done"
+          invalid="reset.invalid"
+          path="/auth/password/reset"
+        />
+      );
+    case "accept-invitation":
+      return (
+        <PasswordWithToken
+          title="invite.title"
+          intro="invite.intro"
+          submit="invite.submit"
+          done="invite.done"
+          invalid="invite.invalid"
+          path="/auth/invitation/accept"
+          withName
+        />
+      );
+    case "verify-email":
+      return <VerifyEmail />;
+    case "impersonation-consent":
+      return <ImpersonationConsent signedIn={signedIn} />;
+    default:
+      if (props.profile === null) {
+        go("sign-in", { notice: query("notice") });
+        return null;
+      }
+      return <Account profile={props.profile} />;
+  }
+}
+
+async function start(): Promise<void> {
+  const [settingsAnswer, me] = await Promise.all([
+    api("GET", "/auth/hosted-settings"),
+    pageName() === "sign-in" || pageName() === "forgot-password"
+      ? Promise.resolve(null)
+      : api("GET", "/profile/me"),
+  ]);
+  if (settingsAnswer.status === 200) settings = settingsAnswer.body;
+  document.documentElement.style.setProperty("--brand", settings.color);
+  const profile = me !== null && me.status === 200 ? me.body as Profile : null;
+  const root = document.getElementById("root")!;
+  render(<App profile={profile} />, root);
+  if (query("notice") === "signed-out") {
+    const note = document.createElement("p");
+    note.className = "alert ok";
+    note.setAttribute("role", "status");
+    note.textContent = t("account.signedOut");
+    root.querySelector("main")?.prepend(note);
+  }
+}
+
+start();

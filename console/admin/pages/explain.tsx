@@ -1,0 +1,147 @@
+/**
+ * Explain a decision (`POST /svc-admin/authz/inspect`): for a user, a permission and a
+ * resource, the decision and each grant's verdict (`PatternMismatch`, `ScopeNotApplicable`,
+ * `ConditionFailed`, `Allowed`, `Denied`).
+ *
+ * @module
+ */
+import { useState } from "hono/jsx/dom";
+import { api } from "../api.ts";
+import { Empty, Field, FormError, Page, Submit, useForm } from "../ui.tsx";
+import { jsonField, resolveUserId } from "./common.ts";
+
+const OUTCOME_HELP: Record<string, string> = {
+  PatternMismatch: "the pattern does not match the permission",
+  ScopeNotApplicable: "the grant's organization or teams do not apply to this resource",
+  ConditionFailed: "the condition is false for these attributes",
+  Allowed: "this grant allows",
+  Denied: "this grant denies",
+};
+
+/** The explain page. */
+export function Explain() {
+  const [result, setResult] = useState<any>(null);
+  const form = useForm(async (values) => {
+    setResult(null);
+    const check: Record<string, unknown> = { permission: values.permission };
+    if (values.resourceOrgId) check.resourceOrgId = values.resourceOrgId;
+    if (values.resourceOwnerId) check.resourceOwnerId = values.resourceOwnerId;
+    const teams = (values.resourceTeamIds ?? "").split(",").map((t) => t.trim()).filter(Boolean);
+    if (teams.length > 0) check.resourceTeamIds = teams;
+    const attributes = jsonField(values.resourceAttributes, "check.resourceAttributes");
+    if (attributes !== undefined) check.resourceAttributes = attributes;
+    const context = jsonField(values.context, "check.context");
+    if (context !== undefined) check.context = context;
+    const body: Record<string, unknown> = { userId: await resolveUserId(values.user), check };
+    if (values.orgId) body.orgId = values.orgId;
+    setResult(await api("POST", "/svc-admin/authz/inspect", body));
+  });
+  const f = form.fields;
+  return (
+    <Page title="Explain a decision">
+      <form onSubmit={form.onSubmit} class="card" aria-label="Decision to explain">
+        <div class="columns">
+          <div>
+            <Field label="User (email or ID)" name="user" required error={f.user ?? f.userId} />
+            <Field
+              label="Permission"
+              name="permission"
+              required
+              placeholder="docs:org:read"
+              error={f["check.permission"]}
+            />
+            <Field label="Acting in organization (ID, optional)" name="orgId" error={f.orgId} />
+          </div>
+          <div>
+            <Field label="Resource organization ID" name="resourceOrgId" error={f["check.resourceOrgId"]} />
+            <Field label="Resource owner ID" name="resourceOwnerId" error={f["check.resourceOwnerId"]} />
+            <Field
+              label="Resource team IDs (comma-separated)"
+              name="resourceTeamIds"
+              error={f["check.resourceTeamIds"]}
+            />
+          </div>
+        </div>
+        <div class="columns">
+          <Field
+            label="Resource attributes (JSON)"
+            name="resourceAttributes"
+            multiline
+            rows={3}
+            placeholder='{"classification": "public"}'
+            error={f["check.resourceAttributes"]}
+          />
+          <Field label="Context (JSON)" name="context" multiline rows={3} error={f["check.context"]} />
+        </div>
+        <FormError form={form} />
+        <Submit form={form}>Explain</Submit>
+      </form>
+      {result
+        ? (
+          <section class="card" aria-labelledby="verdict-h" aria-live="polite">
+            <h2 id="verdict-h">
+              Decision:{" "}
+              <span class={result.decision === "Allowed" ? "ok" : "bad"} data-decision>
+                {result.decision}
+              </span>
+            </h2>
+            <p>
+              <code>{result.permission}</code> for user <code>{result.userId}</code>
+              {result.orgId
+                ? (
+                  <>
+                    in organization <code>{result.orgId}</code>
+                  </>
+                )
+                : null}; snapshot built {new Date(result.snapshot.builtAt).toLocaleString()}.
+            </p>
+            {result.grants.length === 0 ? <Empty>The user holds no grant.</Empty> : (
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Grant</th>
+                    <th scope="col">Effect</th>
+                    <th scope="col">From</th>
+                    <th scope="col">Condition</th>
+                    <th scope="col">Verdict</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {(result.grants as any[]).map((g) => (
+                    <tr>
+                      <td>
+                        <code>{g.pattern}</code>
+                      </td>
+                      <td>{g.effect}</td>
+                      <td>{g.source}{g.orgId ? ` (org ${g.orgId.slice(0, 8)})` : ""}</td>
+                      <td>{g.condition ? <pre class="json">{JSON.stringify(g.condition)}</pre> : "—"}</td>
+                      <td data-outcome={g.outcome}>
+                        <strong>{g.outcome}</strong>
+                        <br />
+                        <small>{OUTCOME_HELP[g.outcome] ?? ""}</small>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+            {result.skippedGrants.length > 0
+              ? (
+                <>
+                  <h3>Skipped grants</h3>
+                  <ul class="plain">
+                    {(result.skippedGrants as any[]).map((s) => (
+                      <li>
+                        <code>{s.pattern}</code> ({s.source}): {s.message}
+                      </li>
+                    ))}
+                  </ul>
+                </>
+              )
+              : null}
+          </section>
+        )
+        : null}
+    </Page>
+  );
+}

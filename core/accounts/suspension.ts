@@ -1,0 +1,159 @@
+/**
+ * Suspending a user (issue 19 items 2 and 15): in one audited admin mutation, the user's status
+ * becomes `Suspended`, every session ends and every refresh token and API key of the user is
+ * revoked, and `user.suspended` is recorded. After commit, the ended sessions are announced (their
+ * access tokens stop on every instance) and the user's authorization snapshots are evicted.
+ * Reactivating sets the status back to `Active` (`user.reactivated`); revoked API keys stay
+ * revoked. The admin API's suspend and reactivate routes call these; so may a CLI command.
+ *
+ * @module
+ */
+import type { Clock } from "../clock.ts";
+import { NotFoundError } from "../errors.ts";
+import type { EventPublisher } from "../events/publisher.ts";
+import { type AuditActor, runAdminMutation } from "../audit/mutation.ts";
+import type { EndedSession, SessionEndAnnouncer } from "../sessions/ended.ts";
+import { endAllSessionsOfUser } from "../sessions/service.ts";
+import type { User } from "../../storage/contract/users.ts";
+import type { Storage } from "../../storage/storage.ts";
+
+/** The event recorded when a user is suspended (in the user's security ledger). */
+export const USER_SUSPENDED_EVENT = "user.suspended";
+/** The event recorded when a suspended user is reactivated (in the user's security ledger). */
+export const USER_REACTIVATED_EVENT = "user.reactivated";
+
+/** Options of {@link suspendUser} and {@link reactivateUser}. */
+export interface StatusChangeOptions {
+  /** Why (kept in the audit entry, never in events). */
+  readonly reason?: string;
+  /**
+   * Checks inside the transaction that the actor may change this user (throwing refuses); the
+   * admin API's fence on the target. Runs after the user was found in the realm.
+   */
+  readonly authorize?: (tx: Storage, user: User) => Promise<void>;
+}
+
+/** What suspending a user changed. */
+export interface SuspensionReport {
+  readonly userId: string;
+  /** The user was suspended already (sessions and keys are still swept). */
+  readonly wasSuspended: boolean;
+  readonly sessionsEnded: number;
+  readonly refreshTokensRevoked: number;
+  readonly apiKeysRevoked: number;
+}
+
+/** What {@link suspendUser} needs. */
+export interface SuspensionDeps {
+  readonly storage: Storage;
+  readonly clock: Clock;
+  readonly publisher?: EventPublisher;
+  /** Told of the ended sessions after commit (the auth stack's ended-session set). */
+  readonly sessions?: SessionEndAnnouncer;
+  /** Evicts the user's cached authorization snapshots (their status changed). */
+  readonly snapshots?: { invalidateUser(userId: string): Promise<void> };
+}
+
+/**
+ * Suspends `userId` of `realmId` on behalf of `actor` (see the module documentation).
+ * NotFoundError when the user does not exist or belongs to another realm.
+ *
+ * @example
+ * ```ts
+ * const report = await suspendUser({ storage, clock, publisher, sessions: auth.endedSessions, snapshots },
+ *   realmId, userId, { id: adminId, kind: "User" });
+ * ```
+ */
+export async function suspendUser(
+  deps: SuspensionDeps,
+  realmId: string,
+  userId: string,
+  actor: AuditActor,
+  options: StatusChangeOptions = {},
+): Promise<SuspensionReport> {
+  let ended: EndedSession[] = [];
+  const { value } = await runAdminMutation(deps, realmId, actor, async ({ tx, emit }) => {
+    const user = await userOfRealm(tx, realmId, userId);
+    await options.authorize?.(tx, user);
+    await tx.users.update(user.id, { status: "Suspended" });
+    const sessions = await endAllSessionsOfUser(tx, user.id, deps.clock.now());
+    ended = sessions.sessions;
+    const report: SuspensionReport = {
+      userId: user.id,
+      wasSuspended: user.status === "Suspended",
+      sessionsEnded: sessions.sessions.length,
+      refreshTokensRevoked: sessions.refreshTokensRevoked,
+      apiKeysRevoked: await tx.apiKeys.revokeAllForOwner("User", user.id),
+    };
+    await emit({
+      kind: USER_SUSPENDED_EVENT,
+      occurredAt: deps.clock.now(),
+      realmId: user.realmId,
+      orgId: null,
+      userId: user.id,
+      data: { sessionsEnded: report.sessionsEnded, apiKeysRevoked: report.apiKeysRevoked },
+    });
+    return {
+      value: report,
+      audit: {
+        action: "user.suspend",
+        target: user.id,
+        before: { status: user.status },
+        after: { status: "Suspended", ...reasonOf(options) },
+      },
+    };
+  });
+  await deps.sessions?.announce(ended);
+  await deps.snapshots?.invalidateUser(value.userId);
+  return value;
+}
+
+/**
+ * Reactivates `userId` of `realmId` on behalf of `actor`: status `Active`, `user.reactivated`,
+ * one audit entry (`user.reactivate`); API keys revoked by the suspension stay revoked. Returns
+ * the user as it now is. NotFoundError when the user does not exist, belongs to another realm
+ * or was erased.
+ */
+export async function reactivateUser(
+  deps: SuspensionDeps,
+  realmId: string,
+  userId: string,
+  actor: AuditActor,
+  options: StatusChangeOptions = {},
+): Promise<User> {
+  const { value } = await runAdminMutation(deps, realmId, actor, async ({ tx, emit }) => {
+    const user = await userOfRealm(tx, realmId, userId);
+    if (user.anonymizedAt !== null) throw new NotFoundError("No such user.");
+    await options.authorize?.(tx, user);
+    const updated = await tx.users.update(user.id, { status: "Active" });
+    await emit({
+      kind: USER_REACTIVATED_EVENT,
+      occurredAt: deps.clock.now(),
+      realmId: user.realmId,
+      orgId: null,
+      userId: user.id,
+      data: { wasSuspended: user.status === "Suspended" },
+    });
+    return {
+      value: updated,
+      audit: {
+        action: "user.reactivate",
+        target: user.id,
+        before: { status: user.status },
+        after: { status: "Active", ...reasonOf(options) },
+      },
+    };
+  });
+  await deps.snapshots?.invalidateUser(value.id);
+  return value;
+}
+
+async function userOfRealm(tx: Storage, realmId: string, userId: string): Promise<User> {
+  const user = await tx.users.get(userId);
+  if (user === null || user.realmId !== realmId.toLowerCase()) throw new NotFoundError("No such user.");
+  return user;
+}
+
+function reasonOf(options: StatusChangeOptions): { reason?: string } {
+  return options.reason === undefined ? {} : { reason: options.reason };
+}

@@ -1,0 +1,71 @@
+/**
+ * Prometheus metrics over HTTP: {@link requestMetrics} records every answer (method, matched
+ * route, status, latency), and {@link metricsRoutes} serves `GET /metrics` in the text exposition
+ * format behind a bearer token (`SVC_METRICS_TOKEN`, compared in constant time). Without a token
+ * the route is not installed, so metrics are never public by accident.
+ *
+ * @module
+ */
+import type { MiddlewareHandler } from "hono";
+import { routePath } from "hono/route";
+import * as v from "valibot";
+import { constantTimeEqual } from "../core/digest.ts";
+import { UnauthenticatedError } from "../core/errors.ts";
+import type { SvcMetrics } from "../core/metrics/svc-metrics.ts";
+import { documented, errorResponses } from "./openapi/operation.ts";
+import type { SvcEnv } from "./request-id.ts";
+
+/** The content type of the Prometheus text exposition format. */
+export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+/**
+ * Records each answer in `metrics` (install it first, so errors and 404s are counted too). The
+ * route label is the registered path (`/svc-admin/users/:id`), never the raw URL, so the number
+ * of series stays bounded; a request no route matched is `unmatched`. `now` is a monotonic clock
+ * in milliseconds.
+ */
+export function requestMetrics(metrics: SvcMetrics, now: () => number): MiddlewareHandler<SvcEnv> {
+  return async (c, next) => {
+    const started = now();
+    try {
+      await next();
+    } finally {
+      const matched = routePath(c, -1);
+      const route = matched === "*" || matched === "/*" || matched === "" ? "unmatched" : matched;
+      const method = c.req.method;
+      metrics.httpRequests.inc({ method, route, status: String(c.res.status) });
+      metrics.httpDuration.observe({ method, route }, Math.max(0, now() - started) / 1000);
+    }
+  };
+}
+
+/** `GET /metrics` with `Authorization: Bearer <token>`; `token` undefined installs nothing. */
+export function metricsRoutes(metrics: SvcMetrics, token: string | undefined) {
+  return documented((app) => {
+    if (token === undefined) return;
+    app.get("/metrics", async (c) => {
+      const header = c.req.header("Authorization") ?? "";
+      const presented = header.startsWith("Bearer ") ? header.slice("Bearer ".length) : "";
+      if (!constantTimeEqual(presented, token)) {
+        throw new UnauthenticatedError("The metrics token is missing or wrong.");
+      }
+      c.header("Cache-Control", "no-store");
+      return c.body(await metrics.registry.render(), 200, { "Content-Type": PROMETHEUS_CONTENT_TYPE });
+    });
+  }, (deps) =>
+    deps.config.metrics.token === undefined ? [] : [{
+      method: "GET",
+      path: "/metrics",
+      summary: "Prometheus metrics (text exposition format), behind the metrics bearer token",
+      tags: ["Operations"],
+      auth: "public",
+      responses: {
+        200: {
+          description: "Every metric of this instance",
+          body: v.string(),
+          mediaType: "text/plain",
+        },
+        ...errorResponses(401),
+      },
+    }]);
+}

@@ -1,0 +1,45 @@
+/**
+ * Response headers every svc answer carries (`X-Content-Type-Options`, `Referrer-Policy`,
+ * `X-Frame-Options`, and `Strict-Transport-Security` behind an https base URL), and
+ * {@link noStore}, which routes whose answers carry a secret declare.
+ *
+ * @module
+ */
+import type { MiddlewareHandler } from "hono";
+import type { SvcEnv } from "./request-id.ts";
+
+/** The HSTS policy sent when the base URL is https: one year, subdomains included. */
+export const HSTS_POLICY = "max-age=31536000; includeSubDomains";
+
+/**
+ * Sets the baseline headers on every response, errors and 404 included (install it before the
+ * routes). A header a route set itself is kept.
+ */
+export function securityHeaders(options: { baseUrl: string }): MiddlewareHandler<SvcEnv> {
+  const headers: [string, string][] = [
+    ["X-Content-Type-Options", "nosniff"],
+    ["Referrer-Policy", "no-referrer"],
+    ["X-Frame-Options", "DENY"],
+  ];
+  if (new URL(options.baseUrl).protocol === "https:") {
+    headers.push(["Strict-Transport-Security", HSTS_POLICY]);
+  }
+  return async (c, next) => {
+    await next();
+    for (const [name, value] of headers) if (!c.res.headers.has(name)) c.header(name, value);
+  };
+}
+
+/**
+ * Route middleware for answers that carry a secret (tokens, webhook signing secrets, recovery
+ * codes, TOTP seeds…): `Cache-Control: no-store`, so no cache or history keeps them.
+ *
+ * @example
+ * ```ts
+ * app.post("/profile/factors/recovery-codes", noStore, async (c) => c.json({ codes }));
+ * ```
+ */
+export const noStore: MiddlewareHandler<SvcEnv> = async (c, next) => {
+  await next();
+  c.header("Cache-Control", "no-store");
+};

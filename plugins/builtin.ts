@@ -1,0 +1,10 @@
+/**
+ * The plugins that ship in the server and the binary, off unless `SVC_PLUGINS` names them.
+ *
+ * @module
+ */
+import { oidcProviderPlugin } from "./oidc-provider/mod.ts";
+import type { SvcPlugin } from "./plugin.ts";
+
+/** The built-in plugins, by name. */
+export const BUILTIN_PLUGINS: readonly SvcPlugin[] = [oidcProviderPlugin()];

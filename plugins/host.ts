@@ -1,0 +1,207 @@
+/**
+ * Installing plugins at boot: which plugins run (the host's plus the built-ins `SVC_PLUGINS`
+ * names), their config sections validated with svc's one-line errors, their tables created,
+ * their contexts built, their readiness checks, start and stop hooks, and their claims merged.
+ *
+ * @module
+ */
+import { CompiledQuery, type Kysely } from "kysely";
+import * as v from "valibot";
+import { ConfigError } from "../core/config/mod.ts";
+import type { SvcConfig } from "../core/config/mod.ts";
+import { type EventCatalogEntry, extendEventCatalog, isSecurityLedgerKind } from "../core/events/catalog.ts";
+import {
+  checkPlugins,
+  type ClaimRequest,
+  type PluginContext,
+  PluginError,
+  type PluginSetting,
+  type PluginSql,
+  type SvcPlugin,
+} from "./plugin.ts";
+
+/** Claims no contributor may set: those the issuing code sets itself. */
+export const RESERVED_CLAIMS: ReadonlySet<string> = new Set([
+  "iss",
+  "sub",
+  "aud",
+  "exp",
+  "iat",
+  "nbf",
+  "jti",
+  "nonce",
+  "azp",
+  "auth_time",
+  "at_hash",
+  "c_hash",
+  "sid",
+  "realm",
+  "org",
+  "mfa",
+  "act",
+  "scope",
+  "client_id",
+  "acr",
+  "amr",
+]);
+
+/**
+ * The plugins that run: every plugin the host passes, then the built-ins `enabled` names (a
+ * name of a host plugin is accepted and installs it once). An unknown name is a `ConfigError`.
+ */
+export function selectPlugins(
+  enabled: readonly string[],
+  builtins: readonly SvcPlugin[],
+  hostPlugins: readonly SvcPlugin[],
+): SvcPlugin[] {
+  const chosen = [...hostPlugins];
+  for (const name of enabled) {
+    if (chosen.some((plugin) => plugin.name === name)) continue;
+    const builtin = builtins.find((plugin) => plugin.name === name);
+    if (builtin === undefined) {
+      const known = [...builtins, ...hostPlugins].map((plugin) => plugin.name);
+      throw new ConfigError(
+        `config: SVC_PLUGINS: ${
+          JSON.stringify(name)
+        } is not a plugin of svc; set SVC_PLUGINS to names among ${
+          known.length > 0 ? known.join(", ") : "(none available)"
+        }`,
+      );
+    }
+    chosen.push(builtin);
+  }
+  checkPlugins(chosen);
+  return chosen;
+}
+
+/** Every variable the plugins read, for the unknown-variable check. */
+export function pluginEnvNames(plugins: readonly SvcPlugin[]): string[] {
+  return plugins.flatMap((plugin) => (plugin.config?.settings ?? []).map((setting) => setting.env));
+}
+
+/** The `svc help` rows of the plugins' settings: `[name, default, doc]`. */
+export function pluginHelpRows(plugins: readonly SvcPlugin[]): [string, string, string][] {
+  return plugins.flatMap((plugin) =>
+    (plugin.config?.settings ?? []).map((s): [string, string, string] => [
+      s.env,
+      s.defaultText ?? "unset",
+      `plugin ${plugin.name}: ${s.doc}`,
+    ])
+  );
+}
+
+/**
+ * A plugin's config section: `plugins.config.<name>` of the file, the plugin's variables over it,
+ * validated by its schema. A problem is a `ConfigError` of one line naming the variable (or the
+ * file's field), the value and what to set.
+ */
+export function loadPluginConfig(
+  plugin: SvcPlugin,
+  config: SvcConfig,
+  env: Record<string, string | undefined>,
+): unknown {
+  const section = plugin.config;
+  if (section === undefined) return undefined;
+  const raw: Record<string, unknown> = { ...(config.plugins.config[plugin.name] ?? {}) };
+  const fromEnv = new Map<string, PluginSetting>();
+  for (const setting of section.settings ?? []) {
+    const text = env[setting.env];
+    if (text === undefined || text === "") continue;
+    raw[setting.key] = text;
+    fromEnv.set(setting.key, setting);
+  }
+  const parsed = v.safeParse(section.schema, raw);
+  if (parsed.success) return parsed.output;
+  const issue = parsed.issues[0];
+  const path = v.getDotPath(issue) ?? "";
+  const key = path.split(".")[0];
+  const setting = fromEnv.get(key) ?? section.settings?.find((s) => s.key === key);
+  const name = fromEnv.has(key) && setting
+    ? setting.env
+    : `plugins.config.${plugin.name}${path === "" ? "" : `.${path}`} in the config file${
+      setting ? ` (or ${setting.env})` : ""
+    }`;
+  const value = issue.input === undefined
+    ? "not set"
+    : setting?.secret
+    ? "(hidden value)"
+    : JSON.stringify(issue.input);
+  return throwConfig(
+    `config: ${name}: ${value === "not set" ? value : `${value} is not valid`} (plugin ${plugin.name}: ${
+      issue.message.replaceAll("\n", " ")
+    }); set ${setting?.env ?? name} to ${issue.expected ?? "a valid value"}`,
+  );
+}
+
+function throwConfig(message: string): never {
+  throw new ConfigError(message);
+}
+
+/** SQL on a database for plugins (raw text with `$n` parameters). */
+// deno-lint-ignore no-explicit-any
+export function pluginSql(db: Kysely<any>): PluginSql {
+  return {
+    async query<R>(text: string, params: readonly unknown[] = []): Promise<R[]> {
+      const result = await db.executeQuery<R>(CompiledQuery.raw(text, [...params]));
+      return [...result.rows];
+    },
+  };
+}
+
+/** Creates the plugins' tables (their statements are idempotent). */
+export async function ensurePluginTables(sql: PluginSql, plugins: readonly SvcPlugin[]): Promise<void> {
+  for (const plugin of plugins) {
+    for (const statement of plugin.tables ?? []) {
+      try {
+        await sql.query(statement);
+      } catch (err) {
+        throw new PluginError(`plugin ${plugin.name}: tables: ${(err as Error).message.split("\n")[0]}`);
+      }
+    }
+  }
+}
+
+/** The event catalog with the plugins' kinds. */
+export function pluginEventCatalog(plugins: readonly SvcPlugin[]): readonly EventCatalogEntry[] {
+  try {
+    return extendEventCatalog(plugins.flatMap((plugin) =>
+      (plugin.events ?? []).map((event) => ({
+        kind: event.kind,
+        description: `${event.description} (plugin ${plugin.name})`,
+        securityLedger: event.securityLedger ?? isSecurityLedgerKind(event.kind),
+      }))
+    ));
+  } catch (err) {
+    throw new PluginError(`plugins: events: ${(err as Error).message}`);
+  }
+}
+
+/** Merges every plugin's claims for a token; reserved claims and failures of one plugin are dropped. */
+export function claimMerger(
+  plugins: readonly SvcPlugin[],
+  logError: (line: string) => void,
+): (request: ClaimRequest) => Promise<Record<string, unknown>> {
+  const contributors = plugins.filter((plugin) => plugin.claims !== undefined);
+  return async (request) => {
+    const out: Record<string, unknown> = {};
+    for (const plugin of contributors) {
+      let claims: Record<string, unknown>;
+      try {
+        claims = await plugin.claims!(request);
+      } catch (err) {
+        logError(`plugin ${plugin.name}: claims failed: ${(err as Error).message.split("\n")[0]}`);
+        continue;
+      }
+      for (const [name, value] of Object.entries(claims)) {
+        if (!RESERVED_CLAIMS.has(name) && !(name in out) && value !== undefined) out[name] = value;
+      }
+    }
+    return out;
+  };
+}
+
+/** A plugin with its context, ready to mount, check, start and stop. */
+export interface InstalledPlugin {
+  readonly plugin: SvcPlugin;
+  readonly context: PluginContext;
+}

@@ -1,0 +1,457 @@
+/**
+ * The authorization endpoint (code flow), the minimal sign-in page and the consent step.
+ *
+ * - `GET /oidc/authorize`: `response_type=code`, `client_id`, `redirect_uri` (exactly one of the
+ *   client's), `scope` (with `openid`, within the client's allowed scopes), `state`, `nonce`,
+ *   `code_challenge` + `code_challenge_method=S256` (required for public clients), `prompt`
+ *   (`none` | `login` | `consent`), `max_age`, `login_hint`. An unknown client or a redirect URI
+ *   that does not match is answered here (400), never redirected to.
+ * - `GET|POST /oidc/sign-in?returnTo=…`: a plain HTML form (no script; strict CSP) over svc's
+ *   password login pipeline; it sets svc's session cookies and goes back to `returnTo` (an
+ *   authorization URL of this provider). The hosted sign-in page replaces it through `signInUrl`.
+ * - `GET|POST /oidc/consent`: the consent step of clients that require it.
+ *
+ * @module
+ */
+import type { Context } from "hono";
+import { getCookie, setCookie } from "hono/cookie";
+import {
+  ACCESS_COOKIE,
+  clientIp,
+  type ClientRecord,
+  noStore,
+  randomToken,
+  type RouteInstaller,
+  setSessionCookies,
+  sha256Hex,
+  SvcError,
+} from "../../mod.ts";
+import {
+  formFields,
+  grantConsent,
+  hasConsent,
+  OIDC_EVENTS,
+  PATHS,
+  type Provider,
+  SUPPORTED_SCOPES,
+} from "./shared.ts";
+
+/**
+ * The pages' CSP. `form-action` also governs the redirects after a form is sent, so the pages
+ * whose form ends at the client's redirect URI allow that origin too.
+ */
+function csp(formTarget: string | null): string {
+  return `default-src 'none'; form-action 'self'${
+    formTarget === null ? "" : ` ${formTarget}`
+  }; frame-ancestors 'none'; base-uri 'none'`;
+}
+
+/** The origin of the redirect URI an authorization query names, or null. */
+function redirectOrigin(query: string): string | null {
+  const uri = new URLSearchParams(query).get("redirect_uri");
+  if (uri === null) return null;
+  try {
+    const url = new URL(uri);
+    return url.protocol === "https:" || url.protocol === "http:" ? url.origin : null;
+  } catch {
+    return null;
+  }
+}
+const FORM_COOKIE = "svc_oidc_form";
+
+/** The parameters of an authorization request, checked. */
+interface AuthorizationRequest {
+  readonly client: ClientRecord;
+  readonly redirectUri: string;
+  readonly scopes: string[];
+  readonly state: string | null;
+  readonly nonce: string | null;
+  readonly codeChallenge: string | null;
+  readonly prompt: string | null;
+  readonly maxAge: number | null;
+  readonly loginHint: string | null;
+  /** Sign-in must be more recent than this (clock ms): set after `prompt=login`. */
+  readonly authAfter: number | null;
+}
+
+/** The authorization, sign-in and consent routes. */
+export function authorizeRoutes(p: Provider): RouteInstaller {
+  return (app) => {
+    app.get(PATHS.authorize, noStore, (c) => authorize(p, c));
+    app.get(PATHS.signIn, noStore, (c) => signInPage(p, c, null, 200));
+    app.post(PATHS.signIn, noStore, (c) => signInSubmit(p, c));
+    app.get(PATHS.consent, noStore, (c) => consentPage(p, c));
+    app.post(PATHS.consent, noStore, (c) => consentSubmit(p, c));
+  };
+}
+
+type Checked = { ok: true; request: AuthorizationRequest } | { ok: false; response: Response };
+
+/** Checks the query of an authorization request; errors go to the redirect URI once it is trusted. */
+async function checkRequest(p: Provider, c: Context, query: URLSearchParams): Promise<Checked> {
+  const one = (name: string) => {
+    const all = query.getAll(name);
+    return all.length === 1 && !all[0].includes("\u0000") && all[0].length <= 2048 ? all[0] : null;
+  };
+  const clientId = one("client_id");
+  const client = clientId === null ? null : await p.ctx.storage.clients.getByClientId(p.realmId, clientId);
+  if (client === null || client.suspended) {
+    refuse(p, clientId, "unknown or suspended client");
+    return { ok: false, response: errorPage(c, 400, "This application is unknown or suspended.") };
+  }
+  const redirectUri = one("redirect_uri");
+  if (redirectUri === null || !client.redirectUris.includes(redirectUri)) {
+    refuse(p, client.clientId, "redirect_uri mismatch");
+    return {
+      ok: false,
+      response: errorPage(c, 400, "The redirect URI is not registered for this application."),
+    };
+  }
+  const state = one("state");
+  const fail = (error: string, description: string): Checked => {
+    refuse(p, client.clientId, error);
+    return {
+      ok: false,
+      response: redirectWith(c, redirectUri, { error, error_description: description, state }, p),
+    };
+  };
+  if (one("response_type") !== "code") return fail("unsupported_response_type", "response_type must be code");
+  if (query.has("request") || query.has("request_uri")) {
+    return fail("request_not_supported", "request objects are not supported");
+  }
+  const scopes = [...new Set((one("scope") ?? "").split(" ").filter((s) => s !== ""))];
+  if (!scopes.includes("openid")) return fail("invalid_scope", "scope must include openid");
+  for (const scope of scopes) {
+    if (!(SUPPORTED_SCOPES as readonly string[]).includes(scope) || !client.allowedScopes.includes(scope)) {
+      return fail("invalid_scope", `scope ${scope} is not allowed for this client`);
+    }
+  }
+  const codeChallenge = one("code_challenge");
+  const method = one("code_challenge_method");
+  if (codeChallenge !== null) {
+    if (method !== "S256") return fail("invalid_request", "code_challenge_method must be S256");
+    if (!/^[A-Za-z0-9_-]{43}$/.test(codeChallenge)) {
+      return fail("invalid_request", "malformed code_challenge");
+    }
+  } else if (client.clientType === "public") {
+    return fail("invalid_request", "public clients must use PKCE (code_challenge with S256)");
+  }
+  const prompt = one("prompt");
+  if (prompt !== null && !["none", "login", "consent"].includes(prompt)) {
+    return fail("invalid_request", "prompt must be none, login or consent");
+  }
+  const maxAgeText = one("max_age");
+  if (maxAgeText !== null && !/^\d{1,9}$/.test(maxAgeText)) return fail("invalid_request", "bad max_age");
+  const authAfterText = one("svc_auth_after");
+  return {
+    ok: true,
+    request: {
+      client,
+      redirectUri,
+      scopes,
+      state,
+      nonce: one("nonce"),
+      codeChallenge,
+      prompt,
+      maxAge: maxAgeText === null ? null : Number(maxAgeText),
+      loginHint: one("login_hint"),
+      authAfter: authAfterText !== null && /^\d{1,15}$/.test(authAfterText) ? Number(authAfterText) : null,
+    },
+  };
+}
+
+function refuse(p: Provider, clientId: string | null, reason: string): void {
+  p.ctx.events.emit({
+    kind: OIDC_EVENTS.authorizationRefused,
+    occurredAt: p.ctx.clock.now(),
+    realmId: p.realmId,
+    data: { clientId, reason },
+  });
+}
+
+/** The browser's live svc session (from the `svc_at` cookie), or null. */
+async function browserSession(p: Provider, c: Context) {
+  const token = getCookie(c, ACCESS_COOKIE);
+  if (token === undefined) return null;
+  let claims;
+  try {
+    claims = await p.ctx.tokens.verify("at+svc", token);
+  } catch {
+    return null;
+  }
+  if (claims.realm !== p.realmId || claims.act !== undefined) return null;
+  const session = await p.ctx.storage.sessions.getActive(claims.sid);
+  if (session === null || session.userId !== claims.sub) return null;
+  const user = await p.ctx.storage.users.get(session.userId);
+  if (user === null || user.status !== "Active") return null;
+  return { session, user };
+}
+
+async function authorize(p: Provider, c: Context): Promise<Response> {
+  const url = new URL(c.req.url);
+  const checked = await checkRequest(p, c, url.searchParams);
+  if (!checked.ok) return checked.response;
+  const r = checked.request;
+  const signedIn = await browserSession(p, c);
+  const now = p.ctx.clock.now();
+  const fresh = signedIn !== null &&
+    (r.authAfter === null || signedIn.session.createdAt.getTime() >= r.authAfter) &&
+    (r.maxAge === null || now - signedIn.session.createdAt.getTime() <= r.maxAge * 1000);
+  const mustSignIn = signedIn === null || !fresh || (r.prompt === "login" && r.authAfter === null);
+  if (mustSignIn) {
+    if (r.prompt === "none") {
+      refuse(p, r.client.clientId, "login_required");
+      return redirectWith(c, r.redirectUri, { error: "login_required", state: r.state }, p);
+    }
+    // Back to this request once signed in; prompt=login and max_age are satisfied by a newer sign-in.
+    const back = new URLSearchParams(url.searchParams);
+    back.delete("prompt");
+    back.set("svc_auth_after", String(now - 1000));
+    const returnTo = `${p.path(PATHS.authorize)}?${back}`;
+    const target = new URL(p.ctx.config.signInUrl ?? p.url(PATHS.signIn), p.issuer);
+    target.searchParams.set("returnTo", returnTo);
+    if (r.loginHint !== null) target.searchParams.set("login_hint", r.loginHint);
+    return c.redirect(target.href, 303);
+  }
+  const { session, user } = signedIn;
+  if (r.client.requireConsent) {
+    const consented = r.prompt !== "consent" && await hasConsent(p, user.id, r.client.clientId, r.scopes);
+    if (!consented) {
+      if (r.prompt === "none") {
+        refuse(p, r.client.clientId, "consent_required");
+        return redirectWith(c, r.redirectUri, { error: "consent_required", state: r.state }, p);
+      }
+      const back = new URLSearchParams(url.searchParams);
+      back.delete("prompt");
+      return c.redirect(`${p.path(PATHS.consent)}?${back}`, 303);
+    }
+  }
+  const code = randomToken(p.ctx.random, 32);
+  await p.ctx.storage.authorizationCodes.store({
+    codeHash: sha256Hex(code),
+    clientId: r.client.clientId,
+    redirectUri: r.redirectUri,
+    realmId: p.realmId,
+    userId: user.id,
+    sessionId: session.id,
+    orgId: null,
+    scopes: r.scopes,
+    authTime: session.createdAt,
+    expiresAt: new Date(now + p.ctx.config.codeTtlSeconds * 1000),
+    codeChallenge: r.codeChallenge,
+    codeChallengeMethod: r.codeChallenge === null ? null : "S256",
+    nonce: r.nonce,
+  });
+  p.ctx.events.emit({
+    kind: OIDC_EVENTS.authorized,
+    occurredAt: now,
+    realmId: p.realmId,
+    userId: user.id,
+    data: { clientId: r.client.clientId, scopes: r.scopes, sessionId: session.id },
+  });
+  return redirectWith(c, r.redirectUri, { code, state: r.state }, p);
+}
+
+function redirectWith(
+  c: Context,
+  redirectUri: string,
+  params: Record<string, string | null>,
+  p: Provider,
+): Response {
+  const target = new URL(redirectUri);
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== null) target.searchParams.set(name, value);
+  }
+  target.searchParams.set("iss", p.issuer);
+  return c.redirect(target.href, 303);
+}
+
+// --- pages ---------------------------------------------------------------------------------------
+
+function escape(text: string): string {
+  return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+}
+
+function page(
+  c: Context,
+  status: 200 | 400 | 401 | 403,
+  title: string,
+  body: string,
+  formTarget: string | null = null,
+): Response {
+  c.header("Content-Security-Policy", csp(formTarget));
+  c.header("Cache-Control", "no-store");
+  c.header("X-Frame-Options", "DENY");
+  c.header("Referrer-Policy", "no-referrer");
+  return c.html(
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${
+      escape(title)
+    }</title></head><body><main><h1>${escape(title)}</h1>${body}</main></body></html>`,
+    status,
+  );
+}
+
+function errorPage(c: Context, status: 400 | 403, message: string): Response {
+  return page(c, status, "Sign-in cannot continue", `<p role="alert">${escape(message)}</p>`);
+}
+
+/** A form token bound to a cookie (double submit), against cross-site form posts. */
+function formToken(p: Provider, c: Context): string {
+  const existing = getCookie(c, FORM_COOKIE);
+  if (existing !== undefined && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
+  const token = randomToken(p.ctx.random, 32);
+  setCookie(c, FORM_COOKIE, token, {
+    path: p.path("/oidc"),
+    httpOnly: true,
+    secure: p.ctx.cookies.secure,
+    sameSite: "Strict",
+  });
+  return token;
+}
+
+function formTokenValid(c: Context, presented: string | undefined): boolean {
+  const cookie = getCookie(c, FORM_COOKIE);
+  return cookie !== undefined && presented !== undefined && presented.length === cookie.length &&
+    sha256Hex(cookie) === sha256Hex(presented);
+}
+
+/** A `returnTo` the provider follows: its own authorization endpoint, same origin. */
+function safeReturnTo(p: Provider, value: string | undefined): string | null {
+  if (value === undefined || !value.startsWith(`${p.path(PATHS.authorize)}?`)) return null;
+  const resolved = new URL(value, p.issuer);
+  return resolved.origin === new URL(p.issuer).origin ? value : null;
+}
+
+function signInPage(p: Provider, c: Context, error: string | null, status: 200 | 400 | 401): Response {
+  const returnTo = safeReturnTo(p, c.req.query("returnTo"));
+  if (returnTo === null) return errorPage(c, 400, "Start signing in from the application.");
+  const hint = c.req.query("login_hint") ?? "";
+  return signInForm(p, c, returnTo, hint, error, status);
+}
+
+function signInForm(
+  p: Provider,
+  c: Context,
+  returnTo: string,
+  email: string,
+  error: string | null,
+  status: 200 | 400 | 401,
+): Response {
+  const token = formToken(p, c);
+  return page(
+    c,
+    status,
+    "Sign in",
+    `${error === null ? "" : `<p role="alert">${escape(error)}</p>`}<form method="post" action="${
+      escape(p.path(PATHS.signIn))
+    }"><input type="hidden" name="returnTo" value="${
+      escape(returnTo)
+    }"><input type="hidden" name="form" value="${
+      escape(token)
+    }"><p><label for="email">Email</label><br><input id="email" name="email" type="email" autocomplete="username" required value="${
+      escape(email.slice(0, 320))
+    }"></p><p><label for="password">Password</label><br><input id="password" name="password" type="password" autocomplete="current-password" required></p><p><button type="submit">Sign in</button></p></form>`,
+    redirectOrigin(returnTo.slice(returnTo.indexOf("?") + 1)),
+  );
+}
+
+async function signInSubmit(p: Provider, c: Context): Promise<Response> {
+  const form = await formFields(c);
+  if (form === null) return errorPage(c, 400, "The form could not be read.");
+  const returnTo = safeReturnTo(p, form.returnTo);
+  if (returnTo === null) return errorPage(c, 400, "Start signing in from the application.");
+  if (!formTokenValid(c, form.form)) {
+    return errorPage(c, 403, "The form expired; go back to the application.");
+  }
+  const email = form.email ?? "";
+  try {
+    const outcome = await p.ctx.login.login({
+      email,
+      password: form.password ?? "",
+      realm: p.realmId,
+      ip: clientIp(c),
+      userAgent: c.req.header("User-Agent") ?? null,
+    });
+    if (outcome.kind === "mfa") {
+      return signInForm(
+        p,
+        c,
+        returnTo,
+        email,
+        "This account needs a second factor, which this page does not offer; use the hosted sign-in page.",
+        401,
+      );
+    }
+    const issued = await p.ctx.sessions.signIn(outcome.signIn);
+    setSessionCookies(c, p.ctx.cookies, {
+      accessToken: issued.tokens.accessToken,
+      expiresIn: issued.tokens.expiresIn,
+      refreshToken: issued.tokens.refreshToken,
+      refreshMaxAge: p.ctx.svcConfig.tokens.refreshTokenTtlSeconds,
+    }, p.ctx.random);
+    await p.ctx.login.completeSignIn(outcome, issued.session.id);
+    return c.redirect(returnTo, 303);
+  } catch (error) {
+    if (!(error instanceof SvcError) || error.status >= 500) throw error;
+    return signInForm(
+      p,
+      c,
+      returnTo,
+      email,
+      "The email or password is not right, or sign-in is blocked.",
+      401,
+    );
+  }
+}
+
+async function consentPage(p: Provider, c: Context): Promise<Response> {
+  const url = new URL(c.req.url);
+  const checked = await checkRequest(p, c, url.searchParams);
+  if (!checked.ok) return checked.response;
+  const signedIn = await browserSession(p, c);
+  if (signedIn === null) return c.redirect(`${p.path(PATHS.authorize)}?${url.searchParams}`, 303);
+  const token = formToken(p, c);
+  const r = checked.request;
+  return page(
+    c,
+    200,
+    "Allow access",
+    `<p>${escape(r.client.clientId)} asks for: ${
+      r.scopes.map(escape).join(", ")
+    }</p><form method="post" action="${
+      escape(p.path(PATHS.consent))
+    }"><input type="hidden" name="request" value="${
+      escape(url.searchParams.toString())
+    }"><input type="hidden" name="form" value="${
+      escape(token)
+    }"><button type="submit" name="decision" value="allow">Allow</button> <button type="submit" name="decision" value="deny">Deny</button></form>`,
+    new URL(r.redirectUri).origin,
+  );
+}
+
+async function consentSubmit(p: Provider, c: Context): Promise<Response> {
+  const form = await formFields(c);
+  if (form === null || form.request === undefined) return errorPage(c, 400, "The form could not be read.");
+  if (!formTokenValid(c, form.form)) {
+    return errorPage(c, 403, "The form expired; go back to the application.");
+  }
+  const query = new URLSearchParams(form.request);
+  const checked = await checkRequest(p, c, query);
+  if (!checked.ok) return checked.response;
+  const r = checked.request;
+  const signedIn = await browserSession(p, c);
+  if (signedIn === null) return c.redirect(`${p.path(PATHS.authorize)}?${query}`, 303);
+  if (form.decision !== "allow") {
+    refuse(p, r.client.clientId, "access_denied");
+    return redirectWith(c, r.redirectUri, { error: "access_denied", state: r.state }, p);
+  }
+  await grantConsent(p, signedIn.user.id, r.client.clientId, r.scopes);
+  p.ctx.events.emit({
+    kind: OIDC_EVENTS.consentGranted,
+    occurredAt: p.ctx.clock.now(),
+    realmId: p.realmId,
+    userId: signedIn.user.id,
+    data: { clientId: r.client.clientId, scopes: r.scopes },
+  });
+  return c.redirect(`${p.path(PATHS.authorize)}?${query}`, 303);
+}

@@ -1,0 +1,136 @@
+/**
+ * The OIDC provider plugin (`SVC_PLUGINS=oidc-provider`): discovery, the authorization code flow
+ * with PKCE, sign-in (a minimal page until the hosted one replaces it through
+ * `SVC_OIDC_SIGN_IN_URL`), consent, the token endpoint (authorization_code, refresh_token,
+ * client_credentials for service accounts), ID tokens, userinfo, revocation, introspection and
+ * RP-initiated logout, for the clients of one realm (managed at `/svc-admin/oidc/clients`).
+ * Built only on what `mod.ts` exports.
+ *
+ * @module
+ */
+import * as v from "valibot";
+import { definePlugin, type PluginContext, type SvcPlugin } from "../../mod.ts";
+import { authorizeRoutes } from "./authorize.ts";
+import { OIDC_EVENTS, type OidcProviderConfig, type Provider, TABLES } from "./shared.ts";
+import { tokenRoutes } from "./token.ts";
+
+export type { OidcProviderConfig } from "./shared.ts";
+
+const seconds = (min: number, max: number, fallback: number) =>
+  v.optional(
+    v.pipe(
+      v.union([v.number(), v.pipe(v.string(), v.regex(/^\d{1,9}$/, "a whole number"), v.transform(Number))]),
+      v.integer(`a whole number of seconds from ${min} to ${max}`),
+      v.minValue(min, `a whole number of seconds from ${min} to ${max}`),
+      v.maxValue(max, `a whole number of seconds from ${min} to ${max}`),
+    ),
+    fallback,
+  );
+
+const ConfigSchema = v.object({
+  realm: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(200))), null),
+  signInUrl: v.optional(
+    v.nullable(
+      v.pipe(
+        v.string(),
+        v.check(
+          (text) => text.startsWith("/") && !text.startsWith("//") || /^https?:\/\/[^\s]+$/.test(text),
+          "a path such as /account/sign-in or an http(s) URL",
+        ),
+      ),
+    ),
+    null,
+  ),
+  codeTtlSeconds: seconds(10, 600, 60),
+  idTokenTtlSeconds: seconds(60, 86400, 600),
+});
+
+const EVENTS = [
+  { kind: OIDC_EVENTS.authorized, description: "an authorization code was issued", securityLedger: true },
+  { kind: OIDC_EVENTS.authorizationRefused, description: "an authorization request was refused" },
+  {
+    kind: OIDC_EVENTS.consentGranted,
+    description: "a user consented to a client's scopes",
+    securityLedger: true,
+  },
+  { kind: OIDC_EVENTS.tokensIssued, description: "tokens were issued to a client for a user" },
+  { kind: OIDC_EVENTS.tokenRefused, description: "the token endpoint refused a request" },
+  {
+    kind: OIDC_EVENTS.codeReused,
+    description: "an authorization code was replayed; what it issued was revoked",
+    securityLedger: true,
+  },
+  { kind: OIDC_EVENTS.clientCredentialsIssued, description: "a service account got an access token" },
+  { kind: OIDC_EVENTS.tokenRevoked, description: "a client revoked a token (RFC 7009)" },
+  { kind: OIDC_EVENTS.loggedOut, description: "RP-initiated logout ended a session", securityLedger: true },
+];
+
+/** Builds the OIDC provider plugin. */
+export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
+  let realmId: string | null = null;
+  const provider = (ctx: PluginContext<OidcProviderConfig>): Provider => {
+    const { baseUrl, pathBase } = ctx.svcConfig.server;
+    return {
+      ctx,
+      get realmId() {
+        if (realmId === null) throw new Error("oidc-provider: not started");
+        return realmId;
+      },
+      issuer: ctx.tokens.issuer,
+      url: (path) => `${baseUrl}${pathBase}${path}`,
+      path: (path) => `${pathBase}${path}`,
+    };
+  };
+  return definePlugin<OidcProviderConfig>({
+    name: "oidc-provider",
+    config: {
+      schema: ConfigSchema,
+      settings: [
+        {
+          env: "SVC_OIDC_REALM",
+          key: "realm",
+          doc: "the realm (id or name) whose users and clients the provider serves",
+          defaultText: "the default realm",
+        },
+        {
+          env: "SVC_OIDC_SIGN_IN_URL",
+          key: "signInUrl",
+          doc: "where the provider sends browsers to sign in (gets returnTo), such as /account/sign-in",
+          defaultText: "/oidc/sign-in (the provider's minimal page)",
+        },
+        {
+          env: "SVC_OIDC_CODE_TTL_SECONDS",
+          key: "codeTtlSeconds",
+          doc: "authorization code lifetime",
+          defaultText: "60",
+        },
+        {
+          env: "SVC_OIDC_ID_TOKEN_TTL_SECONDS",
+          key: "idTokenTtlSeconds",
+          doc: "ID token lifetime",
+          defaultText: "600",
+        },
+      ],
+    },
+    tables: TABLES,
+    events: EVENTS,
+    async start(ctx) {
+      const wanted = ctx.config.realm;
+      const realm = wanted === null
+        ? await ctx.storage.realms.getDefault()
+        : (/^[0-9a-f-]{36}$/i.test(wanted) ? await ctx.storage.realms.get(wanted) : null) ??
+          await ctx.storage.realms.getByName(wanted);
+      if (realm === null) throw new Error(`realm ${JSON.stringify(wanted ?? "default")} does not exist`);
+      realmId = realm.id;
+    },
+    async readiness(ctx) {
+      if (realmId === null) throw new Error("not started");
+      await ctx.keys.check(realmId);
+      await ctx.sql.query("SELECT 1 FROM oidc_provider_grants LIMIT 1");
+    },
+    mount(ctx) {
+      const p = provider(ctx);
+      return [tokenRoutes(p), authorizeRoutes(p)];
+    },
+  });
+}

@@ -1,0 +1,334 @@
+/**
+ * What the OIDC provider's endpoints share: its settings and realm, OAuth error answers,
+ * client authentication, ID-token signing and the grants table. Built only on `mod.ts`.
+ *
+ * @module
+ */
+import type { Context } from "hono";
+import { decodeProtectedHeader, jwtVerify, SignJWT } from "jose";
+import {
+  constantTimeEqual,
+  type PluginContext,
+  type ServiceAccountRecord,
+  sha256Hex,
+  SIGNING_ALGORITHM,
+} from "../../mod.ts";
+import type { ClientRecord } from "../../mod.ts";
+
+/** The provider's config section. */
+export interface OidcProviderConfig {
+  /** The realm whose users and clients it serves (id or name; default: the default realm). */
+  readonly realm: string | null;
+  /** Where sign-in happens (it gets `returnTo`); default: the provider's minimal page. */
+  readonly signInUrl: string | null;
+  /** Authorization code lifetime. */
+  readonly codeTtlSeconds: number;
+  /** ID token lifetime. */
+  readonly idTokenTtlSeconds: number;
+}
+
+/** The context the endpoints run in, once the realm is known. */
+export interface Provider {
+  readonly ctx: PluginContext<OidcProviderConfig>;
+  readonly realmId: string;
+  /** The issuer (svc's base URL). */
+  readonly issuer: string;
+  /** Absolute URL of a provider path (`/oidc/token`). */
+  url(path: string): string;
+  /** The path (under the path base) of a provider path, for redirects within svc. */
+  path(path: string): string;
+}
+
+/** The scopes the provider knows. */
+export const SUPPORTED_SCOPES = ["openid", "profile", "email", "offline_access"] as const;
+
+/** The provider's endpoints, relative to the path base. */
+export const PATHS = {
+  discovery: "/.well-known/openid-configuration",
+  authorize: "/oidc/authorize",
+  signIn: "/oidc/sign-in",
+  consent: "/oidc/consent",
+  token: "/oidc/token",
+  userinfo: "/oidc/userinfo",
+  revoke: "/oidc/revoke",
+  introspect: "/oidc/introspect",
+  logout: "/oidc/logout",
+  jwks: "/.well-known/jwks.json",
+} as const;
+
+/** Kinds of the events the provider emits. */
+export const OIDC_EVENTS = {
+  authorized: "oidc.authorized",
+  authorizationRefused: "oidc.authorization_refused",
+  consentGranted: "oidc.consent_granted",
+  tokensIssued: "oidc.tokens_issued",
+  tokenRefused: "oidc.token_refused",
+  codeReused: "oidc.code_reused",
+  clientCredentialsIssued: "oidc.client_credentials_issued",
+  tokenRevoked: "oidc.token_revoked",
+  loggedOut: "oidc.logged_out",
+} as const;
+
+/** An OAuth error answer (`{error, error_description}`) with `Cache-Control: no-store`. */
+export function oauthError(
+  c: Context,
+  status: 400 | 401 | 403,
+  error: string,
+  description: string,
+): Response {
+  c.header("Cache-Control", "no-store");
+  if (status === 401) c.header("WWW-Authenticate", 'Basic realm="oidc", error="invalid_client"');
+  return c.json({ error, error_description: description }, status);
+}
+
+/** The form fields of a POST, as strings (files and repeated fields refused). Null: not a form. */
+export async function formFields(c: Context): Promise<Record<string, string> | null> {
+  const type = c.req.header("Content-Type") ?? "";
+  if (!type.toLowerCase().startsWith("application/x-www-form-urlencoded")) return null;
+  const body = await c.req.parseBody({ all: true });
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(body)) {
+    if (typeof value !== "string" || value.includes("\u0000") || value.length > 8192) return null;
+    out[name] = value;
+  }
+  return out;
+}
+
+/** A client authenticated at the token, revocation or introspection endpoint. */
+export type AuthenticatedClient =
+  | { readonly kind: "client"; readonly client: ClientRecord; readonly method: string }
+  | { readonly kind: "service_account"; readonly account: ServiceAccountRecord; readonly method: string };
+
+/** Why client authentication failed (always answered as `invalid_client`). */
+export class ClientAuthError extends Error {}
+
+/**
+ * Authenticates the caller: `client_secret_basic` (Authorization: Basic), `client_secret_post`
+ * (`client_id` + `client_secret` in the form), or none for public clients (`client_id` only).
+ * A service account authenticates with its key and `sas_` secret the same ways.
+ */
+export async function authenticateClient(
+  p: Provider,
+  c: Context,
+  form: Record<string, string>,
+): Promise<AuthenticatedClient> {
+  let clientId = form.client_id;
+  let secret: string | undefined = form.client_secret;
+  let method = secret !== undefined ? "client_secret_post" : "none";
+  const header = c.req.header("Authorization");
+  if (header !== undefined && /^basic /i.test(header)) {
+    if (secret !== undefined) throw new ClientAuthError("two authentication methods");
+    let decoded: string;
+    try {
+      decoded = atob(header.slice(6).trim());
+    } catch {
+      throw new ClientAuthError("malformed Basic credentials");
+    }
+    const colon = decoded.indexOf(":");
+    if (colon < 0) throw new ClientAuthError("malformed Basic credentials");
+    const basicId = decodeURIComponent(decoded.slice(0, colon).replaceAll("+", " "));
+    if (clientId !== undefined && clientId !== basicId) throw new ClientAuthError("client_id mismatch");
+    clientId = basicId;
+    secret = decodeURIComponent(decoded.slice(colon + 1).replaceAll("+", " "));
+    method = "client_secret_basic";
+  }
+  if (clientId === undefined || clientId === "") throw new ClientAuthError("no client_id");
+  const { storage, clock } = p.ctx;
+  const client = await storage.clients.getByClientId(p.realmId, clientId);
+  if (client !== null) {
+    if (client.suspended) throw new ClientAuthError("suspended");
+    if (client.clientType === "public") {
+      if (secret !== undefined) throw new ClientAuthError("public clients have no secret");
+      return { kind: "client", client, method: "none" };
+    }
+    if (secret === undefined || client.secretHash === null || client.secretAlgorithm !== "sha256") {
+      throw new ClientAuthError("no usable secret");
+    }
+    if (!constantTimeEqual(sha256Hex(secret), client.secretHash)) throw new ClientAuthError("wrong secret");
+    return { kind: "client", client, method };
+  }
+  if (secret === undefined) throw new ClientAuthError("unknown client");
+  const account = await storage.serviceAccounts.getByKey(p.realmId, clientId);
+  if (account === null || account.disabled) throw new ClientAuthError("unknown client");
+  const presented = sha256Hex(secret);
+  const now = clock.now();
+  let match = constantTimeEqual(presented, account.secretHash);
+  if (
+    account.previousSecretHash !== null && account.previousSecretExpiresAt !== null &&
+    account.previousSecretExpiresAt.getTime() > now
+  ) {
+    match = constantTimeEqual(presented, account.previousSecretHash) || match;
+  }
+  if (!match) throw new ClientAuthError("wrong secret");
+  return { kind: "service_account", account, method };
+}
+
+/** Signs a JWT of the realm (RS256, the primary key) with the given `typ`. */
+export async function signJwt(p: Provider, typ: string, claims: Record<string, unknown>): Promise<string> {
+  const key = await p.ctx.keys.signingKey(p.realmId);
+  return await new SignJWT(claims).setProtectedHeader({ alg: SIGNING_ALGORITHM, typ, kid: key.kid })
+    .sign(key.privateKey);
+}
+
+/**
+ * Verifies a JWT the provider signed (any `typ` in `types`); `acceptExpired` for `id_token_hint`.
+ * Null when it is not valid.
+ */
+export async function verifyJwt(
+  p: Provider,
+  token: string,
+  types: readonly string[],
+  acceptExpired = false,
+): Promise<Record<string, unknown> | null> {
+  try {
+    const header = decodeProtectedHeader(token);
+    if (typeof header.kid !== "string" || !types.includes(String(header.typ))) return null;
+    const key = await p.ctx.keys.verificationKey(p.realmId, header.kid);
+    if (key === null) return null;
+    const { payload } = await jwtVerify(token, key.publicKey, {
+      issuer: p.issuer,
+      algorithms: [SIGNING_ALGORITHM],
+      currentDate: acceptExpired ? new Date(0) : new Date(p.ctx.clock.now()),
+      clockTolerance: acceptExpired ? Number.MAX_SAFE_INTEGER : 0,
+    });
+    return payload as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+}
+
+/** A grant the provider recorded: which client and scopes a session's tokens were issued for. */
+export interface OidcGrant {
+  readonly sessionId: string;
+  readonly clientId: string;
+  readonly userId: string;
+  readonly scopes: readonly string[];
+  readonly authTime: number;
+  readonly browserSessionId: string;
+}
+
+/** The plugin's tables. */
+export const TABLES = [
+  `CREATE TABLE IF NOT EXISTS oidc_provider_grants (
+    session_id uuid PRIMARY KEY,
+    realm_id uuid NOT NULL,
+    client_id text NOT NULL,
+    user_id uuid NOT NULL,
+    scopes text[] NOT NULL,
+    auth_time timestamptz NOT NULL,
+    browser_session_id uuid NOT NULL,
+    created_at timestamptz NOT NULL
+  )`,
+  "CREATE INDEX IF NOT EXISTS oidc_provider_grants_browser ON oidc_provider_grants (browser_session_id)",
+  `CREATE TABLE IF NOT EXISTS oidc_provider_consents (
+    realm_id uuid NOT NULL,
+    user_id uuid NOT NULL,
+    client_id text NOT NULL,
+    scopes text[] NOT NULL,
+    granted_at timestamptz NOT NULL,
+    PRIMARY KEY (realm_id, user_id, client_id)
+  )`,
+];
+
+/** Records the grant of a session opened for a client. */
+export async function recordGrant(p: Provider, grant: OidcGrant): Promise<void> {
+  await p.ctx.sql.query(
+    `INSERT INTO oidc_provider_grants (session_id, realm_id, client_id, user_id, scopes, auth_time, browser_session_id, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [
+      grant.sessionId,
+      p.realmId,
+      grant.clientId,
+      grant.userId,
+      [...grant.scopes],
+      new Date(grant.authTime),
+      grant.browserSessionId,
+      new Date(p.ctx.clock.now()),
+    ],
+  );
+}
+
+/** The grant of a session, or null. */
+export async function findGrant(p: Provider, sessionId: string): Promise<OidcGrant | null> {
+  if (!/^[0-9a-f-]{36}$/i.test(sessionId)) return null;
+  const [row] = await p.ctx.sql.query<
+    {
+      session_id: string;
+      client_id: string;
+      user_id: string;
+      scopes: string[];
+      auth_time: Date | string;
+      browser_session_id: string;
+    }
+  >("SELECT * FROM oidc_provider_grants WHERE session_id = $1 AND realm_id = $2", [sessionId, p.realmId]);
+  if (row === undefined) return null;
+  return {
+    sessionId: row.session_id,
+    clientId: row.client_id,
+    userId: row.user_id,
+    scopes: row.scopes,
+    authTime: new Date(row.auth_time).getTime(),
+    browserSessionId: row.browser_session_id,
+  };
+}
+
+/** The client sessions opened from a browser session (RP-initiated logout ends them too). */
+export async function grantsOfBrowserSession(p: Provider, browserSessionId: string): Promise<string[]> {
+  const rows = await p.ctx.sql.query<{ session_id: string }>(
+    "SELECT session_id FROM oidc_provider_grants WHERE browser_session_id = $1 AND realm_id = $2",
+    [browserSessionId, p.realmId],
+  );
+  return rows.map((row) => row.session_id);
+}
+
+/** Whether the user consented to at least these scopes for the client. */
+export async function hasConsent(
+  p: Provider,
+  userId: string,
+  clientId: string,
+  scopes: readonly string[],
+): Promise<boolean> {
+  const [row] = await p.ctx.sql.query<{ scopes: string[] }>(
+    "SELECT scopes FROM oidc_provider_consents WHERE realm_id = $1 AND user_id = $2 AND client_id = $3",
+    [p.realmId, userId, clientId],
+  );
+  return row !== undefined && scopes.every((scope) => row.scopes.includes(scope));
+}
+
+/** Records consent to these scopes (added to earlier ones). */
+export async function grantConsent(
+  p: Provider,
+  userId: string,
+  clientId: string,
+  scopes: readonly string[],
+): Promise<void> {
+  await p.ctx.sql.query(
+    `INSERT INTO oidc_provider_consents (realm_id, user_id, client_id, scopes, granted_at) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (realm_id, user_id, client_id) DO UPDATE
+     SET scopes = ARRAY(SELECT DISTINCT unnest(oidc_provider_consents.scopes || EXCLUDED.scopes)), granted_at = EXCLUDED.granted_at`,
+    [p.realmId, userId, clientId, [...scopes], new Date(p.ctx.clock.now())],
+  );
+}
+
+/** The S256 PKCE challenge of a verifier. */
+export async function s256(verifier: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+  return btoa(String.fromCharCode(...digest)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+/** The claims of the user the scopes release (ID token and userinfo). */
+export async function userClaims(
+  p: Provider,
+  userId: string,
+  scopes: readonly string[],
+): Promise<Record<string, unknown> | null> {
+  const user = await p.ctx.storage.users.get(userId);
+  if (user === null || user.status !== "Active") return null;
+  const claims: Record<string, unknown> = {};
+  if (scopes.includes("email")) {
+    claims.email = user.email;
+    claims.email_verified = user.emailVerified;
+  }
+  if (scopes.includes("profile") && user.displayName !== null) claims.name = user.displayName;
+  return claims;
+}

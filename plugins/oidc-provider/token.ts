@@ -1,0 +1,566 @@
+/**
+ * Discovery, the token endpoint, userinfo, revocation (RFC 7009), introspection (RFC 7662) and
+ * RP-initiated logout.
+ *
+ * - Token grants: `authorization_code` (the code is single use: a replay is refused and ends
+ *   the session and refresh family issued from it, `oidc.code_reused`), `refresh_token` (svc's
+ *   rotation with reuse detection; refresh tokens exist only when `offline_access` was granted),
+ *   `client_credentials` (service accounts, with their key and `sas_` secret).
+ * - Access tokens of users are svc access tokens (`at+svc`) whose `aud` is the client; those of
+ *   service accounts are `at+jwt` (RFC 9068) with `client_id`. ID tokens are `JWT`.
+ *
+ * @module
+ */
+import type { Context } from "hono";
+import { decodeJwt } from "jose";
+import {
+  type ClientRecord,
+  InvalidRefreshTokenError,
+  noStore,
+  randomToken,
+  type RouteInstaller,
+  sha256Hex,
+  SIGNING_ALGORITHM,
+} from "../../mod.ts";
+import {
+  authenticateClient,
+  type AuthenticatedClient,
+  ClientAuthError,
+  findGrant,
+  formFields,
+  grantsOfBrowserSession,
+  oauthError,
+  OIDC_EVENTS,
+  PATHS,
+  type Provider,
+  recordGrant,
+  s256,
+  signJwt,
+  SUPPORTED_SCOPES,
+  userClaims,
+  verifyJwt,
+} from "./shared.ts";
+
+/** The discovery, token, userinfo, revocation, introspection and logout routes. */
+export function tokenRoutes(p: Provider): RouteInstaller {
+  return (app) => {
+    app.get(PATHS.discovery, (c) => c.json(discovery(p)));
+    app.post(PATHS.token, noStore, (c) => token(p, c));
+    app.get(PATHS.userinfo, noStore, (c) => userinfo(p, c));
+    app.post(PATHS.userinfo, noStore, (c) => userinfo(p, c));
+    app.post(PATHS.revoke, noStore, (c) => revoke(p, c));
+    app.post(PATHS.introspect, noStore, (c) => introspect(p, c));
+    app.get(PATHS.logout, noStore, (c) => logout(p, c));
+  };
+}
+
+/** The OpenID Provider metadata. */
+export function discovery(p: Provider): Record<string, unknown> {
+  const auth = ["client_secret_basic", "client_secret_post", "none"];
+  return {
+    issuer: p.issuer,
+    authorization_endpoint: p.url(PATHS.authorize),
+    token_endpoint: p.url(PATHS.token),
+    userinfo_endpoint: p.url(PATHS.userinfo),
+    jwks_uri: p.url(PATHS.jwks),
+    revocation_endpoint: p.url(PATHS.revoke),
+    introspection_endpoint: p.url(PATHS.introspect),
+    end_session_endpoint: p.url(PATHS.logout),
+    scopes_supported: [...SUPPORTED_SCOPES],
+    response_types_supported: ["code"],
+    response_modes_supported: ["query"],
+    grant_types_supported: ["authorization_code", "refresh_token", "client_credentials"],
+    subject_types_supported: ["public"],
+    id_token_signing_alg_values_supported: [SIGNING_ALGORITHM],
+    token_endpoint_auth_methods_supported: auth,
+    revocation_endpoint_auth_methods_supported: auth,
+    introspection_endpoint_auth_methods_supported: auth,
+    code_challenge_methods_supported: ["S256"],
+    claims_supported: [
+      "sub",
+      "iss",
+      "aud",
+      "exp",
+      "iat",
+      "auth_time",
+      "nonce",
+      "sid",
+      "email",
+      "email_verified",
+      "name",
+    ],
+    prompt_values_supported: ["none", "login", "consent"],
+    authorization_response_iss_parameter_supported: true,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+  };
+}
+
+async function authenticated(
+  p: Provider,
+  c: Context,
+): Promise<{ form: Record<string, string>; caller: AuthenticatedClient } | Response> {
+  const form = await formFields(c);
+  if (form === null) {
+    return oauthError(c, 400, "invalid_request", "send application/x-www-form-urlencoded fields");
+  }
+  try {
+    return { form, caller: await authenticateClient(p, c, form) };
+  } catch (error) {
+    if (!(error instanceof ClientAuthError)) throw error;
+    p.ctx.events.emit({
+      kind: OIDC_EVENTS.tokenRefused,
+      occurredAt: p.ctx.clock.now(),
+      realmId: p.realmId,
+      data: { clientId: form.client_id ?? null, reason: "invalid_client" },
+    });
+    return oauthError(c, 401, "invalid_client", "client authentication failed");
+  }
+}
+
+async function token(p: Provider, c: Context): Promise<Response> {
+  const auth = await authenticated(p, c);
+  if (auth instanceof Response) return auth;
+  const { form, caller } = auth;
+  switch (form.grant_type) {
+    case "authorization_code":
+      if (caller.kind !== "client") return oauthError(c, 400, "unauthorized_client", "not an OIDC client");
+      return await codeGrant(p, c, caller.client, form);
+    case "refresh_token":
+      if (caller.kind !== "client") return oauthError(c, 400, "unauthorized_client", "not an OIDC client");
+      return await refreshGrant(p, c, caller.client, form);
+    case "client_credentials":
+      if (caller.kind !== "service_account") {
+        return oauthError(c, 400, "unauthorized_client", "client_credentials is for service accounts");
+      }
+      return await clientCredentialsGrant(p, c, caller, form);
+    default:
+      return oauthError(c, 400, "unsupported_grant_type", "grant_type is not supported");
+  }
+}
+
+function refused(p: Provider, c: Context, clientId: string, reason: string, description: string): Response {
+  p.ctx.events.emit({
+    kind: OIDC_EVENTS.tokenRefused,
+    occurredAt: p.ctx.clock.now(),
+    realmId: p.realmId,
+    data: { clientId, reason },
+  });
+  return oauthError(c, 400, "invalid_grant", description);
+}
+
+async function codeGrant(
+  p: Provider,
+  c: Context,
+  client: ClientRecord,
+  form: Record<string, string>,
+): Promise<Response> {
+  const { storage, sessions, clock } = p.ctx;
+  if (form.code === undefined || form.redirect_uri === undefined) {
+    return oauthError(c, 400, "invalid_request", "code and redirect_uri are required");
+  }
+  const codeHash = sha256Hex(form.code);
+  const exchange = await storage.authorizationCodes.exchange(codeHash);
+  if (exchange.outcome === "Reused") {
+    // A replayed code: whatever was issued from it stops now.
+    const grant = await storage.tokenGrants.findByCodeHash(codeHash);
+    if (grant !== null) {
+      await sessions.logout(grant.sessionId);
+      if (grant.refreshFamilyId !== null) {
+        await storage.tokenGrants.deleteByRefreshFamily(grant.refreshFamilyId);
+      }
+    }
+    p.ctx.events.emit({
+      kind: OIDC_EVENTS.codeReused,
+      occurredAt: clock.now(),
+      realmId: p.realmId,
+      userId: exchange.code.userId,
+      data: { clientId: exchange.code.clientId, revokedSessionId: grant?.sessionId ?? null },
+    });
+    return refused(p, c, client.clientId, "code_reused", "the authorization code was already used");
+  }
+  if (exchange.outcome !== "Consumed") {
+    return refused(p, c, client.clientId, "unknown_code", "unknown or expired code");
+  }
+  const code = exchange.code;
+  if (code.clientId !== client.clientId || code.realmId !== p.realmId) {
+    return refused(p, c, client.clientId, "client_mismatch", "the code was issued to another client");
+  }
+  if (code.redirectUri !== form.redirect_uri) {
+    return refused(p, c, client.clientId, "redirect_uri_mismatch", "redirect_uri does not match");
+  }
+  const verifier = form.code_verifier;
+  if (code.codeChallenge !== null) {
+    if (verifier === undefined || !/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) {
+      return refused(p, c, client.clientId, "pkce_missing", "code_verifier is missing or malformed");
+    }
+    if (await s256(verifier) !== code.codeChallenge) {
+      return refused(p, c, client.clientId, "pkce_mismatch", "code_verifier does not match");
+    }
+  } else if (verifier !== undefined) {
+    return refused(p, c, client.clientId, "pkce_unexpected", "no code_challenge was sent");
+  }
+  const browser = await storage.sessions.getActive(code.sessionId);
+  const user = await storage.users.get(code.userId);
+  if (browser === null || user === null || user.status !== "Active") {
+    return refused(p, c, client.clientId, "session_ended", "the sign-in session has ended");
+  }
+  const offline = code.scopes.includes("offline_access");
+  const opened = await sessions.openSession({
+    realmId: p.realmId,
+    userId: user.id,
+    mfa: browser.mfa,
+    audience: client.clientId,
+    ipAddress: browser.ipAddress,
+    deviceDescription: browser.deviceDescription,
+  }, { refresh: offline });
+  const now = clock.now();
+  await storage.tokenGrants.store({
+    codeHash,
+    clientId: client.clientId,
+    realmId: p.realmId,
+    userId: user.id,
+    sessionId: opened.session.id,
+    scopes: code.scopes,
+    issuedAt: new Date(now),
+    refreshFamilyId: opened.familyId,
+  });
+  await recordGrant(p, {
+    sessionId: opened.session.id,
+    clientId: client.clientId,
+    userId: user.id,
+    scopes: code.scopes,
+    authTime: code.authTime.getTime(),
+    browserSessionId: browser.id,
+  });
+  const idToken = await idTokenFor(p, client.clientId, user.id, code.scopes, {
+    authTime: code.authTime.getTime(),
+    nonce: code.nonce,
+    sid: browser.id,
+  });
+  p.ctx.events.emit({
+    kind: OIDC_EVENTS.tokensIssued,
+    occurredAt: now,
+    realmId: p.realmId,
+    userId: user.id,
+    data: {
+      clientId: client.clientId,
+      grantType: "authorization_code",
+      scopes: code.scopes,
+      refresh: offline,
+    },
+  });
+  return c.json({
+    access_token: opened.response.accessToken,
+    token_type: "Bearer",
+    expires_in: opened.response.expiresIn,
+    scope: code.scopes.join(" "),
+    id_token: idToken,
+    ...(opened.refreshToken !== null ? { refresh_token: opened.refreshToken } : {}),
+  });
+}
+
+async function idTokenFor(
+  p: Provider,
+  clientId: string,
+  userId: string,
+  scopes: readonly string[],
+  extra: { authTime: number; nonce: string | null; sid: string },
+): Promise<string> {
+  const now = Math.floor(p.ctx.clock.now() / 1000);
+  const contributed = await p.ctx.contributeClaims({
+    token: "id",
+    realmId: p.realmId,
+    subject: userId,
+    clientId,
+    scopes,
+  });
+  return await signJwt(p, "JWT", {
+    ...contributed,
+    ...(await userClaims(p, userId, scopes) ?? {}),
+    iss: p.issuer,
+    sub: userId,
+    aud: clientId,
+    azp: clientId,
+    iat: now,
+    exp: now + p.ctx.config.idTokenTtlSeconds,
+    auth_time: Math.floor(extra.authTime / 1000),
+    sid: extra.sid,
+    ...(extra.nonce !== null ? { nonce: extra.nonce } : {}),
+  });
+}
+
+async function refreshGrant(
+  p: Provider,
+  c: Context,
+  client: ClientRecord,
+  form: Record<string, string>,
+): Promise<Response> {
+  const { sessions } = p.ctx;
+  if (form.refresh_token === undefined) {
+    return oauthError(c, 400, "invalid_request", "refresh_token is required");
+  }
+  const record = await sessions.refreshRecord(form.refresh_token);
+  if (record === null || record.audience !== client.clientId || record.realmId !== p.realmId) {
+    return refused(p, c, client.clientId, "unknown_refresh_token", "unknown refresh token");
+  }
+  const grant = await findGrant(p, record.sessionId);
+  if (grant === null || grant.clientId !== client.clientId) {
+    return refused(p, c, client.clientId, "unknown_refresh_token", "unknown refresh token");
+  }
+  if (form.scope !== undefined) {
+    const asked = form.scope.split(" ").filter((s) => s !== "");
+    if (asked.some((s) => !grant.scopes.includes(s))) {
+      return oauthError(c, 400, "invalid_scope", "a refresh cannot widen the scopes");
+    }
+  }
+  let issued;
+  try {
+    issued = await sessions.refresh(form.refresh_token);
+  } catch (error) {
+    if (!(error instanceof InvalidRefreshTokenError)) throw error;
+    return refused(p, c, client.clientId, "refresh_refused", "the refresh token is not valid");
+  }
+  const idToken = await idTokenFor(p, client.clientId, grant.userId, grant.scopes, {
+    authTime: grant.authTime,
+    nonce: null,
+    sid: grant.browserSessionId,
+  });
+  p.ctx.events.emit({
+    kind: OIDC_EVENTS.tokensIssued,
+    occurredAt: p.ctx.clock.now(),
+    realmId: p.realmId,
+    userId: grant.userId,
+    data: { clientId: client.clientId, grantType: "refresh_token", scopes: grant.scopes, refresh: true },
+  });
+  return c.json({
+    access_token: issued.tokens.accessToken,
+    token_type: "Bearer",
+    expires_in: issued.tokens.expiresIn,
+    refresh_token: issued.tokens.refreshToken,
+    scope: grant.scopes.join(" "),
+    id_token: idToken,
+  });
+}
+
+async function clientCredentialsGrant(
+  p: Provider,
+  c: Context,
+  caller: Extract<AuthenticatedClient, { kind: "service_account" }>,
+  form: Record<string, string>,
+): Promise<Response> {
+  const scopes = (form.scope ?? "").split(" ").filter((s) => s !== "");
+  if (scopes.some((s) => s === "openid" || s === "offline_access" || !/^[\x21-\x7e]{1,100}$/.test(s))) {
+    return oauthError(c, 400, "invalid_scope", "openid and offline_access need a user");
+  }
+  const account = caller.account;
+  const now = Math.floor(p.ctx.clock.now() / 1000);
+  const ttl = p.ctx.svcConfig.tokens.accessTokenTtlSeconds;
+  const contributed = await p.ctx.contributeClaims({
+    token: "access",
+    realmId: p.realmId,
+    subject: account.id,
+    clientId: account.key,
+    scopes,
+  });
+  const accessToken = await signJwt(p, "at+jwt", {
+    ...contributed,
+    iss: p.issuer,
+    sub: account.id,
+    aud: p.issuer,
+    client_id: account.key,
+    realm: p.realmId,
+    iat: now,
+    exp: now + ttl,
+    jti: randomToken(p.ctx.random, 16),
+    ...(scopes.length > 0 ? { scope: scopes.join(" ") } : {}),
+  });
+  p.ctx.events.emit({
+    kind: OIDC_EVENTS.clientCredentialsIssued,
+    occurredAt: p.ctx.clock.now(),
+    realmId: p.realmId,
+    data: { serviceAccountId: account.id, key: account.key, scopes },
+  });
+  return c.json({
+    access_token: accessToken,
+    token_type: "Bearer",
+    expires_in: ttl,
+    ...(scopes.length > 0 ? { scope: scopes.join(" ") } : {}),
+  });
+}
+
+/** A user access token the provider issued, valid now, on a live session; or null. */
+async function userAccessToken(p: Provider, token: string) {
+  let aud: unknown;
+  try {
+    aud = decodeJwt(token).aud;
+  } catch {
+    return null;
+  }
+  if (typeof aud !== "string") return null;
+  let claims;
+  try {
+    claims = await p.ctx.tokens.verify("at+svc", token, { audience: aud });
+  } catch {
+    return null;
+  }
+  if (claims.realm !== p.realmId) return null;
+  const grant = await findGrant(p, claims.sid);
+  if (grant === null || grant.clientId !== aud) return null;
+  const session = await p.ctx.storage.sessions.getActive(claims.sid);
+  if (session === null) return null;
+  return { claims, grant };
+}
+
+async function userinfo(p: Provider, c: Context): Promise<Response> {
+  const header = c.req.header("Authorization") ?? "";
+  const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i.exec(header);
+  const invalid = () => {
+    c.header("WWW-Authenticate", 'Bearer error="invalid_token"');
+    return c.json({ error: "invalid_token", error_description: "the access token is not valid" }, 401);
+  };
+  if (match === null) return invalid();
+  const found = await userAccessToken(p, match[1]);
+  if (found === null) return invalid();
+  const claims = await userClaims(p, found.claims.sub, found.grant.scopes);
+  if (claims === null) return invalid();
+  const contributed = await p.ctx.contributeClaims({
+    token: "id",
+    realmId: p.realmId,
+    subject: found.claims.sub,
+    clientId: found.grant.clientId,
+    scopes: found.grant.scopes,
+  });
+  return c.json({ ...contributed, ...claims, sub: found.claims.sub });
+}
+
+async function revoke(p: Provider, c: Context): Promise<Response> {
+  const auth = await authenticated(p, c);
+  if (auth instanceof Response) return auth;
+  const { form, caller } = auth;
+  if (form.token === undefined) return oauthError(c, 400, "invalid_request", "token is required");
+  if (caller.kind !== "client") return c.body(null, 200);
+  const clientId = caller.client.clientId;
+  let sessionId: string | null = null;
+  if (form.token.startsWith("srt_")) {
+    const record = await p.ctx.sessions.refreshRecord(form.token);
+    if (record !== null && record.audience === clientId) sessionId = record.sessionId;
+  } else {
+    const found = await userAccessToken(p, form.token);
+    if (found !== null && found.grant.clientId === clientId) sessionId = found.claims.sid;
+  }
+  if (sessionId !== null) {
+    // The session's refresh family and access tokens stop together.
+    await p.ctx.sessions.logout(sessionId);
+    p.ctx.events.emit({
+      kind: OIDC_EVENTS.tokenRevoked,
+      occurredAt: p.ctx.clock.now(),
+      realmId: p.realmId,
+      data: { clientId, sessionId },
+    });
+  }
+  return c.body(null, 200);
+}
+
+async function introspect(p: Provider, c: Context): Promise<Response> {
+  const auth = await authenticated(p, c);
+  if (auth instanceof Response) return auth;
+  const { form, caller } = auth;
+  if (form.token === undefined) return oauthError(c, 400, "invalid_request", "token is required");
+  const inactive = () => c.json({ active: false });
+  if (caller.kind !== "client" || caller.client.clientType === "public") return inactive();
+  const clientId = caller.client.clientId;
+  if (form.token.startsWith("srt_")) {
+    const record = await p.ctx.sessions.refreshRecord(form.token);
+    const now = p.ctx.clock.now();
+    if (
+      record === null || record.audience !== clientId || record.usedAt !== null ||
+      record.revokedAt !== null ||
+      record.expiresAt.getTime() <= now
+    ) return inactive();
+    const grant = await findGrant(p, record.sessionId);
+    return c.json({
+      active: true,
+      token_type: "refresh_token",
+      client_id: clientId,
+      sub: record.userId,
+      scope: grant?.scopes.join(" ") ?? "",
+      exp: Math.floor(record.expiresAt.getTime() / 1000),
+      iss: p.issuer,
+    });
+  }
+  const found = await userAccessToken(p, form.token);
+  if (found !== null) {
+    if (found.grant.clientId !== clientId) return inactive();
+    return c.json({
+      active: true,
+      token_type: "Bearer",
+      client_id: clientId,
+      sub: found.claims.sub,
+      aud: found.claims.aud,
+      scope: found.grant.scopes.join(" "),
+      exp: found.claims.exp,
+      iat: found.claims.iat,
+      iss: p.issuer,
+      sid: found.claims.sid,
+    });
+  }
+  const machine = await verifyJwt(p, form.token, ["at+jwt"]);
+  if (machine !== null) {
+    return c.json({
+      active: true,
+      token_type: "Bearer",
+      client_id: machine.client_id,
+      sub: machine.sub,
+      scope: machine.scope ?? "",
+      exp: machine.exp,
+      iat: machine.iat,
+      iss: p.issuer,
+    });
+  }
+  return inactive();
+}
+
+async function logout(p: Provider, c: Context): Promise<Response> {
+  const hint = c.req.query("id_token_hint");
+  const postLogout = c.req.query("post_logout_redirect_uri");
+  const state = c.req.query("state");
+  const claims = hint === undefined ? null : await verifyJwt(p, hint, ["JWT"], true);
+  if (hint !== undefined && claims === null) {
+    return c.json({ error: "invalid_request", error_description: "id_token_hint is not valid" }, 400);
+  }
+  const clientId = typeof claims?.aud === "string" ? claims.aud : c.req.query("client_id");
+  const client = clientId === undefined
+    ? null
+    : await p.ctx.storage.clients.getByClientId(p.realmId, clientId);
+  if (postLogout !== undefined && (client === null || !client.postLogoutRedirectUris.includes(postLogout))) {
+    return c.json({
+      error: "invalid_request",
+      error_description: "post_logout_redirect_uri is not registered for this client",
+    }, 400);
+  }
+  if (claims !== null && typeof claims.sid === "string" && typeof claims.sub === "string") {
+    const browser = await p.ctx.storage.sessions.get(claims.sid);
+    if (browser !== null && browser.userId === claims.sub) {
+      for (const sessionId of [claims.sid, ...await grantsOfBrowserSession(p, claims.sid)]) {
+        await p.ctx.sessions.logout(sessionId);
+      }
+      p.ctx.events.emit({
+        kind: OIDC_EVENTS.loggedOut,
+        occurredAt: p.ctx.clock.now(),
+        realmId: p.realmId,
+        userId: claims.sub,
+        data: { clientId: clientId ?? null, sessionId: claims.sid },
+      });
+    }
+  }
+  if (postLogout !== undefined) {
+    const target = new URL(postLogout);
+    if (state !== undefined) target.searchParams.set("state", state);
+    return c.redirect(target.href, 303);
+  }
+  c.header("Content-Security-Policy", "default-src 'none'");
+  return c.html(
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Signed out</title></head><body><main><h1>Signed out</h1></main></body></html>',
+  );
+}

@@ -1,0 +1,252 @@
+/**
+ * Break-glass over HTTP (issue 12): the login goes through `POST /auth/login` with no MFA step-up
+ * and no risk block but the abuse gate; it sets LastUseAt and emits `breakglass.login` and
+ * `breakglass.rotation_required`; its session's `mfa` is `BreakGlass`, so its admin mutations
+ * carry actor kind `BreakGlass`; status, drill (right and wrong password) and rotation (clears
+ * rotation_required, ends the account's sessions); `/readyz` with `break_glass_drill` in both modes.
+ */
+import { strict as assert } from "node:assert";
+import { createBreakGlassAccount } from "../../../core/break-glass/account.ts";
+import { BreakGlassMonitor, DAY_MS } from "../../../core/break-glass/monitor.ts";
+import { ListIpReputation } from "../../../core/risk/providers.ts";
+import { fromBase64Url } from "../../../core/encoding.ts";
+import { EventPublisher } from "../../../core/events/publisher.ts";
+import { createApp } from "../../../http/app.ts";
+import { breakGlassReadinessCheck } from "../../../http/admin/break-glass.ts";
+import { adminBed } from "../../support/admin.ts";
+
+const REPUTATION = await Deno.readTextFile(new URL("../../fixtures/risk/ip-reputation.txt", import.meta.url));
+/** Listed with score 100: with a new device, a risk block for anyone else. */
+const BAD_IP = "192.0.2.66";
+
+Deno.test("break-glass: login, events, actor kind, status, drill, rotation", async (t) => {
+  const admin = await adminBed({ SVC_ABUSE_ACCOUNT_LOCKOUT_LIMIT: "3", SVC_ABUSE_PER_IP_LIMIT: "1000" }, {
+    reputation: ListIpReputation.parse(REPUTATION, "ip-reputation.txt"),
+  });
+  const { bed } = admin;
+  try {
+    const { account, password } = await createBreakGlassAccount({
+      storage: bed.storage,
+      passwords: bed.login.passwords,
+      random: bed.random,
+      clock: bed.clock,
+    }, { realmId: admin.realmId, actor: { id: "svc:cli", kind: "System" } });
+    const login = (body: unknown, ip = BAD_IP) =>
+      Promise.resolve(admin.app.request("/auth/login", {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      }, { clientAddress: ip }));
+    const bearer = (method: string, path: string, token: string, body?: unknown) =>
+      Promise.resolve(admin.app.request(path, {
+        method,
+        headers: {
+          Authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }));
+
+    await t.step("a risky sign-in that blocks anyone else signs the break-glass account in", async () => {
+      await bed.user("normal@example.test", "normal's password");
+      const normal = await login({ email: "normal@example.test", password: "normal's password" });
+      assert.equal(normal.status, 401, "the risk gate blocks an ordinary account here");
+      await normal.body?.cancel();
+    });
+
+    let token = "";
+    let rotatedPassword = "";
+    await t.step("no MFA step-up, no risk block; mfa BreakGlass; LastUseAt set; both events", async () => {
+      bed.events.length = 0;
+      const res = await login({ email: account.email, password });
+      assert.equal(res.status, 200, await res.clone().text());
+      const body = await res.json();
+      assert.equal(body.mfaRequired, undefined);
+      token = body.accessToken;
+      const claims = JSON.parse(new TextDecoder().decode(fromBase64Url(token.split(".")[1])));
+      assert.equal(claims.mfa, "BreakGlass");
+      const state = await bed.storage.breakGlass.get(admin.realmId);
+      assert.deepEqual(state?.lastUseAt, new Date(bed.clock.now()));
+      assert.equal(state?.rotationRequired, true);
+      const kinds = bed.events.map((e) => e.kind);
+      assert.ok(kinds.includes("breakglass.login"), kinds.join(","));
+      assert.ok(kinds.includes("breakglass.rotation_required"), kinds.join(","));
+      assert.ok(!kinds.includes("risk.evaluated"), "the risk gate never ran");
+      const ledger = (await bed.storage.securityEvents.listByUser(account.userId)).map((e) => e.kind);
+      assert.ok(ledger.includes("breakglass.login"));
+    });
+
+    await t.step("its admin mutations carry actor kind BreakGlass", async () => {
+      const res = await bearer("PUT", "/svc-admin/impersonation/consent", token, { consentRequired: false });
+      assert.equal(res.status, 200, await res.clone().text());
+      const entry = (await bed.storage.adminAudit.head(admin.realmId))!;
+      assert.deepEqual([entry.actorKind, entry.actorId], ["BreakGlass", account.userId]);
+    });
+
+    await t.step("status reports the use and rotation required", async () => {
+      const status = await (await admin.request("GET", "/svc-admin/break-glass/status")).json();
+      assert.equal(status.account.userId, account.userId);
+      assert.equal(status.lastUseAt, new Date(bed.clock.now()).toISOString());
+      assert.equal(status.rotationRequired, true);
+      assert.equal(status.drillOverdue, true, "never drilled");
+      assert.equal(status.drillWindowDays, 90);
+    });
+
+    await t.step(
+      "drill: a wrong password records nothing (422); the right one records the drill",
+      async () => {
+        const before = await admin.chainLength();
+        const wrong = await admin.request("POST", "/svc-admin/break-glass/drill", {
+          body: { password: "nope" },
+        });
+        assert.equal(wrong.status, 422);
+        assert.equal((await wrong.json()).error.code, "break_glass_drill_failed");
+        assert.equal(await admin.chainLength(), before);
+        const sessionsBefore = (await bed.storage.sessions.listActiveForUser(account.userId)).length;
+        const ok = await admin.request("POST", "/svc-admin/break-glass/drill", { body: { password } });
+        assert.equal(ok.status, 200);
+        const status = await ok.json();
+        assert.equal(status.lastDrillAt, new Date(bed.clock.now()).toISOString());
+        assert.equal(status.drillOverdue, false);
+        assert.equal(status.drillDueAt, new Date(bed.clock.now() + 90 * DAY_MS).toISOString());
+        assert.equal(
+          (await bed.storage.sessions.listActiveForUser(account.userId)).length,
+          sessionsBefore,
+          "no session",
+        );
+        assert.equal((await bed.storage.adminAudit.head(admin.realmId))!.action, "breakglass.drill");
+      },
+    );
+
+    await t.step(
+      "rotation: a new password once, rotation_required cleared, old sessions and password stop",
+      async () => {
+        const res = await admin.request("POST", "/svc-admin/break-glass/rotate");
+        assert.equal(res.status, 200);
+        assert.equal(res.headers.get("Cache-Control"), "no-store");
+        const rotated = await res.json();
+        rotatedPassword = rotated.password;
+        assert.notEqual(rotated.password, password);
+        assert.ok(rotated.sessionsEnded >= 1);
+        assert.equal((await bed.storage.breakGlass.get(admin.realmId))?.rotationRequired, false);
+        const entry = (await bed.storage.adminAudit.head(admin.realmId))!;
+        assert.equal(entry.action, "breakglass.rotate");
+        assert.ok(!JSON.stringify(entry.after).includes(rotated.password), "never the password in the chain");
+        assert.equal((await bearer("GET", "/profile/me", token)).status, 401, "its old session ended");
+        const old = await login({ email: account.email, password }, "198.51.100.8");
+        assert.equal(old.status, 401);
+        await old.body?.cancel();
+        const fresh = await login({ email: account.email, password: rotated.password }, "198.51.100.8");
+        assert.equal(fresh.status, 200);
+        await fresh.body?.cancel();
+      },
+    );
+
+    await t.step("no account: drill and rotate are 409", async () => {
+      await bed.database.db.updateTable("users").set({ is_break_glass: false }).where(
+        "id",
+        "=",
+        account.userId,
+      )
+        .execute();
+      const res = await admin.request("POST", "/svc-admin/break-glass/rotate");
+      assert.equal(res.status, 409);
+      assert.equal((await res.json()).error.code, "break_glass_account_missing");
+      await bed.database.db.updateTable("users").set({ is_break_glass: true }).where(
+        "id",
+        "=",
+        account.userId,
+      )
+        .execute();
+    });
+    await t.step("the abuse gate still applies", async () => {
+      for (let i = 0; i < 3; i++) {
+        const wrong = await login({ email: account.email, password: "wrong" }, "198.51.100.7");
+        assert.equal(wrong.status, 401);
+        await wrong.body?.cancel();
+      }
+      const locked = await login({ email: account.email, password: rotatedPassword }, "198.51.100.7");
+      assert.equal(locked.status, 429, "locked out even with the right password");
+      await locked.body?.cancel();
+    });
+    await t.step("drills are password checks: they share the account's lockout", async () => {
+      const before = (await bed.storage.breakGlass.get(admin.realmId))?.lastDrillAt?.getTime();
+      const res = await admin.request("POST", "/svc-admin/break-glass/drill", {
+        body: { password: rotatedPassword },
+      });
+      assert.equal(res.status, 429);
+      assert.equal((await res.json()).error.code, "login_blocked");
+      assert.equal((await bed.storage.breakGlass.get(admin.realmId))?.lastDrillAt?.getTime(), before);
+    });
+  } finally {
+    await admin.close();
+  }
+});
+
+Deno.test("/readyz with break_glass_drill: reported (200) by default, 503 when required", async () => {
+  const admin = await adminBed();
+  const { bed } = admin;
+  try {
+    const publisher = new EventPublisher({
+      storage: bed.storage,
+      sink: { emit: () => {} },
+      clock: bed.clock,
+      random: bed.random,
+    });
+    const monitor = new BreakGlassMonitor({
+      storage: bed.storage,
+      clock: bed.clock,
+      events: publisher,
+      drillWindowMs: bed.config.breakGlass.drillWindowDays * DAY_MS,
+    });
+    const readyz = async (required: boolean) => {
+      const app = createApp({
+        config: bed.config,
+        readinessChecks: [
+          { name: "database", check: () => Promise.resolve() },
+          breakGlassReadinessCheck(monitor, required),
+        ],
+        clock: bed.clock,
+        random: bed.random,
+      });
+      const res = await app.request("/readyz");
+      return { status: res.status, body: await res.json() };
+    };
+    assert.equal(bed.config.breakGlass.drillRequiredForReadiness, false, "the default");
+    assert.deepEqual(await readyz(false), {
+      status: 200,
+      body: {
+        status: "ready",
+        checks: { database: { status: "ok" }, break_glass_drill: { status: "ok", critical: false } },
+      },
+    });
+    await createBreakGlassAccount({
+      storage: bed.storage,
+      passwords: bed.login.passwords,
+      random: bed.random,
+      clock: bed.clock,
+    }, { realmId: admin.realmId, actor: { id: "svc:cli", kind: "System" } });
+    const overdue = { status: "fail", error: "break-glass drill overdue in 1 realm" };
+    assert.deepEqual(await readyz(false), {
+      status: 200,
+      body: {
+        status: "ready",
+        checks: { database: { status: "ok" }, break_glass_drill: { ...overdue, critical: false } },
+      },
+    });
+    assert.deepEqual(await readyz(true), {
+      status: 503,
+      body: { status: "not_ready", checks: { database: { status: "ok" }, break_glass_drill: overdue } },
+    });
+    await bed.storage.breakGlass.recordDrill(admin.realmId);
+    assert.equal((await readyz(true)).status, 200);
+    bed.clock.advance(90 * DAY_MS);
+    assert.equal((await readyz(true)).status, 503, "the window passed");
+    const { config } = (await import("../../../core/config/mod.ts")).loadConfig({
+      env: { SVC_BREAK_GLASS_DRILL_REQUIRED_FOR_READINESS: "true", SVC_BREAK_GLASS_DRILL_WINDOW_DAYS: "30" },
+    });
+    assert.deepEqual(config.breakGlass, { drillWindowDays: 30, drillRequiredForReadiness: true });
+  } finally {
+    await admin.close();
+  }
+});

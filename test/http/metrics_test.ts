@@ -1,0 +1,95 @@
+/**
+ * `GET /metrics` and the request recorder on the Hono app: the token fence (no token configured:
+ * no route; missing or wrong token: 401), the exposition content type, requests counted by their
+ * registered route (never the raw URL) and status, events by kind, and the webhook queue and
+ * snapshot cache gauges.
+ */
+import assert from "node:assert/strict";
+import { ManualClock } from "../../core/clock.ts";
+import { loadConfig } from "../../core/config/mod.ts";
+import { createSvcMetrics } from "../../core/metrics/svc-metrics.ts";
+import { seededRandom } from "../../core/random.ts";
+import { createApp } from "../../http/app.ts";
+import { PROMETHEUS_CONTENT_TYPE } from "../../http/metrics.ts";
+
+const TOKEN = "metrics-token-0123456789abcdef0123456789";
+
+function bed(env: Record<string, string> = { SVC_METRICS_TOKEN: TOKEN }) {
+  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  let monotonic = 0;
+  const metrics = createSvcMetrics({
+    now: () => clock.now(),
+    webhookQueue: () =>
+      Promise.resolve({ pending: 2, retrying: 1, deadLetter: 0, oldestDueAt: clock.now() - 30_000 }),
+    snapshots: { cachedCount: 5, lookups: { hits: 7, misses: 3 } },
+  });
+  const app = createApp({
+    config: loadConfig({ env }).config,
+    readinessChecks: [],
+    clock,
+    random: seededRandom(9),
+    // Each reading advances 20 ms: every request takes 20 ms on this clock.
+    metrics: { recorder: metrics, now: () => (monotonic += 20) },
+    routes: [(a) => a.get("/things/:id", (c) => c.json({ id: c.req.param("id") }))],
+  });
+  return { app, metrics };
+}
+
+const scrape = (app: ReturnType<typeof bed>["app"], token = TOKEN) =>
+  app.request("/metrics", { headers: { Authorization: `Bearer ${token}` } });
+
+Deno.test("metrics: without a configured token there is no /metrics route", async () => {
+  const { app } = bed({});
+  assert.equal((await app.request("/metrics")).status, 404);
+  const doc = await (await app.request("/openapi.json")).json();
+  assert.equal(doc.paths["/metrics"], undefined);
+});
+
+Deno.test("metrics: a missing or wrong token is 401; the right one gets the exposition text", async () => {
+  const { app } = bed();
+  const none = await app.request("/metrics");
+  assert.equal(none.status, 401);
+  assert.equal((await none.json()).error.code, "unauthenticated");
+  assert.equal((await scrape(app, TOKEN.slice(0, -1) + "x")).status, 401);
+  const res = await scrape(app);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("content-type"), PROMETHEUS_CONTENT_TYPE);
+  assert.equal(res.headers.get("cache-control"), "no-store");
+  const doc = await (await app.request("/openapi.json")).json();
+  assert.ok(doc.paths["/metrics"].get, "documented in the OpenAPI document");
+});
+
+Deno.test("metrics: requests are counted by registered route and status, with latency", async () => {
+  const { app, metrics } = bed();
+  for (const id of ["1", "2", "3"]) await (await app.request(`/things/${id}`)).body?.cancel();
+  await (await app.request("/nowhere/at/all")).body?.cancel();
+  const text = await (await scrape(app)).text();
+  assert.match(text, /^svc_http_requests_total\{method="GET",route="\/things\/:id",status="200"\} 3$/m);
+  assert.match(text, /^svc_http_requests_total\{method="GET",route="unmatched",status="404"\} 1$/m);
+  assert.doesNotMatch(text, /things\/1/, "raw URLs never become labels");
+  assert.match(
+    text,
+    /^svc_http_request_duration_seconds_bucket\{method="GET",route="\/things\/:id",le="0.025"\} 3$/m,
+  );
+  assert.match(
+    text,
+    /^svc_http_request_duration_seconds_bucket\{method="GET",route="\/things\/:id",le="0.01"\} 0$/m,
+  );
+  assert.equal(metrics.httpDuration.count({ method: "GET", route: "/things/:id" }), 3);
+});
+
+Deno.test("metrics: events by kind, the webhook queue and the snapshot cache", async () => {
+  const { app, metrics } = bed();
+  metrics.onEvent({ kind: "login.succeeded" });
+  metrics.onEvent({ kind: "login.succeeded" });
+  metrics.onEvent({ kind: "token.refresh_reuse_detected" });
+  const text = await (await scrape(app)).text();
+  assert.match(text, /^svc_events_total\{kind="login.succeeded"\} 2$/m);
+  assert.match(text, /^svc_events_total\{kind="token.refresh_reuse_detected"\} 1$/m);
+  assert.match(text, /^svc_webhook_deliveries\{status="pending"\} 2$/m);
+  assert.match(text, /^svc_webhook_deliveries\{status="retrying"\} 1$/m);
+  assert.match(text, /^svc_webhook_queue_lag_seconds 30$/m);
+  assert.match(text, /^# TYPE svc_snapshot_cache_lookups_total counter$/m);
+  assert.match(text, /^svc_snapshot_cache_lookups_total\{result="hit"\} 7$/m);
+  assert.match(text, /^svc_snapshot_cache_entries 5$/m);
+});

@@ -1,0 +1,53 @@
+/**
+ * The hosted account pages' routes (issue 14): the shell at the configured mount for every page
+ * a mailed link opens, under the static-app CSP; hashed assets; the public settings (branding,
+ * returnTo origins); and mailed links pointing at the same mount.
+ */
+import { strict as assert } from "node:assert";
+import { STATIC_APP_CSP } from "../../../http/static-app.ts";
+import { mailMessages, mailSettingsFromConfig } from "../../../core/mail/messages.ts";
+import { adminBed } from "../../support/admin.ts";
+
+Deno.test("hosted pages: the shell at a configured mount, its assets, and the settings", async () => {
+  const admin = await adminBed({
+    SVC_ACCOUNT_MOUNT_PATH: "/me",
+    SVC_BRAND_PRODUCT_NAME: "Acme ID",
+    SVC_BRAND_COLOR: "#aa3300",
+    SVC_ACCOUNT_RETURN_TO_ORIGINS: "https://app.example.com",
+  });
+  try {
+    for (const page of ["", "/", "/sign-in", "/reset-password", "/accept-invitation", "/verify-email"]) {
+      const res = await admin.app.request(`/me${page}`);
+      assert.equal(res.status, 200, page);
+      assert.equal(res.headers.get("Content-Security-Policy"), STATIC_APP_CSP);
+      const html = await res.text();
+      assert.match(html, /<base href="\/me\/">/);
+      assert.doesNotMatch(html, /<script>(?!<\/script>)/, "no inline script");
+      const script = /src="(assets\/main\.[0-9a-f]+\.js)"/.exec(html);
+      assert.ok(script, "a hashed script");
+      const asset = await admin.app.request(`/me/${script[1]}`);
+      assert.equal(asset.status, 200);
+      assert.match(asset.headers.get("Cache-Control") ?? "", /immutable/);
+      await asset.body?.cancel();
+    }
+    assert.equal((await admin.app.request("/me/assets/nope.js")).status, 404);
+    assert.equal((await admin.app.request("/account/sign-in")).status, 404, "only the configured mount");
+
+    const settings = await admin.app.request("/auth/hosted-settings");
+    assert.equal(settings.status, 200);
+    assert.deepEqual(await settings.json(), {
+      productName: "Acme ID",
+      color: "#aa3300",
+      logoUrl: null,
+      returnToOrigins: ["https://app.example.com"],
+    });
+
+    const mail = mailMessages(mailSettingsFromConfig(admin.bed.config));
+    const reset = mail.passwordReset({ to: "a@example.com", token: "t1", ttlSeconds: 60 });
+    assert.ok(reset.text.includes(`${admin.bed.config.server.baseUrl}/me/reset-password?token=t1`));
+    assert.match(reset.html, /#aa3300/);
+    assert.match(reset.subject, /Acme ID/);
+  } finally {
+    await admin.close();
+  }
+});
