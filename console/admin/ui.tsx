@@ -16,16 +16,35 @@ export interface Loaded<T> {
   reload(): void;
 }
 
+/**
+ * Whether the component is still on the page. hono/jsx/dom runs an effect that was scheduled
+ * just before its component was removed after the removal, and never runs that effect's
+ * cleanup; state set from there puts the removed component back on the page (a second copy of
+ * a page after a navigation). Work that ends after an await checks this before setting state.
+ */
+export function useMounted(): { readonly current: boolean } {
+  const mounted = useRef(true);
+  useEffect(() => {
+    mounted.current = true;
+    return () => {
+      mounted.current = false;
+    };
+  }, []);
+  return mounted;
+}
+
 /** Loads data with `loader`, again whenever `key` changes or `reload()` is called. */
 export function useLoad<T>(loader: () => Promise<T>, key: string): Loaded<T> {
   const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
   const [tick, setTick] = useState(0);
+  const mounted = useMounted();
   useEffect(() => {
+    if (!mounted.current) return;
     let live = true;
     setState((s) => ({ ...s, loading: true }));
     loader().then(
-      (data) => live && setState({ data, loading: false }),
-      (error) => live && setState({ error, loading: false }),
+      (data) => live && mounted.current && setState({ data, loading: false }),
+      (error) => live && mounted.current && setState({ error, loading: false }),
     );
     return () => {
       live = false;
@@ -187,6 +206,7 @@ export function useForm(action: (values: FormValues, form: HTMLFormElement) => P
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
   const [fields, setFields] = useState<Record<string, string>>({});
+  const mounted = useMounted();
   const onSubmit = useCallback((e: Event) => {
     e.preventDefault();
     const form = e.currentTarget as HTMLFormElement;
@@ -198,8 +218,10 @@ export function useForm(action: (values: FormValues, form: HTMLFormElement) => P
     setError(undefined);
     setFields({});
     action(values, form).then(
-      () => setBusy(false),
+      () => mounted.current && setBusy(false),
       (err) => {
+        // The action may have navigated away before it failed: nothing left to show it on.
+        if (!mounted.current) return;
         setBusy(false);
         setError(err);
         if (err instanceof ApiError && err.details) {
