@@ -356,3 +356,54 @@ export function Pager(
     </nav>
   );
 }
+
+/**
+ * A table of `rows`: one header per column (an empty label heads a column of row actions, named
+ * for screen readers only) and one `<tr>` per row, whose cells `row` gives.
+ */
+export function Table<T>(
+  props: { columns: readonly string[]; rows: readonly T[]; row: (item: T) => Child; caption?: string },
+) {
+  return (
+    <table>
+      {props.caption ? <caption class="sr-only">{props.caption}</caption> : null}
+      <thead>
+        <tr>
+          {props.columns.map((label) => (
+            <th key={label} scope="col">{label === "" ? <span class="sr-only">Actions</span> : label}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>{props.rows.map((item, i) => <tr key={i}>{props.row(item)}</tr>)}</tbody>
+    </table>
+  );
+}
+
+/** One page of an `{items, offset, limit, total}` list from the admin API. */
+export interface ListPage<T> {
+  readonly items: readonly T[];
+  readonly offset: number;
+  readonly limit: number;
+  readonly total: number;
+}
+
+/** A page of a list: the empty note, or its {@link Table} with the {@link Pager} under it. */
+export function PagedTable<T>(
+  props: {
+    list: ListPage<T>;
+    empty: string;
+    columns: readonly string[];
+    row: (item: T) => Child;
+    onPage: (offset: number) => void;
+    caption?: string;
+  },
+) {
+  const { list } = props;
+  if (list.items.length === 0 && list.offset === 0) return <Empty>{props.empty}</Empty>;
+  return (
+    <>
+      <Table columns={props.columns} rows={list.items} row={props.row} caption={props.caption} />
+      <Pager offset={list.offset} limit={list.limit} total={list.total} onPage={props.onPage} />
+    </>
+  );
+}

@@ -7,7 +7,7 @@
 import { useState } from "hono/jsx/dom";
 import { api } from "../api.ts";
 import { createCredential } from "../webauthn.ts";
-import { ConfirmButton, Empty, ErrorNote, Field, Page, Show, useLoad, When } from "../ui.tsx";
+import { ConfirmButton, Empty, ErrorNote, Field, Page, Show, Table, useLoad, When } from "../ui.tsx";
 
 /** The "my passkeys" page. */
 export function MyAccount() {
@@ -38,42 +38,32 @@ export function MyAccount() {
       <Show loaded={loaded}>
         {(d) =>
           d.passkeys.length === 0 ? <Empty>No passkey yet.</Empty> : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">
-                    <span class="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {(d.passkeys as any[]).map((p) => (
-                  <tr>
-                    <td>{p.name ?? "passkey"}</td>
-                    <td>
-                      <When at={p.createdAt} />
-                    </td>
-                    <td>
-                      <When at={p.lastUsedAt} />
-                    </td>
-                    <td>
-                      <ConfirmButton
-                        label="Remove"
-                        title="Remove this passkey?"
-                        message="You can no longer sign in with it."
-                        onConfirm={async () => {
-                          await api("DELETE", `/auth/passkey/${encodeURIComponent(p.credentialId)}`);
-                          loaded.reload();
-                        }}
-                      />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <Table
+              columns={["Name", "Created", "Last used", ""]}
+              rows={d.passkeys as any[]}
+              row={(p) => (
+                <>
+                  <td>{p.name ?? "passkey"}</td>
+                  <td>
+                    <When at={p.createdAt} />
+                  </td>
+                  <td>
+                    <When at={p.lastUsedAt} />
+                  </td>
+                  <td>
+                    <ConfirmButton
+                      label="Remove"
+                      title="Remove this passkey?"
+                      message="You can no longer sign in with it."
+                      onConfirm={async () => {
+                        await api("DELETE", `/auth/passkey/${encodeURIComponent(p.credentialId)}`);
+                        loaded.reload();
+                      }}
+                    />
+                  </td>
+                </>
+              )}
+            />
           )}
       </Show>
       <form onSubmit={register} class="card" aria-labelledby="reg-h">

@@ -7,7 +7,7 @@
  */
 import { useState } from "hono/jsx/dom";
 import { api } from "../api.ts";
-import { Empty, Field, FormError, Page, Submit, useForm } from "../ui.tsx";
+import { Empty, Field, FormError, Page, Submit, Table, useForm } from "../ui.tsx";
 import { jsonField, resolveUserId } from "./common.ts";
 
 const OUTCOME_HELP: Record<string, string> = {
@@ -96,34 +96,25 @@ export function Explain() {
                 : null}; snapshot built {new Date(result.snapshot.builtAt).toLocaleString()}.
             </p>
             {result.grants.length === 0 ? <Empty>The user holds no grant.</Empty> : (
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Grant</th>
-                    <th scope="col">Effect</th>
-                    <th scope="col">From</th>
-                    <th scope="col">Condition</th>
-                    <th scope="col">Verdict</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {(result.grants as any[]).map((g) => (
-                    <tr>
-                      <td>
-                        <code>{g.pattern}</code>
-                      </td>
-                      <td>{g.effect}</td>
-                      <td>{g.source}{g.orgId ? ` (org ${g.orgId.slice(0, 8)})` : ""}</td>
-                      <td>{g.condition ? <pre class="json">{JSON.stringify(g.condition)}</pre> : "—"}</td>
-                      <td data-outcome={g.outcome}>
-                        <strong>{g.outcome}</strong>
-                        <br />
-                        <small>{OUTCOME_HELP[g.outcome] ?? ""}</small>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <Table
+                columns={["Grant", "Effect", "From", "Condition", "Verdict"]}
+                rows={result.grants as any[]}
+                row={(g) => (
+                  <>
+                    <td>
+                      <code>{g.pattern}</code>
+                    </td>
+                    <td>{g.effect}</td>
+                    <td>{g.source}{g.orgId ? ` (org ${g.orgId.slice(0, 8)})` : ""}</td>
+                    <td>{g.condition ? <pre class="json">{JSON.stringify(g.condition)}</pre> : "—"}</td>
+                    <td data-outcome={g.outcome}>
+                      <strong>{g.outcome}</strong>
+                      <br />
+                      <small>{OUTCOME_HELP[g.outcome] ?? ""}</small>
+                    </td>
+                  </>
+                )}
+              />
             )}
             {result.skippedGrants.length > 0
               ? (

@@ -9,11 +9,10 @@ import { href } from "../router.ts";
 import { useSession } from "../session.ts";
 import {
   ConfirmButton,
-  Empty,
   Field,
   FormError,
   Page,
-  Pager,
+  PagedTable,
   SecretOnce,
   Show,
   Submit,
@@ -95,65 +94,46 @@ export function Impersonation() {
         />
       </div>
       <Show loaded={loaded}>
-        {(list) =>
-          list.items.length === 0 ? <Empty>No impersonation.</Empty> : (
-            <>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Target</th>
-                    <th scope="col">Actor</th>
-                    <th scope="col">Reason</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Ends</th>
-                    <th scope="col">
-                      <span class="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {(list.items as any[]).map((i) => (
-                    <tr>
-                      <td>
-                        <a href={href(`/users/${i.targetId}`)}>
-                          <code>{i.targetId.slice(0, 8)}</code>
-                        </a>
-                      </td>
-                      <td>
-                        <code>{i.actorId.slice(0, 8)}</code>
-                      </td>
-                      <td>{i.reason}</td>
-                      <td>{i.status}</td>
-                      <td>
-                        <When at={i.endedAt ?? i.expiresAt} />
-                      </td>
-                      <td>
-                        {i.current
-                          ? (
-                            <ConfirmButton
-                              label="End"
-                              title="End this impersonation?"
-                              message="Its tokens stop at once."
-                              onConfirm={async () => {
-                                await api("POST", `/svc-admin/impersonation/${i.id}/end`, {});
-                                loaded.reload();
-                              }}
-                            />
-                          )
-                          : null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              <Pager
-                offset={list.offset}
-                limit={list.limit}
-                total={list.total}
-                onPage={(offset) => setFilter({ ...filter, offset })}
-              />
-            </>
-          )}
+        {(list) => (
+          <PagedTable
+            list={list}
+            empty="No impersonation."
+            onPage={(offset) => setFilter({ ...filter, offset })}
+            columns={["Target", "Actor", "Reason", "Status", "Ends", ""]}
+            row={(i: any) => (
+              <>
+                <td>
+                  <a href={href(`/users/${i.targetId}`)}>
+                    <code>{i.targetId.slice(0, 8)}</code>
+                  </a>
+                </td>
+                <td>
+                  <code>{i.actorId.slice(0, 8)}</code>
+                </td>
+                <td>{i.reason}</td>
+                <td>{i.status}</td>
+                <td>
+                  <When at={i.endedAt ?? i.expiresAt} />
+                </td>
+                <td>
+                  {i.current
+                    ? (
+                      <ConfirmButton
+                        label="End"
+                        title="End this impersonation?"
+                        message="Its tokens stop at once."
+                        onConfirm={async () => {
+                          await api("POST", `/svc-admin/impersonation/${i.id}/end`, {});
+                          loaded.reload();
+                        }}
+                      />
+                    )
+                    : null}
+                </td>
+              </>
+            )}
+          />
+        )}
       </Show>
     </Page>
   );

@@ -14,9 +14,10 @@ import {
   Field,
   FormError,
   Page,
-  Pager,
+  PagedTable,
   Show,
   Submit,
+  Table,
   useForm,
   useLoad,
   When,
@@ -62,43 +63,28 @@ export function Organizations() {
         )
         : null}
       <Show loaded={loaded}>
-        {(list) =>
-          list.items.length === 0 ? <Empty>No organization.</Empty> : (
-            <>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Organization</th>
-                    <th scope="col">Name</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Created</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {(list.items as any[]).map((o) => (
-                    <tr>
-                      <td>
-                        <a href={href(`/organizations/${o.id}`)}>{o.displayName}</a>
-                      </td>
-                      <td>
-                        <code>{o.name}</code>
-                      </td>
-                      <td>{o.status}</td>
-                      <td>
-                        <When at={o.createdAt} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              <Pager
-                offset={list.offset}
-                limit={list.limit}
-                total={list.total}
-                onPage={(offset) => setSearch({ ...search, offset })}
-              />
-            </>
-          )}
+        {(list) => (
+          <PagedTable
+            list={list}
+            empty="No organization."
+            onPage={(offset) => setSearch({ ...search, offset })}
+            columns={["Organization", "Name", "Status", "Created"]}
+            row={(o: any) => (
+              <>
+                <td>
+                  <a href={href(`/organizations/${o.id}`)}>{o.displayName}</a>
+                </td>
+                <td>
+                  <code>{o.name}</code>
+                </td>
+                <td>{o.status}</td>
+                <td>
+                  <When at={o.createdAt} />
+                </td>
+              </>
+            )}
+          />
+        )}
       </Show>
       {session.isGlobal("orgs-manage")
         ? (
@@ -132,55 +118,44 @@ function Members(props: { orgId: string; canManage: boolean }) {
     <section class="card" aria-labelledby="members-h">
       <h2 id="members-h">Members</h2>
       <Show loaded={loaded}>
-        {(list) =>
-          list.items.length === 0 ? <Empty>No member.</Empty> : (
-            <>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">User</th>
-                    <th scope="col">Joined</th>
-                    <th scope="col">
-                      <span class="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {(list.items as any[]).map((m) => (
-                    <tr>
-                      <td>
-                        <a href={href(`/users/${m.userId}`)}>
-                          <code>{m.userId}</code>
-                        </a>
-                      </td>
-                      <td>
-                        <When at={m.joinedAt} />
-                      </td>
-                      <td>
-                        {props.canManage
-                          ? (
-                            <ConfirmButton
-                              label="Remove"
-                              title="Remove this member?"
-                              message="The user leaves the organization and its teams."
-                              onConfirm={async () => {
-                                await api(
-                                  "DELETE",
-                                  `/svc-admin/organizations/${props.orgId}/members/${m.userId}`,
-                                );
-                                loaded.reload();
-                              }}
-                            />
-                          )
-                          : null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              <Pager offset={list.offset} limit={list.limit} total={list.total} onPage={setOffset} />
-            </>
-          )}
+        {(list) => (
+          <PagedTable
+            list={list}
+            empty="No member."
+            onPage={setOffset}
+            columns={["User", "Joined", ""]}
+            row={(m: any) => (
+              <>
+                <td>
+                  <a href={href(`/users/${m.userId}`)}>
+                    <code>{m.userId}</code>
+                  </a>
+                </td>
+                <td>
+                  <When at={m.joinedAt} />
+                </td>
+                <td>
+                  {props.canManage
+                    ? (
+                      <ConfirmButton
+                        label="Remove"
+                        title="Remove this member?"
+                        message="The user leaves the organization and its teams."
+                        onConfirm={async () => {
+                          await api(
+                            "DELETE",
+                            `/svc-admin/organizations/${props.orgId}/members/${m.userId}`,
+                          );
+                          loaded.reload();
+                        }}
+                      />
+                    )
+                    : null}
+                </td>
+              </>
+            )}
+          />
+        )}
       </Show>
       {props.canManage
         ? (
@@ -218,57 +193,47 @@ function Domains(props: { orgId: string; canManage: boolean }) {
       <Show loaded={loaded}>
         {(list) =>
           list.items.length === 0 ? <Empty>No domain.</Empty> : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Domain</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Proof (TXT record)</th>
-                  <th scope="col">
-                    <span class="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {(list.items as any[]).map((d) => (
-                  <tr>
-                    <td>
-                      {d.value} <small class="muted">({d.kind})</small>
-                    </td>
-                    <td>{d.verified ? <strong class="ok">verified</strong> : "not verified"}</td>
-                    <td>
-                      {d.verificationRecord
-                        ? <code>{d.verificationRecord.name} TXT {d.verificationRecord.value}</code>
-                        : "—"}
-                    </td>
-                    <td>
-                      {props.canManage && !d.verified
-                        ? (
-                          <button
-                            type="button"
-                            onClick={async () => {
-                              setVerifyError(null);
-                              try {
-                                await api(
-                                  "POST",
-                                  `/svc-admin/organizations/${props.orgId}/domains/${d.id}/verify`,
-                                  {},
-                                );
-                              } catch (error) {
-                                setVerifyError(`${d.value}: ${(error as Error).message}`);
-                              }
-                              loaded.reload();
-                            }}
-                          >
-                            Verify
-                          </button>
-                        )
-                        : null}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <Table
+              columns={["Domain", "State", "Proof (TXT record)", ""]}
+              rows={list.items as any[]}
+              row={(d) => (
+                <>
+                  <td>
+                    {d.value} <small class="muted">({d.kind})</small>
+                  </td>
+                  <td>{d.verified ? <strong class="ok">verified</strong> : "not verified"}</td>
+                  <td>
+                    {d.verificationRecord
+                      ? <code>{d.verificationRecord.name} TXT {d.verificationRecord.value}</code>
+                      : "—"}
+                  </td>
+                  <td>
+                    {props.canManage && !d.verified
+                      ? (
+                        <button
+                          type="button"
+                          onClick={async () => {
+                            setVerifyError(null);
+                            try {
+                              await api(
+                                "POST",
+                                `/svc-admin/organizations/${props.orgId}/domains/${d.id}/verify`,
+                                {},
+                              );
+                            } catch (error) {
+                              setVerifyError(`${d.value}: ${(error as Error).message}`);
+                            }
+                            loaded.reload();
+                          }}
+                        >
+                          Verify
+                        </button>
+                      )
+                      : null}
+                  </td>
+                </>
+              )}
+            />
           )}
       </Show>
       {props.canManage

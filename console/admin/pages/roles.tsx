@@ -14,9 +14,10 @@ import {
   Field,
   FormError,
   Page,
-  Pager,
+  PagedTable,
   Show,
   Submit,
+  Table,
   useForm,
   useLoad,
   When,
@@ -103,38 +104,28 @@ export function Roles() {
   return (
     <Page title="Roles and grants">
       <Show loaded={loaded}>
-        {(list) =>
-          list.items.length === 0 ? <Empty>No role yet.</Empty> : (
-            <>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Role</th>
-                    <th scope="col">Key</th>
-                    <th scope="col">Scope</th>
-                    <th scope="col">Created</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {(list.items as any[]).map((r) => (
-                    <tr>
-                      <td>
-                        <a href={href(`/roles/${r.id}`)}>{r.displayName}</a>
-                      </td>
-                      <td>
-                        <code>{r.key}</code>
-                      </td>
-                      <td>{r.orgId ? `organization ${r.orgId.slice(0, 8)}` : "realm"}</td>
-                      <td>
-                        <When at={r.createdAt} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              <Pager offset={list.offset} limit={list.limit} total={list.total} onPage={setOffset} />
-            </>
-          )}
+        {(list) => (
+          <PagedTable
+            list={list}
+            empty="No role yet."
+            onPage={setOffset}
+            columns={["Role", "Key", "Scope", "Created"]}
+            row={(r: any) => (
+              <>
+                <td>
+                  <a href={href(`/roles/${r.id}`)}>{r.displayName}</a>
+                </td>
+                <td>
+                  <code>{r.key}</code>
+                </td>
+                <td>{r.orgId ? `organization ${r.orgId.slice(0, 8)}` : "realm"}</td>
+                <td>
+                  <When at={r.createdAt} />
+                </td>
+              </>
+            )}
+          />
+        )}
       </Show>
       {session.canAny("roles-manage") ? <CreateRole onDone={loaded.reload} /> : null}
     </Page>
@@ -161,48 +152,38 @@ function Assignments(props: { role: any; canManage: boolean }) {
       <Show loaded={loaded}>
         {(list) =>
           list.items.length === 0 ? <Empty>Not assigned to anyone.</Empty> : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Principal</th>
-                  <th scope="col">Organization</th>
-                  <th scope="col">Since</th>
-                  <th scope="col">
-                    <span class="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {(list.items as any[]).map((a) => (
-                  <tr>
-                    <td>
-                      {a.principalKind === "User"
-                        ? <a href={href(`/users/${a.principalId}`)}>{a.principalId}</a>
-                        : `${a.principalKind} ${a.principalId}`}
-                    </td>
-                    <td>{a.orgId ?? "—"}</td>
-                    <td>
-                      <When at={a.createdAt} />
-                    </td>
-                    <td>
-                      {props.canManage
-                        ? (
-                          <ConfirmButton
-                            label="Remove"
-                            title="Remove this assignment?"
-                            message="The principal loses the role's grants."
-                            onConfirm={async () => {
-                              await api("DELETE", `/svc-admin/role-assignments/${a.id}`);
-                              loaded.reload();
-                            }}
-                          />
-                        )
-                        : null}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <Table
+              columns={["Principal", "Organization", "Since", ""]}
+              rows={list.items as any[]}
+              row={(a) => (
+                <>
+                  <td>
+                    {a.principalKind === "User"
+                      ? <a href={href(`/users/${a.principalId}`)}>{a.principalId}</a>
+                      : `${a.principalKind} ${a.principalId}`}
+                  </td>
+                  <td>{a.orgId ?? "—"}</td>
+                  <td>
+                    <When at={a.createdAt} />
+                  </td>
+                  <td>
+                    {props.canManage
+                      ? (
+                        <ConfirmButton
+                          label="Remove"
+                          title="Remove this assignment?"
+                          message="The principal loses the role's grants."
+                          onConfirm={async () => {
+                            await api("DELETE", `/svc-admin/role-assignments/${a.id}`);
+                            loaded.reload();
+                          }}
+                        />
+                      )
+                      : null}
+                  </td>
+                </>
+              )}
+            />
           )}
       </Show>
       {props.canManage
@@ -251,46 +232,35 @@ export function RoleDetail(props: { id: string }) {
             <section class="card" aria-labelledby="grants-h">
               <h2 id="grants-h">Grants</h2>
               {role.grants.length === 0 ? <Empty>No grant.</Empty> : (
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Pattern</th>
-                      <th scope="col">Effect</th>
-                      <th scope="col">Condition</th>
-                      <th scope="col">Teams</th>
-                      <th scope="col">
-                        <span class="sr-only">Actions</span>
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {(role.grants as any[]).map((g) => (
-                      <tr>
-                        <td>
-                          <code>{g.pattern}</code>
-                        </td>
-                        <td>{g.effect}</td>
-                        <td>{g.condition ? <pre class="json">{JSON.stringify(g.condition)}</pre> : "—"}</td>
-                        <td>{g.teamIds.join(", ") || "—"}</td>
-                        <td>
-                          {canManage
-                            ? (
-                              <ConfirmButton
-                                label="Remove"
-                                title="Remove this grant?"
-                                message={<code>{g.pattern}</code>}
-                                onConfirm={async () => {
-                                  await api("DELETE", `/svc-admin/roles/${role.id}/grants/${g.id}`);
-                                  loaded.reload();
-                                }}
-                              />
-                            )
-                            : null}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
+                <Table
+                  columns={["Pattern", "Effect", "Condition", "Teams", ""]}
+                  rows={role.grants as any[]}
+                  row={(g) => (
+                    <>
+                      <td>
+                        <code>{g.pattern}</code>
+                      </td>
+                      <td>{g.effect}</td>
+                      <td>{g.condition ? <pre class="json">{JSON.stringify(g.condition)}</pre> : "—"}</td>
+                      <td>{g.teamIds.join(", ") || "—"}</td>
+                      <td>
+                        {canManage
+                          ? (
+                            <ConfirmButton
+                              label="Remove"
+                              title="Remove this grant?"
+                              message={<code>{g.pattern}</code>}
+                              onConfirm={async () => {
+                                await api("DELETE", `/svc-admin/roles/${role.id}/grants/${g.id}`);
+                                loaded.reload();
+                              }}
+                            />
+                          )
+                          : null}
+                      </td>
+                    </>
+                  )}
+                />
               )}
               {canManage
                 ? (

@@ -9,11 +9,10 @@ import { api, query } from "../api.ts";
 import { useSession } from "../session.ts";
 import {
   ConfirmButton,
-  Empty,
   Field,
   FormError,
   Page,
-  Pager,
+  PagedTable,
   SecretOnce,
   Show,
   Submit,
@@ -44,86 +43,71 @@ function Accounts(props: { onSecret: (label: string, value: string) => void }) {
     <section class="card" aria-labelledby="sa-h">
       <h2 id="sa-h">Service accounts</h2>
       <Show loaded={loaded}>
-        {(list) =>
-          list.items.length === 0 ? <Empty>No service account.</Empty> : (
-            <>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Key</th>
-                    <th scope="col">Name</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">
-                      <span class="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {(list.items as any[]).map((a) => (
-                    <tr>
-                      <td>
-                        <code>{a.key}</code>
-                      </td>
-                      <td>{a.displayName}</td>
-                      <td>{a.disabled ? "disabled" : "enabled"}</td>
-                      <td>
-                        <When at={a.createdAt} />
-                      </td>
-                      <td class="row-actions">
-                        {canManage
-                          ? (
-                            <>
-                              <button
-                                type="button"
-                                onClick={async () => {
-                                  const r = await api(
-                                    "POST",
-                                    `/svc-admin/service-accounts/${a.id}/rotate-secret`,
-                                    {},
-                                  );
-                                  props.onSecret(`New secret of ${r.key}`, r.secret);
-                                  loaded.reload();
-                                }}
-                              >
-                                Rotate secret
-                              </button>
-                              <button
-                                type="button"
-                                onClick={async () => {
-                                  await api(
-                                    "POST",
-                                    `/svc-admin/service-accounts/${a.id}/${
-                                      a.disabled ? "enable" : "disable"
-                                    }`,
-                                    {},
-                                  );
-                                  loaded.reload();
-                                }}
-                              >
-                                {a.disabled ? "Enable" : "Disable"}
-                              </button>
-                              <ConfirmButton
-                                label="Delete"
-                                title={`Delete ${a.key}?`}
-                                message="Its secret and API keys stop working."
-                                typed={a.key}
-                                onConfirm={async () => {
-                                  await api("DELETE", `/svc-admin/service-accounts/${a.id}`);
-                                  loaded.reload();
-                                }}
-                              />
-                            </>
-                          )
-                          : null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              <Pager offset={list.offset} limit={list.limit} total={list.total} onPage={setOffset} />
-            </>
-          )}
+        {(list) => (
+          <PagedTable
+            list={list}
+            empty="No service account."
+            onPage={setOffset}
+            columns={["Key", "Name", "State", "Created", ""]}
+            row={(a: any) => (
+              <>
+                <td>
+                  <code>{a.key}</code>
+                </td>
+                <td>{a.displayName}</td>
+                <td>{a.disabled ? "disabled" : "enabled"}</td>
+                <td>
+                  <When at={a.createdAt} />
+                </td>
+                <td class="row-actions">
+                  {canManage
+                    ? (
+                      <>
+                        <button
+                          type="button"
+                          onClick={async () => {
+                            const r = await api(
+                              "POST",
+                              `/svc-admin/service-accounts/${a.id}/rotate-secret`,
+                              {},
+                            );
+                            props.onSecret(`New secret of ${r.key}`, r.secret);
+                            loaded.reload();
+                          }}
+                        >
+                          Rotate secret
+                        </button>
+                        <button
+                          type="button"
+                          onClick={async () => {
+                            await api(
+                              "POST",
+                              `/svc-admin/service-accounts/${a.id}/${a.disabled ? "enable" : "disable"}`,
+                              {},
+                            );
+                            loaded.reload();
+                          }}
+                        >
+                          {a.disabled ? "Enable" : "Disable"}
+                        </button>
+                        <ConfirmButton
+                          label="Delete"
+                          title={`Delete ${a.key}?`}
+                          message="Its secret and API keys stop working."
+                          typed={a.key}
+                          onConfirm={async () => {
+                            await api("DELETE", `/svc-admin/service-accounts/${a.id}`);
+                            loaded.reload();
+                          }}
+                        />
+                      </>
+                    )
+                    : null}
+                </td>
+              </>
+            )}
+          />
+        )}
       </Show>
       {canManage
         ? (
@@ -161,58 +145,44 @@ function ApiKeys(props: { onSecret: (label: string, value: string) => void }) {
     <section class="card" aria-labelledby="ak-h">
       <h2 id="ak-h">API keys</h2>
       <Show loaded={loaded}>
-        {(list) =>
-          list.items.length === 0 ? <Empty>No API key.</Empty> : (
-            <>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Owner</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">
-                      <span class="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {(list.items as any[]).map((k) => (
-                    <tr>
-                      <td>{k.name}</td>
-                      <td>
-                        {k.ownerKind} <code>{k.ownerId.slice(0, 8)}</code>
-                      </td>
-                      <td>{k.active ? "active" : k.revokedAt ? "revoked" : "expired"}</td>
-                      <td>
-                        <When at={k.lastUsedAt} />
-                      </td>
-                      <td>
-                        <When at={k.expiresAt} />
-                      </td>
-                      <td>
-                        {canManage && k.active
-                          ? (
-                            <ConfirmButton
-                              label="Revoke"
-                              title={`Revoke ${k.name}?`}
-                              message="Requests with this key are refused from now on."
-                              onConfirm={async () => {
-                                await api("POST", `/svc-admin/api-keys/${k.id}/revoke`, {});
-                                loaded.reload();
-                              }}
-                            />
-                          )
-                          : null}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              <Pager offset={list.offset} limit={list.limit} total={list.total} onPage={setOffset} />
-            </>
-          )}
+        {(list) => (
+          <PagedTable
+            list={list}
+            empty="No API key."
+            onPage={setOffset}
+            columns={["Name", "Owner", "State", "Last used", "Expires", ""]}
+            row={(k: any) => (
+              <>
+                <td>{k.name}</td>
+                <td>
+                  {k.ownerKind} <code>{k.ownerId.slice(0, 8)}</code>
+                </td>
+                <td>{k.active ? "active" : k.revokedAt ? "revoked" : "expired"}</td>
+                <td>
+                  <When at={k.lastUsedAt} />
+                </td>
+                <td>
+                  <When at={k.expiresAt} />
+                </td>
+                <td>
+                  {canManage && k.active
+                    ? (
+                      <ConfirmButton
+                        label="Revoke"
+                        title={`Revoke ${k.name}?`}
+                        message="Requests with this key are refused from now on."
+                        onConfirm={async () => {
+                          await api("POST", `/svc-admin/api-keys/${k.id}/revoke`, {});
+                          loaded.reload();
+                        }}
+                      />
+                    )
+                    : null}
+                </td>
+              </>
+            )}
+          />
+        )}
       </Show>
       {canManage
         ? (

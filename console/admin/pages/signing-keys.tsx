@@ -6,7 +6,7 @@
 import { useState } from "hono/jsx/dom";
 import { api } from "../api.ts";
 import { useSession } from "../session.ts";
-import { ConfirmButton, Empty, Page, Show, useLoad, When } from "../ui.tsx";
+import { ConfirmButton, Empty, Page, Show, Table, useLoad, When } from "../ui.tsx";
 
 /** The signing keys page. */
 export function SigningKeys() {
@@ -40,34 +40,25 @@ export function SigningKeys() {
       <Show loaded={loaded}>
         {(list) =>
           list.items.length === 0 ? <Empty>No signing key.</Empty> : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Key ID</th>
-                  <th scope="col">Algorithm</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Retired</th>
-                </tr>
-              </thead>
-              <tbody>
-                {(list.items as any[]).map((k) => (
-                  <tr>
-                    <td>
-                      <code>{k.kid}</code>
-                    </td>
-                    <td>{k.algorithm}</td>
-                    <td>{k.primary ? "primary" : k.published ? "published" : "retired"}</td>
-                    <td>
-                      <When at={k.createdAt} />
-                    </td>
-                    <td>
-                      <When at={k.retiredAt} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <Table
+              columns={["Key ID", "Algorithm", "State", "Created", "Retired"]}
+              rows={list.items as any[]}
+              row={(k) => (
+                <>
+                  <td>
+                    <code>{k.kid}</code>
+                  </td>
+                  <td>{k.algorithm}</td>
+                  <td>{k.primary ? "primary" : k.published ? "published" : "retired"}</td>
+                  <td>
+                    <When at={k.createdAt} />
+                  </td>
+                  <td>
+                    <When at={k.retiredAt} />
+                  </td>
+                </>
+              )}
+            />
           )}
       </Show>
     </Page>

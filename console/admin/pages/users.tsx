@@ -15,9 +15,10 @@ import {
   Field,
   FormError,
   Page,
-  Pager,
+  PagedTable,
   Show,
   Submit,
+  Table,
   useForm,
   useLoad,
   When,
@@ -115,43 +116,28 @@ export function Users() {
         <button type="submit">Search</button>
       </form>
       <Show loaded={loaded}>
-        {(list) =>
-          list.items.length === 0 ? <Empty>No user matches.</Empty> : (
-            <>
-              <table>
-                <caption class="sr-only">Users</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Email</th>
-                    <th scope="col">Name</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Created</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {(list.items as any[]).map((u) => (
-                    <tr>
-                      <td>
-                        <a href={href(`/users/${u.id}`)}>{u.email}</a>
-                        {u.isBreakGlass ? <span class="badge">break-glass</span> : null}
-                      </td>
-                      <td>{u.displayName ?? ""}</td>
-                      <td>{u.status}</td>
-                      <td>
-                        <When at={u.createdAt} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              <Pager
-                offset={list.offset}
-                limit={list.limit}
-                total={list.total}
-                onPage={(offset) => setSearch({ ...search, offset })}
-              />
-            </>
-          )}
+        {(list) => (
+          <PagedTable
+            list={list}
+            empty="No user matches."
+            caption="Users"
+            columns={["Email", "Name", "Status", "Created"]}
+            onPage={(offset) => setSearch({ ...search, offset })}
+            row={(u: any) => (
+              <>
+                <td>
+                  <a href={href(`/users/${u.id}`)}>{u.email}</a>
+                  {u.isBreakGlass ? <span class="badge">break-glass</span> : null}
+                </td>
+                <td>{u.displayName ?? ""}</td>
+                <td>{u.status}</td>
+                <td>
+                  <When at={u.createdAt} />
+                </td>
+              </>
+            )}
+          />
+        )}
       </Show>
       <div class="columns">
         {session.isGlobal("users-manage") ? <CreateUser onDone={loaded.reload} /> : null}
@@ -235,50 +221,39 @@ function Sessions(props: { userId: string; canManage: boolean }) {
       <Show loaded={loaded}>
         {(list) =>
           list.items.length === 0 ? <Empty>No active session.</Empty> : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Device</th>
-                  <th scope="col">IP</th>
-                  <th scope="col">Last seen</th>
-                  <th scope="col">MFA</th>
-                  <th scope="col">
-                    <span class="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {(list.items as any[]).map((s) => (
-                  <tr>
-                    <td>
-                      {s.deviceDescription ?? "unknown device"}
-                      {s.impersonation ? " (impersonation)" : ""}
-                    </td>
-                    <td>{s.ipAddress ?? "—"}</td>
-                    <td>
-                      <When at={s.lastSeenAt} />
-                    </td>
-                    <td>{s.mfa}</td>
-                    <td>
-                      {props.canManage
-                        ? (
-                          <ConfirmButton
-                            label="Sign out"
-                            title="End this session?"
-                            message="The device is signed out at once."
-                            confirmLabel="End session"
-                            onConfirm={async () => {
-                              await api("DELETE", `/svc-admin/users/${props.userId}/sessions/${s.id}`);
-                              loaded.reload();
-                            }}
-                          />
-                        )
-                        : null}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <Table
+              columns={["Device", "IP", "Last seen", "MFA", ""]}
+              rows={list.items as any[]}
+              row={(s) => (
+                <>
+                  <td>
+                    {s.deviceDescription ?? "unknown device"}
+                    {s.impersonation ? " (impersonation)" : ""}
+                  </td>
+                  <td>{s.ipAddress ?? "—"}</td>
+                  <td>
+                    <When at={s.lastSeenAt} />
+                  </td>
+                  <td>{s.mfa}</td>
+                  <td>
+                    {props.canManage
+                      ? (
+                        <ConfirmButton
+                          label="Sign out"
+                          title="End this session?"
+                          message="The device is signed out at once."
+                          confirmLabel="End session"
+                          onConfirm={async () => {
+                            await api("DELETE", `/svc-admin/users/${props.userId}/sessions/${s.id}`);
+                            loaded.reload();
+                          }}
+                        />
+                      )
+                      : null}
+                  </td>
+                </>
+              )}
+            />
           )}
       </Show>
     </section>
@@ -368,30 +343,22 @@ function SecurityEvents(props: { userId: string }) {
       <Show loaded={loaded}>
         {(d) =>
           d.events.length === 0 ? <Empty>No security event.</Empty> : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Event</th>
-                  <th scope="col">When</th>
-                  <th scope="col">IP</th>
-                  <th scope="col">Device</th>
-                </tr>
-              </thead>
-              <tbody>
-                {(d.events as any[]).map((e) => (
-                  <tr>
-                    <td>
-                      <code>{e.kind}</code>
-                    </td>
-                    <td>
-                      <When at={e.occurredAt} />
-                    </td>
-                    <td>{e.ipAddress ?? "—"}</td>
-                    <td>{e.deviceDescription ?? "—"}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <Table
+              columns={["Event", "When", "IP", "Device"]}
+              rows={d.events as any[]}
+              row={(e) => (
+                <>
+                  <td>
+                    <code>{e.kind}</code>
+                  </td>
+                  <td>
+                    <When at={e.occurredAt} />
+                  </td>
+                  <td>{e.ipAddress ?? "—"}</td>
+                  <td>{e.deviceDescription ?? "—"}</td>
+                </>
+              )}
+            />
           )}
       </Show>
     </section>

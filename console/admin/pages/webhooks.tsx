@@ -18,6 +18,7 @@ import {
   SecretOnce,
   Show,
   Submit,
+  Table,
   useForm,
   useLoad,
   When,
@@ -54,28 +55,20 @@ export function Webhooks() {
       <Show loaded={loaded}>
         {(d) =>
           d.endpoints.length === 0 ? <Empty>No webhook endpoint.</Empty> : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">URL</th>
-                  <th scope="col">Events</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Failures</th>
-                </tr>
-              </thead>
-              <tbody>
-                {(d.endpoints as any[]).map((e) => (
-                  <tr>
-                    <td>
-                      <a href={href(`/webhooks/${e.id}`)}>{e.url}</a>
-                    </td>
-                    <td>{e.eventPatterns.join(", ")}</td>
-                    <td>{e.enabled ? "enabled" : "disabled"}</td>
-                    <td>{e.consecutiveFailures}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <Table
+              columns={["URL", "Events", "State", "Failures"]}
+              rows={d.endpoints as any[]}
+              row={(e) => (
+                <>
+                  <td>
+                    <a href={href(`/webhooks/${e.id}`)}>{e.url}</a>
+                  </td>
+                  <td>{e.eventPatterns.join(", ")}</td>
+                  <td>{e.enabled ? "enabled" : "disabled"}</td>
+                  <td>{e.consecutiveFailures}</td>
+                </>
+              )}
+            />
           )}
       </Show>
       {session.canAny("webhooks-manage")
