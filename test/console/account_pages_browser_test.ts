@@ -42,13 +42,18 @@ function totp(secret: Uint8Array, step: number): string {
   return String(value).padStart(6, "0");
 }
 
-/** Codes of strictly increasing steps within the ±1 drift window (svc refuses a replayed step). */
+/**
+ * Codes of strictly increasing steps within the ±1 drift window (svc refuses a replayed step).
+ * Each is of the current step or the next, never the previous one: a code of the previous step
+ * stops being accepted at the next step boundary, which a slow machine can cross between
+ * computing the code and the server checking it.
+ */
 function totpCodes(secret: Uint8Array) {
   let last = -Infinity;
   return async (): Promise<string> => {
     for (;;) {
       const now = Math.floor(Date.now() / 30_000);
-      const step = Math.max(last + 1, now - 1);
+      const step = Math.max(last + 1, now);
       if (step <= now + 1) {
         last = step;
         return totp(secret, step);
