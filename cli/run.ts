@@ -269,12 +269,22 @@ async function serve(
   log: LogLines,
 ): Promise<number> {
   const { config } = loaded;
+  // Password hashing warms up (workers, WASM, the dummy hash) while storage opens and syncs: the
+  // two do not depend on each other, and on a restart they are most of the time to ready.
+  const passwords = new PasswordService({
+    hasher: runtime.createPasswordHasher?.(config.password.hashWorkers) ??
+      createPasswordHasher({ workers: config.password.hashWorkers }),
+    params: argon2idParamsFromConfig(config.password),
+  });
+  const passwordsReady = passwords.prepare();
+  passwordsReady.catch(() => {}); // awaited below, where a failure is reported
   let database: SvcDatabase;
   try {
     database = await openDatabase(config.storage, runtime.embeddedStoreFiles);
     await database.ensureSchema();
   } catch (err) {
     runtime.printError(`storage: cannot open ${describeStorage(config)}: ${firstLine(err)}`);
+    await passwords.close();
     return 1;
   }
   const sql = pluginSql(database.db);
@@ -283,6 +293,7 @@ async function serve(
   } catch (err) {
     runtime.printError(firstLine(err));
     await database.close();
+    await passwords.close();
     return 1;
   }
 
@@ -304,6 +315,7 @@ async function serve(
   } catch (err) {
     runtime.printError(`definitions: sync failed: ${firstLine(err)}`);
     await database.close();
+    await passwords.close();
     return 1;
   }
 
@@ -347,21 +359,17 @@ async function serve(
   } catch (err) {
     runtime.printError(`signing keys: cannot create or load the realms' primary keys: ${firstLine(err)}`);
     await database.close();
+    await passwords.close();
     return 1;
   }
   // Password login: hashing off the event loop, shared abuse counters, offline risk files, and
   // the bootstrap administrator (before listening, so the first request can sign in).
-  const passwords = new PasswordService({
-    hasher: runtime.createPasswordHasher?.(config.password.hashWorkers) ??
-      createPasswordHasher({ workers: config.password.hashWorkers }),
-    params: argon2idParamsFromConfig(config.password),
-  });
   let riskProviders: Awaited<ReturnType<typeof loadRiskProviders>>;
   let captcha: CaptchaProvider | null;
   try {
     captcha = captchaProviderFromConfig(config.abuse.captcha);
     riskProviders = await loadRiskProviders(config.risk, runtime.readTextFile);
-    await passwords.prepare();
+    await passwordsReady;
     const { adminEmail, adminPassword } = config.bootstrap;
     if (adminEmail !== undefined && adminPassword !== undefined) {
       const realm = await storage.realms.getDefault();

@@ -9,7 +9,7 @@ import { PostgresJSDialect } from "kysely-postgres-js";
 import postgres from "postgres";
 import type { Database } from "./database.ts";
 import { PgliteDialect } from "./pglite-dialect.ts";
-import { schemaStatements } from "./schema.ts";
+import { schemaFingerprint, schemaStatements } from "./schema.ts";
 
 /** Where the data lives. */
 export type DatabaseOptions =
@@ -204,10 +204,27 @@ export async function prepareEmbeddedCluster(files?: EmbeddedStoreFiles): Promis
 }
 
 async function createSchema(db: Kysely<Database>, schema: string | undefined): Promise<void> {
+  const fingerprint = schemaFingerprint();
+  // A schema this very DDL created is left alone: no statement, no lock (most of a restart's
+  // storage time otherwise).
+  if (await appliedFingerprint(db) === fingerprint) return;
   await db.transaction().execute(async (trx) => {
     // Many instances may boot at once against one server; serialize their DDL.
     await sql`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK_KEY})`.execute(trx);
     if (schema) await sql.raw(`CREATE SCHEMA IF NOT EXISTS ${schema}`).execute(trx);
     for (const statement of schemaStatements()) await sql.raw(statement).execute(trx);
+    await sql`INSERT INTO svc_schema_state (id, fingerprint) VALUES (1, ${fingerprint})
+      ON CONFLICT (id) DO UPDATE SET fingerprint = excluded.fingerprint`.execute(trx);
   });
+}
+
+/** The fingerprint of the DDL that last ran in the connection's schema, or null (none yet). */
+async function appliedFingerprint(db: Kysely<Database>): Promise<string | null> {
+  // Looked up in the current schema only: another schema's table on the search path does not count.
+  const table = await sql<{ t: string | null }>`
+    SELECT to_regclass(quote_ident(current_schema()) || '.svc_schema_state')::text AS t`.execute(db);
+  if (table.rows[0]?.t == null) return null;
+  const state = await sql<{ fingerprint: string }>`SELECT fingerprint FROM svc_schema_state WHERE id = 1`
+    .execute(db);
+  return state.rows[0]?.fingerprint ?? null;
 }

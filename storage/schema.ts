@@ -10,6 +10,9 @@
  * testable), secrets are stored only as hashes or encrypted bytes.
  */
 
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
+
 const ZERO_UUID = "'00000000-0000-0000-0000-000000000000'::uuid";
 
 const statements: readonly string[] = [
@@ -546,11 +549,26 @@ const statements: readonly string[] = [
   `ALTER TABLE mail_outbox ADD COLUMN IF NOT EXISTS last_error text`,
   `CREATE INDEX IF NOT EXISTS mail_outbox_due ON mail_outbox (next_attempt_at, seq)
     WHERE delivery_status IN ('pending', 'retrying')`,
+  // The fingerprint of the DDL that last ran here: a boot whose DDL is the same skips it.
+  `CREATE TABLE IF NOT EXISTS svc_schema_state (
+    id integer PRIMARY KEY CHECK (id = 1),
+    fingerprint text NOT NULL
+  )`,
 ];
+
+const fingerprint = bytesToHex(sha256(new TextEncoder().encode(statements.join("\n;\n"))));
 
 /** The DDL statements that create (idempotently) every table and index of svc. */
 export function schemaStatements(): readonly string[] {
   return statements;
+}
+
+/**
+ * The SHA-256 of the DDL statements: recorded in `svc_schema_state` when they have run, so that a
+ * boot of the same code on a schema it already created runs no DDL (and takes no lock).
+ */
+export function schemaFingerprint(): string {
+  return fingerprint;
 }
 
 /** The DDL as one SQL script, for `svc schema`. */

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { sql } from "kysely";
 import { openDatabase } from "../../storage/open.ts";
+import { schemaFingerprint } from "../../storage/schema.ts";
 import { drivers } from "../support/db.ts";
 
 for (const driver of drivers) {
@@ -56,3 +57,36 @@ Deno.test("pglite: data in a folder survives a reopen", async () => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+for (const driver of drivers) {
+  Deno.test(`${driver.name}: a schema this DDL created is left alone; a changed fingerprint runs the DDL again`, async () => {
+    const database = await driver.open();
+    try {
+      await database.ensureSchema();
+      const state = await sql<{ fingerprint: string }>`SELECT fingerprint FROM svc_schema_state`.execute(
+        database.db,
+      );
+      assert.deepEqual(state.rows, [{ fingerprint: schemaFingerprint() }]);
+      // Same fingerprint: no DDL runs, so a table dropped behind svc's back stays dropped.
+      await sql`DROP TABLE app_catalog`.execute(database.db);
+      await database.ensureSchema();
+      const gone = await sql<{ t: string | null }>`SELECT to_regclass('app_catalog')::text AS t`.execute(
+        database.db,
+      );
+      assert.equal(gone.rows[0].t, null);
+      // Another fingerprint (other code): the DDL runs again and records this one.
+      await sql`UPDATE svc_schema_state SET fingerprint = 'older'`.execute(database.db);
+      await database.ensureSchema();
+      const back = await sql<{ t: string | null }>`SELECT to_regclass('app_catalog')::text AS t`.execute(
+        database.db,
+      );
+      assert.equal(back.rows[0].t, "app_catalog");
+      const after = await sql<{ fingerprint: string }>`SELECT fingerprint FROM svc_schema_state`.execute(
+        database.db,
+      );
+      assert.deepEqual(after.rows, [{ fingerprint: schemaFingerprint() }]);
+    } finally {
+      await database.close();
+    }
+  });
+}
