@@ -251,6 +251,11 @@ export class Upstreams {
       throw new UpstreamError("federation_id_token_invalid", "The upstream's ID token is not valid.");
     };
     if (payload.iss !== metadata.issuer) refuse();
+    // jose checks exp (and nbf); an ID token issued in the future is refused here.
+    const toleranceMs = (this.#options.clockToleranceSeconds ?? 60) * 1000;
+    if (typeof payload.iat !== "number" || payload.iat * 1000 > this.#options.clock.now() + toleranceMs) {
+      refuse();
+    }
     const audiences = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
     if (!audiences.includes(expected.clientId)) refuse();
     if (audiences.length > 1 || payload.azp !== undefined) {
