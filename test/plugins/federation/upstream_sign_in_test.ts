@@ -16,6 +16,7 @@
 import { strict as assert } from "node:assert";
 import http from "node:http";
 import Provider from "oidc-provider";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import type { BrowserContext, Page } from "playwright-core";
 import { launchChromium, REPO_ROOT } from "../../support/browser.ts";
 import { httpClient, startTestServer } from "../../support/server.ts";
@@ -62,6 +63,53 @@ async function startUpstream(port: number, callback: string) {
   return { issuer, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
+/**
+ * An upstream this test controls: discovery, JWKS and a token endpoint that answers the ID token
+ * `mint` makes from what it was sent (the nonce comes from the authorization request the test
+ * read); it records the token requests.
+ */
+async function startFakeUpstream() {
+  const { privateKey, publicKey } = await generateKeyPair("RS256");
+  const jwk = { ...await exportJWK(publicKey), kid: "fake", alg: "RS256", use: "sig" };
+  const tokenRequests: URLSearchParams[] = [];
+  let mint: () => Promise<string> = () => Promise.resolve("");
+  const server: Deno.HttpServer<Deno.NetAddr> = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (req): Promise<Response> => {
+      const url = new URL(req.url);
+      const issuer: string = `http://127.0.0.1:${server.addr.port}`;
+      if (url.pathname === "/.well-known/openid-configuration") {
+        return Response.json({
+          issuer,
+          authorization_endpoint: `${issuer}/auth`,
+          token_endpoint: `${issuer}/token`,
+          jwks_uri: `${issuer}/jwks`,
+          id_token_signing_alg_values_supported: ["RS256"],
+          token_endpoint_auth_methods_supported: ["client_secret_post"],
+        });
+      }
+      if (url.pathname === "/jwks") return Response.json({ keys: [jwk] });
+      if (url.pathname === "/token") {
+        tokenRequests.push(new URLSearchParams(await req.text()));
+        return Response.json({ id_token: await mint(), access_token: "x", token_type: "Bearer" });
+      }
+      return new Response("not found", { status: 404 });
+    },
+  );
+  const issuer = `http://127.0.0.1:${server.addr.port}`;
+  return {
+    issuer,
+    tokenRequests,
+    sign: (claims: Record<string, unknown>) =>
+      new SignJWT(claims).setProtectedHeader({ alg: "RS256", kid: "fake" }).setIssuedAt().setExpirationTime(
+        "5m",
+      )
+        .sign(privateKey),
+    setMint: (fn: () => Promise<string>) => mint = fn,
+    close: () => server.shutdown(),
+  };
+}
+
 async function axeCheck(page: Page, axe: string, name: string): Promise<void> {
   await page.evaluate(axe);
   const violations: { id: string; impact: string }[] = await page.evaluate(
@@ -99,6 +147,7 @@ Deno.test({
     const upstreamPort = freePort();
     const svcOrigin = `http://127.0.0.1:${svcPort}`;
     const upstream = await startUpstream(upstreamPort, `${svcOrigin}/federation/callback`);
+    const fake = await startFakeUpstream();
     const server = await startTestServer({
       SVC_PLUGINS: "federation",
       SVC_FEDERATION_ALLOW_HTTP_ISSUERS: "true",
@@ -407,6 +456,87 @@ Deno.test({
         assert.equal(stolen.status, 400);
       });
 
+      await t.step(
+        "through the real callback: wrong audience, nonce or issuer refused; PKCE sent",
+        async () => {
+          const created = await api.call("POST", BASE, root, {
+            orgId: otherId,
+            issuer: fake.issuer,
+            clientId: "fake-client",
+            clientSecret: "fake secret",
+            allowJitProvisioning: true,
+          });
+          assert.equal(created.status, 201, JSON.stringify(created.json));
+          const domainRow = await api.call("POST", `/svc-admin/organizations/${otherId}/domains`, root, {
+            value: "other.test",
+          });
+          await api.call(
+            "POST",
+            `/svc-admin/organizations/${otherId}/domains/${domainRow.json.id}/verify`,
+            root,
+            {
+              override: true,
+              reason: "test",
+            },
+          );
+          const attempt = async (claims: (nonce: string) => Record<string, unknown>) => {
+            const start = await fetch(`${server.url}/federation/start?provider=${created.json.id}`, {
+              redirect: "manual",
+            });
+            assert.equal(start.status, 303);
+            await start.body?.cancel();
+            const location = new URL(start.headers.get("Location")!);
+            const cookie = (start.headers.get("Set-Cookie") ?? "").split(";")[0];
+            const nonce = location.searchParams.get("nonce")!;
+            fake.setMint(() => fake.sign(claims(nonce)));
+            const res = await fetch(
+              `${server.url}/federation/callback?state=${location.searchParams.get("state")}&code=the-code`,
+              { headers: { Cookie: cookie }, redirect: "manual" },
+            );
+            const text = await res.text();
+            const sent = fake.tokenRequests.at(-1)!;
+            const challenge = btoa(String.fromCharCode(
+              ...new Uint8Array(
+                await crypto.subtle.digest("SHA-256", new TextEncoder().encode(sent.get("code_verifier")!)),
+              ),
+            )).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+            assert.equal(challenge, location.searchParams.get("code_challenge"), "the PKCE verifier matches");
+            assert.equal(sent.get("client_secret"), "fake secret", "client_secret_post, as advertised");
+            return { status: res.status, text, setCookie: res.headers.get("Set-Cookie") ?? "" };
+          };
+          const good = (nonce: string) => ({
+            iss: fake.issuer,
+            aud: "fake-client",
+            sub: "fake-user",
+            nonce,
+            email: "dana@other.test",
+            email_verified: false,
+          });
+          for (
+            const [name, claims] of [
+              ["wrong audience", (n: string) => ({ ...good(n), aud: "another-client" })],
+              ["wrong nonce", (n: string) => ({ ...good(n), nonce: `${n}x` })],
+              ["wrong issuer", (n: string) => ({ ...good(n), iss: "http://127.0.0.1:1" })],
+            ] as const
+          ) {
+            const refused = await attempt(claims);
+            assert.equal(refused.status, 502, name);
+            assert.match(refused.text, /federation_id_token_invalid/, name);
+            assert.ok(!refused.text.includes("fake secret") && !refused.setCookie.includes("svc_at="), name);
+          }
+          const accepted = await attempt(good);
+          assert.equal(accepted.status, 303, accepted.text);
+          assert.ok(accepted.setCookie.includes("svc_at="));
+          const dana = await api.call("GET", "/svc-admin/users?q=dana", root);
+          assert.equal(dana.json.total, 1);
+          assert.equal(
+            dana.json.items[0].emailVerified,
+            false,
+            "not verified when the upstream does not say so",
+          );
+        },
+      );
+
       await t.step("returnTo on a foreign origin is refused", async () => {
         const start = await fetch(
           `${server.url}/federation/start?provider=${providerId}&returnTo=${
@@ -437,6 +567,7 @@ Deno.test({
       await browser.close();
       await server.close();
       await upstream.close();
+      await fake.close();
     }
   },
 });
