@@ -126,6 +126,7 @@ Deno.test("POST /auth/sign-in/discover: validated, asks the steps, first answer 
         const body = await res.json();
         if (body.redirect !== undefined) {
           assert.match(body.redirect, /^\/(?![/\\])/);
+          // deno-lint-ignore no-control-regex
           assert.ok(!/[\\\u0000-\u001f]/.test(body.redirect));
         }
       }),
