@@ -648,7 +648,9 @@ export {
  */
 export { covers, fence, type FenceScope } from "./http/auth/fence.ts";
 export { documented, errorResponses, IsoTimeSchema, type OperationDoc } from "./http/openapi/operation.ts";
+/** JSON body validation with a valibot schema (U+0000 refused). */
 export { parseBody } from "./http/validate.ts";
+/** The admin API's conventions: lists, 404 for the invisible, audited mutations. */
 export {
   adminMutation,
   hidden,
