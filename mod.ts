@@ -632,8 +632,45 @@ export {
   type PluginSetting,
   type PluginSql,
   pluginTablePrefix,
+  type SignInDiscoveryRequest,
+  type SignInStepAnswer,
   type SvcPlugin,
 } from "./plugins/plugin.ts";
+/**
+ * What plugin routes of the admin API share with svc's own (so a plugin's admin routes look and
+ * behave like svc's): the permission fence (`fence`: 401 without a caller, 403 without the
+ * global or org permission; `covers` tells whether a scope reaches an organization's resource),
+ * OpenAPI documentation of route installers (`documented`, `errorResponses`, `IsoTimeSchema`),
+ * body validation (`parseBody`: JSON, valibot, U+0000 refused), and the admin conventions: lists
+ * (`parseQuery`, `PageQuerySchema`, `PAGE_QUERY_ENTRIES`, `pageOf`, `listBodyOf`, `listSchema`), 404 for what the
+ * caller may not see (`hidden`), and audited mutations (`adminMutation`: refused under
+ * impersonation, one audit chain entry with the true actor, events in the same transaction).
+ */
+export { covers, fence, type FenceScope } from "./http/auth/fence.ts";
+export { documented, errorResponses, IsoTimeSchema, type OperationDoc } from "./http/openapi/operation.ts";
+/** JSON body validation with a valibot schema (U+0000 refused). */
+export { parseBody } from "./http/validate.ts";
+/** The admin API's conventions: lists, 404 for the invisible, audited mutations. */
+export {
+  adminMutation,
+  hidden,
+  listBodyOf,
+  listSchema,
+  PAGE_QUERY_ENTRIES,
+  pageOf,
+  PageQuerySchema,
+  parseQuery,
+} from "./http/admin/kit.ts";
+/** The hosted pages' `returnTo` rule: an http(s) URL on an allowed origin, or a path of the page's origin. */
+export { allowedReturnTo } from "./console/account/return-to.ts";
+/** The organization record, and the domain kind (`EmailDomain`) whose verified rows route sign-in. */
+export {
+  EMAIL_DOMAIN,
+  type Organization,
+  type OrganizationDomain,
+} from "./storage/contract/organizations.ts";
+/** A user's link to a subject at an external identity provider. */
+export type { FederatedIdentityRecord } from "./storage/contract/federated-identities.ts";
 /** The claims no plugin may contribute. */
 export { RESERVED_CLAIMS } from "./plugins/host.ts";
 /** A plugin that writes svc's events as JSON lines. */

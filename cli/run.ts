@@ -74,6 +74,7 @@ import {
   pluginHelpRows,
   pluginSql,
   selectPlugins,
+  signInDiscoverer,
 } from "../plugins/host.ts";
 import { BUILTIN_PLUGINS } from "../plugins/builtin.ts";
 import { cookieSettings } from "../http/auth/cookies.ts";
@@ -523,6 +524,8 @@ async function serve(
       authenticator: auth.authenticator,
       cookies: cookieSettings(bound.config),
       events: publisher,
+      publisher,
+      snapshots,
       contributeClaims,
       logError: runtime.printError,
     },
@@ -585,6 +588,7 @@ async function serve(
         passkeys,
         wake: () => dispatcher.wake(),
         resolveTxt: runtime.resolveTxt?.bind(runtime),
+        signInDiscovery: signInDiscoverer(installed, runtime.printError),
       }),
       ...installed.flatMap((
         { plugin, context },

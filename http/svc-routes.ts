@@ -38,6 +38,7 @@ import type { SvcConfig } from "../core/config/mod.ts";
 import { staticAppRoutes } from "./static-app.ts";
 import { app as adminConsole } from "../console/generated/admin.ts";
 import { oidcClientRoutes } from "./admin/oidc-clients.ts";
+import { type SignInDiscoverer, signInDiscoveryRoutes } from "./routes/sign-in-discovery.ts";
 
 /** What the route list is built from: the assembled stacks and the shared services. */
 export interface SvcRoutesDeps {
@@ -68,6 +69,8 @@ export interface SvcRoutesDeps {
   readonly wake?: () => void;
   /** DNS TXT lookups of the runtime, for organization domain verification. */
   readonly resolveTxt?: TxtResolver;
+  /** The plugins' sign-in steps (home-realm discovery); none: discovery answers `{}`. */
+  readonly signInDiscovery?: SignInDiscoverer;
 }
 
 /** The route modules of a svc server. */
@@ -112,6 +115,7 @@ export function svcRoutes(deps: SvcRoutesDeps): RouteInstaller[] {
     mailRoutes(admin),
     hostedSettingsRoutes,
     accountPageRoutes,
+    signInDiscoveryRoutes(storage, deps.signInDiscovery),
     // imports and shadow mode (issue 15)
     importRoutes(admin),
     shadowRoutes(admin),

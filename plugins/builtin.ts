@@ -3,8 +3,9 @@
  *
  * @module
  */
+import { federationPlugin } from "./federation/mod.ts";
 import { oidcProviderPlugin } from "./oidc-provider/mod.ts";
 import type { SvcPlugin } from "./plugin.ts";
 
 /** The built-in plugins, by name. */
-export const BUILTIN_PLUGINS: readonly SvcPlugin[] = [oidcProviderPlugin()];
+export const BUILTIN_PLUGINS: readonly SvcPlugin[] = [oidcProviderPlugin(), federationPlugin()];

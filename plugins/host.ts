@@ -17,8 +17,10 @@ import {
   PluginError,
   type PluginSetting,
   type PluginSql,
+  type SignInStepAnswer,
   type SvcPlugin,
 } from "./plugin.ts";
+import type { SignInDiscoverer } from "../http/routes/sign-in-discovery.ts";
 
 /** Claims no contributor may set: those the issuing code sets itself. */
 export const RESERVED_CLAIMS: ReadonlySet<string> = new Set([
@@ -204,4 +206,41 @@ export function claimMerger(
 export interface InstalledPlugin {
   readonly plugin: SvcPlugin;
   readonly context: PluginContext;
+}
+
+/**
+ * Home-realm discovery over the installed plugins' sign-in steps: the first plugin whose
+ * `discoverSignIn` answers a path wins; a plugin that throws or answers something that is not a
+ * path of svc is skipped and logged (sign-in then continues as usual).
+ */
+export function signInDiscoverer(
+  installed: readonly InstalledPlugin[],
+  logError: (line: string) => void,
+): SignInDiscoverer {
+  const steps = installed.filter((entry) => entry.plugin.discoverSignIn !== undefined);
+  return async (request) => {
+    for (const { plugin, context } of steps) {
+      let answer: SignInStepAnswer | null;
+      try {
+        answer = await plugin.discoverSignIn!(context, request);
+      } catch (err) {
+        logError(`plugin ${plugin.name}: sign-in discovery failed: ${(err as Error).message.split("\n")[0]}`);
+        continue;
+      }
+      if (answer === null) continue;
+      if (!isSvcPath(answer.path)) {
+        logError(`plugin ${plugin.name}: sign-in discovery answered a path that is not a path of svc`);
+        continue;
+      }
+      return answer;
+    }
+    return null;
+  };
+}
+
+/** A path of svc: one leading `/`, never `//host` or a backslash, no control characters. */
+function isSvcPath(path: unknown): path is string {
+  // deno-lint-ignore no-control-regex
+  return typeof path === "string" && /^\/(?![/\\])/.test(path) && !/[\\\u0000-\u001f\u007f]/.test(path) &&
+    path.length <= 4096;
 }

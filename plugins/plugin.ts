@@ -3,8 +3,10 @@
  * routes, the permissions those routes check, an event subscriber, a config section (a valibot
  * schema validated at boot with svc's one-line errors and listed by `svc help`), its own tables
  * (created idempotently with svc's, every name prefixed by the plugin), a readiness check,
- * start/stop hooks, claim contributors for the access and ID tokens plugins issue, and the event
- * kinds it emits (added to the event catalog).
+ * start/stop hooks, claim contributors for the access and ID tokens plugins issue, steps in the
+ * sign-in flow (home-realm discovery: an email typed at sign-in sends the browser to the plugin,
+ * for example to an upstream identity provider), and the event kinds it emits (added to the event
+ * catalog).
  *
  * Built-in plugins are enabled with `SVC_PLUGINS=oidc-provider,…`; hosts pass their own to the CLI
  * (`runCli(args, runtime, { plugins })`). A plugin reaches svc only through the
@@ -18,12 +20,14 @@ import type { Clock } from "../core/clock.ts";
 import type { SvcConfig } from "../core/config/mod.ts";
 import { SvcError } from "../core/errors.ts";
 import type { PermissionDefinition } from "../core/definitions/svc-permissions.ts";
+import type { EventPublisher } from "../core/events/publisher.ts";
 import { EVENT_FAMILIES } from "../core/events/catalog.ts";
 import type { EventSink, EventSubscriber } from "../core/events/sink.ts";
 import type { KeyRing } from "../core/keys/ring.ts";
 import type { LoginPipeline } from "../core/login/pipeline.ts";
 import type { RandomSource } from "../core/random.ts";
 import type { SessionService } from "../core/sessions/service.ts";
+import type { SubjectSnapshots } from "../core/snapshots/service.ts";
 import type { TokenService } from "../core/tokens/service.ts";
 import type { RouteInstaller } from "../http/app.ts";
 import type { Authenticator } from "../http/auth/principal.ts";
@@ -76,6 +80,28 @@ export interface ClaimRequest {
   readonly scopes: readonly string[];
 }
 
+/**
+ * What a sign-in step is asked at home-realm discovery: the email a person typed on the sign-in
+ * page. A step decides from the email's domain only (never from whether an account exists), so
+ * that its answer tells nobody who has an account.
+ */
+export interface SignInDiscoveryRequest {
+  /** The email as typed, trimmed and lowercased. */
+  readonly email: string;
+  /** The part after the last `@`, lowercased. */
+  readonly domain: string;
+  /** The realm signing in. */
+  readonly realmId: string;
+  /** Where the browser goes after sign-in (already checked against the allowed origins), or null. */
+  readonly returnTo: string | null;
+}
+
+/** A sign-in step's answer: send the browser to this path of svc (below the path base). */
+export interface SignInStepAnswer {
+  /** A path of one of the plugin's routes, such as `/federation/start?provider=…`; starts with one `/`. */
+  readonly path: string;
+}
+
 /** Raw SQL on the plugin's own tables (`$1`, `$2` … placeholders). */
 export interface PluginSql {
   /** Runs one statement and answers its rows. */
@@ -110,6 +136,13 @@ export interface PluginContext<C = unknown> {
   readonly cookies: CookieSettings;
   /** Emits events (after commit, to subscribers and webhooks). */
   readonly events: EventSink;
+  /**
+   * The event publisher (the same events as `events`), for admin mutations that record their
+   * events in their transaction (`adminMutation`).
+   */
+  readonly publisher: EventPublisher;
+  /** Subject snapshots: what admin fences (`fence`) evaluate the caller's permissions on. */
+  readonly snapshots: SubjectSnapshots;
   /** The claims every plugin contributes to a token (reserved claims are dropped). */
   contributeClaims(request: ClaimRequest): Promise<Record<string, unknown>>;
   /** Reports an error on stderr (never a secret). */
@@ -145,6 +178,17 @@ export interface SvcPlugin<C = unknown> {
   claims?(request: ClaimRequest): Record<string, unknown> | Promise<Record<string, unknown>>;
   /** The event kinds the plugin emits. */
   readonly events?: readonly PluginEventKind[];
+  /**
+   * A step in the sign-in flow (home-realm discovery): given the email typed on the hosted
+   * sign-in page, answer a path of the plugin to send the browser to (for example an upstream
+   * identity provider's start route), or null to let sign-in continue as usual. Decide from the
+   * domain only, never from whether the account exists. Served as `POST /auth/sign-in/discover`;
+   * the first plugin that answers wins, and a plugin that throws is skipped (and logged).
+   */
+  discoverSignIn?(
+    context: PluginContext<C>,
+    request: SignInDiscoveryRequest,
+  ): Promise<SignInStepAnswer | null> | SignInStepAnswer | null;
 }
 
 /** A plugin definition that cannot be installed. Code `plugin_invalid`. */

@@ -13,6 +13,7 @@ import { api, errorCode } from "./api.ts";
 import { type MessageKey, pickLanguage, translator } from "./i18n.ts";
 import { createCredential, getAssertion, passkeysAvailable } from "./passkey.ts";
 import { allowedReturnTo } from "./return-to.ts";
+import { OrganizationSignIn } from "./organization-sign-in.tsx";
 
 const lang = pickLanguage(navigator.languages?.length ? navigator.languages : [navigator.language]);
 const t = translator(lang);
@@ -325,6 +326,7 @@ function SignIn() {
         />
         <button type="submit" disabled={busy}>{busy ? t("common.working") : t("signIn.submit")}</button>
       </form>
+      <OrganizationSignIn email={email} returnTo={target ?? ""} lang={lang} />
       {passkeysAvailable()
         ? (
           <button type="button" class="secondary" id="passkey-sign-in" onClick={passkeySignIn}>

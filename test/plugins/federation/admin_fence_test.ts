@@ -1,0 +1,241 @@
+/**
+ * The fence matrix of the federation plugin's admin routes, on the Hono app (svc's routes plus
+ * the plugin mounted with a real plugin context), like svc's own matrix: for every
+ * `/svc-admin/federation` route the plugin registers, with a fresh target each time,
+ *
+ * - no token: 401; a user without the plugin's permissions (even the `svc:*:*` administrator of
+ *   svc's own API): 403;
+ * - an administrator of another organization (`federation:org:*` there): 404 for organization A's
+ *   provider (a list shows nothing of it);
+ * - an administrator of organization A (`federation:org:*` in A): the success status;
+ * - a realm administrator (`federation:global:*`): the success status;
+ * - a successful mutation appends exactly one audit chain entry, a refusal none; the chain
+ *   verifies at the end; and the served OpenAPI document lists every route with its fence.
+ */
+import { strict as assert } from "node:assert";
+// svc's public API first, as a host loads it (the built-in plugins are built while it loads).
+import "../../../mod.ts";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { EventPublisher } from "../../../core/events/publisher.ts";
+import { createApp } from "../../../http/app.ts";
+import { cookieSettings } from "../../../http/auth/cookies.ts";
+import { createPasskeyRoutes } from "../../../http/routes/passkeys.ts";
+import { svcRoutes } from "../../../http/svc-routes.ts";
+import { federationPlugin } from "../../../plugins/federation/mod.ts";
+import { ensurePluginTables, loadPluginConfig, pluginSql } from "../../../plugins/host.ts";
+import type { PluginContext } from "../../../plugins/plugin.ts";
+import { ADMIN_ENV } from "../../support/admin.ts";
+import { loginBed } from "../../support/login.ts";
+import { seeder } from "../../support/seed.ts";
+
+type Caller = "none" | "svcAdmin" | "plain" | "orgB" | "orgA" | "global";
+
+Deno.test("federation admin routes: fence matrix and one audit entry per mutation", async (t) => {
+  const bed = await loginBed(ADMIN_ENV);
+  try {
+    const plugin = federationPlugin();
+    const sql = pluginSql(bed.database.db);
+    await ensurePluginTables(sql, [plugin]);
+    const publisher = new EventPublisher({
+      storage: bed.storage,
+      sink: { emit: (event) => void bed.events.push(event) },
+      clock: bed.clock,
+      random: bed.random,
+    });
+    const context: PluginContext = {
+      name: plugin.name,
+      config: loadPluginConfig(plugin, bed.config, { SVC_FEDERATION_ALLOW_HTTP_ISSUERS: "true" }),
+      svcConfig: bed.config,
+      clock: bed.clock,
+      random: bed.random,
+      storage: bed.storage,
+      sql,
+      keys: bed.auth.keys,
+      tokens: bed.auth.tokens,
+      sessions: bed.auth.sessions,
+      login: bed.login.pipeline,
+      authenticator: bed.auth.authenticator,
+      cookies: cookieSettings(bed.config),
+      events: publisher,
+      publisher,
+      snapshots: bed.snapshots,
+      contributeClaims: () => Promise.resolve({}),
+      logError: () => {},
+    };
+    await plugin.start!(context as PluginContext<never>);
+    const passkeys = createPasskeyRoutes({
+      config: bed.config,
+      storage: bed.storage,
+      clock: bed.clock,
+      random: bed.random,
+      events: publisher,
+      auth: bed.auth,
+    });
+    const app = createApp({
+      config: bed.config,
+      readinessChecks: [],
+      clock: bed.clock,
+      random: bed.random,
+      authenticator: bed.auth.authenticator,
+      routes: [
+        ...svcRoutes({
+          storage: bed.storage,
+          snapshots: bed.snapshots,
+          publisher,
+          auth: bed.auth,
+          login: bed.login,
+          passkeys,
+        }),
+        ...plugin.mount!(context as PluginContext<never>),
+      ],
+    });
+
+    const realmId = bed.realmId;
+    const seed = seeder(bed.database.db);
+    const svcAdmin = (await bed.login.bootstrap(realmId))!.userId;
+    const [globalUser, orgAUser, orgBUser, plainUser] = [
+      await seed.user(realmId),
+      await seed.user(realmId),
+      await seed.user(realmId),
+      await seed.user(realmId),
+    ];
+    const orgA = await seed.org(realmId, [orgAUser, plainUser]);
+    const orgB = await seed.org(realmId, [orgBUser]);
+    const globalRole = await seed.role(realmId, "federation-admin", [{ pattern: "federation:global:*" }]);
+    await seed.assign(realmId, globalRole, { kind: "User", id: globalUser });
+    for (const [orgId, userId] of [[orgA, orgAUser], [orgB, orgBUser]]) {
+      const role = await seed.role(realmId, `federation-${orgId.slice(0, 8)}`, [{
+        pattern: "federation:org:*",
+      }], orgId);
+      await seed.assign(realmId, role, { kind: "User", id: userId }, orgId);
+    }
+    await bed.snapshots.invalidateAll();
+    const sign = async (userId: string, orgId: string | null) =>
+      (await bed.auth.sessions.signIn({ realmId, userId, orgId, mfa: "MultiFactor" })).tokens.accessToken;
+    const tokens: Record<Exclude<Caller, "none">, string> = {
+      svcAdmin: await sign(svcAdmin, null),
+      plain: await sign(plainUser, orgA),
+      orgB: await sign(orgBUser, orgB),
+      orgA: await sign(orgAUser, orgA),
+      global: await sign(globalUser, null),
+    };
+    const request = (method: string, path: string, as: Caller, body?: unknown) =>
+      app.request(path, {
+        method,
+        headers: {
+          ...(as === "none" ? {} : { Authorization: `Bearer ${tokens[as]}` }),
+          ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const chainLength = async () => (await bed.storage.adminAudit.list(realmId)).length;
+
+    const BASE = "/svc-admin/federation/providers";
+    const providerBody = {
+      orgId: orgA,
+      issuer: "https://idp.acme.example",
+      clientId: "svc",
+      clientSecret: "fence matrix secret",
+    };
+    const newProvider = async () => {
+      const res = await request("POST", BASE, "global", providerBody);
+      assert.equal(res.status, 201, await res.clone().text());
+      return (await res.json()).id as string;
+    };
+
+    const cases: {
+      route: string;
+      status: number;
+      mutation: boolean;
+      prepare: () => Promise<{ path: string; body?: unknown }>;
+      otherOrg: number;
+    }[] = [
+      {
+        route: `GET ${BASE}`,
+        status: 200,
+        mutation: false,
+        otherOrg: 200,
+        prepare: () => Promise.resolve({ path: BASE }),
+      },
+      {
+        route: `POST ${BASE}`,
+        status: 201,
+        mutation: true,
+        otherOrg: 404,
+        prepare: () => Promise.resolve({ path: BASE, body: providerBody }),
+      },
+      {
+        route: `GET ${BASE}/:providerId`,
+        status: 200,
+        mutation: false,
+        otherOrg: 404,
+        prepare: async () => ({ path: `${BASE}/${await newProvider()}` }),
+      },
+      {
+        route: `PATCH ${BASE}/:providerId`,
+        status: 200,
+        mutation: true,
+        otherOrg: 404,
+        prepare: async () => ({ path: `${BASE}/${await newProvider()}`, body: { enabled: false } }),
+      },
+      {
+        route: `DELETE ${BASE}/:providerId`,
+        status: 204,
+        mutation: true,
+        otherOrg: 404,
+        prepare: async () => ({ path: `${BASE}/${await newProvider()}` }),
+      },
+    ];
+
+    await t.step("every /svc-admin/federation route has a case", () => {
+      const registered = [
+        ...new Set(
+          app.routes.filter((r) => r.method !== "ALL" && r.path.startsWith("/svc-admin/federation"))
+            .map((r) => `${r.method} ${r.path}`),
+        ),
+      ].sort();
+      assert.deepEqual(registered, cases.map((c) => c.route).sort());
+    });
+
+    for (const row of cases) {
+      await t.step(row.route, async () => {
+        const method = row.route.slice(0, row.route.indexOf(" "));
+        const expected: [Caller, number][] = [
+          ["none", 401],
+          ["svcAdmin", 403],
+          ["plain", 403],
+          ["orgB", row.otherOrg],
+          ["orgA", row.status],
+          ["global", row.status],
+        ];
+        for (const [as, status] of expected) {
+          const prepared = await row.prepare();
+          const before = await chainLength();
+          const res = await request(method, prepared.path, as, prepared.body);
+          const text = await res.text();
+          assert.equal(res.status, status, `${as}: ${text}`);
+          assert.ok(!text.includes(providerBody.clientSecret), "the secret is never answered");
+          const added = (await chainLength()) - before;
+          assert.equal(added, row.mutation && status < 300 ? 1 : 0, `${as}: audit entries`);
+          if (row.route === `GET ${BASE}` && as === "orgB") assert.equal(JSON.parse(text).total, 0);
+        }
+      });
+    }
+
+    await t.step("the chain verifies; the OpenAPI document lists the routes with their fences", async () => {
+      const report = await bed.storage.adminAudit.verify(realmId);
+      assert.equal(report.valid, true, JSON.stringify(report));
+      const doc = await (await app.request("/openapi.json")).json();
+      for (const path of [BASE, `${BASE}/{providerId}`, "/federation/start", "/federation/callback"]) {
+        assert.ok(doc.paths[path], `${path} documented`);
+      }
+      assert.ok(doc.paths[BASE].post["x-svc-permissions"].includes("federation:global:providers-manage"));
+      assert.ok(doc.paths["/auth/sign-in/discover"].post);
+      const validator = new Validator();
+      const result = await validator.validate(structuredClone(doc));
+      assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
+    });
+  } finally {
+    await bed.close();
+  }
+});
