@@ -282,6 +282,18 @@ export { suspendUser, type SuspensionReport, USER_SUSPENDED_EVENT } from "./core
 export { SubjectCrypto, SubjectDataUnavailableError } from "./core/crypto/subject-keys.ts";
 /** API keys (`sak_…`, looked up by SHA-256 hex) and service accounts (`sas_…` secrets, rotation overlap). */
 export { API_KEY_PREFIX, authenticateApiKey, createApiKey } from "./core/credentials/api-keys.ts";
+/**
+ * `private_key_jwt` client keys (RFC 7523): the accepted assertion algorithms, the assertion type,
+ * and the checks of a client's registered JWK Set (public keys only) and `jwksUri` (https, or an
+ * allowed private host).
+ */
+export {
+  CLIENT_ASSERTION_ALGORITHMS,
+  clientJwksProblem,
+  clientJwksUriProblem,
+  JWT_BEARER_ASSERTION_TYPE,
+  MAX_CLIENT_KEYS,
+} from "./core/credentials/client-keys.ts";
 export {
   authenticateServiceAccount,
   createServiceAccount,

@@ -515,6 +515,13 @@ async function serve(
       authenticator: auth.authenticator,
       cookies: cookieSettings(bound.config),
       events: publisher,
+      verifySecret: async (stored, plaintext) => {
+        try {
+          return (await passwords.verify(stored, plaintext)).valid;
+        } catch {
+          return false;
+        }
+      },
       contributeClaims,
       logError: runtime.printError,
     },

@@ -110,6 +110,15 @@ export interface PluginContext<C = unknown> {
   readonly cookies: CookieSettings;
   /** Emits events (after commit, to subscribers and webhooks). */
   readonly events: EventSink;
+  /**
+   * Whether `plaintext` matches a secret svc stored hashed by its password hasher (`argon2id`,
+   * or a verify-only tag such as `bcrypt`), for example an imported OAuth client's secret. False
+   * for an unknown tag.
+   */
+  verifySecret(
+    stored: { readonly algorithm: string; readonly hash: string },
+    plaintext: string,
+  ): Promise<boolean>;
   /** The claims every plugin contributes to a token (reserved claims are dropped). */
   contributeClaims(request: ClaimRequest): Promise<Record<string, unknown>>;
   /** Reports an error on stderr (never a secret). */

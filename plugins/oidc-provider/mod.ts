@@ -2,7 +2,8 @@
  * The OIDC provider plugin (`SVC_PLUGINS=oidc-provider`): discovery, the authorization code flow
  * with PKCE, sign-in (a minimal page until the hosted one replaces it through
  * `SVC_OIDC_SIGN_IN_URL`), consent, the token endpoint (authorization_code, refresh_token,
- * client_credentials for service accounts), ID tokens, userinfo, revocation, introspection and
+ * client_credentials for service accounts; client authentication by secret, `private_key_jwt` or
+ * none for public clients), ID tokens, userinfo, revocation, introspection and
  * RP-initiated logout, for the clients of one realm (managed at `/svc-admin/oidc/clients`).
  * Built only on what `mod.ts` exports.
  *
@@ -11,6 +12,7 @@
 import * as v from "valibot";
 import { definePlugin, type PluginContext, type SvcPlugin } from "../../mod.ts";
 import { authorizeRoutes } from "./authorize.ts";
+import { remoteKeySets } from "./client-assertion.ts";
 import { OIDC_EVENTS, type OidcProviderConfig, type Provider, TABLES } from "./shared.ts";
 import { tokenRoutes } from "./token.ts";
 
@@ -68,6 +70,7 @@ const EVENTS = [
 /** Builds the OIDC provider plugin. */
 export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
   let realmId: string | null = null;
+  const remoteJwks = remoteKeySets();
   const provider = (ctx: PluginContext<OidcProviderConfig>): Provider => {
     const { baseUrl, pathBase } = ctx.svcConfig.server;
     return {
@@ -79,6 +82,7 @@ export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
       issuer: ctx.tokens.issuer,
       url: (path) => `${baseUrl}${pathBase}${path}`,
       path: (path) => `${pathBase}${path}`,
+      remoteJwks,
     };
   };
   return definePlugin<OidcProviderConfig>({

@@ -14,6 +14,7 @@
 import type { Context } from "hono";
 import { decodeJwt } from "jose";
 import {
+  CLIENT_ASSERTION_ALGORITHMS,
   type ClientRecord,
   InvalidRefreshTokenError,
   noStore,
@@ -56,7 +57,8 @@ export function tokenRoutes(p: Provider): RouteInstaller {
 
 /** The OpenID Provider metadata. */
 export function discovery(p: Provider): Record<string, unknown> {
-  const auth = ["client_secret_basic", "client_secret_post", "none"];
+  const auth = ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"];
+  const assertionAlgorithms = [...CLIENT_ASSERTION_ALGORITHMS];
   return {
     issuer: p.issuer,
     authorization_endpoint: p.url(PATHS.authorize),
@@ -73,8 +75,11 @@ export function discovery(p: Provider): Record<string, unknown> {
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: [SIGNING_ALGORITHM],
     token_endpoint_auth_methods_supported: auth,
+    token_endpoint_auth_signing_alg_values_supported: assertionAlgorithms,
     revocation_endpoint_auth_methods_supported: auth,
+    revocation_endpoint_auth_signing_alg_values_supported: assertionAlgorithms,
     introspection_endpoint_auth_methods_supported: auth,
+    introspection_endpoint_auth_signing_alg_values_supported: assertionAlgorithms,
     code_challenge_methods_supported: ["S256"],
     claims_supported: [
       "sub",
@@ -99,13 +104,14 @@ export function discovery(p: Provider): Record<string, unknown> {
 async function authenticated(
   p: Provider,
   c: Context,
+  endpointPath: string,
 ): Promise<{ form: Record<string, string>; caller: AuthenticatedClient } | Response> {
   const form = await formFields(c);
   if (form === null) {
     return oauthError(c, 400, "invalid_request", "send application/x-www-form-urlencoded fields");
   }
   try {
-    return { form, caller: await authenticateClient(p, c, form) };
+    return { form, caller: await authenticateClient(p, c, form, endpointPath) };
   } catch (error) {
     if (!(error instanceof ClientAuthError)) throw error;
     p.ctx.events.emit({
@@ -119,7 +125,7 @@ async function authenticated(
 }
 
 async function token(p: Provider, c: Context): Promise<Response> {
-  const auth = await authenticated(p, c);
+  const auth = await authenticated(p, c, PATHS.token);
   if (auth instanceof Response) return auth;
   const { form, caller } = auth;
   switch (form.grant_type) {
@@ -435,7 +441,7 @@ async function userinfo(p: Provider, c: Context): Promise<Response> {
 }
 
 async function revoke(p: Provider, c: Context): Promise<Response> {
-  const auth = await authenticated(p, c);
+  const auth = await authenticated(p, c, PATHS.revoke);
   if (auth instanceof Response) return auth;
   const { form, caller } = auth;
   if (form.token === undefined) return oauthError(c, 400, "invalid_request", "token is required");
@@ -463,7 +469,7 @@ async function revoke(p: Provider, c: Context): Promise<Response> {
 }
 
 async function introspect(p: Provider, c: Context): Promise<Response> {
-  const auth = await authenticated(p, c);
+  const auth = await authenticated(p, c, PATHS.introspect);
   if (auth instanceof Response) return auth;
   const { form, caller } = auth;
   if (form.token === undefined) return oauthError(c, 400, "invalid_request", "token is required");
