@@ -261,6 +261,13 @@ export {
 } from "./core/tokens/errors.ts";
 /** The verified-token cache (keyed by signature, bounded, until `exp`). */
 export { VerifiedTokenCache } from "./core/tokens/cache.ts";
+/** A service account's access token (RFC 9068 `at+jwt`), as client_credentials and token exchange issue it. */
+export {
+  mintServiceAccountToken,
+  SERVICE_ACCOUNT_TOKEN_TYPE,
+  type ServiceAccountToken,
+  type ServiceAccountTokenInput,
+} from "./core/tokens/service-account-token.ts";
 /** Opaque `srt_` refresh tokens: only their SHA-256 is stored. */
 export { hashRefreshToken, newRefreshToken, REFRESH_TOKEN_PREFIX } from "./core/tokens/refresh.ts";
 /** Sessions: sign-in, refresh rotation with reuse detection, organization switch, logout. */
@@ -637,6 +644,7 @@ export {
   checkPlugins,
   type ClaimRequest,
   definePlugin,
+  type PluginAdmin,
   type PluginConfigSection,
   type PluginContext,
   PluginError,
@@ -646,8 +654,24 @@ export {
   pluginTablePrefix,
   type SvcPlugin,
 } from "./plugins/plugin.ts";
-/** The claims no plugin may contribute. */
-export { RESERVED_CLAIMS } from "./plugins/host.ts";
+/** The claims no plugin may contribute; the admin helpers hosts hand to plugins. */
+export { pluginAdmin, type PluginAdminDeps, RESERVED_CLAIMS } from "./plugins/host.ts";
+/**
+ * Route documentation for the served OpenAPI document: a route module (a plugin's too) wraps its
+ * installer with `documented(install, operations)`; `errorResponses(…)` are the error answers.
+ */
+export {
+  documented,
+  type DocumentedInstaller,
+  errorResponses,
+  type HttpMethod,
+  IsoTimeSchema,
+  type OperationAuth,
+  type OperationDoc,
+  type ResponseDoc,
+} from "./http/openapi/operation.ts";
+/** JSON request bodies validated by a valibot schema (U+0000 refused, one error shape). */
+export { parseBody } from "./http/validate.ts";
 /** A plugin that writes svc's events as JSON lines. */
 export { type EventLogOptions, eventLogPlugin } from "./plugins/event-log.ts";
 /**

@@ -69,6 +69,7 @@ import {
   ensurePluginTables,
   type InstalledPlugin,
   loadPluginConfig,
+  pluginAdmin,
   pluginEnvNames,
   pluginEventCatalog,
   pluginHelpRows,
@@ -515,6 +516,7 @@ async function serve(
       authenticator: auth.authenticator,
       cookies: cookieSettings(bound.config),
       events: publisher,
+      admin: pluginAdmin({ storage, snapshots, publisher }),
       verifySecret: async (stored, plaintext) => {
         try {
           return (await passwords.verify(stored, plaintext)).valid;

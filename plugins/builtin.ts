@@ -5,6 +5,7 @@
  */
 import { oidcProviderPlugin } from "./oidc-provider/mod.ts";
 import type { SvcPlugin } from "./plugin.ts";
+import { workloadFederationPlugin } from "./workload-federation/mod.ts";
 
 /** The built-in plugins, by name. */
-export const BUILTIN_PLUGINS: readonly SvcPlugin[] = [oidcProviderPlugin()];
+export const BUILTIN_PLUGINS: readonly SvcPlugin[] = [oidcProviderPlugin(), workloadFederationPlugin()];

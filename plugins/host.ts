@@ -7,12 +7,20 @@
  */
 import { CompiledQuery, type Kysely } from "kysely";
 import * as v from "valibot";
+import { runAdminMutation } from "../core/audit/mutation.ts";
 import { ConfigError } from "../core/config/mod.ts";
+import type { EventPublisher } from "../core/events/publisher.ts";
+import type { SubjectSnapshots } from "../core/snapshots/service.ts";
+import { refuseUnderImpersonation } from "../http/admin/kit.ts";
+import { auditActor } from "../http/auth/audit-actor.ts";
+import { fence } from "../http/auth/fence.ts";
+import type { Storage } from "../storage/storage.ts";
 import type { SvcConfig } from "../core/config/mod.ts";
 import { type EventCatalogEntry, extendEventCatalog, isSecurityLedgerKind } from "../core/events/catalog.ts";
 import {
   checkPlugins,
   type ClaimRequest,
+  type PluginAdmin,
   type PluginContext,
   PluginError,
   type PluginSetting,
@@ -204,4 +212,24 @@ export function claimMerger(
 export interface InstalledPlugin {
   readonly plugin: SvcPlugin;
   readonly context: PluginContext;
+}
+
+/** What {@link pluginAdmin} needs: svc's storage, subject snapshots and event publisher. */
+export interface PluginAdminDeps {
+  readonly storage: Storage;
+  readonly snapshots: SubjectSnapshots;
+  readonly publisher?: EventPublisher;
+}
+
+/** The admin helpers plugins get in their context (`PluginContext.admin`). */
+export function pluginAdmin(deps: PluginAdminDeps): PluginAdmin {
+  return {
+    async fence(c, permissions) {
+      return (await fence(c, deps.snapshots, { global: permissions })).principal;
+    },
+    async mutate(caller, work) {
+      refuseUnderImpersonation(caller);
+      return (await runAdminMutation(deps, caller.realmId, auditActor(caller), work)).value;
+    },
+  };
 }

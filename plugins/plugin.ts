@@ -12,7 +12,9 @@
  *
  * @module
  */
+import type { Context } from "hono";
 import type * as v from "valibot";
+import type { AdminMutationContext, AdminMutationResult } from "../core/audit/mutation.ts";
 import { parsePermissionId } from "../core/authz/mod.ts";
 import type { Clock } from "../core/clock.ts";
 import type { SvcConfig } from "../core/config/mod.ts";
@@ -26,7 +28,7 @@ import type { RandomSource } from "../core/random.ts";
 import type { SessionService } from "../core/sessions/service.ts";
 import type { TokenService } from "../core/tokens/service.ts";
 import type { RouteInstaller } from "../http/app.ts";
-import type { Authenticator } from "../http/auth/principal.ts";
+import type { Authenticator, Principal } from "../http/auth/principal.ts";
 import type { CookieSettings } from "../http/auth/cookies.ts";
 import type { Storage } from "../storage/storage.ts";
 
@@ -82,6 +84,28 @@ export interface PluginSql {
   query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]>;
 }
 
+/**
+ * What a plugin's admin routes use, as svc's own admin routes do: the permission fence and
+ * audited mutations (one entry in the realm's admin audit chain per change).
+ */
+export interface PluginAdmin {
+  /**
+   * The caller, who must hold one of `permissions` realm-wide: 401 without a caller, 403 when
+   * none applies.
+   */
+  fence(c: Context, permissions: readonly string[]): Promise<Principal>;
+  /**
+   * Runs an admin change by `caller` in one transaction: `work` writes through `ctx.tx` (its
+   * `pluginSql` for the plugin's tables) and answers the audit record, appended to the caller's
+   * realm's audit chain in the same transaction, with the events it emits (announced after
+   * commit). Refused under impersonation, like svc's own admin changes.
+   */
+  mutate<T>(
+    caller: Principal,
+    work: (ctx: AdminMutationContext) => Promise<AdminMutationResult<T>>,
+  ): Promise<T>;
+}
+
 /** What a plugin is given at boot, once svc's services exist. */
 export interface PluginContext<C = unknown> {
   /** The plugin's name. */
@@ -110,6 +134,8 @@ export interface PluginContext<C = unknown> {
   readonly cookies: CookieSettings;
   /** Emits events (after commit, to subscribers and webhooks). */
   readonly events: EventSink;
+  /** The permission fence and audited mutations for the plugin's admin routes. */
+  readonly admin: PluginAdmin;
   /**
    * Whether `plaintext` matches a secret svc stored hashed by its password hasher (`argon2id`,
    * or a verify-only tag such as `bcrypt`), for example an imported OAuth client's secret. False

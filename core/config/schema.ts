@@ -1344,7 +1344,8 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     name: "SVC_PLUGINS",
     path: "plugins.enabled",
     kind: "string-list",
-    doc: "built-in plugins to enable, comma-separated (oidc-provider); an unknown name stops boot",
+    doc:
+      "built-in plugins to enable, comma-separated (oidc-provider, workload-federation); an unknown name stops boot",
     defaultText: "none",
   },
 ];

@@ -17,8 +17,8 @@ import {
   CLIENT_ASSERTION_ALGORITHMS,
   type ClientRecord,
   InvalidRefreshTokenError,
+  mintServiceAccountToken,
   noStore,
-  randomToken,
   type RouteInstaller,
   sha256Hex,
   SIGNING_ALGORITHM,
@@ -360,7 +360,6 @@ async function clientCredentialsGrant(
     return oauthError(c, 400, "invalid_scope", "openid and offline_access need a user");
   }
   const account = caller.account;
-  const now = Math.floor(p.ctx.clock.now() / 1000);
   const ttl = p.ctx.svcConfig.tokens.accessTokenTtlSeconds;
   const contributed = await p.ctx.contributeClaims({
     token: "access",
@@ -369,17 +368,13 @@ async function clientCredentialsGrant(
     clientId: account.key,
     scopes,
   });
-  const accessToken = await signJwt(p, "at+jwt", {
-    ...contributed,
-    iss: p.issuer,
-    sub: account.id,
-    aud: p.issuer,
-    client_id: account.key,
-    realm: p.realmId,
-    iat: now,
-    exp: now + ttl,
-    jti: randomToken(p.ctx.random, 16),
-    ...(scopes.length > 0 ? { scope: scopes.join(" ") } : {}),
+  const { accessToken } = await mintServiceAccountToken(p.ctx, {
+    realmId: p.realmId,
+    issuer: p.issuer,
+    account,
+    scopes,
+    ttlSeconds: ttl,
+    claims: contributed,
   });
   p.ctx.events.emit({
     kind: OIDC_EVENTS.clientCredentialsIssued,
