@@ -368,6 +368,27 @@ Deno.test("oidc-provider: private_key_jwt and imported clients", async (t) => {
       assert.equal(results.filter((r) => r.status === 401).length, 49);
     });
 
+    await t.step("client_credentials for a service account still issues its at+jwt", async () => {
+      const account = await api(server, "POST", "/svc-admin/service-accounts", admin, {
+        key: "batch-job",
+        displayName: "Batch",
+      });
+      assert.equal(account.status, 201);
+      const machine = await client.discovery(issuer, "batch-job", account.json.secret, undefined, {
+        execute: [client.allowInsecureRequests],
+      });
+      const tokens = await client.clientCredentialsGrant(machine, { scope: "reports.read" });
+      const jwks = createRemoteJWKSet(new URL(machine.serverMetadata().jwks_uri!));
+      const verified = await jwtVerify(tokens.access_token, jwks, {
+        issuer: server.issuer,
+        audience: server.issuer,
+        typ: "at+jwt",
+      });
+      assert.equal(verified.payload.sub, account.json.id);
+      assert.equal(verified.payload.client_id, "batch-job");
+      assert.equal(verified.payload.scope, "reports.read");
+    });
+
     await t.step(
       "a client imported by the client-config importer signs a user in through /oidc",
       async () => {
