@@ -4,7 +4,8 @@
  * schema validated at boot with svc's one-line errors and listed by `svc help`), its own tables
  * (created idempotently with svc's, every name prefixed by the plugin), a readiness check,
  * start/stop hooks, claim contributors for the access and ID tokens plugins issue, and the event
- * kinds it emits (added to the event catalog).
+ * kinds it emits (added to the event catalog). Its admin routes fence and audit through
+ * {@link PluginContext.admin}, and document themselves with `documented()` for the OpenAPI document.
  *
  * Built-in plugins are enabled with `SVC_PLUGINS=oidc-provider,…`; hosts pass their own to the CLI
  * (`runCli(args, runtime, { plugins })`). A plugin reaches svc only through the
