@@ -4,6 +4,7 @@
  * `request()` calls that app as one of the bed's callers.
  */
 import { EventPublisher } from "../../core/events/publisher.ts";
+import { verifyPasswordHash } from "../../core/passwords/registry.ts";
 import { createApp, type SvcApp } from "../../http/app.ts";
 import { createPasskeyRoutes } from "../../http/routes/passkeys.ts";
 import { svcRoutes } from "../../http/svc-routes.ts";
@@ -69,7 +70,13 @@ export async function pluginBed(
         cookies: cookieSettings(bed.config),
         events: publisher,
         admin: pluginAdmin({ storage: bed.storage, snapshots: bed.snapshots, publisher }),
-        verifySecret: async () => await Promise.resolve(false),
+        verifySecret: async (stored, plaintext) => {
+          try {
+            return await verifyPasswordHash(stored.algorithm, stored.hash, plaintext);
+          } catch {
+            return false;
+          }
+        },
         contributeClaims,
         logError: () => {},
       };
