@@ -29,6 +29,7 @@ import {
   type PluginContext,
   randomUuid,
   type RouteInstaller,
+  type Storage,
   SvcError,
   ValidationError,
 } from "../../mod.ts";
@@ -261,7 +262,7 @@ export function adminRoutes(ctx: PluginContext): RouteInstaller {
     throw error;
   };
   /** Checks a policy as a whole: one key source, a safe jwksUri, a service account of the realm. */
-  const check = async (realmId: string, fields: TrustPolicyFields) => {
+  const check = async (realmId: string, fields: TrustPolicyFields, storage: Storage = ctx.storage) => {
     if ((fields.jwks === null) === (fields.jwksUri === null)) {
       throw new ValidationError("a trust policy has either jwks or jwksUri");
     }
@@ -271,7 +272,7 @@ export function adminRoutes(ctx: PluginContext): RouteInstaller {
       });
       if (problem !== null) throw new ValidationError(problem);
     }
-    const account = await ctx.storage.serviceAccounts.get(fields.serviceAccountId);
+    const account = await storage.serviceAccounts.get(fields.serviceAccountId);
     if (account === null || account.realmId !== realmId.toLowerCase()) {
       throw new ValidationError("serviceAccountId names no service account of this realm");
     }
@@ -341,7 +342,8 @@ export function adminRoutes(ctx: PluginContext): RouteInstaller {
           serviceAccountId: body.serviceAccountId ?? before.serviceAccountId,
           enabled: body.enabled ?? before.enabled,
         };
-        await check(realmId, fields);
+        // Inside the transaction (an embedded database has one connection).
+        await check(realmId, fields, tx);
         const after = await store.update(realmId, id, fields, new Date(ctx.clock.now())).catch(taken);
         if (after === null) throw hidden();
         return {

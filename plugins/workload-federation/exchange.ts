@@ -99,19 +99,6 @@ const ExchangeForm = v.object({
   actor_token_type: v.optional(v.string()),
 });
 
-/** The documented request (form fields). */
-const ExchangeRequestSchema = v.pipe(
-  v.object({
-    grant_type: v.literal(TOKEN_EXCHANGE_GRANT),
-    subject_token: v.pipe(v.string(), v.description("The workload's signed JWT")),
-    subject_token_type: v.literal(JWT_TOKEN_TYPE),
-    requested_token_type: v.optional(v.literal(ACCESS_TOKEN_TYPE)),
-    audience: v.optional(v.pipe(v.string(), v.description("Only svc's issuer"))),
-    scope: v.optional(v.string()),
-  }),
-  v.title("WorkloadTokenExchangeRequest"),
-);
-
 const ExchangeResponseSchema = v.pipe(
   v.object({
     access_token: v.string(),
@@ -133,10 +120,9 @@ const OPERATIONS: readonly OperationDoc[] = [{
   path: TOKEN_PATH,
   summary: "Exchange a workload's JWT for a service account's access token (RFC 8693)",
   description:
-    "Form-encoded (`application/x-www-form-urlencoded`). Every refusal of the subject token is `invalid_grant` with the same description.",
+    "A form (`application/x-www-form-urlencoded`, not JSON): `grant_type=urn:ietf:params:oauth:grant-type:token-exchange`, `subject_token` (the workload's signed JWT), `subject_token_type=urn:ietf:params:oauth:token-type:jwt`, optional `requested_token_type=urn:ietf:params:oauth:token-type:access_token`, `audience` (only this server's issuer) and `scope`. Every refusal of the subject token is `invalid_grant` with the same description.",
   tags: ["Workload federation"],
   auth: "public",
-  body: ExchangeRequestSchema,
   responses: {
     200: {
       description: "The access token (`Cache-Control: no-store`)",

@@ -9,6 +9,7 @@
  * the OpenAPI document; and the plugin is off unless enabled.
  */
 import { strict as assert } from "node:assert";
+import { Validator } from "@seriousme/openapi-schema-validator";
 import { createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, SignJWT } from "jose";
 import { BUILTIN_PLUGINS } from "../../../plugins/builtin.ts";
 import { pluginBed } from "../../support/plugins.ts";
@@ -363,8 +364,10 @@ Deno.test("workload federation: token exchange under trust policies", async (t) 
       assert.equal(results.filter((r) => r.status === 400 && r.body.error === "invalid_grant").length, 49);
     });
 
-    await t.step("the routes are in the OpenAPI document", async () => {
+    await t.step("the routes are in the OpenAPI document, which stays valid", async () => {
       const doc = await (await beds.app.request("/openapi.json")).json();
+      const result = await new Validator().validate(structuredClone(doc));
+      assert.equal(result.valid, true, JSON.stringify(result.errors));
       assert.ok(doc.paths["/workload/token"].post);
       assert.ok(doc.paths["/svc-admin/workload/policies"].get);
       assert.ok(doc.paths["/svc-admin/workload/policies"].post);
