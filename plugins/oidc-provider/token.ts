@@ -118,7 +118,8 @@ async function authenticated(
       kind: OIDC_EVENTS.tokenRefused,
       occurredAt: p.ctx.clock.now(),
       realmId: p.realmId,
-      data: { clientId: form.client_id ?? null, reason: "invalid_client" },
+      // The detail says which check failed (never a secret or the assertion).
+      data: { clientId: form.client_id ?? null, reason: "invalid_client", detail: error.message },
     });
     return oauthError(c, 401, "invalid_client", "client authentication failed");
   }

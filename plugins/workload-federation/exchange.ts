@@ -296,7 +296,7 @@ async function accept(
       throw new Refused("lifetime_too_long", policy.id);
     }
     if (typeof payload.iat === "number" && payload.iat > nowSeconds + LEEWAY_SECONDS) {
-      throw new Refused("lifetime_too_long", policy.id);
+      throw new Refused("not_yet_valid", policy.id);
     }
     if (typeof payload.jti !== "string" || payload.jti.length < 1 || payload.jti.length > 200) {
       throw new Refused("no_jti", policy.id);

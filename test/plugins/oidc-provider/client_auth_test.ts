@@ -361,6 +361,36 @@ Deno.test("oidc-provider: private_key_jwt and imported clients", async (t) => {
       },
     );
 
+    await t.step("EdDSA and PS256 keys of one JWK Set (chosen by kid)", async () => {
+      const ed = await generateKeyPair("EdDSA");
+      const ps = await generateKeyPair("PS256");
+      const multi = await api(server, "POST", "/svc-admin/oidc/clients", admin, {
+        clientId: "multi-key-app",
+        clientType: "confidential",
+        redirectUris: [REDIRECT],
+        tokenEndpointAuthMethod: "private_key_jwt",
+        jwks: {
+          keys: [
+            { ...await exportJWK(ed.publicKey), kid: "ed" },
+            { ...await exportJWK(ps.publicKey), kid: "ps", alg: "PS256" },
+          ],
+        },
+      });
+      assert.equal(multi.status, 201, JSON.stringify(multi.json));
+      for (
+        const [alg, kid, key] of [["EdDSA", "ed", ed.privateKey], ["PS256", "ps", ps.privateKey]] as const
+      ) {
+        const signed = await new SignJWT({
+          iss: "multi-key-app",
+          sub: "multi-key-app",
+          aud: server.issuer,
+          jti: crypto.randomUUID(),
+          exp: now() + 60,
+        }).setProtectedHeader({ alg, kid }).sign(key);
+        assert.equal((await introspect(signed)).status, 200, alg);
+      }
+    });
+
     await t.step("50 concurrent uses of one assertion: exactly one is accepted", async () => {
       const shared = await assertion({ aud: introspectionEndpoint });
       const results = await Promise.all(Array.from({ length: 50 }, () => introspect(shared)));
