@@ -654,8 +654,8 @@ export {
   pluginTablePrefix,
   type SvcPlugin,
 } from "./plugins/plugin.ts";
-/** The claims no plugin may contribute; the admin helpers hosts hand to plugins. */
-export { pluginAdmin, type PluginAdminDeps, RESERVED_CLAIMS } from "./plugins/host.ts";
+/** The claims no plugin may contribute; the admin helpers and the SSRF guard hosts hand to plugins. */
+export { outboundGuard, pluginAdmin, type PluginAdminDeps, RESERVED_CLAIMS } from "./plugins/host.ts";
 /**
  * Route documentation for the served OpenAPI document: a route module (a plugin's too) wraps its
  * installer with `documented(install, operations)`; `errorResponses(…)` are the error answers.
@@ -672,6 +672,8 @@ export {
 } from "./http/openapi/operation.ts";
 /** JSON request bodies validated by a valibot schema (U+0000 refused, one error shape). */
 export { parseBody } from "./http/validate.ts";
+/** Cached remote JWK Sets behind svc's SSRF guard, for plugins verifying other parties' JWTs. */
+export { remoteJwksCache } from "./plugins/remote-jwks.ts";
 /** A plugin that writes svc's events as JSON lines. */
 export { type EventLogOptions, eventLogPlugin } from "./plugins/event-log.ts";
 /**

@@ -69,6 +69,7 @@ import {
   ensurePluginTables,
   type InstalledPlugin,
   loadPluginConfig,
+  outboundGuard,
   pluginAdmin,
   pluginEnvNames,
   pluginEventCatalog,
@@ -517,6 +518,10 @@ async function serve(
       cookies: cookieSettings(bound.config),
       events: publisher,
       admin: pluginAdmin({ storage, snapshots, publisher }),
+      outboundRefusal: outboundGuard(
+        { allowPrivate: bound.config.webhooks.allowPrivateReceivers },
+        runtime.resolveHost ? (hostname) => runtime.resolveHost!(hostname) : undefined,
+      ),
       verifySecret: async (stored, plaintext) => {
         try {
           return (await passwords.verify(stored, plaintext)).valid;

@@ -138,6 +138,12 @@ export interface PluginContext<C = unknown> {
   /** The permission fence and audited mutations for the plugin's admin routes. */
   readonly admin: PluginAdmin;
   /**
+   * The SSRF guard of outbound fetches (a JWKS URL…): why svc must not fetch `url`, or null. The
+   * webhook receiver policy (`webhooks.allowPrivateReceivers`), applied to the URL and to the
+   * addresses its host name resolves to (when the runtime resolves names).
+   */
+  outboundRefusal(url: string): Promise<string | null>;
+  /**
    * Whether `plaintext` matches a secret svc stored hashed by its password hasher (`argon2id`,
    * or a verify-only tag such as `bcrypt`), for example an imported OAuth client's secret. False
    * for an unknown tag.

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { createLocalJWKSet, createRemoteJWKSet, decodeJwt, jwtVerify, type JWTVerifyGetKey } from "jose";
+import { createLocalJWKSet, decodeJwt, jwtVerify, type JWTVerifyGetKey } from "jose";
 import {
   CLIENT_ASSERTION_ALGORITHMS,
   clientJwksUriProblem,
@@ -26,24 +26,6 @@ const LEEWAY_SECONDS = 30;
 
 /** Why an assertion was refused (always answered `invalid_client`). */
 export class ClientAssertionError extends Error {}
-
-/** Remote key sets by URL, cached by jose (refetched on an unknown `kid`, at most every 30 s). */
-export function remoteKeySets(): (uri: string) => JWTVerifyGetKey {
-  const sets = new Map<string, JWTVerifyGetKey>();
-  return (uri) => {
-    let set = sets.get(uri);
-    if (set === undefined) {
-      set = createRemoteJWKSet(new URL(uri), {
-        timeoutDuration: 5000,
-        cooldownDuration: 30_000,
-        cacheMaxAge: 600_000,
-      });
-      if (sets.size >= 1000) sets.delete(sets.keys().next().value!);
-      sets.set(uri, set);
-    }
-    return set;
-  };
-}
 
 /** The client id an assertion claims to come from (unverified), or null when it is not a JWT. */
 export function assertionClientId(assertion: string): string | null {

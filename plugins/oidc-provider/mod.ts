@@ -10,9 +10,8 @@
  * @module
  */
 import * as v from "valibot";
-import { definePlugin, type PluginContext, type SvcPlugin } from "../../mod.ts";
+import { definePlugin, type PluginContext, remoteJwksCache, type SvcPlugin } from "../../mod.ts";
 import { authorizeRoutes } from "./authorize.ts";
-import { remoteKeySets } from "./client-assertion.ts";
 import { OIDC_EVENTS, type OidcProviderConfig, type Provider, TABLES } from "./shared.ts";
 import { tokenRoutes } from "./token.ts";
 
@@ -70,7 +69,6 @@ const EVENTS = [
 /** Builds the OIDC provider plugin. */
 export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
   let realmId: string | null = null;
-  const remoteJwks = remoteKeySets();
   const provider = (ctx: PluginContext<OidcProviderConfig>): Provider => {
     const { baseUrl, pathBase } = ctx.svcConfig.server;
     return {
@@ -82,7 +80,7 @@ export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
       issuer: ctx.tokens.issuer,
       url: (path) => `${baseUrl}${pathBase}${path}`,
       path: (path) => `${pathBase}${path}`,
-      remoteJwks,
+      remoteJwks: remoteJwksCache(ctx.outboundRefusal),
     };
   };
   return definePlugin<OidcProviderConfig>({

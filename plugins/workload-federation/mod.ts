@@ -8,9 +8,8 @@
  *
  * @module
  */
-import { createRemoteJWKSet, type JWTVerifyGetKey } from "jose";
 import * as v from "valibot";
-import { definePlugin, type SvcPlugin } from "../../mod.ts";
+import { definePlugin, remoteJwksCache, type SvcPlugin } from "../../mod.ts";
 import { adminRoutes, PERMISSIONS } from "./admin.ts";
 import { exchangeRoutes } from "./exchange.ts";
 import { TABLES } from "./policies-store.ts";
@@ -42,24 +41,9 @@ const EVENTS = [
   },
 ];
 
-/** Remote key sets by URL, cached by jose (refetched on an unknown `kid`, at most every 30 s). */
-function remoteKeySets(): (uri: string) => JWTVerifyGetKey {
-  const sets = new Map<string, JWTVerifyGetKey>();
-  return (uri) => {
-    let set = sets.get(uri);
-    if (set === undefined) {
-      set = createRemoteJWKSet(new URL(uri), { timeoutDuration: 5000, cooldownDuration: 30_000 });
-      if (sets.size >= 1000) sets.delete(sets.keys().next().value!);
-      sets.set(uri, set);
-    }
-    return set;
-  };
-}
-
 /** Builds the workload federation plugin. */
 export function workloadFederationPlugin(): SvcPlugin<WorkloadFederationConfig> {
   let realmId: string | null = null;
-  const remoteJwks = remoteKeySets();
   return definePlugin<WorkloadFederationConfig>({
     name: "workload-federation",
     permissions: PERMISSIONS,
@@ -103,7 +87,7 @@ export function workloadFederationPlugin(): SvcPlugin<WorkloadFederationConfig> 
             if (realmId === null) throw new Error("workload-federation: not started");
             return realmId;
           },
-          remoteJwks,
+          remoteJwks: remoteJwksCache(ctx.outboundRefusal),
         }),
         adminRoutes(ctx),
       ];

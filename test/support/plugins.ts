@@ -13,6 +13,7 @@ import {
   claimMerger,
   ensurePluginTables,
   loadPluginConfig,
+  outboundGuard,
   pluginAdmin,
   pluginSql,
 } from "../../plugins/host.ts";
@@ -70,6 +71,7 @@ export async function pluginBed(
         cookies: cookieSettings(bed.config),
         events: publisher,
         admin: pluginAdmin({ storage: bed.storage, snapshots: bed.snapshots, publisher }),
+        outboundRefusal: outboundGuard({ allowPrivate: bed.config.webhooks.allowPrivateReceivers }),
         verifySecret: async (stored, plaintext) => {
           try {
             return await verifyPasswordHash(stored.algorithm, stored.hash, plaintext);
