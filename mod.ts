@@ -652,10 +652,20 @@ export {
   type PluginSetting,
   type PluginSql,
   pluginTablePrefix,
+  type PluginTokenGrant,
   type SvcPlugin,
 } from "./plugins/plugin.ts";
-/** The claims no plugin may contribute; the admin helpers and the SSRF guard hosts hand to plugins. */
-export { outboundGuard, pluginAdmin, type PluginAdminDeps, RESERVED_CLAIMS } from "./plugins/host.ts";
+/**
+ * The claims no plugin may contribute; the admin helpers, the SSRF guard and the extension-grant
+ * registry hosts hand to plugins.
+ */
+export {
+  outboundGuard,
+  pluginAdmin,
+  type PluginAdminDeps,
+  RESERVED_CLAIMS,
+  tokenGrantRegistry,
+} from "./plugins/host.ts";
 /**
  * Route documentation for the served OpenAPI document: a route module (a plugin's too) wraps its
  * installer with `documented(install, operations)`; `errorResponses(…)` are the error answers.

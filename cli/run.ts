@@ -76,6 +76,7 @@ import {
   pluginHelpRows,
   pluginSql,
   selectPlugins,
+  tokenGrantRegistry,
 } from "../plugins/host.ts";
 import { BUILTIN_PLUGINS } from "../plugins/builtin.ts";
 import { cookieSettings } from "../http/auth/cookies.ts";
@@ -500,6 +501,7 @@ async function serve(
   });
   events.subscribe(metrics.onEvent);
   const contributeClaims = claimMerger(plugins, runtime.printError);
+  const grants = tokenGrantRegistry();
   const installed: InstalledPlugin[] = plugins.map((plugin) => ({
     plugin,
     context: {
@@ -530,9 +532,11 @@ async function serve(
         }
       },
       contributeClaims,
+      tokenGrants: grants.list,
       logError: runtime.printError,
     },
   }));
+  grants.install(installed, runtime.printError);
   const started: InstalledPlugin[] = [];
   try {
     for (const entry of installed) {

@@ -26,6 +26,7 @@ import {
   PluginError,
   type PluginSetting,
   type PluginSql,
+  type PluginTokenGrant,
   type SvcPlugin,
 } from "./plugin.ts";
 
@@ -256,5 +257,31 @@ export function outboundGuard(
       return null;
     }
     return checkReceiverUrl(url, policy, addresses);
+  };
+}
+
+/**
+ * The extension grants of installed plugins, once their contexts exist (`PluginContext.tokenGrants`
+ * reads it late, so every context sees every plugin's grants). A grant type served twice is kept
+ * for the first plugin and reported.
+ */
+export function tokenGrantRegistry(): {
+  readonly list: () => readonly PluginTokenGrant[];
+  install(installed: readonly InstalledPlugin[], logError: (line: string) => void): void;
+} {
+  let grants: readonly PluginTokenGrant[] = [];
+  return {
+    list: () => grants,
+    install(installed, logError) {
+      const byType = new Map<string, PluginTokenGrant>();
+      for (const { plugin, context } of installed) {
+        for (const grant of plugin.tokenGrants?.(context) ?? []) {
+          if (byType.has(grant.grantType)) {
+            logError(`plugin ${plugin.name}: grant type ${grant.grantType} is already served; ignored`);
+          } else byType.set(grant.grantType, grant);
+        }
+      }
+      grants = [...byType.values()];
+    },
   };
 }

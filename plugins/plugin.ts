@@ -107,6 +107,20 @@ export interface PluginAdmin {
   ): Promise<T>;
 }
 
+/**
+ * An extension grant (RFC 6749 section 4.5) a plugin serves at the OAuth token endpoint of
+ * another plugin (the OIDC provider's `/oidc/token`), for example RFC 8693 token exchange.
+ */
+export interface PluginTokenGrant {
+  /** The `grant_type` it answers (an absolute URI, such as `urn:ietf:params:oauth:grant-type:token-exchange`). */
+  readonly grantType: string;
+  /**
+   * Answers a token request of this grant type: `form` holds the request's fields. No client was
+   * authenticated: the grant carries its own credential. The answer has `Cache-Control: no-store`.
+   */
+  handle(c: Context, form: Readonly<Record<string, string>>): Promise<Response>;
+}
+
 /** What a plugin is given at boot, once svc's services exist. */
 export interface PluginContext<C = unknown> {
   /** The plugin's name. */
@@ -154,6 +168,8 @@ export interface PluginContext<C = unknown> {
   ): Promise<boolean>;
   /** The claims every plugin contributes to a token (reserved claims are dropped). */
   contributeClaims(request: ClaimRequest): Promise<Record<string, unknown>>;
+  /** The extension grants plugins serve (see {@link SvcPlugin.tokenGrants}), for a token endpoint. */
+  tokenGrants(): readonly PluginTokenGrant[];
   /** Reports an error on stderr (never a secret). */
   logError(line: string): void;
 }
@@ -187,6 +203,8 @@ export interface SvcPlugin<C = unknown> {
   claims?(request: ClaimRequest): Record<string, unknown> | Promise<Record<string, unknown>>;
   /** The event kinds the plugin emits. */
   readonly events?: readonly PluginEventKind[];
+  /** Extension grants the plugin serves at other plugins' token endpoints (built from its context). */
+  tokenGrants?(context: PluginContext<C>): readonly PluginTokenGrant[];
 }
 
 /** A plugin definition that cannot be installed. Code `plugin_invalid`. */

@@ -71,7 +71,7 @@ export function discovery(p: Provider): Record<string, unknown> {
     scopes_supported: [...SUPPORTED_SCOPES],
     response_types_supported: ["code"],
     response_modes_supported: ["query"],
-    grant_types_supported: ["authorization_code", "refresh_token", "client_credentials"],
+    grant_types_supported: [...GRANT_TYPES, ...p.ctx.tokenGrants().map((grant) => grant.grantType)],
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: [SIGNING_ALGORITHM],
     token_endpoint_auth_methods_supported: auth,
@@ -125,7 +125,16 @@ async function authenticated(
   }
 }
 
+/** The grant types the token endpoint serves itself. */
+const GRANT_TYPES = ["authorization_code", "refresh_token", "client_credentials"];
+
 async function token(p: Provider, c: Context): Promise<Response> {
+  // An extension grant of another plugin (RFC 8693 token exchange…) carries its own credential.
+  const fields = await formFields(c);
+  if (fields !== null && fields.grant_type !== undefined && !GRANT_TYPES.includes(fields.grant_type)) {
+    const extension = p.ctx.tokenGrants().find((grant) => grant.grantType === fields.grant_type);
+    if (extension !== undefined) return await extension.handle(c, fields);
+  }
   const auth = await authenticated(p, c, PATHS.token);
   if (auth instanceof Response) return auth;
   const { form, caller } = auth;

@@ -163,8 +163,19 @@ export function exchangeRoutes(deps: ExchangeDeps): RouteInstaller {
 }
 
 async function exchange(deps: ExchangeDeps, c: Context): Promise<Response> {
+  return await exchangeForm(deps, c, await formOf(c));
+}
+
+/**
+ * Answers a token-exchange request whose form fields are `fields` (null: not a form); also served
+ * at the OIDC provider's token endpoint as an extension grant.
+ */
+export async function exchangeForm(
+  deps: ExchangeDeps,
+  c: Context,
+  fields: Readonly<Record<string, string>> | null,
+): Promise<Response> {
   const { ctx } = deps;
-  const fields = await formOf(c);
   const parsed = fields === null ? null : v.safeParse(ExchangeForm, fields);
   if (parsed === null || !parsed.success) {
     return oauthError(
@@ -175,7 +186,7 @@ async function exchange(deps: ExchangeDeps, c: Context): Promise<Response> {
   }
   const form = parsed.output;
   if (form.grant_type !== TOKEN_EXCHANGE_GRANT) {
-    return c.json({ error: "unsupported_grant_type", error_description: "grant_type is not supported" }, 400);
+    return oauthError(c, "unsupported_grant_type", "grant_type is not supported");
   }
   if (form.subject_token_type !== JWT_TOKEN_TYPE) {
     return oauthError(c, "invalid_request", `subject_token_type must be ${JWT_TOKEN_TYPE}`);

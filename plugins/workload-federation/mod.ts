@@ -4,14 +4,15 @@
  * cluster's service-account token) becomes a service account's access token, under trust
  * policies managed at `/svc-admin/workload/policies` (fenced by `workload:global:policies-read`
  * and `workload:global:policies-manage`). Each external `jti` is accepted once until the token
- * expires. Built only on what `mod.ts` exports.
+ * expires. With the OIDC provider enabled too, its `/oidc/token` serves the same grant (an
+ * extension grant of the plugin API). Built only on what `mod.ts` exports.
  *
  * @module
  */
 import * as v from "valibot";
-import { definePlugin, remoteJwksCache, type SvcPlugin } from "../../mod.ts";
+import { definePlugin, type PluginContext, remoteJwksCache, type SvcPlugin } from "../../mod.ts";
 import { adminRoutes, PERMISSIONS } from "./admin.ts";
-import { exchangeRoutes } from "./exchange.ts";
+import { type ExchangeDeps, exchangeForm, exchangeRoutes, TOKEN_EXCHANGE_GRANT } from "./exchange.ts";
 import { TABLES } from "./policies-store.ts";
 import { WORKLOAD_EVENTS, type WorkloadFederationConfig } from "./shared.ts";
 
@@ -44,6 +45,17 @@ const EVENTS = [
 /** Builds the workload federation plugin. */
 export function workloadFederationPlugin(): SvcPlugin<WorkloadFederationConfig> {
   let realmId: string | null = null;
+  let deps: ExchangeDeps | null = null;
+  /** The exchange's dependencies (one remote JWKS cache for the route and the extension grant). */
+  const depsOf = (ctx: PluginContext<WorkloadFederationConfig>): ExchangeDeps =>
+    deps ??= {
+      ctx,
+      realmId: () => {
+        if (realmId === null) throw new Error("workload-federation: not started");
+        return realmId;
+      },
+      remoteJwks: remoteJwksCache(ctx.outboundRefusal),
+    };
   return definePlugin<WorkloadFederationConfig>({
     name: "workload-federation",
     permissions: PERMISSIONS,
@@ -80,17 +92,11 @@ export function workloadFederationPlugin(): SvcPlugin<WorkloadFederationConfig> 
       await ctx.sql.query("SELECT 1 FROM workload_federation_policies LIMIT 1");
     },
     mount(ctx) {
-      return [
-        exchangeRoutes({
-          ctx,
-          realmId: () => {
-            if (realmId === null) throw new Error("workload-federation: not started");
-            return realmId;
-          },
-          remoteJwks: remoteJwksCache(ctx.outboundRefusal),
-        }),
-        adminRoutes(ctx),
-      ];
+      return [exchangeRoutes(depsOf(ctx)), adminRoutes(ctx)];
+    },
+    tokenGrants(ctx) {
+      const deps = depsOf(ctx);
+      return [{ grantType: TOKEN_EXCHANGE_GRANT, handle: (c, form) => exchangeForm(deps, c, form) }];
     },
   });
 }

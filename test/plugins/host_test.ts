@@ -8,6 +8,7 @@ import {
   pluginEnvNames,
   pluginEventCatalog,
   selectPlugins,
+  tokenGrantRegistry,
 } from "../../plugins/host.ts";
 import { definePlugin, PluginError, type SvcPlugin } from "../../plugins/plugin.ts";
 import { greetingPlugin } from "../../examples/greeting-plugin.ts";
@@ -146,4 +147,25 @@ Deno.test("outboundGuard: the receiver policy on the URL, then on the addresses 
   assert.deepEqual(resolved, ["keys.example.com", "inside.example.com"], "addresses are not resolved");
   const failing = outboundGuard({ allowPrivate: [] }, () => Promise.reject(new Error("no DNS")));
   assert.equal(await failing("https://keys.example.com/"), null, "left to the fetch, which fails");
+});
+
+Deno.test("tokenGrantRegistry: every plugin's extension grants, the first of a duplicate kept and reported", () => {
+  const grant = (grantType: string, label: string) => ({
+    grantType,
+    handle: () => Promise.resolve(new Response(label)),
+  });
+  const a = definePlugin({ name: "a", tokenGrants: () => [grant("urn:example:one", "a1")] });
+  const b = definePlugin({
+    name: "b",
+    tokenGrants: () => [grant("urn:example:one", "b1"), grant("urn:example:two", "b2")],
+  });
+  const registry = tokenGrantRegistry();
+  assert.deepEqual(registry.list(), []);
+  const errors: string[] = [];
+  // deno-lint-ignore no-explicit-any
+  const context = {} as any;
+  registry.install([{ plugin: a, context }, { plugin: b, context }], (line) => errors.push(line));
+  assert.deepEqual(registry.list().map((g) => g.grantType), ["urn:example:one", "urn:example:two"]);
+  assert.equal(errors.length, 1);
+  assert.match(errors[0], /plugin b: grant type urn:example:one is already served/);
 });

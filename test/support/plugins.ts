@@ -16,6 +16,7 @@ import {
   outboundGuard,
   pluginAdmin,
   pluginSql,
+  tokenGrantRegistry,
 } from "../../plugins/host.ts";
 import type { PluginContext, SvcPlugin } from "../../plugins/plugin.ts";
 import { type AdminBed, adminBed, type AdminCaller } from "./admin.ts";
@@ -54,6 +55,7 @@ export async function pluginBed(
     await ensurePluginTables(sql, plugins);
     const contributeClaims = claimMerger(plugins, () => {});
     const contexts: PluginContext[] = [];
+    const grants = tokenGrantRegistry();
     for (const plugin of plugins) {
       const context: PluginContext = {
         name: plugin.name,
@@ -80,11 +82,13 @@ export async function pluginBed(
           }
         },
         contributeClaims,
+        tokenGrants: grants.list,
         logError: () => {},
       };
-      await plugin.start?.(context);
       contexts.push(context);
     }
+    grants.install(plugins.map((plugin, i) => ({ plugin, context: contexts[i] })), () => {});
+    for (const [i, plugin] of plugins.entries()) await plugin.start?.(contexts[i]);
     const passkeys = createPasskeyRoutes({
       config: bed.config,
       storage: bed.storage,

@@ -3,7 +3,8 @@
  * `SVC_PLUGINS=oidc-provider,workload-federation`, on Postgres): an administrator granted the
  * plugin's permission creates a trust policy for a CI issuer whose keys a local JWKS endpoint
  * serves; a CI token in GitHub Actions' claim shape becomes the service account's access token,
- * verified with jose against the server's published JWKS; the replay is refused.
+ * verified with jose against the server's published JWKS; the replay is refused. The OIDC
+ * provider's token endpoint serves the same grant (advertised in its discovery document).
  */
 import { strict as assert } from "node:assert";
 import { createRemoteJWKSet, decodeJwt, exportJWK, generateKeyPair, jwtVerify, SignJWT } from "jose";
@@ -112,6 +113,42 @@ Deno.test("workload federation: a CI job's token becomes a service account's tok
     const replay = await exchange();
     assert.equal(replay.status, 400);
     assert.equal((await replay.json()).error, "invalid_grant");
+
+    // With the OIDC provider enabled too, its token endpoint serves the same extension grant.
+    const discovery = await (await fetch(`${server.url}/.well-known/openid-configuration`)).json();
+    assert.ok(discovery.grant_types_supported.includes("urn:ietf:params:oauth:grant-type:token-exchange"));
+    const second = await new SignJWT({
+      iss: "https://token.actions.githubusercontent.com",
+      sub: "repo:acme/deploy:ref:refs/heads/main",
+      aud: "https://svc.example.test",
+      repository: "acme/deploy",
+      ref: "refs/heads/main",
+      jti: crypto.randomUUID(),
+      iat: now,
+      exp: now + 300,
+    }).setProtectedHeader({ alg: "RS256", kid: "gha" }).sign(ci.privateKey);
+    const viaOidc = () =>
+      fetch(discovery.token_endpoint, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          grant_type: "urn:ietf:params:oauth:grant-type:token-exchange",
+          subject_token: second,
+          subject_token_type: "urn:ietf:params:oauth:token-type:jwt",
+        }),
+      });
+    const oidcAnswer = await viaOidc();
+    const oidcBody = await oidcAnswer.json();
+    assert.equal(oidcAnswer.status, 200, JSON.stringify(oidcBody));
+    assert.equal(oidcAnswer.headers.get("Cache-Control"), "no-store");
+    const fromOidc = await jwtVerify(oidcBody.access_token, createRemoteJWKSet(new URL(server.jwksUrl)), {
+      issuer: server.issuer,
+      typ: "at+jwt",
+    });
+    assert.equal(fromOidc.payload.sub, account.json.id);
+    const oidcReplay = await viaOidc();
+    assert.equal(oidcReplay.status, 400);
+    assert.equal((await oidcReplay.json()).error, "invalid_grant");
 
     const ready = await fetch(`${server.url}/readyz`);
     assert.equal(ready.status, 200);
