@@ -261,6 +261,13 @@ export {
 } from "./core/tokens/errors.ts";
 /** The verified-token cache (keyed by signature, bounded, until `exp`). */
 export { VerifiedTokenCache } from "./core/tokens/cache.ts";
+/** A service account's access token (RFC 9068 `at+jwt`), as client_credentials and token exchange issue it. */
+export {
+  mintServiceAccountToken,
+  SERVICE_ACCOUNT_TOKEN_TYPE,
+  type ServiceAccountToken,
+  type ServiceAccountTokenInput,
+} from "./core/tokens/service-account-token.ts";
 /** Opaque `srt_` refresh tokens: only their SHA-256 is stored. */
 export { hashRefreshToken, newRefreshToken, REFRESH_TOKEN_PREFIX } from "./core/tokens/refresh.ts";
 /** Sessions: sign-in, refresh rotation with reuse detection, organization switch, logout. */
@@ -282,6 +289,18 @@ export { suspendUser, type SuspensionReport, USER_SUSPENDED_EVENT } from "./core
 export { SubjectCrypto, SubjectDataUnavailableError } from "./core/crypto/subject-keys.ts";
 /** API keys (`sak_…`, looked up by SHA-256 hex) and service accounts (`sas_…` secrets, rotation overlap). */
 export { API_KEY_PREFIX, authenticateApiKey, createApiKey } from "./core/credentials/api-keys.ts";
+/**
+ * `private_key_jwt` client keys (RFC 7523): the accepted assertion algorithms, the assertion type,
+ * and the checks of a client's registered JWK Set (public keys only) and `jwksUri` (https, or an
+ * allowed private host).
+ */
+export {
+  CLIENT_ASSERTION_ALGORITHMS,
+  clientJwksProblem,
+  clientJwksUriProblem,
+  JWT_BEARER_ASSERTION_TYPE,
+  MAX_CLIENT_KEYS,
+} from "./core/credentials/client-keys.ts";
 export {
   authenticateServiceAccount,
   createServiceAccount,
@@ -625,6 +644,7 @@ export {
   checkPlugins,
   type ClaimRequest,
   definePlugin,
+  type PluginAdmin,
   type PluginConfigSection,
   type PluginContext,
   PluginError,
@@ -632,6 +652,7 @@ export {
   type PluginSetting,
   type PluginSql,
   pluginTablePrefix,
+  type PluginTokenGrant,
   type SignInDiscoveryRequest,
   type SignInStepAnswer,
   type SvcPlugin,
@@ -647,9 +668,6 @@ export {
  * impersonation, one audit chain entry with the true actor, events in the same transaction).
  */
 export { covers, fence, type FenceScope } from "./http/auth/fence.ts";
-export { documented, errorResponses, IsoTimeSchema, type OperationDoc } from "./http/openapi/operation.ts";
-/** JSON body validation with a valibot schema (U+0000 refused). */
-export { parseBody } from "./http/validate.ts";
 /** The admin API's conventions: lists, 404 for the invisible, audited mutations. */
 export {
   adminMutation,
@@ -671,8 +689,35 @@ export {
 } from "./storage/contract/organizations.ts";
 /** A user's link to a subject at an external identity provider. */
 export type { FederatedIdentityRecord } from "./storage/contract/federated-identities.ts";
-/** The claims no plugin may contribute. */
-export { RESERVED_CLAIMS } from "./plugins/host.ts";
+/**
+ * The claims no plugin may contribute; the admin helpers, the SSRF guard and the extension-grant
+ * registry hosts hand to plugins.
+ */
+export {
+  outboundGuard,
+  pluginAdmin,
+  type PluginAdminDeps,
+  RESERVED_CLAIMS,
+  tokenGrantRegistry,
+} from "./plugins/host.ts";
+/**
+ * Route documentation for the served OpenAPI document: a route module (a plugin's too) wraps its
+ * installer with `documented(install, operations)`; `errorResponses(…)` are the error answers.
+ */
+export {
+  documented,
+  type DocumentedInstaller,
+  errorResponses,
+  type HttpMethod,
+  IsoTimeSchema,
+  type OperationAuth,
+  type OperationDoc,
+  type ResponseDoc,
+} from "./http/openapi/operation.ts";
+/** JSON request bodies validated by a valibot schema (U+0000 refused, one error shape). */
+export { parseBody } from "./http/validate.ts";
+/** Cached remote JWK Sets behind svc's SSRF guard, for plugins verifying other parties' JWTs. */
+export { remoteJwksCache } from "./plugins/remote-jwks.ts";
 /** A plugin that writes svc's events as JSON lines. */
 export { type EventLogOptions, eventLogPlugin } from "./plugins/event-log.ts";
 /**

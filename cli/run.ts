@@ -69,12 +69,15 @@ import {
   ensurePluginTables,
   type InstalledPlugin,
   loadPluginConfig,
+  outboundGuard,
+  pluginAdmin,
   pluginEnvNames,
   pluginEventCatalog,
   pluginHelpRows,
   pluginSql,
   selectPlugins,
   signInDiscoverer,
+  tokenGrantRegistry,
 } from "../plugins/host.ts";
 import { BUILTIN_PLUGINS } from "../plugins/builtin.ts";
 import { cookieSettings } from "../http/auth/cookies.ts";
@@ -507,6 +510,7 @@ async function serve(
   });
   events.subscribe(metrics.onEvent);
   const contributeClaims = claimMerger(plugins, runtime.printError);
+  const grants = tokenGrantRegistry();
   const installed: InstalledPlugin[] = plugins.map((plugin) => ({
     plugin,
     context: {
@@ -526,10 +530,24 @@ async function serve(
       events: publisher,
       publisher,
       snapshots,
+      admin: pluginAdmin({ storage, snapshots, publisher }),
+      outboundRefusal: outboundGuard(
+        { allowPrivate: bound.config.webhooks.allowPrivateReceivers },
+        runtime.resolveHost ? (hostname) => runtime.resolveHost!(hostname) : undefined,
+      ),
+      verifySecret: async (stored, plaintext) => {
+        try {
+          return (await passwords.verify(stored, plaintext)).valid;
+        } catch {
+          return false;
+        }
+      },
       contributeClaims,
+      tokenGrants: grants.list,
       logError: runtime.printError,
     },
   }));
+  grants.install(installed, runtime.printError);
   const started: InstalledPlugin[] = [];
   try {
     for (const entry of installed) {

@@ -7,16 +7,26 @@
  */
 import { CompiledQuery, type Kysely } from "kysely";
 import * as v from "valibot";
+import { runAdminMutation } from "../core/audit/mutation.ts";
 import { ConfigError } from "../core/config/mod.ts";
+import type { EventPublisher } from "../core/events/publisher.ts";
+import type { SubjectSnapshots } from "../core/snapshots/service.ts";
+import { checkReceiverUrl, parseIp, type ReceiverPolicy } from "../core/webhooks/receivers.ts";
+import { refuseUnderImpersonation } from "../http/admin/kit.ts";
+import { auditActor } from "../http/auth/audit-actor.ts";
+import { fence } from "../http/auth/fence.ts";
+import type { Storage } from "../storage/storage.ts";
 import type { SvcConfig } from "../core/config/mod.ts";
 import { type EventCatalogEntry, extendEventCatalog, isSecurityLedgerKind } from "../core/events/catalog.ts";
 import {
   checkPlugins,
   type ClaimRequest,
+  type PluginAdmin,
   type PluginContext,
   PluginError,
   type PluginSetting,
   type PluginSql,
+  type PluginTokenGrant,
   type SignInStepAnswer,
   type SvcPlugin,
 } from "./plugin.ts";
@@ -243,4 +253,74 @@ function isSvcPath(path: unknown): path is string {
   // deno-lint-ignore no-control-regex
   return typeof path === "string" && /^\/(?![/\\])/.test(path) && !/[\\\u0000-\u001f\u007f]/.test(path) &&
     path.length <= 4096;
+}
+
+/** What {@link pluginAdmin} needs: svc's storage, subject snapshots and event publisher. */
+export interface PluginAdminDeps {
+  readonly storage: Storage;
+  readonly snapshots: SubjectSnapshots;
+  readonly publisher?: EventPublisher;
+}
+
+/** The admin helpers plugins get in their context (`PluginContext.admin`). */
+export function pluginAdmin(deps: PluginAdminDeps): PluginAdmin {
+  return {
+    async fence(c, permissions) {
+      return (await fence(c, deps.snapshots, { global: permissions })).principal;
+    },
+    async mutate(caller, work) {
+      refuseUnderImpersonation(caller);
+      return (await runAdminMutation(deps, caller.realmId, auditActor(caller), work)).value;
+    },
+  };
+}
+
+/**
+ * The SSRF guard plugins get (`PluginContext.outboundRefusal`): the receiver policy checked on
+ * the URL, then on the addresses its host name resolves to. A name that does not resolve is left
+ * to the fetch, which fails.
+ */
+export function outboundGuard(
+  policy: ReceiverPolicy,
+  resolveHost?: (hostname: string) => Promise<readonly string[]>,
+): (url: string) => Promise<string | null> {
+  return async (url) => {
+    const first = checkReceiverUrl(url, policy);
+    if (first !== null || resolveHost === undefined) return first;
+    const hostname = new URL(url).hostname;
+    if (parseIp(hostname) !== null) return null; // an address: judged above
+    let addresses: readonly string[];
+    try {
+      addresses = await resolveHost(hostname);
+    } catch {
+      return null;
+    }
+    return checkReceiverUrl(url, policy, addresses);
+  };
+}
+
+/**
+ * The extension grants of installed plugins, once their contexts exist (`PluginContext.tokenGrants`
+ * reads it late, so every context sees every plugin's grants). A grant type served twice is kept
+ * for the first plugin and reported.
+ */
+export function tokenGrantRegistry(): {
+  readonly list: () => readonly PluginTokenGrant[];
+  install(installed: readonly InstalledPlugin[], logError: (line: string) => void): void;
+} {
+  let grants: readonly PluginTokenGrant[] = [];
+  return {
+    list: () => grants,
+    install(installed, logError) {
+      const byType = new Map<string, PluginTokenGrant>();
+      for (const { plugin, context } of installed) {
+        for (const grant of plugin.tokenGrants?.(context) ?? []) {
+          if (byType.has(grant.grantType)) {
+            logError(`plugin ${plugin.name}: grant type ${grant.grantType} is already served; ignored`);
+          } else byType.set(grant.grantType, grant);
+        }
+      }
+      grants = [...byType.values()];
+    },
+  };
 }

@@ -5,8 +5,9 @@
  * (created idempotently with svc's, every name prefixed by the plugin), a readiness check,
  * start/stop hooks, claim contributors for the access and ID tokens plugins issue, steps in the
  * sign-in flow (home-realm discovery: an email typed at sign-in sends the browser to the plugin,
- * for example to an upstream identity provider), and the event kinds it emits (added to the event
- * catalog).
+ * for example to an upstream identity provider), extension grants served at token endpoints, and
+ * the event kinds it emits (added to the event catalog). Its admin routes fence and audit through
+ * {@link PluginContext.admin}, and document themselves with `documented()` for the OpenAPI document.
  *
  * Built-in plugins are enabled with `SVC_PLUGINS=oidc-provider,…`; hosts pass their own to the CLI
  * (`runCli(args, runtime, { plugins })`). A plugin reaches svc only through the
@@ -14,7 +15,9 @@
  *
  * @module
  */
+import type { Context } from "hono";
 import type * as v from "valibot";
+import type { AdminMutationContext, AdminMutationResult } from "../core/audit/mutation.ts";
 import { parsePermissionId } from "../core/authz/mod.ts";
 import type { Clock } from "../core/clock.ts";
 import type { SvcConfig } from "../core/config/mod.ts";
@@ -30,7 +33,7 @@ import type { SessionService } from "../core/sessions/service.ts";
 import type { SubjectSnapshots } from "../core/snapshots/service.ts";
 import type { TokenService } from "../core/tokens/service.ts";
 import type { RouteInstaller } from "../http/app.ts";
-import type { Authenticator } from "../http/auth/principal.ts";
+import type { Authenticator, Principal } from "../http/auth/principal.ts";
 import type { CookieSettings } from "../http/auth/cookies.ts";
 import type { Storage } from "../storage/storage.ts";
 
@@ -108,6 +111,42 @@ export interface PluginSql {
   query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]>;
 }
 
+/**
+ * What a plugin's admin routes use, as svc's own admin routes do: the permission fence and
+ * audited mutations (one entry in the realm's admin audit chain per change).
+ */
+export interface PluginAdmin {
+  /**
+   * The caller, who must hold one of `permissions` realm-wide: 401 without a caller, 403 when
+   * none applies.
+   */
+  fence(c: Context, permissions: readonly string[]): Promise<Principal>;
+  /**
+   * Runs an admin change by `caller` in one transaction: `work` writes through `ctx.tx` (its
+   * `pluginSql` for the plugin's tables) and answers the audit record, appended to the caller's
+   * realm's audit chain in the same transaction, with the events it emits (announced after
+   * commit). Refused under impersonation, like svc's own admin changes.
+   */
+  mutate<T>(
+    caller: Principal,
+    work: (ctx: AdminMutationContext) => Promise<AdminMutationResult<T>>,
+  ): Promise<T>;
+}
+
+/**
+ * An extension grant (RFC 6749 section 4.5) a plugin serves at the OAuth token endpoint of
+ * another plugin (the OIDC provider's `/oidc/token`), for example RFC 8693 token exchange.
+ */
+export interface PluginTokenGrant {
+  /** The `grant_type` it answers (an absolute URI, such as `urn:ietf:params:oauth:grant-type:token-exchange`). */
+  readonly grantType: string;
+  /**
+   * Answers a token request of this grant type: `form` holds the request's fields. No client was
+   * authenticated: the grant carries its own credential. The answer has `Cache-Control: no-store`.
+   */
+  handle(c: Context, form: Readonly<Record<string, string>>): Promise<Response>;
+}
+
 /** What a plugin is given at boot, once svc's services exist. */
 export interface PluginContext<C = unknown> {
   /** The plugin's name. */
@@ -143,8 +182,27 @@ export interface PluginContext<C = unknown> {
   readonly publisher: EventPublisher;
   /** Subject snapshots: what admin fences (`fence`) evaluate the caller's permissions on. */
   readonly snapshots: SubjectSnapshots;
+  /** The permission fence and audited mutations for the plugin's admin routes. */
+  readonly admin: PluginAdmin;
+  /**
+   * The SSRF guard of outbound fetches (a JWKS URL…): why svc must not fetch `url`, or null. The
+   * webhook receiver policy (`webhooks.allowPrivateReceivers`), applied to the URL and to the
+   * addresses its host name resolves to (when the runtime resolves names).
+   */
+  outboundRefusal(url: string): Promise<string | null>;
+  /**
+   * Whether `plaintext` matches a secret svc stored hashed by its password hasher (`argon2id`,
+   * or a verify-only tag such as `bcrypt`), for example an imported OAuth client's secret. False
+   * for an unknown tag.
+   */
+  verifySecret(
+    stored: { readonly algorithm: string; readonly hash: string },
+    plaintext: string,
+  ): Promise<boolean>;
   /** The claims every plugin contributes to a token (reserved claims are dropped). */
   contributeClaims(request: ClaimRequest): Promise<Record<string, unknown>>;
+  /** The extension grants plugins serve (see {@link SvcPlugin.tokenGrants}), for a token endpoint. */
+  tokenGrants(): readonly PluginTokenGrant[];
   /** Reports an error on stderr (never a secret). */
   logError(line: string): void;
 }
@@ -189,6 +247,8 @@ export interface SvcPlugin<C = unknown> {
     context: PluginContext<C>,
     request: SignInDiscoveryRequest,
   ): Promise<SignInStepAnswer | null> | SignInStepAnswer | null;
+  /** Extension grants the plugin serves at other plugins' token endpoints (built from its context). */
+  tokenGrants?(context: PluginContext<C>): readonly PluginTokenGrant[];
 }
 
 /** A plugin definition that cannot be installed. Code `plugin_invalid`. */

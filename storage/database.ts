@@ -350,6 +350,9 @@ export interface ClientsTable {
   secret_hash: string | null;
   secret_algorithm: string | null;
   secret_reset_required: boolean;
+  token_endpoint_auth_method: string | null;
+  jwks: JsonColumn | null;
+  jwks_uri: string | null;
   created_at: Timestamp;
 }
 export interface SecurityEventsTable {

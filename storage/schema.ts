@@ -423,6 +423,9 @@ const statements: readonly string[] = [
     created_at timestamptz NOT NULL,
     UNIQUE (realm_id, client_id)
   )`,
+  `ALTER TABLE clients ADD COLUMN IF NOT EXISTS token_endpoint_auth_method text`,
+  `ALTER TABLE clients ADD COLUMN IF NOT EXISTS jwks jsonb`,
+  `ALTER TABLE clients ADD COLUMN IF NOT EXISTS jwks_uri text`,
 
   // ---- Ledgers (spec 2.7) ----
   `CREATE TABLE IF NOT EXISTS security_events (

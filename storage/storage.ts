@@ -46,6 +46,7 @@ import type { WebhookStore } from "./contract/webhooks.ts";
 import type { ServerSecretStore } from "./contract/server-secrets.ts";
 import type { PersonalDataStore } from "./contract/personal-data.ts";
 import type { ShadowComparisonStore } from "./contract/shadow-comparisons.ts";
+import type { RawSqlStore } from "./contract/raw-sql.ts";
 import type { Executor } from "./database.ts";
 import type { SvcDatabase } from "./open.ts";
 import { createSqlAdminAuditStore } from "./sql/admin-audit.ts";
@@ -87,6 +88,7 @@ import { createSqlWebhookStore } from "./sql/webhooks.ts";
 import { createSqlServerSecretStore } from "./sql/server-secrets.ts";
 import { createSqlPersonalDataStore } from "./sql/personal-data.ts";
 import { createSqlShadowComparisonStore } from "./sql/shadow-comparisons.ts";
+import { createSqlRawStore } from "./sql/raw-sql.ts";
 import { atomically } from "./sql/transaction.ts";
 
 /** Every store of svc. */
@@ -138,6 +140,8 @@ export interface Stores {
   readonly personalData: PersonalDataStore;
   // Migration (issue 15): shadow-mode authorization comparisons
   readonly shadowComparisons: ShadowComparisonStore;
+  /** Raw SQL on plugins' own tables (in the transaction when the storage is bound to one). */
+  readonly pluginSql: RawSqlStore;
 }
 
 /** The stores plus transactions. */
@@ -215,6 +219,7 @@ function bind(db: Executor, deps: StorageDeps): Storage {
     mailOutbox: createSqlMailOutboxStore(db, deps),
     personalData: createSqlPersonalDataStore(db),
     shadowComparisons: createSqlShadowComparisonStore(db, deps),
+    pluginSql: createSqlRawStore(db),
     transaction<T>(work: (storage: Storage) => Promise<T>): Promise<T> {
       return atomically(db, (trx) => work(bind(trx, deps)));
     },

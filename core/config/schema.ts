@@ -1345,7 +1345,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     path: "plugins.enabled",
     kind: "string-list",
     doc:
-      "built-in plugins to enable, comma-separated (oidc-provider, federation); an unknown name stops boot",
+      "built-in plugins to enable, comma-separated (oidc-provider, federation, workload-federation); an unknown name stops boot",
     defaultText: "none",
   },
 ];

@@ -7,11 +7,12 @@
  * Fields: `clientId` (required), `clientType` (`confidential`/`public`; without it,
  * `publicClient: true` or `requireClientSecret: false` make a public client), `redirectUris`,
  * `postLogoutRedirectUris`, `allowedScopes` (or `scopes`), `requireConsent`, `suspended` (or
- * `enabled: false`).
+ * `enabled: false`). The clients are the ones the OIDC provider plugin serves: a redirect URI
+ * that can never match (not an absolute http(s) URL in normalized form) is kept with a Warning.
  *
  * @module
  */
-import type { ImportItem } from "./model.ts";
+import type { ImportedClient, ImportItem } from "./model.ts";
 import { flag, isObject, issueItem, looseKeys, parseJson, strings, text } from "./source.ts";
 
 /** The import items of a client-config document. */
@@ -23,7 +24,34 @@ export function clientConfigItems(source: string): ImportItem[] {
   if (!Array.isArray(parsed.value)) {
     return [issueItem("Error", "Source", "document", "The document is not a JSON array of clients.")];
   }
-  return parsed.value.map((entry, index) => clientItem(entry, index));
+  return parsed.value.flatMap((entry, index) => {
+    const item = clientItem(entry, index);
+    return item.kind === "client" ? [item, ...redirectWarnings(item.client)] : [item];
+  });
+}
+
+/** Whether a redirect URI can ever match: the OIDC provider compares absolute http(s) URLs exactly, in normalized form. */
+function exactRedirectUri(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === "https:" || url.protocol === "http:") && url.hash === "" && url.href === text;
+  } catch {
+    return false;
+  }
+}
+
+function redirectWarnings(client: ImportedClient): ImportItem[] {
+  return [...client.redirectUris, ...client.postLogoutRedirectUris].filter((uri) => !exactRedirectUri(uri))
+    .map((uri) =>
+      issueItem(
+        "Warning",
+        "Client",
+        client.clientId,
+        `The redirect URI ${
+          JSON.stringify(uri.slice(0, 200))
+        } never matches: redirect URIs are compared exactly as absolute http(s) URLs without fragment, in normalized form.`,
+      )
+    );
 }
 
 function clientItem(entry: unknown, index: number): ImportItem {

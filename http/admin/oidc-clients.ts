@@ -7,7 +7,13 @@
  * | GET | `/svc-admin/oidc/clients` | list by client id (`?offset=&limit=`) |
  * | POST | `/svc-admin/oidc/clients` | create `{clientId, clientType, redirectUris, …}`: 201; a confidential client's `soc_…` secret is shown once (`no-store`) |
  * | GET | `/svc-admin/oidc/clients/{id}` | read |
- * | PATCH | `/svc-admin/oidc/clients/{id}` | change redirect URIs, scopes, consent, suspension |
+ * | PATCH | `/svc-admin/oidc/clients/{id}` | change redirect URIs, scopes, consent, suspension, `private_key_jwt` keys |
+ *
+ * A confidential client authenticates with its secret (`client_secret_basic` or
+ * `client_secret_post`) or, with `tokenEndpointAuthMethod: "private_key_jwt"`, with JWT
+ * assertions signed by one of its public keys: a registered `jwks` (public members only) or a
+ * `jwksUri` (https; http only for a private host allowed by `webhooks.allowPrivateReceivers`).
+ * Such a client has no secret.
  *
  * Redirect URIs are matched exactly by the provider. Secrets are stored as SHA-256 hex (256
  * random bits) with the tag `sha256`, never in clear and never in the audit entry.
@@ -20,6 +26,8 @@ import {
   OIDC_CLIENTS_READ_GLOBAL,
 } from "../../core/definitions/permissions/oidc.ts";
 import { sha256Hex } from "../../core/digest.ts";
+import { clientJwksProblem, clientJwksUriProblem } from "../../core/credentials/client-keys.ts";
+import { ValidationError } from "../../core/errors.ts";
 import { isUuid } from "../../core/ids.ts";
 import { randomToken } from "../../core/random.ts";
 import type { ClientRecord } from "../../storage/contract/clients.ts";
@@ -73,6 +81,28 @@ const scopeList = v.pipe(
   v.check((scopes) => scopes.includes("openid"), "allowedScopes must include openid"),
 );
 
+/** How a client authenticates at the token endpoint. */
+export const TOKEN_ENDPOINT_AUTH_METHODS = [
+  "client_secret_basic",
+  "client_secret_post",
+  "private_key_jwt",
+  "none",
+] as const;
+
+const jwksField = v.pipe(
+  v.unknown(),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const problem = clientJwksProblem(dataset.value);
+    if (problem !== null) addIssue({ message: problem });
+  }),
+  v.transform((value) => value as { keys: Record<string, unknown>[] }),
+);
+const jwksUriField = v.pipe(
+  v.string("jwksUri must be a string"),
+  v.maxLength(2000, "jwksUri is longer than 2000 characters"),
+);
+
 /** The body of `POST /svc-admin/oidc/clients`. */
 export const CreateOidcClientSchema = v.strictObject({
   clientId: v.pipe(
@@ -87,6 +117,14 @@ export const CreateOidcClientSchema = v.strictObject({
   postLogoutRedirectUris: v.optional(uriList("postLogoutRedirectUris"), []),
   allowedScopes: v.optional(scopeList, ["openid"]),
   requireConsent: v.optional(v.boolean("requireConsent must be true or false"), false),
+  tokenEndpointAuthMethod: v.optional(
+    v.picklist(
+      TOKEN_ENDPOINT_AUTH_METHODS,
+      `tokenEndpointAuthMethod must be one of ${TOKEN_ENDPOINT_AUTH_METHODS.join(", ")}`,
+    ),
+  ),
+  jwks: v.optional(jwksField),
+  jwksUri: v.optional(jwksUriField),
 });
 
 /** The body of `PATCH /svc-admin/oidc/clients/{id}`. */
@@ -96,6 +134,8 @@ export const UpdateOidcClientSchema = v.strictObject({
   allowedScopes: v.optional(scopeList),
   requireConsent: v.optional(v.boolean("requireConsent must be true or false")),
   suspended: v.optional(v.boolean("suspended must be true or false")),
+  jwks: v.optional(jwksField),
+  jwksUri: v.optional(jwksUriField),
 });
 
 /** A client as the API shows it (never the secret or its hash). */
@@ -111,6 +151,9 @@ export const OidcClientSchema = v.pipe(
     requireConsent: v.boolean(),
     suspended: v.boolean(),
     hasSecret: v.boolean(),
+    tokenEndpointAuthMethod: v.picklist(TOKEN_ENDPOINT_AUTH_METHODS),
+    jwks: v.nullable(v.object({ keys: v.array(v.record(v.string(), v.unknown())) })),
+    jwksUri: v.nullable(v.string()),
     createdAt: IsoTimeSchema,
   }),
   v.title("OidcClient"),
@@ -141,8 +184,41 @@ export function oidcClientView(client: ClientRecord): v.InferOutput<typeof OidcC
     requireConsent: client.requireConsent,
     suspended: client.suspended,
     hasSecret: client.secretHash !== null,
+    tokenEndpointAuthMethod: authMethodOf(client),
+    jwks: client.jwks === null ? null : { keys: client.jwks.keys.map((key) => ({ ...key })) },
+    jwksUri: client.jwksUri,
     createdAt: client.createdAt.toISOString(),
   };
+}
+
+/** The token endpoint authentication method of a client (its secret by default). */
+export function authMethodOf(client: ClientRecord): (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number] {
+  if (client.tokenEndpointAuthMethod === "private_key_jwt") return "private_key_jwt";
+  if (client.clientType === "public") return "none";
+  return client.tokenEndpointAuthMethod === "client_secret_post"
+    ? "client_secret_post"
+    : "client_secret_basic";
+}
+
+/** Checks the key material of a `private_key_jwt` client: exactly one of `jwks` and `jwksUri`. */
+function checkKeys(
+  method: string,
+  keys: { jwks?: unknown; jwksUri?: string | null },
+  allowPrivate: readonly string[],
+): void {
+  const hasJwks = keys.jwks !== undefined && keys.jwks !== null;
+  const hasUri = keys.jwksUri !== undefined && keys.jwksUri !== null;
+  if (method !== "private_key_jwt") {
+    if (hasJwks || hasUri) {
+      throw new ValidationError('jwks and jwksUri are for tokenEndpointAuthMethod "private_key_jwt"');
+    }
+    return;
+  }
+  if (hasJwks === hasUri) throw new ValidationError("a private_key_jwt client has either jwks or jwksUri");
+  if (hasUri) {
+    const problem = clientJwksUriProblem(keys.jwksUri!, { allowPrivate });
+    if (problem !== null) throw new ValidationError(problem);
+  }
 }
 
 const TAGS = ["Admin: OIDC clients"];
@@ -166,7 +242,7 @@ const OPERATIONS: readonly OperationDoc[] = [
     path: BASE,
     summary: "Create an OIDC client",
     description:
-      "A confidential client's `soc_…` secret is in the answer this once (`Cache-Control: no-store`). Redirect URIs are matched exactly.",
+      "A confidential client's `soc_…` secret is in the answer this once (`Cache-Control: no-store`). Redirect URIs are matched exactly. With `tokenEndpointAuthMethod: private_key_jwt` the client has no secret and signs RFC 7523 assertions with one of its keys: `jwks` (public keys only) or `jwksUri` (https; http only for a private host allowed by `webhooks.allowPrivateReceivers`).",
     tags: TAGS,
     permissions: MANAGE.global,
     body: CreateOidcClientSchema,
@@ -191,7 +267,8 @@ const OPERATIONS: readonly OperationDoc[] = [
     method: "PATCH",
     path: ITEM,
     summary: "Change an OIDC client",
-    description: "Redirect URIs, scopes, consent, suspension (a suspended client is refused everywhere).",
+    description:
+      "Redirect URIs, scopes, consent, suspension (a suspended client is refused everywhere), and the keys of a `private_key_jwt` client (`jwks` or `jwksUri` replace the registered ones).",
     tags: TAGS,
     permissions: MANAGE.global,
     params: PARAMS,
@@ -223,7 +300,13 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
     app.post(BASE, noStore, async (c) => {
       const scope = await fence(c, snapshots, MANAGE);
       const body = await parseBody(c, CreateOidcClientSchema);
-      const secret = body.clientType === "confidential"
+      const method = body.tokenEndpointAuthMethod ??
+        (body.clientType === "public" ? "none" : "client_secret_basic");
+      if ((method === "none") !== (body.clientType === "public")) {
+        throw new ValidationError('tokenEndpointAuthMethod "none" is for public clients, and only it');
+      }
+      checkKeys(method, body, appDeps.config.webhooks.allowPrivateReceivers);
+      const secret = body.clientType === "confidential" && method !== "private_key_jwt"
         ? `${OIDC_CLIENT_SECRET_PREFIX}${randomToken(appDeps.random, 32)}`
         : null;
       const { value } = await adminMutation(deps, scope, async ({ tx, emit }) => {
@@ -237,6 +320,11 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
           secretHash: secret === null ? null : sha256Hex(secret),
           secretAlgorithm: secret === null ? null : "sha256",
           secretResetRequired: false,
+          tokenEndpointAuthMethod: method === "private_key_jwt" || method === "client_secret_post"
+            ? method
+            : null,
+          jwks: body.jwks ?? null,
+          jwksUri: body.jwksUri ?? null,
         }).catch(asConflict);
         await emit({
           kind: "oidc.client_created",
@@ -262,7 +350,14 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
       const body = await parseBody(c, UpdateOidcClientSchema);
       const { value } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         const before = await visible(scope, c.req.param("clientRowId"), tx);
-        const after = await tx.clients.update(before.id, body);
+        const { jwks, jwksUri, ...rest } = body;
+        let keys = {};
+        if (jwks !== undefined || jwksUri !== undefined) {
+          // New keys replace the old ones (one of jwks and jwksUri).
+          keys = { jwks: jwks ?? null, jwksUri: jwksUri ?? null };
+          checkKeys(authMethodOf(before), keys, appDeps.config.webhooks.allowPrivateReceivers);
+        }
+        const after = await tx.clients.update(before.id, { ...rest, ...keys });
         if (after === null) throw hidden("client");
         await emit({
           kind: "oidc.client_updated",

@@ -2,14 +2,15 @@
  * The OIDC provider plugin (`SVC_PLUGINS=oidc-provider`): discovery, the authorization code flow
  * with PKCE, sign-in (a minimal page until the hosted one replaces it through
  * `SVC_OIDC_SIGN_IN_URL`), consent, the token endpoint (authorization_code, refresh_token,
- * client_credentials for service accounts), ID tokens, userinfo, revocation, introspection and
+ * client_credentials for service accounts; client authentication by secret, `private_key_jwt` or
+ * none for public clients), ID tokens, userinfo, revocation, introspection and
  * RP-initiated logout, for the clients of one realm (managed at `/svc-admin/oidc/clients`).
  * Built only on what `mod.ts` exports.
  *
  * @module
  */
 import * as v from "valibot";
-import { definePlugin, type PluginContext, type SvcPlugin } from "../../mod.ts";
+import { definePlugin, type PluginContext, remoteJwksCache, type SvcPlugin } from "../../mod.ts";
 import { authorizeRoutes } from "./authorize.ts";
 import { OIDC_EVENTS, type OidcProviderConfig, type Provider, TABLES } from "./shared.ts";
 import { tokenRoutes } from "./token.ts";
@@ -79,6 +80,7 @@ export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
       issuer: ctx.tokens.issuer,
       url: (path) => `${baseUrl}${pathBase}${path}`,
       path: (path) => `${pathBase}${path}`,
+      remoteJwks: remoteJwksCache(ctx.outboundRefusal),
     };
   };
   return definePlugin<OidcProviderConfig>({

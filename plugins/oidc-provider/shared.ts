@@ -5,7 +5,7 @@
  * @module
  */
 import type { Context } from "hono";
-import { decodeProtectedHeader, jwtVerify, SignJWT } from "jose";
+import { decodeProtectedHeader, jwtVerify, type JWTVerifyGetKey, SignJWT } from "jose";
 import {
   constantTimeEqual,
   type PluginContext,
@@ -14,6 +14,7 @@ import {
   SIGNING_ALGORITHM,
 } from "../../mod.ts";
 import type { ClientRecord } from "../../mod.ts";
+import { assertionClientId, ClientAssertionError, verifyClientAssertion } from "./client-assertion.ts";
 
 /** The provider's config section. */
 export interface OidcProviderConfig {
@@ -37,6 +38,8 @@ export interface Provider {
   url(path: string): string;
   /** The path (under the path base) of a provider path, for redirects within svc. */
   path(path: string): string;
+  /** The cached key set published at a client's `jwksUri`. */
+  remoteJwks(uri: string): JWTVerifyGetKey;
 }
 
 /** The scopes the provider knows. */
@@ -103,15 +106,22 @@ export type AuthenticatedClient =
 export class ClientAuthError extends Error {}
 
 /**
- * Authenticates the caller: `client_secret_basic` (Authorization: Basic), `client_secret_post`
- * (`client_id` + `client_secret` in the form), or none for public clients (`client_id` only).
- * A service account authenticates with its key and `sas_` secret the same ways.
+ * Authenticates the caller at the endpoint `endpointPath`: `client_secret_basic` (Authorization:
+ * Basic), `client_secret_post` (`client_id` + `client_secret` in the form), `private_key_jwt`
+ * (`client_assertion`, see `client-assertion.ts`), or none for public clients (`client_id`
+ * only). A service account authenticates with its key and `sas_` secret the same ways. A client
+ * secret is checked against its SHA-256 (secrets svc generated) or, for imported clients, the
+ * password hasher's hash.
  */
 export async function authenticateClient(
   p: Provider,
   c: Context,
   form: Record<string, string>,
+  endpointPath: string,
 ): Promise<AuthenticatedClient> {
+  if (form.client_assertion !== undefined || form.client_assertion_type !== undefined) {
+    return await assertedClient(p, c, form, endpointPath);
+  }
   let clientId = form.client_id;
   let secret: string | undefined = form.client_secret;
   let method = secret !== undefined ? "client_secret_post" : "none";
@@ -141,10 +151,16 @@ export async function authenticateClient(
       if (secret !== undefined) throw new ClientAuthError("public clients have no secret");
       return { kind: "client", client, method: "none" };
     }
-    if (secret === undefined || client.secretHash === null || client.secretAlgorithm !== "sha256") {
+    if (
+      secret === undefined || client.secretHash === null || client.secretAlgorithm === null ||
+      client.tokenEndpointAuthMethod === "private_key_jwt"
+    ) {
       throw new ClientAuthError("no usable secret");
     }
-    if (!constantTimeEqual(sha256Hex(secret), client.secretHash)) throw new ClientAuthError("wrong secret");
+    const valid = client.secretAlgorithm === "sha256"
+      ? constantTimeEqual(sha256Hex(secret), client.secretHash)
+      : await p.ctx.verifySecret({ algorithm: client.secretAlgorithm, hash: client.secretHash }, secret);
+    if (!valid) throw new ClientAuthError("wrong secret");
     return { kind: "client", client, method };
   }
   if (secret === undefined) throw new ClientAuthError("unknown client");
@@ -161,6 +177,33 @@ export async function authenticateClient(
   }
   if (!match) throw new ClientAuthError("wrong secret");
   return { kind: "service_account", account, method };
+}
+
+async function assertedClient(
+  p: Provider,
+  c: Context,
+  form: Record<string, string>,
+  endpointPath: string,
+): Promise<AuthenticatedClient> {
+  if (
+    form.client_secret !== undefined || c.req.header("Authorization") !== undefined ||
+    form.client_assertion === undefined
+  ) {
+    throw new ClientAuthError("one authentication method, with its assertion");
+  }
+  const clientId = assertionClientId(form.client_assertion);
+  if (clientId === null || (form.client_id !== undefined && form.client_id !== clientId)) {
+    throw new ClientAuthError("client_id mismatch");
+  }
+  const client = await p.ctx.storage.clients.getByClientId(p.realmId, clientId);
+  if (client === null || client.suspended) throw new ClientAuthError("unknown or suspended client");
+  try {
+    await verifyClientAssertion(p, endpointPath, client, form);
+  } catch (error) {
+    if (error instanceof ClientAssertionError) throw new ClientAuthError(error.message);
+    throw error;
+  }
+  return { kind: "client", client, method: "private_key_jwt" };
 }
 
 /** Signs a JWT of the realm (RS256, the primary key) with the given `typ`. */

@@ -14,10 +14,11 @@
 import type { Context } from "hono";
 import { decodeJwt } from "jose";
 import {
+  CLIENT_ASSERTION_ALGORITHMS,
   type ClientRecord,
   InvalidRefreshTokenError,
+  mintServiceAccountToken,
   noStore,
-  randomToken,
   type RouteInstaller,
   sha256Hex,
   SIGNING_ALGORITHM,
@@ -56,7 +57,8 @@ export function tokenRoutes(p: Provider): RouteInstaller {
 
 /** The OpenID Provider metadata. */
 export function discovery(p: Provider): Record<string, unknown> {
-  const auth = ["client_secret_basic", "client_secret_post", "none"];
+  const auth = ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"];
+  const assertionAlgorithms = [...CLIENT_ASSERTION_ALGORITHMS];
   return {
     issuer: p.issuer,
     authorization_endpoint: p.url(PATHS.authorize),
@@ -69,12 +71,15 @@ export function discovery(p: Provider): Record<string, unknown> {
     scopes_supported: [...SUPPORTED_SCOPES],
     response_types_supported: ["code"],
     response_modes_supported: ["query"],
-    grant_types_supported: ["authorization_code", "refresh_token", "client_credentials"],
+    grant_types_supported: [...GRANT_TYPES, ...p.ctx.tokenGrants().map((grant) => grant.grantType)],
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: [SIGNING_ALGORITHM],
     token_endpoint_auth_methods_supported: auth,
+    token_endpoint_auth_signing_alg_values_supported: assertionAlgorithms,
     revocation_endpoint_auth_methods_supported: auth,
+    revocation_endpoint_auth_signing_alg_values_supported: assertionAlgorithms,
     introspection_endpoint_auth_methods_supported: auth,
+    introspection_endpoint_auth_signing_alg_values_supported: assertionAlgorithms,
     code_challenge_methods_supported: ["S256"],
     claims_supported: [
       "sub",
@@ -99,27 +104,38 @@ export function discovery(p: Provider): Record<string, unknown> {
 async function authenticated(
   p: Provider,
   c: Context,
+  endpointPath: string,
 ): Promise<{ form: Record<string, string>; caller: AuthenticatedClient } | Response> {
   const form = await formFields(c);
   if (form === null) {
     return oauthError(c, 400, "invalid_request", "send application/x-www-form-urlencoded fields");
   }
   try {
-    return { form, caller: await authenticateClient(p, c, form) };
+    return { form, caller: await authenticateClient(p, c, form, endpointPath) };
   } catch (error) {
     if (!(error instanceof ClientAuthError)) throw error;
     p.ctx.events.emit({
       kind: OIDC_EVENTS.tokenRefused,
       occurredAt: p.ctx.clock.now(),
       realmId: p.realmId,
-      data: { clientId: form.client_id ?? null, reason: "invalid_client" },
+      // The detail says which check failed (never a secret or the assertion).
+      data: { clientId: form.client_id ?? null, reason: "invalid_client", detail: error.message },
     });
     return oauthError(c, 401, "invalid_client", "client authentication failed");
   }
 }
 
+/** The grant types the token endpoint serves itself. */
+const GRANT_TYPES = ["authorization_code", "refresh_token", "client_credentials"];
+
 async function token(p: Provider, c: Context): Promise<Response> {
-  const auth = await authenticated(p, c);
+  // An extension grant of another plugin (RFC 8693 token exchange…) carries its own credential.
+  const fields = await formFields(c);
+  if (fields !== null && fields.grant_type !== undefined && !GRANT_TYPES.includes(fields.grant_type)) {
+    const extension = p.ctx.tokenGrants().find((grant) => grant.grantType === fields.grant_type);
+    if (extension !== undefined) return await extension.handle(c, fields);
+  }
+  const auth = await authenticated(p, c, PATHS.token);
   if (auth instanceof Response) return auth;
   const { form, caller } = auth;
   switch (form.grant_type) {
@@ -354,7 +370,6 @@ async function clientCredentialsGrant(
     return oauthError(c, 400, "invalid_scope", "openid and offline_access need a user");
   }
   const account = caller.account;
-  const now = Math.floor(p.ctx.clock.now() / 1000);
   const ttl = p.ctx.svcConfig.tokens.accessTokenTtlSeconds;
   const contributed = await p.ctx.contributeClaims({
     token: "access",
@@ -363,17 +378,13 @@ async function clientCredentialsGrant(
     clientId: account.key,
     scopes,
   });
-  const accessToken = await signJwt(p, "at+jwt", {
-    ...contributed,
-    iss: p.issuer,
-    sub: account.id,
-    aud: p.issuer,
-    client_id: account.key,
-    realm: p.realmId,
-    iat: now,
-    exp: now + ttl,
-    jti: randomToken(p.ctx.random, 16),
-    ...(scopes.length > 0 ? { scope: scopes.join(" ") } : {}),
+  const { accessToken } = await mintServiceAccountToken(p.ctx, {
+    realmId: p.realmId,
+    issuer: p.issuer,
+    account,
+    scopes,
+    ttlSeconds: ttl,
+    claims: contributed,
   });
   p.ctx.events.emit({
     kind: OIDC_EVENTS.clientCredentialsIssued,
@@ -435,7 +446,7 @@ async function userinfo(p: Provider, c: Context): Promise<Response> {
 }
 
 async function revoke(p: Provider, c: Context): Promise<Response> {
-  const auth = await authenticated(p, c);
+  const auth = await authenticated(p, c, PATHS.revoke);
   if (auth instanceof Response) return auth;
   const { form, caller } = auth;
   if (form.token === undefined) return oauthError(c, 400, "invalid_request", "token is required");
@@ -463,7 +474,7 @@ async function revoke(p: Provider, c: Context): Promise<Response> {
 }
 
 async function introspect(p: Provider, c: Context): Promise<Response> {
-  const auth = await authenticated(p, c);
+  const auth = await authenticated(p, c, PATHS.introspect);
   if (auth instanceof Response) return auth;
   const { form, caller } = auth;
   if (form.token === undefined) return oauthError(c, 400, "invalid_request", "token is required");

@@ -20,6 +20,16 @@ export interface ClientRecord {
   readonly secretHash: string | null;
   readonly secretAlgorithm: string | null;
   readonly secretResetRequired: boolean;
+  /**
+   * How the client authenticates at the token endpoint: `private_key_jwt` (RFC 7523 assertions
+   * signed by a key of `jwks` or `jwksUri`), or null for the default (its secret when
+   * confidential, none when public).
+   */
+  readonly tokenEndpointAuthMethod: string | null;
+  /** The client's public keys (a JWK Set) for `private_key_jwt`. */
+  readonly jwks: { readonly keys: readonly Record<string, unknown>[] } | null;
+  /** Where the client publishes its public keys for `private_key_jwt`. */
+  readonly jwksUri: string | null;
   readonly createdAt: Date;
 }
 
@@ -34,6 +44,9 @@ export interface ClientFields {
   readonly secretHash?: string | null;
   readonly secretAlgorithm?: string | null;
   readonly secretResetRequired?: boolean;
+  readonly tokenEndpointAuthMethod?: string | null;
+  readonly jwks?: { readonly keys: readonly Record<string, unknown>[] } | null;
+  readonly jwksUri?: string | null;
 }
 
 /** Client storage. */

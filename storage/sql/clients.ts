@@ -11,6 +11,7 @@ import { type RandomSource, randomUuid } from "../../core/random.ts";
 import type { ClientFields, ClientRecord, ClientStore } from "../contract/clients.ts";
 import type { ClientsTable, Executor } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
+import { jsonb } from "./directory-support.ts";
 
 function toRecord(row: Selectable<ClientsTable>): ClientRecord {
   return {
@@ -26,6 +27,9 @@ function toRecord(row: Selectable<ClientsTable>): ClientRecord {
     secretHash: row.secret_hash,
     secretAlgorithm: row.secret_algorithm,
     secretResetRequired: row.secret_reset_required,
+    tokenEndpointAuthMethod: row.token_endpoint_auth_method ?? null,
+    jwks: (row.jwks ?? null) as ClientRecord["jwks"],
+    jwksUri: row.jwks_uri ?? null,
     createdAt: row.created_at,
   };
 }
@@ -48,6 +52,11 @@ function columnsOf(fields: Partial<ClientFields>): Updateable<ClientsTable> {
   if (fields.secretHash !== undefined) out.secret_hash = fields.secretHash;
   if (fields.secretAlgorithm !== undefined) out.secret_algorithm = fields.secretAlgorithm;
   if (fields.secretResetRequired !== undefined) out.secret_reset_required = fields.secretResetRequired;
+  if (fields.tokenEndpointAuthMethod !== undefined) {
+    out.token_endpoint_auth_method = fields.tokenEndpointAuthMethod;
+  }
+  if (fields.jwks !== undefined) out.jwks = fields.jwks === null ? null : jsonb(fields.jwks);
+  if (fields.jwksUri !== undefined) out.jwks_uri = fields.jwksUri;
   return out;
 }
 
@@ -69,6 +78,9 @@ export function createSqlClientStore(
     secret_hash: fields.secretHash ?? null,
     secret_algorithm: fields.secretAlgorithm ?? null,
     secret_reset_required: fields.secretResetRequired ?? false,
+    token_endpoint_auth_method: fields.tokenEndpointAuthMethod ?? null,
+    jwks: fields.jwks === undefined || fields.jwks === null ? null : jsonb(fields.jwks),
+    jwks_uri: fields.jwksUri ?? null,
     created_at: new Date(deps.clock.now()),
   });
   return {

@@ -4,9 +4,11 @@ import { ConfigError, loadConfig } from "../../core/config/mod.ts";
 import {
   claimMerger,
   loadPluginConfig,
+  outboundGuard,
   pluginEnvNames,
   pluginEventCatalog,
   selectPlugins,
+  tokenGrantRegistry,
 } from "../../plugins/host.ts";
 import { definePlugin, PluginError, type SvcPlugin } from "../../plugins/plugin.ts";
 import { greetingPlugin } from "../../examples/greeting-plugin.ts";
@@ -128,4 +130,42 @@ Deno.test("claim contributors: merged, reserved claims dropped, a failing contri
   const claims = await merge({ token: "id", realmId: "r", subject: "s", clientId: "c", scopes: ["openid"] });
   assert.deepEqual(claims, { tenant: "t1", scopes: 1 });
   assert.deepEqual(errors, ["plugin b: claims failed: down"]);
+});
+
+Deno.test("outboundGuard: the receiver policy on the URL, then on the addresses its name resolves to", async () => {
+  const resolved: string[] = [];
+  const resolver = (hostname: string) => {
+    resolved.push(hostname);
+    return Promise.resolve(hostname === "inside.example.com" ? ["10.1.2.3"] : ["93.184.215.14"]);
+  };
+  const guard = outboundGuard({ allowPrivate: ["127.0.0.1"] }, resolver);
+  assert.equal(await guard("https://keys.example.com/jwks.json"), null);
+  assert.equal(await guard("https://inside.example.com/jwks.json"), "private_address");
+  assert.equal(await guard("https://10.0.0.1/jwks.json"), "private_address");
+  assert.equal(await guard("http://127.0.0.1:8080/jwks.json"), null);
+  assert.equal(await guard("ftp://keys.example.com/"), "unsupported_scheme");
+  assert.deepEqual(resolved, ["keys.example.com", "inside.example.com"], "addresses are not resolved");
+  const failing = outboundGuard({ allowPrivate: [] }, () => Promise.reject(new Error("no DNS")));
+  assert.equal(await failing("https://keys.example.com/"), null, "left to the fetch, which fails");
+});
+
+Deno.test("tokenGrantRegistry: every plugin's extension grants, the first of a duplicate kept and reported", () => {
+  const grant = (grantType: string, label: string) => ({
+    grantType,
+    handle: () => Promise.resolve(new Response(label)),
+  });
+  const a = definePlugin({ name: "a", tokenGrants: () => [grant("urn:example:one", "a1")] });
+  const b = definePlugin({
+    name: "b",
+    tokenGrants: () => [grant("urn:example:one", "b1"), grant("urn:example:two", "b2")],
+  });
+  const registry = tokenGrantRegistry();
+  assert.deepEqual(registry.list(), []);
+  const errors: string[] = [];
+  // deno-lint-ignore no-explicit-any
+  const context = {} as any;
+  registry.install([{ plugin: a, context }, { plugin: b, context }], (line) => errors.push(line));
+  assert.deepEqual(registry.list().map((g) => g.grantType), ["urn:example:one", "urn:example:two"]);
+  assert.equal(errors.length, 1);
+  assert.match(errors[0], /plugin b: grant type urn:example:one is already served/);
 });

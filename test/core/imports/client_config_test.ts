@@ -90,6 +90,31 @@ Deno.test("client config: both casings, generated secrets hashed, plaintext only
   }
 });
 
+Deno.test("client config: a redirect URI that can never match is a Warning", () => {
+  const items = clientConfigItems(JSON.stringify([{
+    clientId: "web",
+    redirectUris: [
+      "https://app.example.test/cb",
+      "https://APP.example.test/cb",
+      "/relative",
+      "https://a.test/#x",
+    ],
+    postLogoutRedirectUris: ["https://app.example.test"],
+  }]));
+  assert.equal(items[0].kind, "client");
+  assert.deepEqual(
+    items.slice(1).map((item) =>
+      item.kind === "issue" ? [item.issue.severity, item.issue.message.split(" never")[0]] : null
+    ),
+    [
+      ["Warning", 'The redirect URI "https://APP.example.test/cb"'],
+      ["Warning", 'The redirect URI "/relative"'],
+      ["Warning", 'The redirect URI "https://a.test/#x"'],
+      ["Warning", 'The redirect URI "https://app.example.test"'],
+    ],
+  );
+});
+
 Deno.test("client config: a document that is not a JSON array is one Error issue", () => {
   assert.equal(clientConfigItems("{").length, 1);
   assert.equal(clientConfigItems(`{"clientId":"x"}`)[0].kind, "issue");

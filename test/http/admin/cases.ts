@@ -10,6 +10,7 @@ import { CASES as shadow } from "./cases/shadow.ts";
 import { CASES as mail } from "./cases/mail.ts";
 import { CASES as roles } from "./cases/roles.ts";
 import { CASES as users } from "./cases/users.ts";
+import { CASES as workload } from "./cases/workload.ts";
 
 /** All cases. */
 export const ADMIN_CASES: readonly AdminRouteCase[] = [
@@ -23,4 +24,5 @@ export const ADMIN_CASES: readonly AdminRouteCase[] = [
   ...imports,
   ...shadow,
   ...mail,
+  ...workload,
 ];

@@ -1,6 +1,7 @@
 /**
  * The fence matrix of the admin API: for every `/svc-admin` route registered on the full app
- * (`svcRoutes`), with a fresh target each time,
+ * (`svcRoutes` and the built-in plugins' routes; the realm administrator is also granted the
+ * plugins' permissions, which `svc:*:*` does not cover), with a fresh target each time,
  *
  * - no token: 401; a user without permissions: 403;
  * - an administrator of another organization: 404 (the target is invisible) or 403 (a
@@ -12,16 +13,30 @@
  * A route without a case fails the test, so a new route cannot skip its fence or its entry.
  */
 import { strict as assert } from "node:assert";
-import { adminBed, type AdminCaller } from "../../support/admin.ts";
+import type { AdminCaller } from "../../support/admin.ts";
+import { pluginBed } from "../../support/plugins.ts";
+import { seeder } from "../../support/seed.ts";
+import { BUILTIN_PLUGINS } from "../../../plugins/builtin.ts";
 import { ADMIN_CASES } from "./cases.ts";
 import { isEmbeddedAppRoute } from "../../../http/svc-routes.ts";
 
 Deno.test("admin API fence matrix: every /svc-admin route, every caller, one audit entry per mutation", async (t) => {
-  const admin = await adminBed();
+  const plugged = await pluginBed(BUILTIN_PLUGINS);
+  const admin = plugged.admin;
   try {
+    const seed = seeder(admin.bed.database.db);
+    const pluginAdmin = await seed.role(
+      admin.realmId,
+      "plugin-admin",
+      BUILTIN_PLUGINS.flatMap((plugin) =>
+        (plugin.permissions ?? []).map((permission) => ({ pattern: permission.id }))
+      ),
+    );
+    await seed.assign(admin.realmId, pluginAdmin, { kind: "User", id: admin.users.global });
+    await admin.bed.snapshots.invalidateAll();
     const registered = [
       ...new Set(
-        admin.app.routes
+        plugged.app.routes
           // The embedded page apps (the console at /svc-admin/ui) are static and public by design.
           .filter((r) =>
             r.method !== "ALL" && r.path.startsWith("/svc-admin/") &&
@@ -52,7 +67,7 @@ Deno.test("admin API fence matrix: every /svc-admin route, every caller, one aud
         for (const [as, status] of expected) {
           const request = await row.prepare(admin, as);
           const before = await admin.chainLength();
-          const res = await admin.request(method, request.path, {
+          const res = await plugged.request(method, request.path, {
             as,
             body: request.body,
             headers: request.headers,
@@ -70,6 +85,6 @@ Deno.test("admin API fence matrix: every /svc-admin route, every caller, one aud
       assert.equal(report.valid, true, JSON.stringify(report.firstBad));
     });
   } finally {
-    await admin.close();
+    await plugged.close();
   }
 });

@@ -86,6 +86,59 @@ Deno.test("admin API OIDC clients: secrets shown once, exact redirect URIs, scop
       assert.equal(missing.status, 404);
       await missing.body?.cancel();
     });
+
+    await t.step("private_key_jwt: keys instead of a secret; PATCH replaces them, audited", async () => {
+      const key = (x: string) => ({ kty: "OKP", crv: "Ed25519", x, kid: x.slice(0, 4) });
+      const created = await admin.request("POST", "/svc-admin/oidc/clients", {
+        body: {
+          clientId: "keyed",
+          clientType: "confidential",
+          redirectUris: ["https://app.example.test/cb"],
+          tokenEndpointAuthMethod: "private_key_jwt",
+          jwks: { keys: [key("11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo")] },
+        },
+      });
+      assert.equal(created.status, 201);
+      const body = await created.json();
+      assert.equal(body.clientSecret, null);
+      assert.equal(body.tokenEndpointAuthMethod, "private_key_jwt");
+      const stored = (await admin.bed.storage.clients.get(body.id))!;
+      assert.equal(stored.secretHash, null);
+      assert.equal(stored.jwks?.keys.length, 1);
+
+      const chain = await admin.chainLength();
+      const rotated = await admin.request("PATCH", `/svc-admin/oidc/clients/${body.id}`, {
+        body: { jwks: { keys: [key("22qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo")] } },
+      });
+      assert.equal(rotated.status, 200);
+      assert.equal((await rotated.json()).jwks.keys[0].kid, "22qY");
+      assert.equal(await admin.chainLength(), chain + 1);
+      const toUri = await admin.request("PATCH", `/svc-admin/oidc/clients/${body.id}`, {
+        body: { jwksUri: "https://keys.example.test/jwks.json" },
+      });
+      const uriView = await toUri.json();
+      assert.equal(uriView.jwksUri, "https://keys.example.test/jwks.json");
+      assert.equal(uriView.jwks, null);
+
+      const secretClient = await admin.request("PATCH", `/svc-admin/oidc/clients/${id}`, {
+        body: { jwks: { keys: [key("33qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo")] } },
+      });
+      assert.equal(secretClient.status, 400);
+      await secretClient.body?.cancel();
+      const both = await admin.request("PATCH", `/svc-admin/oidc/clients/${body.id}`, {
+        body: {
+          jwks: { keys: [key("44qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo")] },
+          jwksUri: "https://k.example.test/",
+        },
+      });
+      assert.equal(both.status, 400);
+      await both.body?.cancel();
+      const loopback = await admin.request("PATCH", `/svc-admin/oidc/clients/${body.id}`, {
+        body: { jwksUri: "https://127.0.0.1/jwks.json" },
+      });
+      assert.equal(loopback.status, 400);
+      await loopback.body?.cancel();
+    });
   } finally {
     await admin.close();
   }

@@ -22,7 +22,13 @@ import { cookieSettings } from "../../../http/auth/cookies.ts";
 import { createPasskeyRoutes } from "../../../http/routes/passkeys.ts";
 import { svcRoutes } from "../../../http/svc-routes.ts";
 import { federationPlugin } from "../../../plugins/federation/mod.ts";
-import { ensurePluginTables, loadPluginConfig, pluginSql } from "../../../plugins/host.ts";
+import {
+  ensurePluginTables,
+  loadPluginConfig,
+  outboundGuard,
+  pluginAdmin,
+  pluginSql,
+} from "../../../plugins/host.ts";
 import type { PluginContext } from "../../../plugins/plugin.ts";
 import { ADMIN_ENV } from "../../support/admin.ts";
 import { loginBed } from "../../support/login.ts";
@@ -59,6 +65,10 @@ Deno.test("federation admin routes: fence matrix and one audit entry per mutatio
       events: publisher,
       publisher,
       snapshots: bed.snapshots,
+      admin: pluginAdmin({ storage: bed.storage, snapshots: bed.snapshots, publisher }),
+      outboundRefusal: outboundGuard({ allowPrivate: bed.config.webhooks.allowPrivateReceivers }),
+      verifySecret: () => Promise.resolve(false),
+      tokenGrants: () => [],
       contributeClaims: () => Promise.resolve({}),
       logError: () => {},
     };

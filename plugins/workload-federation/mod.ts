@@ -1,0 +1,102 @@
+/**
+ * The workload federation plugin (`SVC_PLUGINS=workload-federation`): RFC 8693 token exchange at
+ * `POST /workload/token`, where an external workload's signed JWT (a CI job's OIDC token, a
+ * cluster's service-account token) becomes a service account's access token, under trust
+ * policies managed at `/svc-admin/workload/policies` (fenced by `workload:global:policies-read`
+ * and `workload:global:policies-manage`). Each external `jti` is accepted once until the token
+ * expires. With the OIDC provider enabled too, its `/oidc/token` serves the same grant (an
+ * extension grant of the plugin API). Built only on what `mod.ts` exports.
+ *
+ * @module
+ */
+import * as v from "valibot";
+import { definePlugin, type PluginContext, remoteJwksCache, type SvcPlugin } from "../../mod.ts";
+import { adminRoutes, PERMISSIONS } from "./admin.ts";
+import { type ExchangeDeps, exchangeForm, exchangeRoutes, TOKEN_EXCHANGE_GRANT } from "./exchange.ts";
+import { TABLES } from "./policies-store.ts";
+import { WORKLOAD_EVENTS, type WorkloadFederationConfig } from "./shared.ts";
+
+export type { WorkloadFederationConfig } from "./shared.ts";
+
+const ConfigSchema = v.object({
+  realm: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(200))), null),
+  maxTokenLifetimeSeconds: v.optional(
+    v.pipe(
+      v.union([v.number(), v.pipe(v.string(), v.regex(/^\d{1,9}$/, "a whole number"), v.transform(Number))]),
+      v.integer("a whole number of seconds from 60 to 86400"),
+      v.minValue(60, "a whole number of seconds from 60 to 86400"),
+      v.maxValue(86400, "a whole number of seconds from 60 to 86400"),
+    ),
+    3600,
+  ),
+});
+
+const EVENTS = [
+  {
+    kind: WORKLOAD_EVENTS.tokenExchanged,
+    description: "a workload's token was exchanged for a service account's access token",
+  },
+  {
+    kind: WORKLOAD_EVENTS.exchangeRefused,
+    description: "a workload token exchange was refused (the reason is in the event, never the token)",
+  },
+];
+
+/** Builds the workload federation plugin. */
+export function workloadFederationPlugin(): SvcPlugin<WorkloadFederationConfig> {
+  let realmId: string | null = null;
+  let deps: ExchangeDeps | null = null;
+  /** The exchange's dependencies (one remote JWKS cache for the route and the extension grant). */
+  const depsOf = (ctx: PluginContext<WorkloadFederationConfig>): ExchangeDeps =>
+    deps ??= {
+      ctx,
+      realmId: () => {
+        if (realmId === null) throw new Error("workload-federation: not started");
+        return realmId;
+      },
+      remoteJwks: remoteJwksCache(ctx.outboundRefusal),
+    };
+  return definePlugin<WorkloadFederationConfig>({
+    name: "workload-federation",
+    permissions: PERMISSIONS,
+    config: {
+      schema: ConfigSchema,
+      settings: [
+        {
+          env: "SVC_WORKLOAD_REALM",
+          key: "realm",
+          doc: "the realm (id or name) whose trust policies and service accounts /workload/token serves",
+          defaultText: "the default realm",
+        },
+        {
+          env: "SVC_WORKLOAD_MAX_TOKEN_LIFETIME_SECONDS",
+          key: "maxTokenLifetimeSeconds",
+          doc: "the longest lifetime (exp - iat) of a workload token accepted for exchange",
+          defaultText: "3600",
+        },
+      ],
+    },
+    tables: TABLES,
+    events: EVENTS,
+    async start(ctx) {
+      const wanted = ctx.config.realm;
+      const realm = wanted === null
+        ? await ctx.storage.realms.getDefault()
+        : (/^[0-9a-f-]{36}$/i.test(wanted) ? await ctx.storage.realms.get(wanted) : null) ??
+          await ctx.storage.realms.getByName(wanted);
+      if (realm === null) throw new Error(`realm ${JSON.stringify(wanted ?? "default")} does not exist`);
+      realmId = realm.id;
+    },
+    async readiness(ctx) {
+      if (realmId === null) throw new Error("not started");
+      await ctx.sql.query("SELECT 1 FROM workload_federation_policies LIMIT 1");
+    },
+    mount(ctx) {
+      return [exchangeRoutes(depsOf(ctx)), adminRoutes(ctx)];
+    },
+    tokenGrants(ctx) {
+      const deps = depsOf(ctx);
+      return [{ grantType: TOKEN_EXCHANGE_GRANT, handle: (c, form) => exchangeForm(deps, c, form) }];
+    },
+  });
+}

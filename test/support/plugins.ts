@@ -1,0 +1,144 @@
+/**
+ * Plugins on an admin bed: the plugins' config sections (from `env`), tables, contexts (as
+ * `svc start` builds them) and started hooks, with an app serving svc's routes and theirs.
+ * `request()` calls that app as one of the bed's callers.
+ */
+import { EventPublisher } from "../../core/events/publisher.ts";
+import { verifyPasswordHash } from "../../core/passwords/registry.ts";
+import { createApp, type SvcApp } from "../../http/app.ts";
+import { createPasskeyRoutes } from "../../http/routes/passkeys.ts";
+import { svcRoutes } from "../../http/svc-routes.ts";
+import { cookieSettings } from "../../http/auth/cookies.ts";
+import {
+  claimMerger,
+  ensurePluginTables,
+  loadPluginConfig,
+  outboundGuard,
+  pluginAdmin,
+  pluginSql,
+  tokenGrantRegistry,
+} from "../../plugins/host.ts";
+import type { PluginContext, SvcPlugin } from "../../plugins/plugin.ts";
+import { type AdminBed, adminBed, type AdminCaller } from "./admin.ts";
+import type { LoginBedOptions } from "./login.ts";
+
+/** An admin bed whose app also serves plugins. */
+export interface PluginBed {
+  readonly admin: AdminBed;
+  readonly app: SvcApp;
+  readonly contexts: readonly PluginContext[];
+  /** Calls the app as `as` (default `global`; null: no token); a body is sent as JSON unless a string. */
+  request(
+    method: string,
+    path: string,
+    options?: { as?: AdminCaller | null; body?: unknown; headers?: Record<string, string> },
+  ): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/** Builds a {@link PluginBed} (PGlite, or Postgres with `options.postgres`). */
+export async function pluginBed(
+  plugins: readonly SvcPlugin[],
+  env: Record<string, string> = {},
+  options: LoginBedOptions = {},
+): Promise<PluginBed> {
+  const admin = await adminBed(env, options);
+  try {
+    const { bed } = admin;
+    const publisher = new EventPublisher({
+      storage: bed.storage,
+      sink: { emit: (event) => void bed.events.push(event) },
+      clock: bed.clock,
+      random: bed.random,
+    });
+    const sql = pluginSql(bed.database.db);
+    await ensurePluginTables(sql, plugins);
+    const contributeClaims = claimMerger(plugins, () => {});
+    const contexts: PluginContext[] = [];
+    const grants = tokenGrantRegistry();
+    for (const plugin of plugins) {
+      const context: PluginContext = {
+        name: plugin.name,
+        config: loadPluginConfig(plugin, bed.config, env),
+        svcConfig: bed.config,
+        clock: bed.clock,
+        random: bed.random,
+        storage: bed.storage,
+        sql,
+        keys: bed.auth.keys,
+        tokens: bed.auth.tokens,
+        sessions: bed.auth.sessions,
+        login: bed.login.pipeline,
+        authenticator: bed.auth.authenticator,
+        cookies: cookieSettings(bed.config),
+        events: publisher,
+        publisher,
+        snapshots: bed.snapshots,
+        admin: pluginAdmin({ storage: bed.storage, snapshots: bed.snapshots, publisher }),
+        outboundRefusal: outboundGuard({ allowPrivate: bed.config.webhooks.allowPrivateReceivers }),
+        verifySecret: async (stored, plaintext) => {
+          try {
+            return await verifyPasswordHash(stored.algorithm, stored.hash, plaintext);
+          } catch {
+            return false;
+          }
+        },
+        contributeClaims,
+        tokenGrants: grants.list,
+        logError: () => {},
+      };
+      contexts.push(context);
+    }
+    grants.install(plugins.map((plugin, i) => ({ plugin, context: contexts[i] })), () => {});
+    for (const [i, plugin] of plugins.entries()) await plugin.start?.(contexts[i]);
+    const passkeys = createPasskeyRoutes({
+      config: bed.config,
+      storage: bed.storage,
+      clock: bed.clock,
+      random: bed.random,
+      events: publisher,
+      auth: bed.auth,
+    });
+    const app = createApp({
+      config: bed.config,
+      readinessChecks: [],
+      clock: bed.clock,
+      random: bed.random,
+      authenticator: bed.auth.authenticator,
+      routes: [
+        ...svcRoutes({
+          storage: bed.storage,
+          snapshots: bed.snapshots,
+          publisher,
+          auth: bed.auth,
+          login: bed.login,
+          passkeys,
+        }),
+        ...plugins.flatMap((plugin, i) => [...plugin.routes ?? [], ...plugin.mount?.(contexts[i]) ?? []]),
+      ],
+    });
+    return {
+      admin,
+      app,
+      contexts,
+      request(method, path, options = {}) {
+        const headers: Record<string, string> = { ...options.headers };
+        const as = options.as === undefined ? "global" : options.as;
+        if (as !== null) headers.Authorization = `Bearer ${admin.tokens[as]}`;
+        let body: string | undefined;
+        if (options.body !== undefined) {
+          headers["Content-Type"] ??= "application/json";
+          body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+        }
+        return Promise.resolve(app.request(path, { method, headers, body }));
+      },
+      async close() {
+        for (const plugin of plugins) await plugin.stop?.();
+        await admin.close();
+      },
+    };
+  } catch (err) {
+    await admin.close();
+    throw err;
+  }
+}
