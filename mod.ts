@@ -658,19 +658,16 @@ export {
   type SvcPlugin,
 } from "./plugins/plugin.ts";
 /**
- * What plugin routes of the admin API share with svc's own (so a plugin's admin routes look and
- * behave like svc's): the permission fence (`fence`: 401 without a caller, 403 without the
- * global or org permission; `covers` tells whether a scope reaches an organization's resource),
- * OpenAPI documentation of route installers (`documented`, `errorResponses`, `IsoTimeSchema`),
- * body validation (`parseBody`: JSON, valibot, U+0000 refused), and the admin conventions: lists
- * (`parseQuery`, `PageQuerySchema`, `PAGE_QUERY_ENTRIES`, `pageOf`, `listBodyOf`, `listSchema`), 404 for what the
- * caller may not see (`hidden`), and audited mutations (`adminMutation`: refused under
- * impersonation, one audit chain entry with the true actor, events in the same transaction).
+ * The caller's scope behind a fence (`PluginContext.admin.scope`), and whether it reaches an
+ * organization's resource (`covers`: anything else is shown as 404).
  */
-export { covers, fence, type FenceScope } from "./http/auth/fence.ts";
-/** The admin API's conventions: lists, 404 for the invisible, audited mutations. */
+export { covers, type FenceScope } from "./http/auth/fence.ts";
+/**
+ * The admin API's conventions for plugin routes: lists (`parseQuery`, `PageQuerySchema`,
+ * `PAGE_QUERY_ENTRIES`, `pageOf`, `listBodyOf`, `listSchema`) and 404 for what the caller may not
+ * see (`hidden`). Mutations go through `PluginContext.admin.mutate`.
+ */
 export {
-  adminMutation,
   hidden,
   listBodyOf,
   listSchema,

@@ -528,8 +528,6 @@ async function serve(
       authenticator: auth.authenticator,
       cookies: cookieSettings(bound.config),
       events: publisher,
-      publisher,
-      snapshots,
       admin: pluginAdmin({ storage, snapshots, publisher }),
       outboundRefusal: outboundGuard(
         { allowPrivate: bound.config.webhooks.allowPrivateReceivers },

@@ -268,6 +268,9 @@ export function pluginAdmin(deps: PluginAdminDeps): PluginAdmin {
     async fence(c, permissions) {
       return (await fence(c, deps.snapshots, { global: permissions })).principal;
     },
+    scope(c, permissions) {
+      return fence(c, deps.snapshots, permissions);
+    },
     async mutate(caller, work) {
       refuseUnderImpersonation(caller);
       return (await runAdminMutation(deps, caller.realmId, auditActor(caller), work)).value;

@@ -23,16 +23,15 @@ import type { Clock } from "../core/clock.ts";
 import type { SvcConfig } from "../core/config/mod.ts";
 import { SvcError } from "../core/errors.ts";
 import type { PermissionDefinition } from "../core/definitions/svc-permissions.ts";
-import type { EventPublisher } from "../core/events/publisher.ts";
 import { EVENT_FAMILIES } from "../core/events/catalog.ts";
 import type { EventSink, EventSubscriber } from "../core/events/sink.ts";
 import type { KeyRing } from "../core/keys/ring.ts";
 import type { LoginPipeline } from "../core/login/pipeline.ts";
 import type { RandomSource } from "../core/random.ts";
 import type { SessionService } from "../core/sessions/service.ts";
-import type { SubjectSnapshots } from "../core/snapshots/service.ts";
 import type { TokenService } from "../core/tokens/service.ts";
 import type { RouteInstaller } from "../http/app.ts";
+import type { FenceScope } from "../http/auth/fence.ts";
 import type { Authenticator, Principal } from "../http/auth/principal.ts";
 import type { CookieSettings } from "../http/auth/cookies.ts";
 import type { Storage } from "../storage/storage.ts";
@@ -122,6 +121,15 @@ export interface PluginAdmin {
    */
   fence(c: Context, permissions: readonly string[]): Promise<Principal>;
   /**
+   * The caller's scope for a capability held realm-wide (`global`) or in the caller's own
+   * organization (`org`): 401 without a caller, 403 when neither applies. `covers(scope, orgId)`
+   * tells whether it reaches an organization's resource (show anything else as 404).
+   */
+  scope(
+    c: Context,
+    permissions: { readonly global: readonly string[]; readonly org?: readonly string[] },
+  ): Promise<FenceScope>;
+  /**
    * Runs an admin change by `caller` in one transaction: `work` writes through `ctx.tx` (its
    * `pluginSql` for the plugin's tables) and answers the audit record, appended to the caller's
    * realm's audit chain in the same transaction, with the events it emits (announced after
@@ -175,13 +183,6 @@ export interface PluginContext<C = unknown> {
   readonly cookies: CookieSettings;
   /** Emits events (after commit, to subscribers and webhooks). */
   readonly events: EventSink;
-  /**
-   * The event publisher (the same events as `events`), for admin mutations that record their
-   * events in their transaction (`adminMutation`).
-   */
-  readonly publisher: EventPublisher;
-  /** Subject snapshots: what admin fences (`fence`) evaluate the caller's permissions on. */
-  readonly snapshots: SubjectSnapshots;
   /** The permission fence and audited mutations for the plugin's admin routes. */
   readonly admin: PluginAdmin;
   /**

@@ -12,19 +12,16 @@
  * | DELETE | `/svc-admin/federation/providers/{id}` | delete (its secret's key is destroyed) |
  *
  * The client secret is written, never read back: answers say `hasClientSecret`. What the caller
- * may not see is 404. Each mutation appends one audit chain entry (never the secret). The plugin's
- * table is written beside svc's transaction (plugins have no SQL bound to it): the audit entry
- * follows the write, and a failed audit undoes the write.
+ * may not see is 404. Each mutation writes the plugin's table and appends one audit chain entry
+ * (never the secret) in one transaction.
  *
  * @module
  */
 import * as v from "valibot";
 import {
-  adminMutation,
   covers,
   documented,
   errorResponses,
-  fence,
   type FenceScope,
   hidden,
   IsoTimeSchema,
@@ -256,7 +253,6 @@ const OPERATIONS: readonly OperationDoc[] = [
 /** The admin routes of the providers. */
 export function adminRoutes(f: Federation): RouteInstaller {
   const { ctx } = f;
-  const deps = { storage: ctx.storage, publisher: ctx.publisher };
 
   const visible = async (scope: FenceScope, id: string) => {
     const provider = await f.providers.get(id);
@@ -283,7 +279,7 @@ export function adminRoutes(f: Federation): RouteInstaller {
 
   return documented((app) => {
     app.get(BASE, async (c) => {
-      const scope = await fence(c, ctx.snapshots, READ);
+      const scope = await ctx.admin.scope(c, READ);
       const query = parseQuery(c, ListProvidersQuerySchema);
       const orgId = scope.global ? query.orgId ?? null : scope.orgId;
       if (query.orgId !== undefined && !covers(scope, query.orgId)) throw hidden("organization");
@@ -292,95 +288,79 @@ export function adminRoutes(f: Federation): RouteInstaller {
     });
 
     app.post(BASE, async (c) => {
-      const scope = await fence(c, ctx.snapshots, MANAGE);
+      const scope = await ctx.admin.scope(c, MANAGE);
       const body = await parseBody(c, CreateProviderSchema);
       checkIssuer(body.issuer);
       const org = await ctx.storage.organizations.get(body.orgId);
       if (org === null || org.realmId !== scope.principal.realmId.toLowerCase() || !covers(scope, org.id)) {
         throw hidden("organization");
       }
-      const created = await f.providers.create({
-        realmId: org.realmId,
-        orgId: org.id,
-        issuer: body.issuer,
-        clientId: body.clientId,
-        clientSecret: body.clientSecret,
-        scopes: body.scopes,
-        claimMapping: mapping(body.claimMapping),
-        allowJitProvisioning: body.allowJitProvisioning,
-        enabled: body.enabled,
-      });
-      try {
-        await adminMutation(deps, scope, async ({ tx }) => {
-          if (body.makeDefault) {
-            await tx.organizations.update(org.id, { defaultIdentityProviderId: created.id });
-          }
-          return {
-            value: null,
-            audit: {
-              action: "federation.provider.create",
-              target: created.id,
-              after: { ...providerView(created), makeDefault: body.makeDefault },
-            },
-          };
+      const created = await ctx.admin.mutate(scope.principal, async ({ tx }) => {
+        const provider = await f.providers.in(tx).create({
+          realmId: org.realmId,
+          orgId: org.id,
+          issuer: body.issuer,
+          clientId: body.clientId,
+          clientSecret: body.clientSecret,
+          scopes: body.scopes,
+          claimMapping: mapping(body.claimMapping),
+          allowJitProvisioning: body.allowJitProvisioning,
+          enabled: body.enabled,
         });
-      } catch (err) {
-        await f.providers.delete(created.id);
-        throw err;
-      }
+        if (body.makeDefault) {
+          await tx.organizations.update(org.id, { defaultIdentityProviderId: provider.id });
+        }
+        return {
+          value: provider,
+          audit: {
+            action: "federation.provider.create",
+            target: provider.id,
+            after: { ...providerView(provider), makeDefault: body.makeDefault },
+          },
+        };
+      });
       c.header("Cache-Control", "no-store");
       return c.json(providerView(created), 201);
     });
 
     app.get(ITEM, async (c) => {
-      const scope = await fence(c, ctx.snapshots, READ);
+      const scope = await ctx.admin.scope(c, READ);
       return c.json(providerView(await visible(scope, c.req.param("providerId"))));
     });
 
     app.patch(ITEM, async (c) => {
-      const scope = await fence(c, ctx.snapshots, MANAGE);
+      const scope = await ctx.admin.scope(c, MANAGE);
       const body = await parseBody(c, UpdateProviderSchema);
       checkIssuer(body.issuer);
       const before = await visible(scope, c.req.param("providerId"));
-      const after = await f.providers.update(before.id, {
-        ...body,
-        claimMapping: body.claimMapping === undefined ? undefined : mapping(body.claimMapping),
-      });
-      if (after === null) throw hidden("provider");
-      try {
-        await adminMutation(deps, scope, () =>
-          Promise.resolve({
-            value: null,
-            audit: {
-              action: "federation.provider.update",
-              target: after.id,
-              before: providerView(before),
-              after: { ...providerView(after), clientSecretChanged: body.clientSecret !== undefined },
-            },
-          }));
-      } catch (err) {
-        // Undo the write (a replaced secret cannot be restored: the provider is disabled instead).
-        await f.providers.update(before.id, {
-          issuer: before.issuer,
-          clientId: before.clientId,
-          scopes: before.scopes,
-          claimMapping: before.claimMapping,
-          allowJitProvisioning: before.allowJitProvisioning,
-          enabled: body.clientSecret === undefined ? before.enabled : false,
+      const after = await ctx.admin.mutate(scope.principal, async ({ tx }) => {
+        const changed = await f.providers.in(tx).update(before.id, {
+          ...body,
+          claimMapping: body.claimMapping === undefined ? undefined : mapping(body.claimMapping),
         });
-        throw err;
-      }
+        if (changed === null) throw hidden("provider");
+        return {
+          value: changed,
+          audit: {
+            action: "federation.provider.update",
+            target: changed.id,
+            before: providerView(before),
+            after: { ...providerView(changed), clientSecretChanged: body.clientSecret !== undefined },
+          },
+        };
+      });
       return c.json(providerView(after));
     });
 
     app.delete(ITEM, async (c) => {
-      const scope = await fence(c, ctx.snapshots, MANAGE);
+      const scope = await ctx.admin.scope(c, MANAGE);
       const provider = await visible(scope, c.req.param("providerId"));
-      await adminMutation(deps, scope, async ({ tx }) => {
+      await ctx.admin.mutate(scope.principal, async ({ tx }) => {
         const org = await tx.organizations.get(provider.orgId);
         if (org !== null && org.defaultIdentityProviderId === provider.id) {
           await tx.organizations.update(org.id, { defaultIdentityProviderId: null });
         }
+        await f.providers.in(tx).delete(provider.id);
         return {
           value: null,
           audit: {
@@ -390,7 +370,6 @@ export function adminRoutes(f: Federation): RouteInstaller {
           },
         };
       });
-      await f.providers.delete(provider.id);
       return c.body(null, 204);
     });
   }, OPERATIONS);

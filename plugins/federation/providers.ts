@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { type PluginContext, randomUuid, SubjectCrypto } from "../../mod.ts";
+import { type PluginContext, type PluginSql, randomUuid, type Storage, SubjectCrypto } from "../../mod.ts";
 
 /** How claims of the upstream's ID token map to the user. */
 export interface ClaimMapping {
@@ -127,14 +127,28 @@ function fromBase64(text: string): Uint8Array {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The providers table, with the secret sealed under the provider's own key. */
+/**
+ * The providers table, with the secret sealed under the provider's own key (in svc's subject
+ * keys). Bound to the plugin's connection, or with {@link ProviderStore.in} to an admin
+ * mutation's transaction, so that a change and its audit entry commit together.
+ */
 export class ProviderStore {
   readonly #ctx: PluginContext<unknown>;
+  readonly #sql: PluginSql;
   readonly #crypto: SubjectCrypto;
 
-  constructor(ctx: PluginContext<unknown>) {
+  constructor(
+    ctx: PluginContext<unknown>,
+    storage: Pick<Storage, "pluginSql" | "subjectKeys"> = ctx.storage,
+  ) {
     this.#ctx = ctx;
-    this.#crypto = new SubjectCrypto(ctx.storage.subjectKeys, ctx.random);
+    this.#sql = storage.pluginSql;
+    this.#crypto = new SubjectCrypto(storage.subjectKeys, ctx.random);
+  }
+
+  /** The same store on `tx` (an admin mutation's transaction-bound storage). */
+  in(tx: Pick<Storage, "pluginSql" | "subjectKeys">): ProviderStore {
+    return new ProviderStore(this.#ctx, tx);
   }
 
   /** Stores a new provider (its secret sealed). */
@@ -142,7 +156,7 @@ export class ProviderStore {
     const id = randomUuid(this.#ctx.random);
     const now = new Date(this.#ctx.clock.now());
     const sealed = toBase64(await this.#crypto.encrypt(id, input.clientSecret));
-    const [row] = await this.#ctx.sql.query<Row>(
+    const [row] = await this.#sql.query<Row>(
       `INSERT INTO federation_providers (id, realm_id, org_id, issuer, client_id, client_secret, scopes, claim_mapping,
          allow_jit_provisioning, enabled, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $11) RETURNING ${COLUMNS}`,
@@ -166,7 +180,7 @@ export class ProviderStore {
   /** The provider with this id, or null. */
   async get(id: string): Promise<FederationProvider | null> {
     if (!UUID.test(id)) return null;
-    const [row] = await this.#ctx.sql.query<Row>(
+    const [row] = await this.#sql.query<Row>(
       `SELECT ${COLUMNS} FROM federation_providers WHERE id = $1`,
       [id],
     );
@@ -175,7 +189,7 @@ export class ProviderStore {
 
   /** The providers of a realm (optionally of one organization), by creation time then id. */
   async list(realmId: string, orgId: string | null = null): Promise<FederationProvider[]> {
-    const rows = await this.#ctx.sql.query<Row>(
+    const rows = await this.#sql.query<Row>(
       `SELECT ${COLUMNS} FROM federation_providers WHERE realm_id = $1 AND ($2::uuid IS NULL OR org_id = $2::uuid)
        ORDER BY created_at, id`,
       [realmId, orgId],
@@ -188,7 +202,7 @@ export class ProviderStore {
     const sealed = changes.clientSecret === undefined
       ? null
       : toBase64(await this.#crypto.encrypt(id, changes.clientSecret));
-    const [row] = await this.#ctx.sql.query<Row>(
+    const [row] = await this.#sql.query<Row>(
       `UPDATE federation_providers SET
          issuer = COALESCE($2, issuer),
          client_id = COALESCE($3, client_id),
@@ -216,7 +230,7 @@ export class ProviderStore {
 
   /** Deletes a provider and destroys its key (the sealed secret becomes unrecoverable). */
   async delete(id: string): Promise<boolean> {
-    const rows = await this.#ctx.sql.query("DELETE FROM federation_providers WHERE id = $1 RETURNING id", [
+    const rows = await this.#sql.query("DELETE FROM federation_providers WHERE id = $1 RETURNING id", [
       id,
     ]);
     await this.#crypto.destroy(id);
@@ -225,7 +239,7 @@ export class ProviderStore {
 
   /** The provider's client secret, opened. */
   async clientSecret(id: string): Promise<string> {
-    const [row] = await this.#ctx.sql.query<{ client_secret: string }>(
+    const [row] = await this.#sql.query<{ client_secret: string }>(
       "SELECT client_secret FROM federation_providers WHERE id = $1",
       [id],
     );

@@ -72,8 +72,6 @@ export async function pluginBed(
         authenticator: bed.auth.authenticator,
         cookies: cookieSettings(bed.config),
         events: publisher,
-        publisher,
-        snapshots: bed.snapshots,
         admin: pluginAdmin({ storage: bed.storage, snapshots: bed.snapshots, publisher }),
         outboundRefusal: outboundGuard({ allowPrivate: bed.config.webhooks.allowPrivateReceivers }),
         verifySecret: async (stored, plaintext) => {

@@ -3,6 +3,7 @@ import type { AdminRouteCase } from "./case.ts";
 import { CASES as credentials } from "./cases/credentials.ts";
 import { CASES as directory } from "./cases/directory.ts";
 import { CASES as existing } from "./cases/existing.ts";
+import { CASES as federation } from "./cases/federation.ts";
 import { CASES as impersonation } from "./cases/impersonation.ts";
 import { CASES as oidc } from "./cases/oidc.ts";
 import { CASES as imports } from "./cases/imports.ts";
@@ -25,4 +26,5 @@ export const ADMIN_CASES: readonly AdminRouteCase[] = [
   ...shadow,
   ...mail,
   ...workload,
+  ...federation,
 ];

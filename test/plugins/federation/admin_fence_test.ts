@@ -63,8 +63,6 @@ Deno.test("federation admin routes: fence matrix and one audit entry per mutatio
       authenticator: bed.auth.authenticator,
       cookies: cookieSettings(bed.config),
       events: publisher,
-      publisher,
-      snapshots: bed.snapshots,
       admin: pluginAdmin({ storage: bed.storage, snapshots: bed.snapshots, publisher }),
       outboundRefusal: outboundGuard({ allowPrivate: bed.config.webhooks.allowPrivateReceivers }),
       verifySecret: () => Promise.resolve(false),
