@@ -141,7 +141,8 @@ function NewPasswordFields(props: { onChange: (password: string, confirm: string
 // ---- sign-in ----
 
 function SignIn() {
-  const [email, setEmail] = useState(query("email"));
+  // `login_hint`: the OIDC provider passes the relying party's hint on.
+  const [email, setEmail] = useState(query("email") || query("login_hint"));
   const [password, setPassword] = useState("");
   const [mfa, setMfa] = useState<{ token: string; factors: string[] } | null>(null);
   const [factor, setFactor] = useState("totp");

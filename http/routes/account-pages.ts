@@ -27,13 +27,14 @@ export const HostedSettingsSchema = v.pipe(
   v.title("HostedSettings"),
 );
 
-/** The public settings of the hosted pages. */
+/** The public settings of the hosted pages (the `returnTo` origins always include svc's own). */
 export function hostedSettings(config: SvcConfig): v.InferOutput<typeof HostedSettingsSchema> {
   return {
     productName: config.branding.productName ?? config.relyingParty.name,
     color: config.branding.color,
     logoUrl: config.branding.logoUrl ?? null,
-    returnToOrigins: [...config.account.returnToOrigins],
+    // svc's own origin always: the OIDC provider sends the browser back to its authorization endpoint.
+    returnToOrigins: [...new Set([new URL(config.server.baseUrl).origin, ...config.account.returnToOrigins])],
   };
 }
 

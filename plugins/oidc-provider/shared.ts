@@ -19,7 +19,7 @@ import type { ClientRecord } from "../../mod.ts";
 export interface OidcProviderConfig {
   /** The realm whose users and clients it serves (id or name; default: the default realm). */
   readonly realm: string | null;
-  /** Where sign-in happens (it gets `returnTo`); default: the provider's minimal page. */
+  /** Where sign-in happens (it gets `returnTo`); default: the hosted sign-in page (`{account mount}/sign-in`). */
   readonly signInUrl: string | null;
   /** Authorization code lifetime. */
   readonly codeTtlSeconds: number;
@@ -46,7 +46,6 @@ export const SUPPORTED_SCOPES = ["openid", "profile", "email", "offline_access"]
 export const PATHS = {
   discovery: "/.well-known/openid-configuration",
   authorize: "/oidc/authorize",
-  signIn: "/oidc/sign-in",
   consent: "/oidc/consent",
   token: "/oidc/token",
   userinfo: "/oidc/userinfo",

@@ -39,7 +39,8 @@ Deno.test("hosted pages: the shell at a configured mount, its assets, and the se
       productName: "Acme ID",
       color: "#aa3300",
       logoUrl: null,
-      returnToOrigins: ["https://app.example.com"],
+      // svc's own origin always (the OIDC provider's authorization endpoint), then the configured ones.
+      returnToOrigins: [new URL(admin.bed.config.server.baseUrl).origin, "https://app.example.com"],
     });
 
     const mail = mailMessages(mailSettingsFromConfig(admin.bed.config));
