@@ -10,6 +10,7 @@
 import { render, useEffect, useState } from "hono/jsx/dom";
 import qrcode from "qrcode-generator";
 import { api, errorCode } from "./api.ts";
+import { Field } from "./field.tsx";
 import { type MessageKey, pickLanguage, translator } from "./i18n.ts";
 import { createCredential, getAssertion, passkeysAvailable } from "./passkey.ts";
 import { allowedReturnTo } from "./return-to.ts";
@@ -55,10 +56,6 @@ function go(page: string, params: Record<string, string> = {}): void {
   location.assign(url.href);
 }
 
-function inputValue(e: Event): string {
-  return (e.target as HTMLInputElement).value;
-}
-
 function Shell(props: { title: MessageKey; children: any; signedIn?: boolean }) {
   useEffect(() => {
     document.title = `${t(props.title)} · ${settings.productName}`;
@@ -99,19 +96,18 @@ function NewPasswordFields(props: { onChange: (password: string, confirm: string
   const level = strength(password);
   return (
     <>
-      <label for="new-password">{t("common.newPassword")}</label>
-      <input
+      <Field
         id="new-password"
-        name="new-password"
+        label={t("common.newPassword")}
         type="password"
         autocomplete="new-password"
         required
         minLength={8}
+        describedBy="strength"
         value={password}
-        aria-describedby="strength"
-        onInput={(e: Event) => {
-          setPassword(inputValue(e));
-          props.onChange(inputValue(e), confirm);
+        onValue={(value) => {
+          setPassword(value);
+          props.onChange(value, confirm);
         }}
       />
       <p id="strength" class="hint" aria-live="polite">
@@ -121,17 +117,16 @@ function NewPasswordFields(props: { onChange: (password: string, confirm: string
           ? t(level)
           : t("strength.label", { level: t(level) })}
       </p>
-      <label for="confirm-password">{t("common.confirmPassword")}</label>
-      <input
+      <Field
         id="confirm-password"
-        name="confirm-password"
+        label={t("common.confirmPassword")}
         type="password"
         autocomplete="new-password"
         required
         value={confirm}
-        onInput={(e: Event) => {
-          setConfirm(inputValue(e));
-          props.onChange(password, inputValue(e));
+        onValue={(value) => {
+          setConfirm(value);
+          props.onChange(password, value);
         }}
       />
     </>
@@ -263,15 +258,14 @@ function SignIn() {
               </label>
             ))}
           </fieldset>
-          <label for="code">{t("mfa.code")}</label>
-          <input
+          <Field
             id="code"
-            name="code"
+            label={t("mfa.code")}
             autocomplete="one-time-code"
             inputMode={factor === "recovery_code" ? "text" : "numeric"}
             required
             value={code}
-            onInput={(e: Event) => setCode(inputValue(e))}
+            onValue={setCode}
           />
           <button type="submit" disabled={busy}>{busy ? t("common.working") : t("mfa.submit")}</button>
         </form>
@@ -304,25 +298,23 @@ function SignIn() {
     <Shell title="signIn.title">
       <Alert kind="error" text={error} />
       <form onSubmit={submitPassword}>
-        <label for="email">{t("common.email")}</label>
-        <input
+        <Field
           id="email"
-          name="email"
+          label={t("common.email")}
           type="email"
           autocomplete="username webauthn"
           required
           value={email}
-          onInput={(e: Event) => setEmail(inputValue(e))}
+          onValue={setEmail}
         />
-        <label for="password">{t("common.password")}</label>
-        <input
+        <Field
           id="password"
-          name="password"
+          label={t("common.password")}
           type="password"
           autocomplete="current-password"
           required
           value={password}
-          onInput={(e: Event) => setPassword(inputValue(e))}
+          onValue={setPassword}
         />
         <button type="submit" disabled={busy}>{busy ? t("common.working") : t("signIn.submit")}</button>
       </form>
@@ -361,15 +353,14 @@ function Forgot() {
         >
           <Alert kind="error" text={error} />
           <p>{t("forgot.intro")}</p>
-          <label for="email">{t("common.email")}</label>
-          <input
+          <Field
             id="email"
-            name="email"
+            label={t("common.email")}
             type="email"
             autocomplete="username"
             required
             value={email}
-            onInput={(e: Event) => setEmail(inputValue(e))}
+            onValue={setEmail}
           />
           <button type="submit">{t("forgot.submit")}</button>
         </form>
@@ -436,13 +427,12 @@ function PasswordWithToken(props: {
         {props.withName
           ? (
             <>
-              <label for="display-name">{t("common.displayName")}</label>
-              <input
+              <Field
                 id="display-name"
-                name="display-name"
+                label={t("common.displayName")}
                 autocomplete="name"
                 value={name}
-                onInput={(e: Event) => setName(inputValue(e))}
+                onValue={setName}
               />
             </>
           )
@@ -696,15 +686,14 @@ function Account(props: { profile: Profile }) {
                 <summary>{t("account.totpUri")}</summary>
                 <code id="totp-uri" class="wrap">{enrollment.uri}</code>
               </details>
-              <label for="totp-code">{t("mfa.code")}</label>
-              <input
+              <Field
                 id="totp-code"
-                name="totp-code"
+                label={t("mfa.code")}
                 autocomplete="one-time-code"
                 inputMode="numeric"
                 required
                 value={code}
-                onInput={(e: Event) => setCode(inputValue(e))}
+                onValue={setCode}
               />
               <button type="submit">{t("account.totpConfirm")}</button>
             </form>
@@ -728,15 +717,14 @@ function Account(props: { profile: Profile }) {
               }}
             >
               <p>{t("account.emailOtpSent")}</p>
-              <label for="email-otp-code">{t("mfa.code")}</label>
-              <input
+              <Field
                 id="email-otp-code"
-                name="email-otp-code"
+                label={t("mfa.code")}
                 autocomplete="one-time-code"
                 inputMode="numeric"
                 required
                 value={emailCode}
-                onInput={(e: Event) => setEmailCode(inputValue(e))}
+                onValue={setEmailCode}
               />
               <button type="submit">{t("account.totpConfirm")}</button>
             </form>
@@ -780,13 +768,12 @@ function Account(props: { profile: Profile }) {
         {passkeysAvailable()
           ? (
             <>
-              <label for="passkey-name">{t("account.passkeyName")}</label>
-              <input
+              <Field
                 id="passkey-name"
-                name="passkey-name"
+                label={t("account.passkeyName")}
                 maxLength={100}
                 value={passkeyName}
-                onInput={(e: Event) => setPasskeyName(inputValue(e))}
+                onValue={setPasskeyName}
               />
               <button type="button" id="passkey-add" onClick={addPasskey}>{t("account.passkeyAdd")}</button>
             </>
