@@ -7,12 +7,17 @@
  *
  * @module
  */
-import { render, useEffect, useState } from "hono/jsx/dom";
+import { render, useEffect, useRef, useState } from "hono/jsx/dom";
 import qrcode from "qrcode-generator";
 import { api, errorCode } from "./api.ts";
 import { Field } from "./field.tsx";
 import { type MessageKey, pickLanguage, translator } from "./i18n.ts";
-import { createCredential, getAssertion, passkeysAvailable } from "./passkey.ts";
+import {
+  conditionalMediationAvailable,
+  createCredential,
+  getAssertion,
+  passkeysAvailable,
+} from "./passkey.ts";
 import { allowedReturnTo } from "./return-to.ts";
 
 const lang = pickLanguage(navigator.languages?.length ? navigator.languages : [navigator.language]);
@@ -157,8 +162,42 @@ function SignIn() {
     else go("");
   };
 
+  // Passkey autofill (conditional mediation): the email field offers the passkeys of this site;
+  // picking one signs in. Aborted before any other ceremony or the password step (one at a time).
+  const autofill = useRef<AbortController | null>(null);
+  const stopAutofill = () => {
+    autofill.current?.abort();
+    autofill.current = null;
+  };
+  useEffect(() => {
+    const abort = new AbortController();
+    autofill.current = abort;
+    (async () => {
+      if (!await conditionalMediationAvailable() || abort.signal.aborted) return;
+      const started = await api("GET", "/auth/passkey/login/options");
+      if (started.status !== 200 || abort.signal.aborted) return;
+      let response: unknown;
+      try {
+        response = await getAssertion(started.body.options, {
+          mediation: "conditional",
+          signal: abort.signal,
+        });
+      } catch {
+        return; // aborted, or the person dismissed it: the other ways stay open
+      }
+      const answer = await api("POST", "/auth/passkey/login", {
+        ceremonyId: started.body.ceremonyId,
+        response,
+      });
+      if (answer.status === 200) finish();
+      else setError(t("passkey.failed"));
+    })();
+    return () => abort.abort();
+  }, []);
+
   const submitPassword = async (e: Event) => {
     e.preventDefault();
+    stopAutofill();
     setBusy(true);
     setError("");
     const answer = await api("POST", "/auth/login", { email, password });
@@ -183,6 +222,7 @@ function SignIn() {
   };
 
   const passkeySignIn = async () => {
+    stopAutofill();
     setError("");
     try {
       const started = await api("GET", "/auth/passkey/login/options");
@@ -381,6 +421,8 @@ function PasswordWithToken(props: {
   invalid: MessageKey;
   path: string;
   withName?: boolean;
+  /** Offer accepting with a passkey instead of a password (invitations). */
+  withPasskey?: boolean;
 }) {
   const token = query("token");
   const [pair, setPair] = useState<[string, string]>(["", ""]);
@@ -442,6 +484,44 @@ function PasswordWithToken(props: {
           {busy ? t("common.working") : t(props.submit)}
         </button>
       </form>
+      {props.withPasskey && passkeysAvailable() && token
+        ? (
+          <section aria-labelledby="passkey-accept-h">
+            <h2 id="passkey-accept-h">{t("account.passkeys")}</h2>
+            <p>{t("invite.passkeyIntro")}</p>
+            <button
+              type="button"
+              class="secondary"
+              id="accept-passkey"
+              disabled={busy}
+              onClick={async () => {
+                setError("");
+                setBusy(true);
+                try {
+                  const started = await api("POST", "/auth/invitation/passkey/options", { token });
+                  if (started.status !== 200) return setError(t(props.invalid));
+                  const response = await createCredential(started.body.options);
+                  const body: Record<string, unknown> = {
+                    token,
+                    ceremonyId: started.body.ceremonyId,
+                    response,
+                  };
+                  if (name.trim()) body.displayName = name.trim();
+                  const answer = await api("POST", "/auth/invitation/passkey", body);
+                  if (answer.status === 200) setDoneEmail(answer.body?.email ?? "");
+                  else setError(t(props.invalid));
+                } catch {
+                  setError(t("passkey.failed"));
+                } finally {
+                  setBusy(false);
+                }
+              }}
+            >
+              {t("invite.passkey")}
+            </button>
+          </section>
+        )
+        : null}
     </Shell>
   );
 }
@@ -564,6 +644,7 @@ function Account(props: { profile: Profile }) {
   const [codes, setCodes] = useState<string[] | null>(null);
   const [passkeys, setPasskeys] = useState<{ id: string; name: string | null; createdAt?: string }[]>([]);
   const [passkeyName, setPasskeyName] = useState("");
+  const [renaming, setRenaming] = useState<{ id: string; old: string; name: string } | null>(null);
   const [message, setMessage] = useState("");
   const [error, setError] = useState("");
   const notice = query("notice");
@@ -750,7 +831,47 @@ function Account(props: { profile: Profile }) {
           <ul id="passkeys" class="sessions">
             {passkeys.map((p) => (
               <li key={p.id}>
-                <span>{p.name ?? t("account.passkeyUnnamed")}</span>
+                {renaming?.id === p.id
+                  ? (
+                    <form
+                      class="inline"
+                      onSubmit={async (e: Event) => {
+                        e.preventDefault();
+                        const answer = await api("PATCH", `/auth/passkey/${encodeURIComponent(p.id)}`, {
+                          name: renaming.name.trim() || null,
+                        });
+                        if (answer.status !== 200) return setError(t("common.error"));
+                        setRenaming(null);
+                        setMessage(t("account.passkeyRenamed"));
+                        await load();
+                      }}
+                    >
+                      <Field
+                        id="passkey-rename"
+                        label={t("account.passkeyNewName", { name: renaming.old })}
+                        maxLength={100}
+                        value={renaming.name}
+                        onValue={(name) => setRenaming({ ...renaming, name })}
+                      />
+                      <button type="submit">{t("account.passkeySave")}</button>
+                      <button type="button" class="secondary" onClick={() => setRenaming(null)}>
+                        {t("common.cancel")}
+                      </button>
+                    </form>
+                  )
+                  : <span>{p.name ?? t("account.passkeyUnnamed")}</span>}
+                {renaming?.id === p.id ? null : (
+                  <button
+                    type="button"
+                    class="secondary"
+                    onClick={() => {
+                      const old = p.name ?? t("account.passkeyUnnamed");
+                      setRenaming({ id: p.id, old, name: p.name ?? "" });
+                    }}
+                  >
+                    {t("account.passkeyRename")}
+                  </button>
+                )}
                 <button
                   type="button"
                   class="secondary"
@@ -879,6 +1000,7 @@ function App(props: { profile: Profile | null }) {
           invalid="invite.invalid"
           path="/auth/invitation/accept"
           withName
+          withPasskey
         />
       );
     case "verify-email":

@@ -397,6 +397,74 @@ export class AccountFlows {
     return { userId: user.id, email: user.email, realmId: user.realmId };
   }
 
+  /**
+   * The invited user of a live invitation that may be accepted with a passkey instead of a
+   * password: the user has no password yet and the link was not used. Anything else is the
+   * same `invalid_token` (or `invitation_accepted` for an account that has a password: it
+   * accepts signed in, see {@link acceptInvitation}).
+   */
+  async invitedForPasskey(token: string): Promise<User> {
+    const d = this.#d;
+    const claims = await d.tokens.verify("invite+svc", token);
+    if (await d.storage.consumedTokens.isConsumed(claims.jti)) throw new InvalidTokenError("consumed");
+    const user = await d.storage.users.findByEmail(claims.realm, claims.email);
+    if (user === null || user.status !== "Active") throw new InvalidTokenError("claims");
+    if (await d.storage.passwordCredentials.get(user.id) !== null) {
+      throw new ConflictError("This account already has a password; sign in and accept without one.", {
+        reason: "invitation_accepted",
+      });
+    }
+    return user;
+  }
+
+  /**
+   * Accepts an invitation with a passkey instead of a password (passkey-only accounts are
+   * allowed): `register` completes the WebAuthn registration for the invited user and answers
+   * how to undo it. The token is consumed after the registration (it works once, under
+   * concurrency too): when consuming or the acceptance fails, the registration is undone, so a
+   * losing concurrent attempt leaves no credential behind. Then, in one transaction, the address
+   * is marked verified (the link proved it), the display name set and the organization joined.
+   */
+  async acceptInvitationWithPasskey(
+    token: string,
+    displayName: string | null | undefined,
+    register: (user: User) => Promise<{ undo(): Promise<void> }>,
+  ): Promise<{ userId: string; email: string; realmId: string }> {
+    const d = this.#d;
+    const user = await this.invitedForPasskey(token);
+    const registered = await register(user);
+    try {
+      const claims = await d.tokens.consume("invite+svc", token);
+      await d.events.transaction(async (tx, emit) => {
+        if (await tx.passwordCredentials.get(user.id) !== null) {
+          throw new ConflictError("This invitation was already accepted; sign in instead.", {
+            reason: "invitation_accepted",
+          });
+        }
+        await tx.users.update(user.id, { emailVerified: true, ...(displayName ? { displayName } : {}) });
+        if (claims.org !== null) {
+          const org = await tx.organizations.get(claims.org);
+          if (org === null || org.realmId !== user.realmId) throw new InvalidTokenError("claims");
+          if (!await tx.organizations.isMember(org.id, user.id)) {
+            await tx.organizations.addMember(org.id, user.id);
+          }
+        }
+        await emit({
+          kind: ACCOUNT_EVENTS.invitationAccepted,
+          occurredAt: d.clock.now(),
+          realmId: user.realmId,
+          orgId: claims.org,
+          userId: user.id,
+          data: { invitedBy: claims.inv, credential: "passkey" },
+        });
+      });
+    } catch (error) {
+      await registered.undo();
+      throw error;
+    }
+    return { userId: user.id, email: user.email, realmId: user.realmId };
+  }
+
   async #activeUser(userId: string, realmId: string): Promise<User> {
     const user = await this.#d.storage.users.get(userId);
     if (user === null || user.realmId !== realmId || user.status !== "Active") {

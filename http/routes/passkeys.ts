@@ -426,11 +426,20 @@ export interface PasskeyStackOptions {
   counters?: CounterStore;
 }
 
-/** The passkey service and routes from the configuration (relying party, ceremony lifetime). */
+/**
+ * The passkey service and routes from the configuration (relying party, ceremony lifetime), and
+ * the options throttle (shared with the invitation's passkey options).
+ */
 export function createPasskeyRoutes(
   options: PasskeyStackOptions,
-): { passkeys: PasskeyService; routes: RouteInstaller } {
+): { passkeys: PasskeyService; routes: RouteInstaller; throttle: RequestThrottle } {
   const { config, storage, clock, random, events, auth } = options;
+  const throttle = new RequestThrottle({
+    store: options.counters ?? new MemoryCounterStore({ clock }),
+    clock,
+    sink: events,
+    limits: config.throttle,
+  });
   const passkeys = new PasskeyService({
     credentials: storage.passkeyCredentials,
     ceremonies: storage.passkeyCeremonies,
@@ -452,14 +461,9 @@ export function createPasskeyRoutes(
       random,
       refreshTokenTtlSeconds: config.tokens.refreshTokenTtlSeconds,
     },
-    throttle: new RequestThrottle({
-      store: options.counters ?? new MemoryCounterStore({ clock }),
-      clock,
-      sink: events,
-      limits: config.throttle,
-    }),
+    throttle,
   });
-  return { passkeys, routes };
+  return { passkeys, routes, throttle };
 }
 
 /**

@@ -119,8 +119,11 @@ Deno.test({
       await page.click("#passkey-add");
       await page.waitForSelector("text=The passkey is added");
       await page.waitForSelector("#passkeys >> text=Test laptop");
+      // The button path, as in a browser without passkey autofill (the autofill has its own test).
+      await page.addInitScript("PublicKeyCredential.isConditionalMediationAvailable = async () => false;");
       await page.click("text=Sign out");
       await page.waitForSelector("#passkey-sign-in");
+      assert.equal(await page.getAttribute("#email", "autocomplete"), "username webauthn");
       await page.click("#passkey-sign-in");
       await page.waitForSelector("#profile-email");
       assert.equal(await page.textContent("#profile-email"), email);
