@@ -122,7 +122,7 @@ export function svcRoutes(deps: SvcRoutesDeps): RouteInstaller[] {
     staticAppRoutes(adminConsole, (config) => config.console.mountPath),
     // hosted account pages and mail (issue 14)
     mailRoutes(admin),
-    hostedSettingsRoutes,
+    hostedSettingsRoutes(storage.realms),
     accountPageRoutes,
     // imports and shadow mode (issue 15)
     importRoutes(admin),

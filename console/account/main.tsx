@@ -33,6 +33,9 @@ interface HostedSettings {
   color: string;
   logoUrl: string | null;
   returnToOrigins: string[];
+  /** The realm the pages address (`?realm=`), null for the default one. */
+  realm: string | null;
+  selfSignUp: boolean;
 }
 
 let settings: HostedSettings = {
@@ -40,6 +43,23 @@ let settings: HostedSettings = {
   color: "#1f5fbf",
   logoUrl: null,
   returnToOrigins: [location.origin],
+  realm: null,
+  selfSignUp: false,
+};
+
+/** The realm named by the page's `?realm=` (carried from page to page), or "" for the default. */
+const REALM = new URLSearchParams(location.search).get("realm") ?? "";
+
+/** `{ realm }` for request bodies when the pages address a realm other than the default. */
+const realmBody = (): { realm?: string } => (REALM ? { realm: REALM } : {});
+
+/** `?realm=…` for query strings, or "". */
+const realmQuery = (): string => (REALM ? `?realm=${encodeURIComponent(REALM)}` : "");
+
+/** A page of the app with the realm carried along. */
+const href = (page: string, params: Record<string, string> = {}): string => {
+  const search = new URLSearchParams(Object.entries({ realm: REALM, ...params }).filter(([, v]) => v !== ""));
+  return search.size ? `${page}?${search}` : page;
 };
 
 /** The page name: the first path segment under the mount ("" for the mount itself). */
@@ -57,7 +77,7 @@ function query(name: string): string {
 /** Goes to another page of the app (a full navigation: each page loads fresh). */
 function go(page: string, params: Record<string, string> = {}): void {
   const url = new URL(page, BASE);
-  for (const [k, v] of Object.entries(params)) if (v) url.searchParams.set(k, v);
+  for (const [k, v] of Object.entries({ realm: REALM, ...params })) if (v) url.searchParams.set(k, v);
   location.assign(url.href);
 }
 
@@ -174,7 +194,7 @@ function SignIn() {
     autofill.current = abort;
     (async () => {
       if (!await conditionalMediationAvailable() || abort.signal.aborted) return;
-      const started = await api("GET", "/auth/passkey/login/options");
+      const started = await api("GET", `/auth/passkey/login/options${realmQuery()}`);
       if (started.status !== 200 || abort.signal.aborted) return;
       let response: unknown;
       try {
@@ -200,7 +220,7 @@ function SignIn() {
     stopAutofill();
     setBusy(true);
     setError("");
-    const answer = await api("POST", "/auth/login", { email, password });
+    const answer = await api("POST", "/auth/login", { email, password, ...realmBody() });
     setBusy(false);
     if (answer.status === 200 && answer.body?.mfaRequired) {
       const factors: string[] = answer.body.factors ?? ["totp"];
@@ -225,7 +245,7 @@ function SignIn() {
     stopAutofill();
     setError("");
     try {
-      const started = await api("GET", "/auth/passkey/login/options");
+      const started = await api("GET", `/auth/passkey/login/options${realmQuery()}`);
       if (started.status !== 200) {
         return setError(started.status === 429 ? t("signIn.blocked") : t("passkey.failed"));
       }
@@ -319,7 +339,7 @@ function SignIn() {
               class="link"
               onClick={async () => {
                 // A new password step sends a new code to the mailbox.
-                const answer = await api("POST", "/auth/login", { email, password });
+                const answer = await api("POST", "/auth/login", { email, password, ...realmBody() });
                 if (answer.status === 200 && answer.body?.mfaRequired) {
                   setMfa({ token: answer.body.mfaToken, factors: answer.body.factors ?? mfa.factors });
                   setNotice(t("mfa.sent"));
@@ -366,10 +386,15 @@ function SignIn() {
         )
         : null}
       <p>
-        <a href={`forgot-password${email ? `?email=${encodeURIComponent(email)}` : ""}`}>
-          {t("signIn.forgot")}
-        </a>
+        <a href={href("forgot-password", { email })}>{t("signIn.forgot")}</a>
       </p>
+      {settings.selfSignUp
+        ? (
+          <p>
+            <a href={href("sign-up", { email })}>{t("signIn.signUp")}</a>
+          </p>
+        )
+        : null}
     </Shell>
   );
 }
@@ -386,7 +411,7 @@ function Forgot() {
         <form
           onSubmit={async (e: Event) => {
             e.preventDefault();
-            const answer = await api("POST", "/auth/password/forgot", { email });
+            const answer = await api("POST", "/auth/password/forgot", { email, ...realmBody() });
             if (answer.status === 202 || answer.status === 200) setDone(true);
             else setError(answer.status === 429 ? t("signIn.blocked") : t("common.error"));
           }}
@@ -406,13 +431,66 @@ function Forgot() {
         </form>
       )}
       <p>
-        <a href="sign-in">{t("nav.signIn")}</a>
+        <a href={href("sign-in")}>{t("nav.signIn")}</a>
       </p>
     </Shell>
   );
 }
 
-/** A page that sets a password with a mailed token (reset, invitation). */
+/** Self sign-up: an email address, then a mailed link (the same answer whether or not it has an account). */
+function SignUp() {
+  const [email, setEmail] = useState(query("email"));
+  const [state, setState] = useState<"form" | "sent" | "closed">(settings.selfSignUp ? "form" : "closed");
+  const [error, setError] = useState("");
+  const [busy, setBusy] = useState(false);
+  return (
+    <Shell title="signUp.title">
+      {state === "sent"
+        ? <Alert kind="ok" text={t("signUp.sent")} />
+        : state === "closed"
+        ? <Alert kind="error" text={t("signUp.closed")} />
+        : (
+          <form
+            onSubmit={async (e: Event) => {
+              e.preventDefault();
+              setBusy(true);
+              setError("");
+              const answer = await api("POST", "/auth/sign-up", { email, ...realmBody() });
+              setBusy(false);
+              if (answer.status === 202) return setState("sent");
+              const code = errorCode(answer);
+              if (code === "sign_up_closed") return setState("closed");
+              setError(
+                answer.status === 429
+                  ? t("signIn.blocked")
+                  : code === "captcha_required"
+                  ? t("signIn.captcha")
+                  : t("common.error"),
+              );
+            }}
+          >
+            <Alert kind="error" text={error} />
+            <p>{t("signUp.intro")}</p>
+            <Field
+              id="email"
+              label={t("common.email")}
+              type="email"
+              autocomplete="email"
+              required
+              value={email}
+              onValue={setEmail}
+            />
+            <button type="submit" disabled={busy}>{busy ? t("common.working") : t("signUp.submit")}</button>
+          </form>
+        )}
+      <p>
+        <a href={href("sign-in")}>{t("nav.signIn")}</a>
+      </p>
+    </Shell>
+  );
+}
+
+/** A page that sets a password with a mailed token (reset, invitation, sign-up). */
 function PasswordWithToken(props: {
   title: MessageKey;
   intro?: MessageKey;
@@ -435,7 +513,7 @@ function PasswordWithToken(props: {
       <Shell title={props.title}>
         <Alert kind="ok" text={t(props.done)} />
         <p>
-          <a href={`sign-in${doneEmail ? `?email=${encodeURIComponent(doneEmail)}` : ""}`}>
+          <a href={href("sign-in", { email: doneEmail })}>
             {t("nav.signIn")}
           </a>
         </p>
@@ -566,7 +644,7 @@ function ImpersonationConsent(props: { signedIn: boolean }) {
       <Shell title="consent.title">
         <p>{t("consent.signIn")}</p>
         <p>
-          <a href={`sign-in?returnTo=${encodeURIComponent(back)}`}>{t("nav.signIn")}</a>
+          <a href={href("sign-in", { returnTo: back })}>{t("nav.signIn")}</a>
         </p>
       </Shell>
     );
@@ -1003,6 +1081,21 @@ function App(props: { profile: Profile | null }) {
           withPasskey
         />
       );
+    case "sign-up":
+      return <SignUp />;
+    case "complete-sign-up":
+      return (
+        <PasswordWithToken
+          title="complete.title"
+          intro="complete.intro"
+          submit="complete.submit"
+          done="complete.done"
+          invalid="complete.invalid"
+          path="/auth/invitation/accept"
+          withName
+          withPasskey
+        />
+      );
     case "verify-email":
       return <VerifyEmail />;
     case "impersonation-consent":
@@ -1018,8 +1111,8 @@ function App(props: { profile: Profile | null }) {
 
 async function start(): Promise<void> {
   const [settingsAnswer, me] = await Promise.all([
-    api("GET", "/auth/hosted-settings"),
-    pageName() === "sign-in" || pageName() === "forgot-password"
+    api("GET", `/auth/hosted-settings${realmQuery()}`),
+    ["sign-in", "forgot-password", "sign-up", "complete-sign-up"].includes(pageName())
       ? Promise.resolve(null)
       : api("GET", "/profile/me"),
   ]);

@@ -25,12 +25,13 @@ import {
   ConflictError,
   ForbiddenError,
   NotFoundError,
+  SvcError,
   UnauthenticatedError,
   ValidationError,
 } from "../errors.ts";
 import type { SvcEvent } from "../events/sink.ts";
 import type { SecurityEventWriter } from "../login/pipeline.ts";
-import type { MailLocale, MailMessages } from "../mail/messages.ts";
+import { type MailLocale, type MailMessages, mailMessages } from "../mail/messages.ts";
 import type { MailTransport } from "../mail/transport.ts";
 import type { PasswordService } from "../passwords/service.ts";
 import { endAllSessionsOfUser, type SessionService } from "../sessions/service.ts";
@@ -52,6 +53,7 @@ export const ACCOUNT_EVENTS = {
   emailVerified: "user.email_verified",
   invited: "user.invited",
   invitationAccepted: "user.invitation_accepted",
+  signUpRequested: "user.sign_up_requested",
 } as const;
 
 /** What {@link AccountFlows} needs. */
@@ -93,6 +95,13 @@ export interface CreatedInvitation {
   readonly expiresAt: Date;
 }
 
+/** Self sign-up is off for the realm. Code `sign_up_closed`, 403. */
+export class SignUpClosedError extends SvcError {
+  constructor() {
+    super("sign_up_closed", "Accounts here are created by invitation only.", 403);
+  }
+}
+
 /** The account flows. */
 export class AccountFlows {
   readonly #d: AccountFlowDeps;
@@ -119,7 +128,12 @@ export class AccountFlows {
       stamp,
     });
     await d.mail.send(
-      d.messages.passwordReset({ to: user.email, token, ttlSeconds: claims.exp - claims.iat, locale }),
+      (await this.#messagesFor(user.realmId)).passwordReset({
+        to: user.email,
+        token,
+        ttlSeconds: claims.exp - claims.iat,
+        locale,
+      }),
     );
     await this.#emit({
       kind: ACCOUNT_EVENTS.passwordResetRequested,
@@ -181,7 +195,12 @@ export class AccountFlows {
       email: user.email,
     });
     await d.mail.send(
-      d.messages.emailVerification({ to: user.email, token, ttlSeconds: claims.exp - claims.iat, locale }),
+      (await this.#messagesFor(user.realmId)).emailVerification({
+        to: user.email,
+        token,
+        ttlSeconds: claims.exp - claims.iat,
+        locale,
+      }),
     );
     await this.#emit({
       kind: ACCOUNT_EVENTS.emailVerificationRequested,
@@ -200,7 +219,13 @@ export class AccountFlows {
     const d = this.#d;
     const user = await d.storage.users.get(userId);
     if (user === null || user.anonymizedAt !== null || factors.length === 0) return false;
-    await d.mail.send(d.messages.factorsReset({ to: user.email, resetAt: new Date(d.clock.now()), factors }));
+    await d.mail.send(
+      (await this.#messagesFor(user.realmId)).factorsReset({
+        to: user.email,
+        resetAt: new Date(d.clock.now()),
+        factors,
+      }),
+    );
     return true;
   }
 
@@ -317,7 +342,7 @@ export class AccountFlows {
     });
     if (mailed) {
       const inviter = await d.storage.users.get(input.inviterId);
-      await d.mail.send(d.messages.invitation({
+      await d.mail.send((await this.#messagesFor(user.realmId)).invitation({
         to: user.email,
         token,
         ttlSeconds: claims.exp - claims.iat,
@@ -398,6 +423,68 @@ export class AccountFlows {
   }
 
   /**
+   * A self sign-up (off unless the realm's `selfSignUp` is on; then callers answer alike whatever
+   * happens here, and run it off the request path). An unknown address gets a user without any
+   * credential and a link to finish (choose a password or register a passkey: an `invite+svc`
+   * token whose inviter is the person themselves, accepted like an invitation); an address whose
+   * account has no credential yet (an earlier sign-up or an invitation) gets a fresh link; an
+   * account that has a password or a passkey gets, instead, a mail telling its owner that someone
+   * tried to sign up. A suspended account gets nothing. Answers what was done, for tests and logs.
+   */
+  async signUp(
+    realmId: string,
+    email: string,
+    locale?: MailLocale,
+  ): Promise<"closed" | "link" | "existing" | "nothing"> {
+    const d = this.#d;
+    const realm = await d.storage.realms.get(realmId);
+    if (realm === null || !realm.selfSignUp) return "closed";
+    let user = await d.storage.users.findByEmail(realm.id, email);
+    if (user !== null && user.status !== "Active") return "nothing";
+    if (user !== null) {
+      const hasCredential = await d.storage.passwordCredentials.get(user.id) !== null ||
+        (await d.storage.passkeyCredentials.listByUser(user.id)).length > 0;
+      if (hasCredential) {
+        await d.mail.send((await this.#messagesFor(user.realmId)).signUpExisting({ to: user.email, locale }));
+        return "existing";
+      }
+    } else {
+      try {
+        user = await d.storage.users.create({
+          realmId: realm.id,
+          email,
+          displayName: null,
+          emailVerified: false,
+        });
+      } catch (error) {
+        // A concurrent sign-up of the same address made it first: send that account a link too.
+        if (!(error instanceof ConflictError)) throw error;
+        user = await d.storage.users.findByEmail(realm.id, email);
+        if (user === null || user.status !== "Active") return "nothing";
+      }
+    }
+    const { token, claims } = await d.tokens.mint("invite+svc", {
+      realm: user.realmId,
+      email: user.email,
+      org: null,
+      inv: user.id,
+    });
+    await this.#emit({
+      kind: ACCOUNT_EVENTS.signUpRequested,
+      realmId: user.realmId,
+      userId: user.id,
+      data: {},
+    });
+    await d.mail.send((await this.#messagesFor(user.realmId)).signUp({
+      to: user.email,
+      token,
+      ttlSeconds: claims.exp - claims.iat,
+      locale,
+    }));
+    return "link";
+  }
+
+  /**
    * The invited user of a live invitation that may be accepted with a passkey instead of a
    * password: the user has no password yet and the link was not used. Anything else is the
    * same `invalid_token` (or `invitation_accepted` for an account that has a password: it
@@ -463,6 +550,24 @@ export class AccountFlows {
       throw error;
     }
     return { userId: user.id, email: user.email, realmId: user.realmId };
+  }
+
+  /**
+   * The mail builders for a realm: its branding over the server's, and links that name the realm
+   * (so the hosted pages show its branding and sign in to it). The default realm's links name none.
+   */
+  async #messagesFor(realmId: string): Promise<MailMessages> {
+    const d = this.#d;
+    const realm = await d.storage.realms.get(realmId);
+    if (realm === null) return d.messages;
+    const base = d.messages.settings;
+    return mailMessages({
+      ...base,
+      productName: realm.branding.productName ?? base.productName,
+      brandColor: realm.branding.color ?? base.brandColor,
+      logoUrl: realm.branding.logoUrl ?? base.logoUrl,
+      realm: realm.isDefault ? undefined : realm.name,
+    });
   }
 
   async #activeUser(userId: string, realmId: string): Promise<User> {

@@ -20,6 +20,10 @@ export interface MailLinkPaths {
   readonly emailVerification: string;
   readonly invitation: string;
   readonly impersonationConsent: string;
+  /** Where a self sign-up is completed (password or passkey). */
+  readonly signUp: string;
+  /** The sign-in page (no token). */
+  readonly signIn: string;
 }
 
 /** The pages of the hosted account app (issue 14) that mailed links open, under its mount path. */
@@ -28,6 +32,8 @@ export const ACCOUNT_LINK_PAGES = Object.freeze({
   emailVerification: "verify-email",
   invitation: "accept-invitation",
   impersonationConsent: "impersonation-consent",
+  signUp: "complete-sign-up",
+  signIn: "sign-in",
 });
 
 /** The link paths of the hosted account pages mounted at `mountPath` (default `/account`). */
@@ -38,6 +44,8 @@ export function accountLinkPaths(mountPath = "/account"): MailLinkPaths {
     emailVerification: `${mount}/${ACCOUNT_LINK_PAGES.emailVerification}`,
     invitation: `${mount}/${ACCOUNT_LINK_PAGES.invitation}`,
     impersonationConsent: `${mount}/${ACCOUNT_LINK_PAGES.impersonationConsent}`,
+    signUp: `${mount}/${ACCOUNT_LINK_PAGES.signUp}`,
+    signIn: `${mount}/${ACCOUNT_LINK_PAGES.signIn}`,
   };
 }
 
@@ -60,6 +68,8 @@ export interface MailSettings {
   readonly brandColor?: string;
   /** An https logo URL the HTML part shows. */
   readonly logoUrl?: string;
+  /** The realm (name) links name (`&realm=`), when not the default one. */
+  readonly realm?: string;
 }
 
 /** The part of svc's configuration mail settings come from. */
@@ -237,6 +247,60 @@ export function invitationMessage(settings: MailSettings, input: InvitationMessa
   ]);
 }
 
+/** Input of {@link signUpExistingMessage}. */
+export interface SignUpExistingInput {
+  /** The language (default English). */
+  readonly locale?: MailLocale;
+  readonly to: string;
+}
+
+/**
+ * The mail of a self sign-up: a link to finish creating the account (choose a password or
+ * register a passkey). The link is an `invite+svc` token the person sends themselves.
+ */
+export function signUpMessage(settings: MailSettings, input: TokenLinkMessageInput): MailMessage {
+  const product = productOf(settings);
+  const url = linkUrl(settings, "signUp", input.token);
+  if (input.locale === "fr") {
+    return compose(settings, "sign_up", input.to, `Terminez la création de votre compte ${product}`, [
+      { text: `Quelqu’un (vous, sans doute) a demandé à créer un compte ${product} avec cette adresse.` },
+      { text: "Terminez la création du compte :", link: url },
+      { text: `Le lien ne sert qu’une fois et expire dans ${formatDuration(input.ttlSeconds, "fr")}.` },
+      { text: "Si ce n’était pas vous, ignorez ce message : aucun compte ne sera créé." },
+    ], "fr");
+  }
+  return compose(settings, "sign_up", input.to, `Finish creating your ${product} account`, [
+    { text: `Someone (probably you) asked to create a ${product} account with this address.` },
+    { text: "Finish creating your account:", link: url },
+    { text: `The link works once and expires in ${formatDuration(input.ttlSeconds)}.` },
+    { text: "If it was not you, ignore this message: no account is made." },
+  ]);
+}
+
+/**
+ * The mail sent instead of a sign-up link when the address already has an account: the sign-up
+ * page answers alike either way, and the owner learns that someone tried. No secret in it.
+ */
+export function signUpExistingMessage(settings: MailSettings, input: SignUpExistingInput): MailMessage {
+  const product = productOf(settings);
+  const url = pageUrl(settings, "signIn");
+  if (input.locale === "fr") {
+    return compose(settings, "sign_up_existing", input.to, `Tentative d’inscription à ${product}`, [
+      { text: `Quelqu’un a essayé de créer un compte ${product} avec cette adresse, qui en a déjà un.` },
+      {
+        text: "Si c’était vous, connectez-vous (ou réinitialisez votre mot de passe depuis la page) :",
+        link: url,
+      },
+      { text: "Sinon, ignorez ce message : rien n’a changé sur votre compte." },
+    ], "fr");
+  }
+  return compose(settings, "sign_up_existing", input.to, `Someone tried to sign up to ${product}`, [
+    { text: `Someone tried to create a ${product} account with this address, which already has one.` },
+    { text: "If it was you, sign in (or reset your password from the page):", link: url },
+    { text: "If not, ignore this message: nothing changed on your account." },
+  ]);
+}
+
 /** The alert mailed when a device signs in for the first time. It carries no secret and no link. */
 export function newDeviceAlertMessage(settings: MailSettings, input: NewDeviceAlertInput): MailMessage {
   const product = productOf(settings);
@@ -358,6 +422,8 @@ export interface MailMessages {
   loginBlockedAlert(input: LoginBlockedAlertInput): MailMessage;
   factorsReset(input: FactorsResetInput): MailMessage;
   impersonationConsent(input: ImpersonationConsentMessageInput): MailMessage;
+  signUp(input: TokenLinkMessageInput): MailMessage;
+  signUpExisting(input: SignUpExistingInput): MailMessage;
 }
 
 /** Binds every builder to `settings`. */
@@ -372,6 +438,8 @@ export function mailMessages(settings: MailSettings): MailMessages {
     loginBlockedAlert: (input) => loginBlockedAlertMessage(settings, input),
     factorsReset: (input) => factorsResetMessage(settings, input),
     impersonationConsent: (input) => impersonationConsentMessage(settings, input),
+    signUp: (input) => signUpMessage(settings, input),
+    signUpExisting: (input) => signUpExistingMessage(settings, input),
   };
 }
 
@@ -379,7 +447,16 @@ export function mailMessages(settings: MailSettings): MailMessages {
 export function linkUrl(settings: MailSettings, page: keyof MailLinkPaths, token: string): string {
   const path = settings.linkPaths?.[page] ?? DEFAULT_MAIL_LINK_PATHS[page];
   const base = settings.baseUrl.replace(/\/+$/, "") + (settings.pathBase ?? "").replace(/\/+$/, "");
-  return `${base}${path.startsWith("/") ? path : `/${path}`}?token=${encodeURIComponent(token)}`;
+  const realm = settings.realm ? `&realm=${encodeURIComponent(settings.realm)}` : "";
+  return `${base}${path.startsWith("/") ? path : `/${path}`}?token=${encodeURIComponent(token)}${realm}`;
+}
+
+/** The absolute URL of a page of the hosted account app without a token (the sign-in page). */
+export function pageUrl(settings: MailSettings, page: "signIn"): string {
+  const path = settings.linkPaths?.[page] ?? DEFAULT_MAIL_LINK_PATHS[page];
+  const base = settings.baseUrl.replace(/\/+$/, "") + (settings.pathBase ?? "").replace(/\/+$/, "");
+  const realm = settings.realm ? `?realm=${encodeURIComponent(settings.realm)}` : "";
+  return `${base}${path.startsWith("/") ? path : `/${path}`}${realm}`;
 }
 
 /** A duration in words: "45 seconds", "10 minutes", "1 hour", "2 days" (rounded down to the largest unit). */

@@ -233,6 +233,7 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
         users: storage.users,
         snapshots: options.snapshots,
         throttle: new RequestThrottle({ store: counters, clock, sink: events, limits: config.throttle }),
+        abuse,
         background,
       }),
       factorRoutes({
