@@ -10,6 +10,7 @@
 import { render, useEffect, useRef, useState } from "hono/jsx/dom";
 import qrcode from "qrcode-generator";
 import { api, errorCode } from "./api.ts";
+import { type CaptchaDemand, captchaDemand, renderCaptcha } from "./captcha.ts";
 import { Field } from "./field.tsx";
 import { type MessageKey, pickLanguage, translator } from "./i18n.ts";
 import {
@@ -107,6 +108,21 @@ function Alert(props: { kind: "error" | "ok"; text: string }) {
     : null;
 }
 
+/** The CAPTCHA widget the abuse gate demanded: rendered once into its box; its token goes to `onToken`. */
+function Captcha(props: { demand: CaptchaDemand; onToken: (token: string) => void }) {
+  const box = useRef<HTMLDivElement | null>(null);
+  const [failed, setFailed] = useState(false);
+  useEffect(() => {
+    if (box.current) renderCaptcha(props.demand, box.current, props.onToken).catch(() => setFailed(true));
+  }, [props.demand.provider, props.demand.siteKey]);
+  return (
+    <div class="captcha">
+      <p id="captcha-intro">{t(failed ? "captcha.failed" : "captcha.intro")}</p>
+      <div id="captcha" ref={box} aria-describedby="captcha-intro" />
+    </div>
+  );
+}
+
 function strength(password: string): MessageKey {
   if (password.length < 8) return "strength.tooShort";
   let classes = 0;
@@ -170,6 +186,8 @@ function SignIn() {
   const [error, setError] = useState("");
   const [notice, setNotice] = useState("");
   const [busy, setBusy] = useState(false);
+  const [captcha, setCaptcha] = useState<CaptchaDemand | null>(null);
+  const [captchaToken, setCaptchaToken] = useState("");
   const returnTo = query("returnTo");
   const target = allowedReturnTo(returnTo, settings.returnToOrigins, location.origin);
 
@@ -220,8 +238,14 @@ function SignIn() {
     stopAutofill();
     setBusy(true);
     setError("");
-    const answer = await api("POST", "/auth/login", { email, password, ...realmBody() });
+    const answer = await api("POST", "/auth/login", {
+      email,
+      password,
+      ...realmBody(),
+      ...(captchaToken ? { captchaToken } : {}),
+    });
     setBusy(false);
+    setCaptchaToken("");
     if (answer.status === 200 && answer.body?.mfaRequired) {
       const factors: string[] = answer.body.factors ?? ["totp"];
       setMfa({ token: answer.body.mfaToken, factors });
@@ -230,11 +254,13 @@ function SignIn() {
     }
     if (answer.status === 200) return finish();
     const code = errorCode(answer);
+    const demand = code === "captcha_required" ? captchaDemand(answer.body?.error?.details) : null;
+    if (demand) setCaptcha(demand);
     setError(
       answer.status === 429
         ? t("signIn.blocked")
         : code === "captcha_required"
-        ? t("signIn.captcha")
+        ? t(demand ? "captcha.solve" : "signIn.captcha")
         : code === "invalid_credentials"
         ? t("signIn.invalid")
         : t("common.error"),
@@ -376,6 +402,7 @@ function SignIn() {
           value={password}
           onValue={setPassword}
         />
+        {captcha ? <Captcha demand={captcha} onToken={setCaptchaToken} /> : null}
         <button type="submit" disabled={busy}>{busy ? t("common.working") : t("signIn.submit")}</button>
       </form>
       {passkeysAvailable()
@@ -443,6 +470,8 @@ function SignUp() {
   const [state, setState] = useState<"form" | "sent" | "closed">(settings.selfSignUp ? "form" : "closed");
   const [error, setError] = useState("");
   const [busy, setBusy] = useState(false);
+  const [captcha, setCaptcha] = useState<CaptchaDemand | null>(null);
+  const [captchaToken, setCaptchaToken] = useState("");
   return (
     <Shell title="signUp.title">
       {state === "sent"
@@ -455,16 +484,23 @@ function SignUp() {
               e.preventDefault();
               setBusy(true);
               setError("");
-              const answer = await api("POST", "/auth/sign-up", { email, ...realmBody() });
+              const answer = await api("POST", "/auth/sign-up", {
+                email,
+                ...realmBody(),
+                ...(captchaToken ? { captchaToken } : {}),
+              });
               setBusy(false);
+              setCaptchaToken("");
               if (answer.status === 202) return setState("sent");
               const code = errorCode(answer);
               if (code === "sign_up_closed") return setState("closed");
+              const demand = code === "captcha_required" ? captchaDemand(answer.body?.error?.details) : null;
+              if (demand) setCaptcha(demand);
               setError(
                 answer.status === 429
                   ? t("signIn.blocked")
                   : code === "captcha_required"
-                  ? t("signIn.captcha")
+                  ? t(demand ? "captcha.solve" : "signIn.captcha")
                   : t("common.error"),
               );
             }}
@@ -480,6 +516,7 @@ function SignUp() {
               value={email}
               onValue={setEmail}
             />
+            {captcha ? <Captcha demand={captcha} onToken={setCaptchaToken} /> : null}
             <button type="submit" disabled={busy}>{busy ? t("common.working") : t("signUp.submit")}</button>
           </form>
         )}

@@ -21,7 +21,7 @@ import {
 import { NotFoundError } from "../../core/errors.ts";
 import type { Realm, RealmStore } from "../../storage/contract/realms.ts";
 import { parseQuery } from "../admin/kit.ts";
-import { staticAppRoutes } from "../static-app.ts";
+import { STATIC_APP_CSP, staticAppRoutes } from "../static-app.ts";
 
 /** The answer of `GET /auth/hosted-settings`. */
 export const HostedSettingsSchema = v.pipe(
@@ -97,8 +97,38 @@ export function hostedSettingsRoutes(
   }, OPERATIONS);
 }
 
+/**
+ * The origins each CAPTCHA provider's widget needs (its script, its iframe, its calls). None of
+ * them can be self-hosted: the widget is the provider's remote script, so the pages that may
+ * show it allow these origins, and only when that provider is configured.
+ */
+export const CAPTCHA_ORIGINS: Readonly<Record<"turnstile" | "hcaptcha" | "recaptcha", readonly string[]>> = {
+  turnstile: ["https://challenges.cloudflare.com"],
+  hcaptcha: ["https://hcaptcha.com", "https://*.hcaptcha.com"],
+  recaptcha: ["https://www.google.com", "https://www.gstatic.com", "https://recaptcha.google.com"],
+};
+
+/** The pages that go through the abuse gate, so may have to show a CAPTCHA widget. */
+export const CAPTCHA_PAGES: readonly string[] = ["sign-in", "sign-up"];
+
+/**
+ * The CSP of a hosted page: {@link STATIC_APP_CSP}, widened on the sign-in and sign-up pages by
+ * the configured CAPTCHA provider's origins (script, frame, style and connect sources).
+ */
+export function accountPageCsp(page: string, config: SvcConfig): string {
+  const provider = config.abuse.captcha.provider;
+  if (provider === "none" || !CAPTCHA_PAGES.includes(page)) return STATIC_APP_CSP;
+  const origins = CAPTCHA_ORIGINS[provider].join(" ");
+  const widened = STATIC_APP_CSP.split("; ").map((directive) =>
+    /^(script-src|style-src|connect-src) /.test(directive) ? `${directive} ${origins}` : directive
+  );
+  widened.push(`frame-src ${origins}`);
+  return widened.join("; ");
+}
+
 /** The hosted account app at its mount. */
 export const accountPageRoutes: RouteInstaller = staticAppRoutes(
   accountPages,
   (config) => config.account.mountPath,
+  accountPageCsp,
 );
