@@ -215,7 +215,11 @@ export class AccountFlows {
    * Tells the user by mail that an administrator reset sign-in methods of their account
    * (`factors`: how each is named to the user). Nothing is sent to an erased user; false then.
    */
-  async notifyFactorsReset(userId: string, factors: readonly string[]): Promise<boolean> {
+  async notifyFactorsReset(
+    userId: string,
+    factors: readonly string[],
+    locale?: MailLocale,
+  ): Promise<boolean> {
     const d = this.#d;
     const user = await d.storage.users.get(userId);
     if (user === null || user.anonymizedAt !== null || factors.length === 0) return false;
@@ -224,6 +228,7 @@ export class AccountFlows {
         to: user.email,
         resetAt: new Date(d.clock.now()),
         factors,
+        locale,
       }),
     );
     return true;
@@ -279,6 +284,8 @@ export class AccountFlows {
     displayName?: string | null;
     /** Whether the caller's fence covers the whole realm. */
     realmWide: boolean;
+    /** The mail's language (the inviter's `Accept-Language`; default English). */
+    locale?: MailLocale;
   }): Promise<CreatedInvitation> {
     const d = this.#d;
     const orgId = input.orgId?.toLowerCase() ?? null;
@@ -349,6 +356,7 @@ export class AccountFlows {
         inviterName: inviter?.displayName ?? inviter?.email ?? undefined,
         organizationName: org?.displayName ?? undefined,
         existingAccount: hasPassword,
+        locale: input.locale,
       }));
     }
     return { userId: user.id, email: user.email, orgId, expiresAt: new Date(claims.exp * 1000) };

@@ -51,7 +51,7 @@ import {
 import { SVC_PERMISSIONS } from "../../core/definitions/svc-permissions.ts";
 import { ConflictError, ForbiddenError, SvcError } from "../../core/errors.ts";
 import { isUuid, UUID_PATTERN } from "../../core/ids.ts";
-import { mailMessages, mailSettingsFromConfig } from "../../core/mail/messages.ts";
+import { mailLocaleOf, mailMessages, mailSettingsFromConfig } from "../../core/mail/messages.ts";
 import { createOutboxTransport } from "../../core/mail/outbox.ts";
 import { randomUuid } from "../../core/random.ts";
 import type { SessionService } from "../../core/sessions/service.ts";
@@ -349,9 +349,10 @@ export function impersonationRoutes(deps: ImpersonationRouteDeps) {
             to: target.email,
             token: consent.token,
             ttlSeconds: consentTtlSeconds,
-            actorName: actor?.displayName ?? actor?.email ?? "An administrator",
+            actorName: actor?.displayName ?? actor?.email ?? "",
             reason: body.reason,
             durationSeconds,
+            locale: mailLocaleOf(c.req.header("Accept-Language")),
           }));
           await emit(event(IMPERSONATION_EVENTS.consentRequested, record, now, { ...data, durationSeconds }));
         } else {

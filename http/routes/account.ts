@@ -314,6 +314,7 @@ export function accountRoutes(deps: AccountRouteDeps): DocumentedInstaller {
         orgId,
         displayName: body.displayName,
         realmWide: scope.global,
+        locale: mailLocaleOf(c.req.header("Accept-Language")),
       });
       return c.json({
         userId: invitation.userId,

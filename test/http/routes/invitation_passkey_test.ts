@@ -15,10 +15,13 @@ Deno.test("invitation accepted with a passkey: options, refusals, and once under
   try {
     const invited = await admin.request("POST", "/svc-admin/users/invite", {
       body: { email: "pat@example.test" },
+      headers: { "Accept-Language": "fr" },
     });
     assert.equal(invited.status, 201);
     const userId = (await invited.json()).userId as string;
     const token = await bed.mailedToken("pat@example.test", "invitation");
+    // Written in the inviter's language (their request's Accept-Language).
+    assert.match((await bed.mail("pat@example.test", "invitation"))!.subject, /Vous êtes invité/);
 
     await t.step("options: a registration for the invited account, never cached", async () => {
       const res = await post("/auth/invitation/passkey/options", { token });

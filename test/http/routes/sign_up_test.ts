@@ -59,6 +59,15 @@ Deno.test("self sign-up: closed by default, same answer for any address, abuse g
       assert.ok(await bed.mail("new@example.test", "sign_up_existing"));
     });
 
+    await t.step("the mail is in the language the request asked for", async () => {
+      const res = await bed.post("/auth/sign-up", { email: "francais@example.test" }, {
+        headers: { "Accept-Language": "fr-FR,fr;q=0.9,en;q=0.5" },
+      });
+      assert.equal(res.status, 202);
+      const mail = await bed.mail("francais@example.test", "sign_up");
+      assert.match(mail!.subject, /Terminez la création de votre compte/);
+    });
+
     await t.step("the abuse gate: past the per-IP limit, 429 with Retry-After", async () => {
       // The limit is 6 per IP: this address's attempts reach it within 7.
       let last: Response | null = null;
