@@ -132,6 +132,7 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
         device: alert.device.description ?? undefined,
         ipAddress: alert.ip ?? undefined,
         location: alert.location?.country || undefined,
+        locale: alert.locale ?? undefined,
       }));
     },
     onAlertError: (error) => report("login: new-device alert not sent", error),
@@ -189,6 +190,7 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
           attemptedAt: alert.at,
           device: alert.device ?? undefined,
           ipAddress: alert.ip ?? undefined,
+          locale: alert.locale ?? undefined,
         }))
       );
       return Promise.resolve();
