@@ -315,7 +315,11 @@ export class LoginPipeline {
         aud: audience,
       });
       if (!totpEnrolled) {
-        await d.emailOtp.issue({ to: user.email, challengeId: MFA_CHALLENGE_PREFIX + minted.claims.jti });
+        await d.emailOtp.issue({
+          to: user.email,
+          challengeId: MFA_CHALLENGE_PREFIX + minted.claims.jti,
+          locale: request.locale ?? null,
+        });
       }
       await this.#emit({
         kind: LOGIN_EVENTS.mfaChallenged,
