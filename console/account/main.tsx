@@ -48,8 +48,11 @@ let settings: HostedSettings = {
   selfSignUp: false,
 };
 
-/** The realm named by the page's `?realm=` (carried from page to page), or "" for the default. */
-const REALM = new URLSearchParams(location.search).get("realm") ?? "";
+/**
+ * The realm the pages address, or "" for the default: the page's `?realm=` (carried from page to
+ * page), else a signed-in user's own realm.
+ */
+let REALM = new URLSearchParams(location.search).get("realm") ?? "";
 
 /** `{ realm }` for request bodies when the pages address a realm other than the default. */
 const realmBody = (): { realm?: string } => (REALM ? { realm: REALM } : {});
@@ -729,6 +732,7 @@ function SignOutButton() {
 }
 
 interface Profile {
+  realmId?: string;
   email: string;
   emailVerified: boolean;
   displayName: string | null;
@@ -1154,8 +1158,15 @@ async function start(): Promise<void> {
       : api("GET", "/profile/me"),
   ]);
   if (settingsAnswer.status === 200) settings = settingsAnswer.body;
-  document.documentElement.style.setProperty("--brand", settings.color);
   const profile = me !== null && me.status === 200 ? me.body as Profile : null;
+  if (profile !== null && !REALM && profile.realmId) {
+    // Signed in: the user's own realm brands the pages (and links carry it on).
+    const own = await api("GET", `/auth/hosted-settings?realm=${encodeURIComponent(profile.realmId)}`);
+    if (own.status === 200) settings = own.body;
+  }
+  REALM = settings.realm ?? REALM;
+  // The brand colour goes through the CSSOM (a CSS custom property): the CSP allows no inline style.
+  document.documentElement.style.setProperty("--brand", settings.color);
   const root = document.getElementById("root")!;
   render(<App profile={profile} />, root);
   if (query("notice") === "signed-out") {

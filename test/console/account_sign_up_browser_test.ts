@@ -84,6 +84,12 @@ Deno.test({
       await page.click("button[type=submit]");
       await page.waitForSelector("#profile-email");
       assert.equal(await page.textContent("#profile-email"), email);
+      // The account page (no ?realm=) wears the signed-in user's realm branding too.
+      assert.equal(
+        await page.evaluate(`getComputedStyle(document.documentElement).getPropertyValue("--brand").trim()`),
+        "#aa3300",
+      );
+      assert.match((await page.textContent(".brand")) ?? "", /^Acme ID/);
       await page.click("text=Sign out");
       await page.waitForSelector("#password");
 
