@@ -31,7 +31,7 @@ import {
 } from "../errors.ts";
 import type { SvcEvent } from "../events/sink.ts";
 import type { SecurityEventWriter } from "../login/pipeline.ts";
-import { type MailLocale, type MailMessages, mailMessages } from "../mail/messages.ts";
+import { type MailLocale, type MailMessages, realmMessages } from "../mail/messages.ts";
 import type { MailTransport } from "../mail/transport.ts";
 import type { PasswordService } from "../passwords/service.ts";
 import { endAllSessionsOfUser, type SessionService } from "../sessions/service.ts";
@@ -565,17 +565,7 @@ export class AccountFlows {
    * (so the hosted pages show its branding and sign in to it). The default realm's links name none.
    */
   async #messagesFor(realmId: string): Promise<MailMessages> {
-    const d = this.#d;
-    const realm = await d.storage.realms.get(realmId);
-    if (realm === null) return d.messages;
-    const base = d.messages.settings;
-    return mailMessages({
-      ...base,
-      productName: realm.branding.productName ?? base.productName,
-      brandColor: realm.branding.color ?? base.brandColor,
-      logoUrl: realm.branding.logoUrl ?? base.logoUrl,
-      realm: realm.isDefault ? undefined : realm.name,
-    });
+    return realmMessages(this.#d.messages, await this.#d.storage.realms.get(realmId));
   }
 
   async #activeUser(userId: string, realmId: string): Promise<User> {

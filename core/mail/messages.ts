@@ -379,6 +379,34 @@ export interface MailMessages {
   signUpExisting(input: SignUpExistingInput): MailMessage;
 }
 
+/** What {@link realmMessages} reads of a realm. */
+export interface MailRealm {
+  readonly name: string;
+  readonly isDefault: boolean;
+  readonly branding: {
+    readonly productName: string | null;
+    readonly color: string | null;
+    readonly logoUrl: string | null;
+  };
+}
+
+/**
+ * The builders of `base` for mail to a user of `realm`: the realm's branding over the server's,
+ * and links that name the realm (so the hosted pages show its branding and sign in to it); the
+ * default realm's links name none. `base` itself when the realm is unknown.
+ */
+export function realmMessages(base: MailMessages, realm: MailRealm | null): MailMessages {
+  if (realm === null) return base;
+  const s = base.settings;
+  return mailMessages({
+    ...s,
+    productName: realm.branding.productName ?? s.productName,
+    brandColor: realm.branding.color ?? s.brandColor,
+    logoUrl: realm.branding.logoUrl ?? s.logoUrl,
+    realm: realm.isDefault ? undefined : realm.name,
+  });
+}
+
 /** Binds every builder to `settings`. */
 export function mailMessages(settings: MailSettings): MailMessages {
   return {
