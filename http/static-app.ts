@@ -9,7 +9,8 @@
  *   HTML shell, `Cache-Control: no-cache` with an ETag, its `<base href>` and path-base meta filled
  *   in for this server; a path with a file extension that is not an asset answers 404.
  * - Every answer carries {@link STATIC_APP_CSP}: scripts and styles from the server only, no
- *   inline script, no framing.
+ *   inline script, no framing; an app may widen it for some of its pages (`cspOf`: the hosted
+ *   sign-in and sign-up pages allow the configured CAPTCHA provider's origins, and only then).
  *
  * These routes are not API operations: they are left out of the OpenAPI document and the admin
  * fence matrix on purpose (see `embeddedAppMounts` in `http/svc-routes.ts`).
@@ -63,22 +64,27 @@ export function filledShell(app: EmbeddedApp, pathBase: string, mount: string): 
  * routes.push(staticAppRoutes(admin, (config) => config.console.mountPath));
  * ```
  */
-export function staticAppRoutes(app: EmbeddedApp, mountOf: (config: SvcConfig) => string): RouteInstaller {
+export function staticAppRoutes(
+  app: EmbeddedApp,
+  mountOf: (config: SvcConfig) => string,
+  /** The CSP of a page (its path under the mount, "" for the mount): default {@link STATIC_APP_CSP}. */
+  cspOf?: (page: string, config: SvcConfig) => string,
+): RouteInstaller {
   return (router, deps) => {
     const mount = mountOf(deps.config);
     const shell = filledShell(app, deps.config.server.pathBase, mount);
     const shellEtag = `"${sha256Hex(shell).slice(0, 32)}"`;
     const prefix = `${deps.config.server.pathBase}${mount}/`;
 
-    const serveShell = (c: Context<SvcEnv>): Response => {
-      c.header("Content-Security-Policy", STATIC_APP_CSP);
+    const serveShell = (c: Context<SvcEnv>, page: string): Response => {
+      c.header("Content-Security-Policy", cspOf?.(page, deps.config) ?? STATIC_APP_CSP);
       c.header("Cache-Control", "no-cache");
       c.header("ETag", shellEtag);
       if (c.req.header("If-None-Match") === shellEtag) return c.body(null, 304);
       return c.html(shell);
     };
 
-    router.get(mount, serveShell);
+    router.get(mount, (c) => serveShell(c, ""));
     router.get(`${mount}/*`, (c) => {
       const path = new URL(c.req.url).pathname;
       const rest = path.startsWith(prefix) ? path.slice(prefix.length) : "";
@@ -93,7 +99,7 @@ export function staticAppRoutes(app: EmbeddedApp, mountOf: (config: SvcConfig) =
       }
       const last = rest.slice(rest.lastIndexOf("/") + 1);
       if (last.includes(".")) return c.notFound();
-      return serveShell(c);
+      return serveShell(c, rest.replace(/\/+$/, ""));
     });
   };
 }

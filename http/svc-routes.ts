@@ -31,6 +31,9 @@ import { importRoutes } from "./admin/imports.ts";
 import { shadowRoutes } from "./admin/shadow.ts";
 import { mailRoutes } from "./admin/mail.ts";
 import { accountPageRoutes, hostedSettingsRoutes } from "./routes/account-pages.ts";
+import { invitationPasskeyRoutes } from "./routes/invitation-passkey.ts";
+import type { PasskeyService } from "../core/passkeys/service.ts";
+import type { RequestThrottle } from "../core/abuse/request-throttle.ts";
 import { auditRoutes } from "./routes/audit.ts";
 import { authzRoutes } from "./routes/authz.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
@@ -63,8 +66,12 @@ export interface SvcRoutesDeps {
     /** The abuse gate (break-glass drills share its lockout). */
     readonly abuse?: AbuseGate;
   };
-  /** The passkey routes. */
-  readonly passkeys: { readonly routes: RouteInstaller };
+  /** The passkey routes, service and options throttle. */
+  readonly passkeys: {
+    readonly routes: RouteInstaller;
+    readonly passkeys: PasskeyService;
+    readonly throttle: RequestThrottle;
+  };
   /** Wakes the webhook dispatcher after a delivery was queued. */
   readonly wake?: () => void;
   /** DNS TXT lookups of the runtime, for organization domain verification. */
@@ -94,6 +101,11 @@ export function svcRoutes(deps: SvcRoutesDeps): RouteInstaller[] {
     auditRoutes({ storage, snapshots, publisher, sessions: deps.auth.endedSessions }),
     ...deps.login.routes,
     deps.passkeys.routes,
+    invitationPasskeyRoutes({
+      accounts: deps.login.accounts,
+      passkeys: deps.passkeys.passkeys,
+      throttle: deps.passkeys.throttle,
+    }),
     // admin API: impersonation and break-glass
     impersonationRoutes({ ...admin, tokens: deps.auth.tokens, signIn: deps.auth.sessions }),
     breakGlassRoutes(admin),
@@ -113,7 +125,7 @@ export function svcRoutes(deps: SvcRoutesDeps): RouteInstaller[] {
     staticAppRoutes(adminConsole, (config) => config.console.mountPath),
     // hosted account pages and mail (issue 14)
     mailRoutes(admin),
-    hostedSettingsRoutes,
+    hostedSettingsRoutes(storage.realms),
     accountPageRoutes,
     signInDiscoveryRoutes(storage, deps.signInDiscovery),
     // imports and shadow mode (issue 15)

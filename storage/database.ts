@@ -15,6 +15,10 @@ export interface RealmsTable {
   name: string;
   display_name: string;
   is_default: boolean;
+  self_sign_up: Generated<boolean>;
+  brand_product_name: string | null;
+  brand_color: string | null;
+  brand_logo_url: string | null;
   created_at: Timestamp;
 }
 export interface OrganizationsTable {

@@ -25,6 +25,10 @@ const statements: readonly string[] = [
     created_at timestamptz NOT NULL
   )`,
   `CREATE UNIQUE INDEX IF NOT EXISTS realms_one_default ON realms (is_default) WHERE is_default`,
+  `ALTER TABLE realms ADD COLUMN IF NOT EXISTS self_sign_up boolean NOT NULL DEFAULT false`,
+  `ALTER TABLE realms ADD COLUMN IF NOT EXISTS brand_product_name text`,
+  `ALTER TABLE realms ADD COLUMN IF NOT EXISTS brand_color text`,
+  `ALTER TABLE realms ADD COLUMN IF NOT EXISTS brand_logo_url text`,
   `CREATE TABLE IF NOT EXISTS organizations (
     id uuid PRIMARY KEY,
     realm_id uuid NOT NULL REFERENCES realms(id) ON DELETE CASCADE,

@@ -7,11 +7,18 @@
  *
  * @module
  */
-import { render, useEffect, useState } from "hono/jsx/dom";
+import { render, useEffect, useRef, useState } from "hono/jsx/dom";
 import qrcode from "qrcode-generator";
 import { api, errorCode } from "./api.ts";
+import { type CaptchaDemand, captchaDemand, renderCaptcha } from "./captcha.ts";
+import { Field } from "./field.tsx";
 import { type MessageKey, pickLanguage, translator } from "./i18n.ts";
-import { createCredential, getAssertion, passkeysAvailable } from "./passkey.ts";
+import {
+  conditionalMediationAvailable,
+  createCredential,
+  getAssertion,
+  passkeysAvailable,
+} from "./passkey.ts";
 import { allowedReturnTo } from "./return-to.ts";
 import { OrganizationSignIn } from "./organization-sign-in.tsx";
 
@@ -28,6 +35,9 @@ interface HostedSettings {
   color: string;
   logoUrl: string | null;
   returnToOrigins: string[];
+  /** The realm the pages address (`?realm=`), null for the default one. */
+  realm: string | null;
+  selfSignUp: boolean;
 }
 
 let settings: HostedSettings = {
@@ -35,6 +45,26 @@ let settings: HostedSettings = {
   color: "#1f5fbf",
   logoUrl: null,
   returnToOrigins: [location.origin],
+  realm: null,
+  selfSignUp: false,
+};
+
+/**
+ * The realm the pages address, or "" for the default: the page's `?realm=` (carried from page to
+ * page), else a signed-in user's own realm.
+ */
+let REALM = new URLSearchParams(location.search).get("realm") ?? "";
+
+/** `{ realm }` for request bodies when the pages address a realm other than the default. */
+const realmBody = (): { realm?: string } => (REALM ? { realm: REALM } : {});
+
+/** `?realm=…` for query strings, or "". */
+const realmQuery = (): string => (REALM ? `?realm=${encodeURIComponent(REALM)}` : "");
+
+/** A page of the app with the realm carried along. */
+const href = (page: string, params: Record<string, string> = {}): string => {
+  const search = new URLSearchParams(Object.entries({ realm: REALM, ...params }).filter(([, v]) => v !== ""));
+  return search.size ? `${page}?${search}` : page;
 };
 
 /** The page name: the first path segment under the mount ("" for the mount itself). */
@@ -52,12 +82,8 @@ function query(name: string): string {
 /** Goes to another page of the app (a full navigation: each page loads fresh). */
 function go(page: string, params: Record<string, string> = {}): void {
   const url = new URL(page, BASE);
-  for (const [k, v] of Object.entries(params)) if (v) url.searchParams.set(k, v);
+  for (const [k, v] of Object.entries({ realm: REALM, ...params })) if (v) url.searchParams.set(k, v);
   location.assign(url.href);
-}
-
-function inputValue(e: Event): string {
-  return (e.target as HTMLInputElement).value;
 }
 
 function Shell(props: { title: MessageKey; children: any; signedIn?: boolean }) {
@@ -86,6 +112,21 @@ function Alert(props: { kind: "error" | "ok"; text: string }) {
     : null;
 }
 
+/** The CAPTCHA widget the abuse gate demanded: rendered once into its box; its token goes to `onToken`. */
+function Captcha(props: { demand: CaptchaDemand; onToken: (token: string) => void }) {
+  const box = useRef<HTMLDivElement | null>(null);
+  const [failed, setFailed] = useState(false);
+  useEffect(() => {
+    if (box.current) renderCaptcha(props.demand, box.current, props.onToken).catch(() => setFailed(true));
+  }, [props.demand.provider, props.demand.siteKey]);
+  return (
+    <div class="captcha">
+      <p id="captcha-intro">{t(failed ? "captcha.failed" : "captcha.intro")}</p>
+      <div id="captcha" ref={box} aria-describedby="captcha-intro" />
+    </div>
+  );
+}
+
 function strength(password: string): MessageKey {
   if (password.length < 8) return "strength.tooShort";
   let classes = 0;
@@ -100,19 +141,18 @@ function NewPasswordFields(props: { onChange: (password: string, confirm: string
   const level = strength(password);
   return (
     <>
-      <label for="new-password">{t("common.newPassword")}</label>
-      <input
+      <Field
         id="new-password"
-        name="new-password"
+        label={t("common.newPassword")}
         type="password"
         autocomplete="new-password"
         required
         minLength={8}
+        describedBy="strength"
         value={password}
-        aria-describedby="strength"
-        onInput={(e: Event) => {
-          setPassword(inputValue(e));
-          props.onChange(inputValue(e), confirm);
+        onValue={(value) => {
+          setPassword(value);
+          props.onChange(value, confirm);
         }}
       />
       <p id="strength" class="hint" aria-live="polite">
@@ -122,17 +162,16 @@ function NewPasswordFields(props: { onChange: (password: string, confirm: string
           ? t(level)
           : t("strength.label", { level: t(level) })}
       </p>
-      <label for="confirm-password">{t("common.confirmPassword")}</label>
-      <input
+      <Field
         id="confirm-password"
-        name="confirm-password"
+        label={t("common.confirmPassword")}
         type="password"
         autocomplete="new-password"
         required
         value={confirm}
-        onInput={(e: Event) => {
-          setConfirm(inputValue(e));
-          props.onChange(password, inputValue(e));
+        onValue={(value) => {
+          setConfirm(value);
+          props.onChange(password, value);
         }}
       />
     </>
@@ -142,7 +181,8 @@ function NewPasswordFields(props: { onChange: (password: string, confirm: string
 // ---- sign-in ----
 
 function SignIn() {
-  const [email, setEmail] = useState(query("email"));
+  // `login_hint`: the OIDC provider passes the relying party's hint on.
+  const [email, setEmail] = useState(query("email") || query("login_hint"));
   const [password, setPassword] = useState("");
   const [mfa, setMfa] = useState<{ token: string; factors: string[] } | null>(null);
   const [factor, setFactor] = useState("totp");
@@ -150,6 +190,8 @@ function SignIn() {
   const [error, setError] = useState("");
   const [notice, setNotice] = useState("");
   const [busy, setBusy] = useState(false);
+  const [captcha, setCaptcha] = useState<CaptchaDemand | null>(null);
+  const [captchaToken, setCaptchaToken] = useState("");
   const returnTo = query("returnTo");
   const target = allowedReturnTo(returnTo, settings.returnToOrigins, location.origin);
 
@@ -162,12 +204,52 @@ function SignIn() {
     else go("");
   };
 
+  // Passkey autofill (conditional mediation): the email field offers the passkeys of this site;
+  // picking one signs in. Aborted before any other ceremony or the password step (one at a time).
+  const autofill = useRef<AbortController | null>(null);
+  const stopAutofill = () => {
+    autofill.current?.abort();
+    autofill.current = null;
+  };
+  useEffect(() => {
+    const abort = new AbortController();
+    autofill.current = abort;
+    (async () => {
+      if (!await conditionalMediationAvailable() || abort.signal.aborted) return;
+      const started = await api("GET", `/auth/passkey/login/options${realmQuery()}`);
+      if (started.status !== 200 || abort.signal.aborted) return;
+      let response: unknown;
+      try {
+        response = await getAssertion(started.body.options, {
+          mediation: "conditional",
+          signal: abort.signal,
+        });
+      } catch {
+        return; // aborted, or the person dismissed it: the other ways stay open
+      }
+      const answer = await api("POST", "/auth/passkey/login", {
+        ceremonyId: started.body.ceremonyId,
+        response,
+      });
+      if (answer.status === 200) finish();
+      else setError(t("passkey.failed"));
+    })();
+    return () => abort.abort();
+  }, []);
+
   const submitPassword = async (e: Event) => {
     e.preventDefault();
+    stopAutofill();
     setBusy(true);
     setError("");
-    const answer = await api("POST", "/auth/login", { email, password });
+    const answer = await api("POST", "/auth/login", {
+      email,
+      password,
+      ...realmBody(),
+      ...(captchaToken ? { captchaToken } : {}),
+    });
     setBusy(false);
+    setCaptchaToken("");
     if (answer.status === 200 && answer.body?.mfaRequired) {
       const factors: string[] = answer.body.factors ?? ["totp"];
       setMfa({ token: answer.body.mfaToken, factors });
@@ -176,11 +258,13 @@ function SignIn() {
     }
     if (answer.status === 200) return finish();
     const code = errorCode(answer);
+    const demand = code === "captcha_required" ? captchaDemand(answer.body?.error?.details) : null;
+    if (demand) setCaptcha(demand);
     setError(
       answer.status === 429
         ? t("signIn.blocked")
         : code === "captcha_required"
-        ? t("signIn.captcha")
+        ? t(demand ? "captcha.solve" : "signIn.captcha")
         : code === "invalid_credentials"
         ? t("signIn.invalid")
         : t("common.error"),
@@ -188,9 +272,10 @@ function SignIn() {
   };
 
   const passkeySignIn = async () => {
+    stopAutofill();
     setError("");
     try {
-      const started = await api("GET", "/auth/passkey/login/options");
+      const started = await api("GET", `/auth/passkey/login/options${realmQuery()}`);
       if (started.status !== 200) {
         return setError(started.status === 429 ? t("signIn.blocked") : t("passkey.failed"));
       }
@@ -263,15 +348,14 @@ function SignIn() {
               </label>
             ))}
           </fieldset>
-          <label for="code">{t("mfa.code")}</label>
-          <input
+          <Field
             id="code"
-            name="code"
+            label={t("mfa.code")}
             autocomplete="one-time-code"
             inputMode={factor === "recovery_code" ? "text" : "numeric"}
             required
             value={code}
-            onInput={(e: Event) => setCode(inputValue(e))}
+            onValue={setCode}
           />
           <button type="submit" disabled={busy}>{busy ? t("common.working") : t("mfa.submit")}</button>
         </form>
@@ -285,7 +369,7 @@ function SignIn() {
               class="link"
               onClick={async () => {
                 // A new password step sends a new code to the mailbox.
-                const answer = await api("POST", "/auth/login", { email, password });
+                const answer = await api("POST", "/auth/login", { email, password, ...realmBody() });
                 if (answer.status === 200 && answer.body?.mfaRequired) {
                   setMfa({ token: answer.body.mfaToken, factors: answer.body.factors ?? mfa.factors });
                   setNotice(t("mfa.sent"));
@@ -304,26 +388,25 @@ function SignIn() {
     <Shell title="signIn.title">
       <Alert kind="error" text={error} />
       <form onSubmit={submitPassword}>
-        <label for="email">{t("common.email")}</label>
-        <input
+        <Field
           id="email"
-          name="email"
+          label={t("common.email")}
           type="email"
           autocomplete="username webauthn"
           required
           value={email}
-          onInput={(e: Event) => setEmail(inputValue(e))}
+          onValue={setEmail}
         />
-        <label for="password">{t("common.password")}</label>
-        <input
+        <Field
           id="password"
-          name="password"
+          label={t("common.password")}
           type="password"
           autocomplete="current-password"
           required
           value={password}
-          onInput={(e: Event) => setPassword(inputValue(e))}
+          onValue={setPassword}
         />
+        {captcha ? <Captcha demand={captcha} onToken={setCaptchaToken} /> : null}
         <button type="submit" disabled={busy}>{busy ? t("common.working") : t("signIn.submit")}</button>
       </form>
       <OrganizationSignIn email={email} returnTo={target ?? ""} lang={lang} />
@@ -335,10 +418,15 @@ function SignIn() {
         )
         : null}
       <p>
-        <a href={`forgot-password${email ? `?email=${encodeURIComponent(email)}` : ""}`}>
-          {t("signIn.forgot")}
-        </a>
+        <a href={href("forgot-password", { email })}>{t("signIn.forgot")}</a>
       </p>
+      {settings.selfSignUp
+        ? (
+          <p>
+            <a href={href("sign-up", { email })}>{t("signIn.signUp")}</a>
+          </p>
+        )
+        : null}
     </Shell>
   );
 }
@@ -355,34 +443,96 @@ function Forgot() {
         <form
           onSubmit={async (e: Event) => {
             e.preventDefault();
-            const answer = await api("POST", "/auth/password/forgot", { email });
+            const answer = await api("POST", "/auth/password/forgot", { email, ...realmBody() });
             if (answer.status === 202 || answer.status === 200) setDone(true);
             else setError(answer.status === 429 ? t("signIn.blocked") : t("common.error"));
           }}
         >
           <Alert kind="error" text={error} />
           <p>{t("forgot.intro")}</p>
-          <label for="email">{t("common.email")}</label>
-          <input
+          <Field
             id="email"
-            name="email"
+            label={t("common.email")}
             type="email"
             autocomplete="username"
             required
             value={email}
-            onInput={(e: Event) => setEmail(inputValue(e))}
+            onValue={setEmail}
           />
           <button type="submit">{t("forgot.submit")}</button>
         </form>
       )}
       <p>
-        <a href="sign-in">{t("nav.signIn")}</a>
+        <a href={href("sign-in")}>{t("nav.signIn")}</a>
       </p>
     </Shell>
   );
 }
 
-/** A page that sets a password with a mailed token (reset, invitation). */
+/** Self sign-up: an email address, then a mailed link (the same answer whether or not it has an account). */
+function SignUp() {
+  const [email, setEmail] = useState(query("email"));
+  const [state, setState] = useState<"form" | "sent" | "closed">(settings.selfSignUp ? "form" : "closed");
+  const [error, setError] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [captcha, setCaptcha] = useState<CaptchaDemand | null>(null);
+  const [captchaToken, setCaptchaToken] = useState("");
+  return (
+    <Shell title="signUp.title">
+      {state === "sent"
+        ? <Alert kind="ok" text={t("signUp.sent")} />
+        : state === "closed"
+        ? <Alert kind="error" text={t("signUp.closed")} />
+        : (
+          <form
+            onSubmit={async (e: Event) => {
+              e.preventDefault();
+              setBusy(true);
+              setError("");
+              const answer = await api("POST", "/auth/sign-up", {
+                email,
+                ...realmBody(),
+                ...(captchaToken ? { captchaToken } : {}),
+              });
+              setBusy(false);
+              setCaptchaToken("");
+              if (answer.status === 202) return setState("sent");
+              const code = errorCode(answer);
+              if (code === "sign_up_closed") return setState("closed");
+              const demand = code === "captcha_required" ? captchaDemand(answer.body?.error?.details) : null;
+              if (demand) setCaptcha(demand);
+              setError(
+                answer.status === 429
+                  ? t("signIn.blocked")
+                  : code === "captcha_required"
+                  ? t(demand ? "captcha.solve" : "signIn.captcha")
+                  : t("common.error"),
+              );
+            }}
+          >
+            <Alert kind="error" text={error} />
+            <p>{t("signUp.intro")}</p>
+            <Field
+              id="email"
+              label={t("common.email")}
+              type="email"
+              autocomplete="email"
+              required
+              value={email}
+              onValue={setEmail}
+            />
+            {captcha ? <Captcha demand={captcha} onToken={setCaptchaToken} /> : null}
+            <button type="submit" disabled={busy}>{busy ? t("common.working") : t("signUp.submit")}</button>
+          </form>
+        )}
+      <p>
+        <a href={href("sign-in")}>{t("nav.signIn")}</a>
+      </p>
+    </Shell>
+  );
+}
+
+/** A page that sets a password with a mailed token (reset, invitation, sign-up). */
 function PasswordWithToken(props: {
   title: MessageKey;
   intro?: MessageKey;
@@ -391,6 +541,8 @@ function PasswordWithToken(props: {
   invalid: MessageKey;
   path: string;
   withName?: boolean;
+  /** Offer accepting with a passkey instead of a password (invitations). */
+  withPasskey?: boolean;
 }) {
   const token = query("token");
   const [pair, setPair] = useState<[string, string]>(["", ""]);
@@ -403,7 +555,7 @@ function PasswordWithToken(props: {
       <Shell title={props.title}>
         <Alert kind="ok" text={t(props.done)} />
         <p>
-          <a href={`sign-in${doneEmail ? `?email=${encodeURIComponent(doneEmail)}` : ""}`}>
+          <a href={href("sign-in", { email: doneEmail })}>
             {t("nav.signIn")}
           </a>
         </p>
@@ -437,13 +589,12 @@ function PasswordWithToken(props: {
         {props.withName
           ? (
             <>
-              <label for="display-name">{t("common.displayName")}</label>
-              <input
+              <Field
                 id="display-name"
-                name="display-name"
+                label={t("common.displayName")}
                 autocomplete="name"
                 value={name}
-                onInput={(e: Event) => setName(inputValue(e))}
+                onValue={setName}
               />
             </>
           )
@@ -453,6 +604,44 @@ function PasswordWithToken(props: {
           {busy ? t("common.working") : t(props.submit)}
         </button>
       </form>
+      {props.withPasskey && passkeysAvailable() && token
+        ? (
+          <section aria-labelledby="passkey-accept-h">
+            <h2 id="passkey-accept-h">{t("account.passkeys")}</h2>
+            <p>{t("invite.passkeyIntro")}</p>
+            <button
+              type="button"
+              class="secondary"
+              id="accept-passkey"
+              disabled={busy}
+              onClick={async () => {
+                setError("");
+                setBusy(true);
+                try {
+                  const started = await api("POST", "/auth/invitation/passkey/options", { token });
+                  if (started.status !== 200) return setError(t(props.invalid));
+                  const response = await createCredential(started.body.options);
+                  const body: Record<string, unknown> = {
+                    token,
+                    ceremonyId: started.body.ceremonyId,
+                    response,
+                  };
+                  if (name.trim()) body.displayName = name.trim();
+                  const answer = await api("POST", "/auth/invitation/passkey", body);
+                  if (answer.status === 200) setDoneEmail(answer.body?.email ?? "");
+                  else setError(t(props.invalid));
+                } catch {
+                  setError(t("passkey.failed"));
+                } finally {
+                  setBusy(false);
+                }
+              }}
+            >
+              {t("invite.passkey")}
+            </button>
+          </section>
+        )
+        : null}
     </Shell>
   );
 }
@@ -497,7 +686,7 @@ function ImpersonationConsent(props: { signedIn: boolean }) {
       <Shell title="consent.title">
         <p>{t("consent.signIn")}</p>
         <p>
-          <a href={`sign-in?returnTo=${encodeURIComponent(back)}`}>{t("nav.signIn")}</a>
+          <a href={href("sign-in", { returnTo: back })}>{t("nav.signIn")}</a>
         </p>
       </Shell>
     );
@@ -545,6 +734,7 @@ function SignOutButton() {
 }
 
 interface Profile {
+  realmId?: string;
   email: string;
   emailVerified: boolean;
   displayName: string | null;
@@ -575,6 +765,7 @@ function Account(props: { profile: Profile }) {
   const [codes, setCodes] = useState<string[] | null>(null);
   const [passkeys, setPasskeys] = useState<{ id: string; name: string | null; createdAt?: string }[]>([]);
   const [passkeyName, setPasskeyName] = useState("");
+  const [renaming, setRenaming] = useState<{ id: string; old: string; name: string } | null>(null);
   const [message, setMessage] = useState("");
   const [error, setError] = useState("");
   const notice = query("notice");
@@ -697,15 +888,14 @@ function Account(props: { profile: Profile }) {
                 <summary>{t("account.totpUri")}</summary>
                 <code id="totp-uri" class="wrap">{enrollment.uri}</code>
               </details>
-              <label for="totp-code">{t("mfa.code")}</label>
-              <input
+              <Field
                 id="totp-code"
-                name="totp-code"
+                label={t("mfa.code")}
                 autocomplete="one-time-code"
                 inputMode="numeric"
                 required
                 value={code}
-                onInput={(e: Event) => setCode(inputValue(e))}
+                onValue={setCode}
               />
               <button type="submit">{t("account.totpConfirm")}</button>
             </form>
@@ -729,15 +919,14 @@ function Account(props: { profile: Profile }) {
               }}
             >
               <p>{t("account.emailOtpSent")}</p>
-              <label for="email-otp-code">{t("mfa.code")}</label>
-              <input
+              <Field
                 id="email-otp-code"
-                name="email-otp-code"
+                label={t("mfa.code")}
                 autocomplete="one-time-code"
                 inputMode="numeric"
                 required
                 value={emailCode}
-                onInput={(e: Event) => setEmailCode(inputValue(e))}
+                onValue={setEmailCode}
               />
               <button type="submit">{t("account.totpConfirm")}</button>
             </form>
@@ -763,7 +952,47 @@ function Account(props: { profile: Profile }) {
           <ul id="passkeys" class="sessions">
             {passkeys.map((p) => (
               <li key={p.id}>
-                <span>{p.name ?? t("account.passkeyUnnamed")}</span>
+                {renaming?.id === p.id
+                  ? (
+                    <form
+                      class="inline"
+                      onSubmit={async (e: Event) => {
+                        e.preventDefault();
+                        const answer = await api("PATCH", `/auth/passkey/${encodeURIComponent(p.id)}`, {
+                          name: renaming.name.trim() || null,
+                        });
+                        if (answer.status !== 200) return setError(t("common.error"));
+                        setRenaming(null);
+                        setMessage(t("account.passkeyRenamed"));
+                        await load();
+                      }}
+                    >
+                      <Field
+                        id="passkey-rename"
+                        label={t("account.passkeyNewName", { name: renaming.old })}
+                        maxLength={100}
+                        value={renaming.name}
+                        onValue={(name) => setRenaming({ ...renaming, name })}
+                      />
+                      <button type="submit">{t("account.passkeySave")}</button>
+                      <button type="button" class="secondary" onClick={() => setRenaming(null)}>
+                        {t("common.cancel")}
+                      </button>
+                    </form>
+                  )
+                  : <span>{p.name ?? t("account.passkeyUnnamed")}</span>}
+                {renaming?.id === p.id ? null : (
+                  <button
+                    type="button"
+                    class="secondary"
+                    onClick={() => {
+                      const old = p.name ?? t("account.passkeyUnnamed");
+                      setRenaming({ id: p.id, old, name: p.name ?? "" });
+                    }}
+                  >
+                    {t("account.passkeyRename")}
+                  </button>
+                )}
                 <button
                   type="button"
                   class="secondary"
@@ -781,13 +1010,12 @@ function Account(props: { profile: Profile }) {
         {passkeysAvailable()
           ? (
             <>
-              <label for="passkey-name">{t("account.passkeyName")}</label>
-              <input
+              <Field
                 id="passkey-name"
-                name="passkey-name"
+                label={t("account.passkeyName")}
                 maxLength={100}
                 value={passkeyName}
-                onInput={(e: Event) => setPasskeyName(inputValue(e))}
+                onValue={setPasskeyName}
               />
               <button type="button" id="passkey-add" onClick={addPasskey}>{t("account.passkeyAdd")}</button>
             </>
@@ -893,6 +1121,22 @@ function App(props: { profile: Profile | null }) {
           invalid="invite.invalid"
           path="/auth/invitation/accept"
           withName
+          withPasskey
+        />
+      );
+    case "sign-up":
+      return <SignUp />;
+    case "complete-sign-up":
+      return (
+        <PasswordWithToken
+          title="complete.title"
+          intro="complete.intro"
+          submit="complete.submit"
+          done="complete.done"
+          invalid="complete.invalid"
+          path="/auth/invitation/accept"
+          withName
+          withPasskey
         />
       );
     case "verify-email":
@@ -910,14 +1154,21 @@ function App(props: { profile: Profile | null }) {
 
 async function start(): Promise<void> {
   const [settingsAnswer, me] = await Promise.all([
-    api("GET", "/auth/hosted-settings"),
-    pageName() === "sign-in" || pageName() === "forgot-password"
+    api("GET", `/auth/hosted-settings${realmQuery()}`),
+    ["sign-in", "forgot-password", "sign-up", "complete-sign-up"].includes(pageName())
       ? Promise.resolve(null)
       : api("GET", "/profile/me"),
   ]);
   if (settingsAnswer.status === 200) settings = settingsAnswer.body;
-  document.documentElement.style.setProperty("--brand", settings.color);
   const profile = me !== null && me.status === 200 ? me.body as Profile : null;
+  if (profile !== null && !REALM && profile.realmId) {
+    // Signed in: the user's own realm brands the pages (and links carry it on).
+    const own = await api("GET", `/auth/hosted-settings?realm=${encodeURIComponent(profile.realmId)}`);
+    if (own.status === 200) settings = own.body;
+  }
+  REALM = settings.realm ?? REALM;
+  // The brand colour goes through the CSSOM (a CSS custom property): the CSP allows no inline style.
+  document.documentElement.style.setProperty("--brand", settings.color);
   const root = document.getElementById("root")!;
   render(<App profile={profile} />, root);
   if (query("notice") === "signed-out") {

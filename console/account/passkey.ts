@@ -47,14 +47,39 @@ export async function createCredential(options: any): Promise<unknown> {
   };
 }
 
-/** Gets an assertion for svc's login options; the JSON svc's `POST /auth/passkey/login` takes. */
-export async function getAssertion(options: any): Promise<unknown> {
+/**
+ * Whether the browser offers passkeys in the autofill of a field marked
+ * `autocomplete="username webauthn"` (WebAuthn conditional mediation).
+ */
+export async function conditionalMediationAvailable(): Promise<boolean> {
+  if (!passkeysAvailable()) return false;
+  const check =
+    (PublicKeyCredential as unknown as { isConditionalMediationAvailable?: () => Promise<boolean> })
+      .isConditionalMediationAvailable;
+  try {
+    return typeof check === "function" && await check.call(PublicKeyCredential);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Gets an assertion for svc's login options; the JSON svc's `POST /auth/passkey/login` takes.
+ * `mediation: "conditional"` waits for the person to pick a passkey in the autofill; `signal`
+ * aborts it (before another ceremony starts: one at a time).
+ */
+export async function getAssertion(
+  options: any,
+  how: { mediation?: "conditional"; signal?: AbortSignal } = {},
+): Promise<unknown> {
   const publicKey = {
     ...options,
     challenge: dec(options.challenge),
     allowCredentials: (options.allowCredentials ?? []).map((c: any) => ({ ...c, id: dec(c.id) })),
   };
-  const cred = await navigator.credentials.get({ publicKey }) as PublicKeyCredential;
+  const cred = await navigator.credentials.get(
+    { publicKey, ...how } as CredentialRequestOptions,
+  ) as PublicKeyCredential;
   const response = cred.response as AuthenticatorAssertionResponse;
   return {
     id: cred.id,

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { MAIL_CATALOGUE } from "../mail/catalogue.ts";
 import type { Storage } from "../../storage/storage.ts";
 
 /** The factors an administrator can reset, as the API names them. */
@@ -20,12 +21,7 @@ export type ResettableFactor = typeof RESETTABLE_FACTORS[number];
 export const USER_FACTORS_RESET_EVENT = "user.factors_reset";
 
 /** How each factor is named to the user (in the notification mail). */
-export const FACTOR_LABELS: Readonly<Record<ResettableFactor, string>> = {
-  totp: "authenticator app (TOTP)",
-  email_otp: "email codes",
-  passkeys: "passkeys",
-  recovery_codes: "recovery codes",
-};
+export const FACTOR_LABELS: Readonly<Record<ResettableFactor, string>> = MAIL_CATALOGUE.en.factorLabels;
 
 /** What a reset removed. */
 export interface RemovedFactors {

@@ -25,12 +25,13 @@ import {
   ConflictError,
   ForbiddenError,
   NotFoundError,
+  SvcError,
   UnauthenticatedError,
   ValidationError,
 } from "../errors.ts";
 import type { SvcEvent } from "../events/sink.ts";
 import type { SecurityEventWriter } from "../login/pipeline.ts";
-import type { MailLocale, MailMessages } from "../mail/messages.ts";
+import { type MailLocale, type MailMessages, realmMessages } from "../mail/messages.ts";
 import type { MailTransport } from "../mail/transport.ts";
 import type { PasswordService } from "../passwords/service.ts";
 import { endAllSessionsOfUser, type SessionService } from "../sessions/service.ts";
@@ -52,6 +53,7 @@ export const ACCOUNT_EVENTS = {
   emailVerified: "user.email_verified",
   invited: "user.invited",
   invitationAccepted: "user.invitation_accepted",
+  signUpRequested: "user.sign_up_requested",
 } as const;
 
 /** What {@link AccountFlows} needs. */
@@ -93,6 +95,13 @@ export interface CreatedInvitation {
   readonly expiresAt: Date;
 }
 
+/** Self sign-up is off for the realm. Code `sign_up_closed`, 403. */
+export class SignUpClosedError extends SvcError {
+  constructor() {
+    super("sign_up_closed", "Accounts here are created by invitation only.", 403);
+  }
+}
+
 /** The account flows. */
 export class AccountFlows {
   readonly #d: AccountFlowDeps;
@@ -119,7 +128,12 @@ export class AccountFlows {
       stamp,
     });
     await d.mail.send(
-      d.messages.passwordReset({ to: user.email, token, ttlSeconds: claims.exp - claims.iat, locale }),
+      (await this.#messagesFor(user.realmId)).passwordReset({
+        to: user.email,
+        token,
+        ttlSeconds: claims.exp - claims.iat,
+        locale,
+      }),
     );
     await this.#emit({
       kind: ACCOUNT_EVENTS.passwordResetRequested,
@@ -181,7 +195,12 @@ export class AccountFlows {
       email: user.email,
     });
     await d.mail.send(
-      d.messages.emailVerification({ to: user.email, token, ttlSeconds: claims.exp - claims.iat, locale }),
+      (await this.#messagesFor(user.realmId)).emailVerification({
+        to: user.email,
+        token,
+        ttlSeconds: claims.exp - claims.iat,
+        locale,
+      }),
     );
     await this.#emit({
       kind: ACCOUNT_EVENTS.emailVerificationRequested,
@@ -196,11 +215,22 @@ export class AccountFlows {
    * Tells the user by mail that an administrator reset sign-in methods of their account
    * (`factors`: how each is named to the user). Nothing is sent to an erased user; false then.
    */
-  async notifyFactorsReset(userId: string, factors: readonly string[]): Promise<boolean> {
+  async notifyFactorsReset(
+    userId: string,
+    factors: readonly string[],
+    locale?: MailLocale,
+  ): Promise<boolean> {
     const d = this.#d;
     const user = await d.storage.users.get(userId);
     if (user === null || user.anonymizedAt !== null || factors.length === 0) return false;
-    await d.mail.send(d.messages.factorsReset({ to: user.email, resetAt: new Date(d.clock.now()), factors }));
+    await d.mail.send(
+      (await this.#messagesFor(user.realmId)).factorsReset({
+        to: user.email,
+        resetAt: new Date(d.clock.now()),
+        factors,
+        locale,
+      }),
+    );
     return true;
   }
 
@@ -254,6 +284,8 @@ export class AccountFlows {
     displayName?: string | null;
     /** Whether the caller's fence covers the whole realm. */
     realmWide: boolean;
+    /** The mail's language (the inviter's `Accept-Language`; default English). */
+    locale?: MailLocale;
   }): Promise<CreatedInvitation> {
     const d = this.#d;
     const orgId = input.orgId?.toLowerCase() ?? null;
@@ -317,13 +349,14 @@ export class AccountFlows {
     });
     if (mailed) {
       const inviter = await d.storage.users.get(input.inviterId);
-      await d.mail.send(d.messages.invitation({
+      await d.mail.send((await this.#messagesFor(user.realmId)).invitation({
         to: user.email,
         token,
         ttlSeconds: claims.exp - claims.iat,
         inviterName: inviter?.displayName ?? inviter?.email ?? undefined,
         organizationName: org?.displayName ?? undefined,
         existingAccount: hasPassword,
+        locale: input.locale,
       }));
     }
     return { userId: user.id, email: user.email, orgId, expiresAt: new Date(claims.exp * 1000) };
@@ -395,6 +428,144 @@ export class AccountFlows {
       });
     });
     return { userId: user.id, email: user.email, realmId: user.realmId };
+  }
+
+  /**
+   * A self sign-up (off unless the realm's `selfSignUp` is on; then callers answer alike whatever
+   * happens here, and run it off the request path). An unknown address gets a user without any
+   * credential and a link to finish (choose a password or register a passkey: an `invite+svc`
+   * token whose inviter is the person themselves, accepted like an invitation); an address whose
+   * account has no credential yet (an earlier sign-up or an invitation) gets a fresh link; an
+   * account that has a password or a passkey gets, instead, a mail telling its owner that someone
+   * tried to sign up. A suspended account gets nothing. Answers what was done, for tests and logs.
+   */
+  async signUp(
+    realmId: string,
+    email: string,
+    locale?: MailLocale,
+  ): Promise<"closed" | "link" | "existing" | "nothing"> {
+    const d = this.#d;
+    const realm = await d.storage.realms.get(realmId);
+    if (realm === null || !realm.selfSignUp) return "closed";
+    let user = await d.storage.users.findByEmail(realm.id, email);
+    if (user !== null && user.status !== "Active") return "nothing";
+    if (user !== null) {
+      const hasCredential = await d.storage.passwordCredentials.get(user.id) !== null ||
+        (await d.storage.passkeyCredentials.listByUser(user.id)).length > 0;
+      if (hasCredential) {
+        await d.mail.send((await this.#messagesFor(user.realmId)).signUpExisting({ to: user.email, locale }));
+        return "existing";
+      }
+    } else {
+      try {
+        user = await d.storage.users.create({
+          realmId: realm.id,
+          email,
+          displayName: null,
+          emailVerified: false,
+        });
+      } catch (error) {
+        // A concurrent sign-up of the same address made it first: send that account a link too.
+        if (!(error instanceof ConflictError)) throw error;
+        user = await d.storage.users.findByEmail(realm.id, email);
+        if (user === null || user.status !== "Active") return "nothing";
+      }
+    }
+    const { token, claims } = await d.tokens.mint("invite+svc", {
+      realm: user.realmId,
+      email: user.email,
+      org: null,
+      inv: user.id,
+    });
+    await this.#emit({
+      kind: ACCOUNT_EVENTS.signUpRequested,
+      realmId: user.realmId,
+      userId: user.id,
+      data: {},
+    });
+    await d.mail.send((await this.#messagesFor(user.realmId)).signUp({
+      to: user.email,
+      token,
+      ttlSeconds: claims.exp - claims.iat,
+      locale,
+    }));
+    return "link";
+  }
+
+  /**
+   * The invited user of a live invitation that may be accepted with a passkey instead of a
+   * password: the user has no password yet and the link was not used. Anything else is the
+   * same `invalid_token` (or `invitation_accepted` for an account that has a password: it
+   * accepts signed in, see {@link acceptInvitation}).
+   */
+  async invitedForPasskey(token: string): Promise<User> {
+    const d = this.#d;
+    const claims = await d.tokens.verify("invite+svc", token);
+    if (await d.storage.consumedTokens.isConsumed(claims.jti)) throw new InvalidTokenError("consumed");
+    const user = await d.storage.users.findByEmail(claims.realm, claims.email);
+    if (user === null || user.status !== "Active") throw new InvalidTokenError("claims");
+    if (await d.storage.passwordCredentials.get(user.id) !== null) {
+      throw new ConflictError("This account already has a password; sign in and accept without one.", {
+        reason: "invitation_accepted",
+      });
+    }
+    return user;
+  }
+
+  /**
+   * Accepts an invitation with a passkey instead of a password (passkey-only accounts are
+   * allowed): `register` completes the WebAuthn registration for the invited user and answers
+   * how to undo it. The token is consumed after the registration (it works once, under
+   * concurrency too): when consuming or the acceptance fails, the registration is undone, so a
+   * losing concurrent attempt leaves no credential behind. Then, in one transaction, the address
+   * is marked verified (the link proved it), the display name set and the organization joined.
+   */
+  async acceptInvitationWithPasskey(
+    token: string,
+    displayName: string | null | undefined,
+    register: (user: User) => Promise<{ undo(): Promise<void> }>,
+  ): Promise<{ userId: string; email: string; realmId: string }> {
+    const d = this.#d;
+    const user = await this.invitedForPasskey(token);
+    const registered = await register(user);
+    try {
+      const claims = await d.tokens.consume("invite+svc", token);
+      await d.events.transaction(async (tx, emit) => {
+        if (await tx.passwordCredentials.get(user.id) !== null) {
+          throw new ConflictError("This invitation was already accepted; sign in instead.", {
+            reason: "invitation_accepted",
+          });
+        }
+        await tx.users.update(user.id, { emailVerified: true, ...(displayName ? { displayName } : {}) });
+        if (claims.org !== null) {
+          const org = await tx.organizations.get(claims.org);
+          if (org === null || org.realmId !== user.realmId) throw new InvalidTokenError("claims");
+          if (!await tx.organizations.isMember(org.id, user.id)) {
+            await tx.organizations.addMember(org.id, user.id);
+          }
+        }
+        await emit({
+          kind: ACCOUNT_EVENTS.invitationAccepted,
+          occurredAt: d.clock.now(),
+          realmId: user.realmId,
+          orgId: claims.org,
+          userId: user.id,
+          data: { invitedBy: claims.inv, credential: "passkey" },
+        });
+      });
+    } catch (error) {
+      await registered.undo();
+      throw error;
+    }
+    return { userId: user.id, email: user.email, realmId: user.realmId };
+  }
+
+  /**
+   * The mail builders for a realm: its branding over the server's, and links that name the realm
+   * (so the hosted pages show its branding and sign in to it). The default realm's links name none.
+   */
+  async #messagesFor(realmId: string): Promise<MailMessages> {
+    return realmMessages(this.#d.messages, await this.#d.storage.realms.get(realmId));
   }
 
   async #activeUser(userId: string, realmId: string): Promise<User> {

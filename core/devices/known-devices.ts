@@ -8,6 +8,7 @@
  *
  * @module
  */
+import type { MailLocale } from "../mail/catalogue.ts";
 import type { Clock } from "../clock.ts";
 import { sha256Hex } from "../digest.ts";
 import type { EventSink } from "../events/sink.ts";
@@ -26,6 +27,8 @@ export interface NewDeviceAlert {
   readonly ip: string | null;
   /** Where the login came from, when the risk gate located it. */
   readonly location: { readonly country: string } | null;
+  /** The language of the login request (the alert mail's). */
+  readonly locale: MailLocale | null;
 }
 
 /** The alert hook (the mail engineer's new-device mail). */
@@ -48,6 +51,8 @@ export interface DeviceSighting {
   readonly userId: string;
   readonly realmId?: string | null;
   readonly orgId?: string | null;
+  /** The language of the login request. */
+  readonly locale?: MailLocale | null;
   /** The fingerprint as the client sent it. */
   readonly fingerprint: string;
   /** A human description (user agent summary), shown in the device list. */
@@ -89,6 +94,7 @@ export class KnownDevices {
       device: result.device,
       ip: sighting.ip ?? null,
       location: sighting.location ? { country: sighting.location.country } : null,
+      locale: sighting.locale ?? null,
     };
     this.#options.sink.emit({
       kind: NEW_DEVICE_EVENT,

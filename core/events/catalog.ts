@@ -56,6 +56,8 @@ export const EVENT_KINDS = {
   passkeyLogin: "passkey.login",
   /** A user removed one of their passkeys. */
   passkeyRemoved: "passkey.removed",
+  /** A user renamed one of their passkeys. */
+  passkeyRenamed: "passkey.renamed",
   /** Any break-glass login. */
   breakglassLogin: "breakglass.login",
   /** After break-glass use, until the account's secret is rotated. */
@@ -123,6 +125,7 @@ const NAMED_DESCRIPTIONS: Readonly<Record<NamedEventKind, string>> = {
   "passkey.registered": "a user registered a passkey",
   "passkey.login": "a passkey signed a user in (first or second factor)",
   "passkey.removed": "a user removed a passkey",
+  "passkey.renamed": "a user renamed a passkey",
   "breakglass.login": "any break-glass login",
   "breakglass.rotation_required": "after break-glass use until rotation",
   "webhook.endpoint_disabled": "ten consecutive delivery failures",

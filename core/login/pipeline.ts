@@ -33,6 +33,7 @@
  *
  * @module
  */
+import type { MailLocale } from "../mail/catalogue.ts";
 import type { AbuseGate } from "../abuse/gate.ts";
 import { BREAK_GLASS_EVENTS, MFA_LEVEL_BREAK_GLASS } from "../break-glass/kinds.ts";
 import type { Clock } from "../clock.ts";
@@ -95,6 +96,8 @@ export interface LoginOrigin {
    * legacy `deviceFingerprint`, or one the server just drew); only its SHA-256 is stored.
    */
   readonly deviceId?: string | null;
+  /** The language of the request (its `Accept-Language`): the alert mails are written in it. */
+  readonly locale?: MailLocale | null;
 }
 
 /** `POST /auth/login`. */
@@ -147,6 +150,8 @@ export interface RiskBlockAlert {
   readonly score: number;
   /** The signals that fired. */
   readonly signals: readonly RiskSignal[];
+  /** The language of the blocked request. */
+  readonly locale: MailLocale | null;
 }
 
 /** What {@link LoginPipeline} needs. */
@@ -310,7 +315,11 @@ export class LoginPipeline {
         aud: audience,
       });
       if (!totpEnrolled) {
-        await d.emailOtp.issue({ to: user.email, challengeId: MFA_CHALLENGE_PREFIX + minted.claims.jti });
+        await d.emailOtp.issue({
+          to: user.email,
+          challengeId: MFA_CHALLENGE_PREFIX + minted.claims.jti,
+          locale: request.locale ?? null,
+        });
       }
       await this.#emit({
         kind: LOGIN_EVENTS.mfaChallenged,
@@ -439,6 +448,7 @@ export class LoginPipeline {
           fingerprint: origin.deviceId,
           description: describeDevice(origin.userAgent),
           ip,
+          locale: origin.locale ?? null,
         })).isNew;
       } catch (error) {
         d.onError?.(`login: device of user ${user.id} not recorded`, error);
@@ -497,6 +507,7 @@ export class LoginPipeline {
         device: describeDevice(origin.userAgent),
         score: risk.score,
         signals: risk.signals.filter((s) => s.fired),
+        locale: origin.locale ?? null,
       });
     } catch (error) {
       this.#d.onError?.(`login: risk-block alert of user ${user.id} not sent`, error);

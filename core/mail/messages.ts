@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { type MailLocale, mailTexts } from "./catalogue.ts";
 import { assertMailAddress, type MailMessage } from "./transport.ts";
 
 /** Paths (under the mount path) of the pages that mailed links open; the token is the `token` query parameter. */
@@ -20,6 +21,10 @@ export interface MailLinkPaths {
   readonly emailVerification: string;
   readonly invitation: string;
   readonly impersonationConsent: string;
+  /** Where a self sign-up is completed (password or passkey). */
+  readonly signUp: string;
+  /** The sign-in page (no token). */
+  readonly signIn: string;
 }
 
 /** The pages of the hosted account app (issue 14) that mailed links open, under its mount path. */
@@ -28,6 +33,8 @@ export const ACCOUNT_LINK_PAGES = Object.freeze({
   emailVerification: "verify-email",
   invitation: "accept-invitation",
   impersonationConsent: "impersonation-consent",
+  signUp: "complete-sign-up",
+  signIn: "sign-in",
 });
 
 /** The link paths of the hosted account pages mounted at `mountPath` (default `/account`). */
@@ -38,6 +45,8 @@ export function accountLinkPaths(mountPath = "/account"): MailLinkPaths {
     emailVerification: `${mount}/${ACCOUNT_LINK_PAGES.emailVerification}`,
     invitation: `${mount}/${ACCOUNT_LINK_PAGES.invitation}`,
     impersonationConsent: `${mount}/${ACCOUNT_LINK_PAGES.impersonationConsent}`,
+    signUp: `${mount}/${ACCOUNT_LINK_PAGES.signUp}`,
+    signIn: `${mount}/${ACCOUNT_LINK_PAGES.signIn}`,
   };
 }
 
@@ -60,6 +69,8 @@ export interface MailSettings {
   readonly brandColor?: string;
   /** An https logo URL the HTML part shows. */
   readonly logoUrl?: string;
+  /** The realm (name) links name (`&realm=`), when not the default one. */
+  readonly realm?: string;
 }
 
 /** The part of svc's configuration mail settings come from. */
@@ -87,8 +98,7 @@ export function mailSettingsFromConfig(config: MailConfigSource): MailSettings {
   };
 }
 
-/** The languages mail is written in (English by default). */
-export type MailLocale = "en" | "fr";
+export type { MailLocale } from "./catalogue.ts";
 
 /** The mail language that best fits an `Accept-Language` header (English when nothing fits). */
 export function mailLocaleOf(acceptLanguage: string | null | undefined): MailLocale {
@@ -135,6 +145,8 @@ export interface InvitationMessageInput extends TokenLinkMessageInput {
 
 /** Input of {@link newDeviceAlertMessage}. */
 export interface NewDeviceAlertInput {
+  /** The language (default English). */
+  readonly locale?: MailLocale;
   readonly to: string;
   /** When the device signed in. */
   readonly seenAt: Date;
@@ -148,114 +160,127 @@ export interface NewDeviceAlertInput {
 /** The mail of an email one-time code. The code is the message's one secret. */
 export function emailOtpMessage(settings: MailSettings, input: EmailOtpMessageInput): MailMessage {
   const product = productOf(settings);
-  const code = clean(input.code, 32);
+  const T = mailTexts(input.locale).emailOtp;
   const ttl = formatDuration(input.ttlSeconds, input.locale);
-  if (input.locale === "fr") {
-    return compose(settings, "email_otp", input.to, `Votre code de vérification ${product}`, [
-      { text: `Votre code de vérification ${product} est :` },
-      { text: code, strong: true },
-      { text: `Il expire dans ${ttl}. Ne le communiquez jamais : ${product} ne vous le demandera jamais.` },
-      {
-        text:
-          "Si vous n’avez pas essayé de vous connecter, ignorez ce message et pensez à changer votre mot de passe.",
-      },
-    ], "fr");
-  }
-  return compose(settings, "email_otp", input.to, `Your ${product} verification code`, [
-    { text: `Your ${product} verification code is:` },
-    { text: code, strong: true },
-    { text: `It expires in ${ttl}. Never share it: ${product} will never ask you for it.` },
-    { text: "If you did not try to sign in, ignore this message and consider changing your password." },
-  ]);
+  return compose(settings, "email_otp", input.to, T.subject(product), [
+    { text: T.intro(product) },
+    { text: clean(input.code, 32), strong: true },
+    { text: T.expires(ttl, product) },
+    { text: T.ignore },
+  ], input.locale);
+}
+
+/** A link message: intro, the link, "works once", "ignore if not you". */
+function linkMessage(
+  settings: MailSettings,
+  kind: MailMessage["kind"],
+  texts: { subject(product: string): string; intro(product: string): string; action: string; ignore: string },
+  url: string,
+  input: TokenLinkMessageInput,
+): MailMessage {
+  const product = productOf(settings);
+  return compose(settings, kind, input.to, texts.subject(product), [
+    { text: texts.intro(product) },
+    { text: texts.action, link: url },
+    { text: mailTexts(input.locale).linkOnce(formatDuration(input.ttlSeconds, input.locale)) },
+    { text: texts.ignore },
+  ], input.locale);
 }
 
 /** The mail of a password-reset link. */
 export function passwordResetMessage(settings: MailSettings, input: TokenLinkMessageInput): MailMessage {
-  const product = productOf(settings);
   const url = linkUrl(settings, "passwordReset", input.token);
-  if (input.locale === "fr") {
-    return compose(settings, "password_reset", input.to, `Réinitialisez votre mot de passe ${product}`, [
-      { text: `Quelqu’un a demandé à réinitialiser le mot de passe de votre compte ${product}.` },
-      { text: "Choisissez un nouveau mot de passe :", link: url },
-      { text: `Le lien ne sert qu’une fois et expire dans ${formatDuration(input.ttlSeconds, "fr")}.` },
-      {
-        text:
-          "Si vous n’êtes pas à l’origine de cette demande, ignorez ce message : votre mot de passe ne change pas.",
-      },
-    ], "fr");
-  }
-  return compose(settings, "password_reset", input.to, `Reset your ${product} password`, [
-    { text: `Someone asked to reset the password of your ${product} account.` },
-    { text: "Choose a new password:", link: url },
-    { text: `The link works once and expires in ${formatDuration(input.ttlSeconds)}.` },
-    { text: "If you did not ask for this, ignore this message: your password stays unchanged." },
-  ]);
+  return linkMessage(settings, "password_reset", mailTexts(input.locale).passwordReset, url, input);
 }
 
 /** The mail of an email-verification link. */
 export function emailVerificationMessage(settings: MailSettings, input: TokenLinkMessageInput): MailMessage {
-  const product = productOf(settings);
   const url = linkUrl(settings, "emailVerification", input.token);
-  if (input.locale === "fr") {
-    return compose(
-      settings,
-      "email_verification",
-      input.to,
-      `Vérifiez votre adresse e-mail pour ${product}`,
-      [
-        { text: `Confirmez que cette adresse appartient à votre compte ${product} :` },
-        { text: "Vérifier votre adresse e-mail :", link: url },
-        { text: `Le lien ne sert qu’une fois et expire dans ${formatDuration(input.ttlSeconds, "fr")}.` },
-        { text: "Si vous n’avez pas créé de compte, ignorez ce message." },
-      ],
-      "fr",
-    );
-  }
-  return compose(settings, "email_verification", input.to, `Verify your email address for ${product}`, [
-    { text: `Confirm that this address belongs to your ${product} account:` },
-    { text: "Verify your email address:", link: url },
-    { text: `The link works once and expires in ${formatDuration(input.ttlSeconds)}.` },
-    { text: "If you did not create an account, ignore this message." },
-  ]);
+  return linkMessage(settings, "email_verification", mailTexts(input.locale).emailVerification, url, input);
 }
 
 /** The mail of an invitation link. */
 export function invitationMessage(settings: MailSettings, input: InvitationMessageInput): MailMessage {
   const product = productOf(settings);
+  const texts = mailTexts(input.locale);
+  const T = texts.invitation;
   const url = linkUrl(settings, "invitation", input.token);
   const inviter = input.inviterName ? clean(input.inviterName, 100) : "";
-  const org = input.organizationName ? clean(input.organizationName, 100) : "";
-  const who = inviter ? `${inviter} invited you` : "You are invited";
-  const where = org ? `${org} on ${product}` : product;
-  return compose(settings, "invitation", input.to, `You are invited to ${where}`, [
-    { text: `${who} to join ${where}.` },
-    input.existingAccount
-      ? { text: "Sign in with your account and accept the invitation:", link: url }
-      : { text: "Accept the invitation and choose a password:", link: url },
-    { text: `The link works once and expires in ${formatDuration(input.ttlSeconds)}.` },
-    { text: "If you did not expect this invitation, ignore this message." },
-  ]);
+  const where = T.where(input.organizationName ? clean(input.organizationName, 100) : "", product);
+  return compose(settings, "invitation", input.to, T.subject(where), [
+    { text: T.intro(inviter, where) },
+    { text: input.existingAccount ? T.actionExisting : T.actionNew, link: url },
+    { text: texts.linkOnce(formatDuration(input.ttlSeconds, input.locale)) },
+    { text: T.ignore },
+  ], input.locale);
+}
+
+/** Input of {@link signUpExistingMessage}. */
+export interface SignUpExistingInput {
+  /** The language (default English). */
+  readonly locale?: MailLocale;
+  readonly to: string;
+}
+
+/**
+ * The mail of a self sign-up: a link to finish creating the account (choose a password or
+ * register a passkey). The link is an `invite+svc` token the person sends themselves.
+ */
+export function signUpMessage(settings: MailSettings, input: TokenLinkMessageInput): MailMessage {
+  return linkMessage(
+    settings,
+    "sign_up",
+    mailTexts(input.locale).signUp,
+    linkUrl(settings, "signUp", input.token),
+    input,
+  );
+}
+
+/**
+ * The mail sent instead of a sign-up link when the address already has an account: the sign-up
+ * page answers alike either way, and the owner learns that someone tried. No secret in it.
+ */
+export function signUpExistingMessage(settings: MailSettings, input: SignUpExistingInput): MailMessage {
+  const product = productOf(settings);
+  const T = mailTexts(input.locale).signUpExisting;
+  return compose(settings, "sign_up_existing", input.to, T.subject(product), [
+    { text: T.intro(product) },
+    { text: T.action, link: pageUrl(settings, "signIn") },
+    { text: T.ignore },
+  ], input.locale);
+}
+
+/** "Time: …", "Device: …" lines of an alert, in the recipient's language. */
+function detailLines(
+  locale: MailLocale | undefined,
+  at: Date,
+  input: { device?: string; ipAddress?: string; location?: string },
+): string {
+  const L = mailTexts(locale).labels;
+  return [
+    `${L.time}: ${at.toISOString().replace(/\.\d{3}Z$/, "Z")}`,
+    input.device ? `${L.device}: ${clean(input.device, 200)}` : null,
+    input.ipAddress ? `${L.ip}: ${clean(input.ipAddress, 64)}` : null,
+    input.location ? `${L.location}: ${clean(input.location, 100)}` : null,
+  ].filter((line): line is string => line !== null).join("\n");
 }
 
 /** The alert mailed when a device signs in for the first time. It carries no secret and no link. */
 export function newDeviceAlertMessage(settings: MailSettings, input: NewDeviceAlertInput): MailMessage {
   const product = productOf(settings);
-  const details = [
-    `Time: ${input.seenAt.toISOString().replace(/\.\d{3}Z$/, "Z")}`,
-    input.device ? `Device: ${clean(input.device, 200)}` : null,
-    input.ipAddress ? `IP address: ${clean(input.ipAddress, 64)}` : null,
-    input.location ? `Location: ${clean(input.location, 100)}` : null,
-  ].filter((line): line is string => line !== null);
-  return compose(settings, "new_device_alert", input.to, `New sign-in to your ${product} account`, [
-    { text: `Your ${product} account was just signed in to from a device it had not seen before.` },
-    { text: details.join("\n"), lines: true },
-    { text: "If this was you, there is nothing to do." },
-    { text: "If it was not, change your password right away and review your sign-in methods." },
-  ]);
+  const T = mailTexts(input.locale).newDeviceAlert;
+  return compose(settings, "new_device_alert", input.to, T.subject(product), [
+    { text: T.intro(product) },
+    { text: detailLines(input.locale, input.seenAt, input), lines: true },
+    { text: T.you },
+    { text: T.notYou },
+  ], input.locale);
 }
 
 /** Input of {@link loginBlockedAlertMessage}. */
 export interface LoginBlockedAlertInput {
+  /** The language (default English). */
+  readonly locale?: MailLocale;
   readonly to: string;
   /** When the sign-in was attempted. */
   readonly attemptedAt: Date;
@@ -271,24 +296,19 @@ export interface LoginBlockedAlertInput {
  */
 export function loginBlockedAlertMessage(settings: MailSettings, input: LoginBlockedAlertInput): MailMessage {
   const product = productOf(settings);
-  const details = [
-    `Time: ${input.attemptedAt.toISOString().replace(/\.\d{3}Z$/, "Z")}`,
-    input.device ? `Device: ${clean(input.device, 200)}` : null,
-    input.ipAddress ? `IP address: ${clean(input.ipAddress, 64)}` : null,
-  ].filter((line): line is string => line !== null);
-  return compose(settings, "login_blocked_alert", input.to, `Blocked sign-in to your ${product} account`, [
-    {
-      text:
-        `Someone signed in to your ${product} account with your correct password, and ${product} blocked it as too risky.`,
-    },
-    { text: details.join("\n"), lines: true },
-    { text: "If this was you, sign in again from a device or network you usually use." },
-    { text: "If it was not, your password is known to someone else: change it right away." },
-  ]);
+  const T = mailTexts(input.locale).loginBlockedAlert;
+  return compose(settings, "login_blocked_alert", input.to, T.subject(product), [
+    { text: T.intro(product) },
+    { text: detailLines(input.locale, input.attemptedAt, input), lines: true },
+    { text: T.you },
+    { text: T.notYou },
+  ], input.locale);
 }
 
 /** Input of {@link factorsResetMessage}. */
 export interface FactorsResetInput {
+  /** The language (default English). */
+  readonly locale?: MailLocale;
   readonly to: string;
   /** When the factors were reset. */
   readonly resetAt: Date;
@@ -302,19 +322,14 @@ export interface FactorsResetInput {
  */
 export function factorsResetMessage(settings: MailSettings, input: FactorsResetInput): MailMessage {
   const product = productOf(settings);
-  return compose(
-    settings,
-    "factors_reset",
-    input.to,
-    `Sign-in methods of your ${product} account were reset`,
-    [
-      { text: `An administrator removed these sign-in methods from your ${product} account:` },
-      { text: input.factors.map((f) => `- ${clean(f, 100)}`).join("\n"), lines: true },
-      { text: `Time: ${input.resetAt.toISOString().replace(/\.\d{3}Z$/, "Z")}` },
-      { text: "Sign in and set them up again from your account's security settings." },
-      { text: "If you did not ask for this, contact your administrator right away." },
-    ],
-  );
+  const T = mailTexts(input.locale).factorsReset;
+  return compose(settings, "factors_reset", input.to, T.subject(product), [
+    { text: T.intro(product) },
+    { text: input.factors.map((f) => `- ${clean(f, 100)}`).join("\n"), lines: true },
+    { text: detailLines(input.locale, input.resetAt, {}) },
+    { text: T.again },
+    { text: T.notYou },
+  ], input.locale);
 }
 
 /** Input of {@link impersonationConsentMessage}. */
@@ -336,15 +351,17 @@ export function impersonationConsentMessage(
   input: ImpersonationConsentMessageInput,
 ): MailMessage {
   const product = productOf(settings);
+  const texts = mailTexts(input.locale);
+  const T = texts.impersonationConsent;
   const url = linkUrl(settings, "impersonationConsent", input.token);
-  const actor = clean(input.actorName, 100) || "An administrator";
-  return compose(settings, "impersonation_consent", input.to, `Approve access to your ${product} account`, [
-    { text: `${actor} asks to act as you in ${product} for ${formatDuration(input.durationSeconds)}.` },
-    { text: `Reason given: ${clean(input.reason, 500)}` },
-    { text: "Sign in and approve the request:", link: url },
-    { text: `The link works once and expires in ${formatDuration(input.ttlSeconds)}.` },
-    { text: "If you do not expect this, ignore this message: nothing happens without your approval." },
-  ]);
+  const actor = clean(input.actorName, 100) || T.anAdministrator;
+  return compose(settings, "impersonation_consent", input.to, T.subject(product), [
+    { text: T.intro(actor, product, formatDuration(input.durationSeconds, input.locale)) },
+    { text: T.reason(clean(input.reason, 500)) },
+    { text: T.action, link: url },
+    { text: texts.linkOnce(formatDuration(input.ttlSeconds, input.locale)) },
+    { text: T.ignore },
+  ], input.locale);
 }
 
 /** The mail builders bound to one set of settings. */
@@ -358,6 +375,36 @@ export interface MailMessages {
   loginBlockedAlert(input: LoginBlockedAlertInput): MailMessage;
   factorsReset(input: FactorsResetInput): MailMessage;
   impersonationConsent(input: ImpersonationConsentMessageInput): MailMessage;
+  signUp(input: TokenLinkMessageInput): MailMessage;
+  signUpExisting(input: SignUpExistingInput): MailMessage;
+}
+
+/** What {@link realmMessages} reads of a realm. */
+export interface MailRealm {
+  readonly name: string;
+  readonly isDefault: boolean;
+  readonly branding: {
+    readonly productName: string | null;
+    readonly color: string | null;
+    readonly logoUrl: string | null;
+  };
+}
+
+/**
+ * The builders of `base` for mail to a user of `realm`: the realm's branding over the server's,
+ * and links that name the realm (so the hosted pages show its branding and sign in to it); the
+ * default realm's links name none. `base` itself when the realm is unknown.
+ */
+export function realmMessages(base: MailMessages, realm: MailRealm | null): MailMessages {
+  if (realm === null) return base;
+  const s = base.settings;
+  return mailMessages({
+    ...s,
+    productName: realm.branding.productName ?? s.productName,
+    brandColor: realm.branding.color ?? s.brandColor,
+    logoUrl: realm.branding.logoUrl ?? s.logoUrl,
+    realm: realm.isDefault ? undefined : realm.name,
+  });
 }
 
 /** Binds every builder to `settings`. */
@@ -372,6 +419,8 @@ export function mailMessages(settings: MailSettings): MailMessages {
     loginBlockedAlert: (input) => loginBlockedAlertMessage(settings, input),
     factorsReset: (input) => factorsResetMessage(settings, input),
     impersonationConsent: (input) => impersonationConsentMessage(settings, input),
+    signUp: (input) => signUpMessage(settings, input),
+    signUpExisting: (input) => signUpExistingMessage(settings, input),
   };
 }
 
@@ -379,14 +428,21 @@ export function mailMessages(settings: MailSettings): MailMessages {
 export function linkUrl(settings: MailSettings, page: keyof MailLinkPaths, token: string): string {
   const path = settings.linkPaths?.[page] ?? DEFAULT_MAIL_LINK_PATHS[page];
   const base = settings.baseUrl.replace(/\/+$/, "") + (settings.pathBase ?? "").replace(/\/+$/, "");
-  return `${base}${path.startsWith("/") ? path : `/${path}`}?token=${encodeURIComponent(token)}`;
+  const realm = settings.realm ? `&realm=${encodeURIComponent(settings.realm)}` : "";
+  return `${base}${path.startsWith("/") ? path : `/${path}`}?token=${encodeURIComponent(token)}${realm}`;
+}
+
+/** The absolute URL of a page of the hosted account app without a token (the sign-in page). */
+export function pageUrl(settings: MailSettings, page: "signIn"): string {
+  const path = settings.linkPaths?.[page] ?? DEFAULT_MAIL_LINK_PATHS[page];
+  const base = settings.baseUrl.replace(/\/+$/, "") + (settings.pathBase ?? "").replace(/\/+$/, "");
+  const realm = settings.realm ? `?realm=${encodeURIComponent(settings.realm)}` : "";
+  return `${base}${path.startsWith("/") ? path : `/${path}`}${realm}`;
 }
 
 /** A duration in words: "45 seconds", "10 minutes", "1 hour", "2 days" (rounded down to the largest unit). */
 export function formatDuration(seconds: number, locale: MailLocale = "en"): string {
-  const names = locale === "fr"
-    ? ["jour", "heure", "minute", "seconde"]
-    : ["day", "hour", "minute", "second"];
+  const names = mailTexts(locale).units;
   const units: [number, string][] = [[86400, names[0]], [3600, names[1]], [60, names[2]], [1, names[3]]];
   for (const [size, name] of units) {
     if (seconds >= size || size === 1) {

@@ -13,6 +13,8 @@ export type MailKind =
   | "password_reset"
   | "email_verification"
   | "invitation"
+  | "sign_up"
+  | "sign_up_existing"
   | "new_device_alert"
   | "login_blocked_alert"
   | "factors_reset"

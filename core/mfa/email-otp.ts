@@ -14,7 +14,7 @@
 import type { Clock } from "../clock.ts";
 import { type RandomSource, randomToken } from "../random.ts";
 import type { MailTransport } from "../mail/transport.ts";
-import { emailOtpMessage, type MailSettings } from "../mail/messages.ts";
+import { emailOtpMessage, type MailLocale, type MailSettings } from "../mail/messages.ts";
 import { type EmailOtpStore, hashOtpCode } from "../../storage/contract/email-otp.ts";
 import { ValidationError } from "../errors.ts";
 
@@ -53,6 +53,8 @@ export interface EmailOtpIssueInput {
    * secret, but whoever holds it may guess within the budget, so bind it to the login in progress.
    */
   readonly challengeId?: string;
+  /** The mail's language (the request's `Accept-Language`; default English). */
+  readonly locale?: MailLocale | null;
 }
 
 /** An issued challenge. The code itself went only to the mailbox. */
@@ -113,7 +115,12 @@ export class EmailOtpService {
     }
     const code = randomOtpCode(this.#deps.random);
     const { ttlSeconds, attempts } = this.#settings;
-    const message = emailOtpMessage(this.#deps.mailSettings, { to: input.to, code, ttlSeconds });
+    const message = emailOtpMessage(this.#deps.mailSettings, {
+      to: input.to,
+      code,
+      ttlSeconds,
+      locale: input.locale ?? undefined,
+    });
     const expiresAt = new Date(this.#deps.clock.now() + ttlSeconds * 1000);
     await this.#deps.store.store({
       challengeId,

@@ -373,18 +373,38 @@ export class PasskeyService {
    * id (base64url). `NotFoundError` when it is not theirs or does not exist (the same answer).
    */
   async remove(user: Pick<User, "id" | "realmId">, id: string): Promise<PasskeyCredentialRecord> {
-    let credential = await this.#o.credentials.get(id);
-    if (credential === null && /^[A-Za-z0-9_-]{1,1400}$/.test(id)) {
-      credential = await this.#o.credentials.getByCredentialId(fromBase64Url(id));
-    }
-    if (
-      credential === null || credential.userId !== user.id ||
-      !await this.#o.credentials.delete(user.id, credential.id)
-    ) {
+    const credential = await this.#own(user, id);
+    if (credential === null || !await this.#o.credentials.delete(user.id, credential.id)) {
       throw new NotFoundError("The passkey was not found.");
     }
     this.#emit(EVENT_KINDS.passkeyRemoved, user, { passkeyId: credential.id });
     return credential;
+  }
+
+  /**
+   * Renames one of `user`'s passkeys (`id`: svc's id or the base64url credential id; `name`
+   * null clears it). Another user's passkey is not found, exactly like an unknown one.
+   */
+  async rename(
+    user: Pick<User, "id" | "realmId">,
+    id: string,
+    name: string | null,
+  ): Promise<PasskeyCredentialRecord> {
+    const credential = await this.#own(user, id);
+    if (credential === null || !await this.#o.credentials.rename(user.id, credential.id, name)) {
+      throw new NotFoundError("The passkey was not found.");
+    }
+    this.#emit(EVENT_KINDS.passkeyRenamed, user, { passkeyId: credential.id });
+    return { ...credential, name };
+  }
+
+  /** `user`'s credential by svc id or base64url credential id, or null (unknown or another user's). */
+  async #own(user: Pick<User, "id">, id: string): Promise<PasskeyCredentialRecord | null> {
+    let credential = await this.#o.credentials.get(id);
+    if (credential === null && /^[A-Za-z0-9_-]{1,1400}$/.test(id)) {
+      credential = await this.#o.credentials.getByCredentialId(fromBase64Url(id));
+    }
+    return credential !== null && credential.userId === user.id ? credential : null;
   }
 
   async #startAssertion(

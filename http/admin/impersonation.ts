@@ -51,7 +51,12 @@ import {
 import { SVC_PERMISSIONS } from "../../core/definitions/svc-permissions.ts";
 import { ConflictError, ForbiddenError, SvcError } from "../../core/errors.ts";
 import { isUuid, UUID_PATTERN } from "../../core/ids.ts";
-import { mailMessages, mailSettingsFromConfig } from "../../core/mail/messages.ts";
+import {
+  mailLocaleOf,
+  mailMessages,
+  mailSettingsFromConfig,
+  realmMessages,
+} from "../../core/mail/messages.ts";
 import { createOutboxTransport } from "../../core/mail/outbox.ts";
 import { randomUuid } from "../../core/random.ts";
 import type { SessionService } from "../../core/sessions/service.ts";
@@ -345,13 +350,15 @@ export function impersonationRoutes(deps: ImpersonationRouteDeps) {
             sub: target.id,
             act: { sub: principal.userId, imp: id },
           }, { ttlSeconds: consentTtlSeconds });
-          await createOutboxTransport(tx.mailOutbox).send(messages.impersonationConsent({
+          const own = realmMessages(messages, await tx.realms.get(target.realmId));
+          await createOutboxTransport(tx.mailOutbox).send(own.impersonationConsent({
             to: target.email,
             token: consent.token,
             ttlSeconds: consentTtlSeconds,
-            actorName: actor?.displayName ?? actor?.email ?? "An administrator",
+            actorName: actor?.displayName ?? actor?.email ?? "",
             reason: body.reason,
             durationSeconds,
+            locale: mailLocaleOf(c.req.header("Accept-Language")),
           }));
           await emit(event(IMPERSONATION_EVENTS.consentRequested, record, now, { ...data, durationSeconds }));
         } else {

@@ -30,12 +30,13 @@
 import type { Context } from "hono";
 import * as v from "valibot";
 import {
-  FACTOR_LABELS,
   removeFactors,
   RESETTABLE_FACTORS,
   USER_FACTORS_RESET_EVENT,
 } from "../../core/accounts/factor-reset.ts";
 import { reactivateUser, suspendUser } from "../../core/accounts/suspension.ts";
+import { mailTexts } from "../../core/mail/catalogue.ts";
+import { mailLocaleOf } from "../../core/mail/messages.ts";
 import {
   USERS_MANAGE_GLOBAL,
   USERS_MANAGE_ORG,
@@ -618,7 +619,12 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
           },
         };
       });
-      await deps.accounts.notifyFactorsReset(target.id, factors.map((f) => FACTOR_LABELS[f]));
+      const locale = mailLocaleOf(c.req.header("Accept-Language"));
+      await deps.accounts.notifyFactorsReset(
+        target.id,
+        factors.map((f) => mailTexts(locale).factorLabels[f]),
+        locale,
+      );
       return c.json(value);
     });
   }, OPERATIONS);

@@ -20,7 +20,7 @@ import { KnownDevices } from "../../core/devices/known-devices.ts";
 import type { EventSink } from "../../core/events/sink.ts";
 import { LoginPipeline, type SecurityEventWriter } from "../../core/login/pipeline.ts";
 import { createOutboxTransport } from "../../core/mail/outbox.ts";
-import { mailMessages, mailSettingsFromConfig } from "../../core/mail/messages.ts";
+import { mailMessages, mailSettingsFromConfig, realmMessages } from "../../core/mail/messages.ts";
 import type { MailTransport } from "../../core/mail/transport.ts";
 import { EmailOtpService } from "../../core/mfa/email-otp.ts";
 import { RecoveryCodeService } from "../../core/mfa/recovery-codes.ts";
@@ -126,12 +126,14 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
     async onNewDevice(alert) {
       const user = await storage.users.get(alert.userId);
       if (user === null) return;
-      await mail.send(messages.newDeviceAlert({
+      const own = realmMessages(messages, await storage.realms.get(user.realmId));
+      await mail.send(own.newDeviceAlert({
         to: user.email,
         seenAt: alert.device.firstSeenAt,
         device: alert.device.description ?? undefined,
         ipAddress: alert.ip ?? undefined,
         location: alert.location?.country || undefined,
+        locale: alert.locale ?? undefined,
       }));
     },
     onAlertError: (error) => report("login: new-device alert not sent", error),
@@ -183,13 +185,16 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
     clock,
     // Mailed after the answer, so the refusal takes no longer than a wrong password's.
     onRiskBlock(alert) {
-      background(() =>
-        mail.send(messages.loginBlockedAlert({
-          to: alert.user.email,
-          attemptedAt: alert.at,
-          device: alert.device ?? undefined,
-          ipAddress: alert.ip ?? undefined,
-        }))
+      background(async () =>
+        mail.send(
+          realmMessages(messages, await storage.realms.get(alert.user.realmId)).loginBlockedAlert({
+            to: alert.user.email,
+            attemptedAt: alert.at,
+            device: alert.device ?? undefined,
+            ipAddress: alert.ip ?? undefined,
+            locale: alert.locale ?? undefined,
+          }),
+        )
       );
       return Promise.resolve();
     },
@@ -233,6 +238,7 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
         users: storage.users,
         snapshots: options.snapshots,
         throttle: new RequestThrottle({ store: counters, clock, sink: events, limits: config.throttle }),
+        abuse,
         background,
       }),
       factorRoutes({

@@ -12,6 +12,12 @@
  * - `POST /auth/email/verify` `{ token }`: 200 `{ userId, email, emailVerified: true }`.
  * - `POST /auth/invitation/accept` `{ token, password?, displayName? }`: 200 `{ userId, email }`;
  *   a new account chooses its `password`; an account that has one accepts signed in, without it.
+ * - `POST /auth/sign-up` `{ email, realm?, captchaToken? }`: self sign-up, only where the realm's
+ *   `selfSignUp` is on (else 403 `sign_up_closed`). Through the abuse gate like a password login
+ *   (429 `login_blocked`, 401 `captcha_required`), then always 202 `{ "status": "accepted" }`:
+ *   the mail (a link to finish, or to an existing account's owner a note that someone tried) goes
+ *   out after the answer, so neither the answer nor its timing tells whether the address has an
+ *   account (see `AccountFlows.signUp`).
  * - `POST /svc-admin/users/invite` `{ email, orgId?, displayName? }`: 201 `{ userId, email, orgId,
  *   expiresAt }`, fenced by `svc:global:users-invite` (any organization of the realm) or
  *   `svc:org:users-invite` (the caller's own organization only, the default `orgId` for them).
@@ -23,7 +29,9 @@
 import * as v from "valibot";
 import type { RequestThrottle } from "../../core/abuse/request-throttle.ts";
 import type { AccountFlows } from "../../core/accounts/flows.ts";
-import { MAX_PASSWORD_LENGTH } from "../../core/accounts/flows.ts";
+import { MAX_PASSWORD_LENGTH, SignUpClosedError } from "../../core/accounts/flows.ts";
+import type { AbuseGate } from "../../core/abuse/gate.ts";
+import { CaptchaRequiredError, LoginBlockedError } from "../../core/login/errors.ts";
 import { USERS_INVITE_GLOBAL, USERS_INVITE_ORG } from "../../core/definitions/svc-permissions.ts";
 import { ForbiddenError, NotFoundError } from "../../core/errors.ts";
 import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
@@ -68,6 +76,12 @@ export const AcceptInvitationSchema = v.strictObject({
   token,
   password: v.optional(v.nullable(password)),
   displayName: v.optional(v.nullable(text("displayName", 200))),
+});
+/** The body of `POST /auth/sign-up`. */
+export const SignUpSchema = v.strictObject({
+  email,
+  realm: v.optional(v.nullable(text("realm", 200))),
+  captchaToken: v.optional(v.nullable(text("captchaToken", 4096))),
 });
 /** The body of `POST /svc-admin/users/invite`. */
 export const InviteUserSchema = v.strictObject({
@@ -139,6 +153,20 @@ const OPERATIONS: readonly OperationDoc[] = [
   },
   {
     method: "POST",
+    path: "/auth/sign-up",
+    summary: "Sign up (where the realm allows it): a link to finish arrives by mail",
+    description:
+      "Always 202 once past the abuse gate, whether or not the address has an account (its owner is told someone tried).",
+    tags: ["Account"],
+    auth: "public",
+    body: SignUpSchema,
+    responses: {
+      202: { description: "Accepted", body: v.object({ status: v.literal("accepted") }) },
+      ...errorResponses(400, 401, 403, 429),
+    },
+  },
+  {
+    method: "POST",
     path: "/auth/invitation/accept",
     summary: "Accept an invitation",
     description: "A new account chooses its password; an existing account accepts signed in.",
@@ -174,6 +202,8 @@ export interface AccountRouteDeps {
   users: Pick<UserStore, "get">;
   /** Counts forgot-password and verification requests (per account and per IP). */
   throttle: RequestThrottle;
+  /** The login abuse gate: self sign-up goes through it too. */
+  abuse: Pick<AbuseGate, "check" | "release">;
   /** Runs work after the answer (the forgot-password mail); failures are reported, never answered. */
   background: (work: () => Promise<unknown>) => void;
 }
@@ -195,6 +225,27 @@ export function accountRoutes(deps: AccountRouteDeps): DocumentedInstaller {
         if (allowed) await deps.accounts.forgotPassword(realmId, body.email, locale);
       });
       c.header("Cache-Control", "no-store");
+      return c.json({ status: "accepted" }, 202);
+    });
+
+    app.post("/auth/sign-up", async (c) => {
+      const body = await parseBody(c, SignUpSchema);
+      const realm = body.realm
+        ? (await deps.realms.get(body.realm)) ?? (await deps.realms.getByName(body.realm))
+        : await deps.realms.getDefault();
+      if (realm === null || !realm.selfSignUp) throw new SignUpClosedError();
+      c.header("Cache-Control", "no-store");
+      const attempt = { ip: clientIp(c) ?? "unknown", identifier: body.email, realmId: realm.id };
+      const gate = await deps.abuse.check({ ...attempt, captchaToken: body.captchaToken ?? null });
+      if (gate.outcome === "Blocked") {
+        if (gate.retryAfterSeconds !== null) c.header("Retry-After", String(gate.retryAfterSeconds));
+        throw new LoginBlockedError(gate.retryAfterSeconds);
+      }
+      if (gate.outcome === "CaptchaRequired") throw new CaptchaRequiredError(gate.captcha!);
+      // No credential was tried: the lockout slot goes back; the other layers keep the count.
+      await deps.abuse.release(attempt, gate);
+      const locale = mailLocaleOf(c.req.header("Accept-Language"));
+      deps.background(() => deps.accounts.signUp(realm.id, body.email, locale));
       return c.json({ status: "accepted" }, 202);
     });
 
@@ -263,6 +314,7 @@ export function accountRoutes(deps: AccountRouteDeps): DocumentedInstaller {
         orgId,
         displayName: body.displayName,
         realmWide: scope.global,
+        locale: mailLocaleOf(c.req.header("Accept-Language")),
       });
       return c.json({
         userId: invitation.userId,

@@ -26,6 +26,7 @@
  *
  * @module
  */
+import { mailLocaleOf } from "../../core/mail/messages.ts";
 import type { Context } from "hono";
 import * as v from "valibot";
 import { InvalidMfaCodeError } from "../../core/login/errors.ts";
@@ -211,7 +212,11 @@ export function factorRoutes(deps: FactorRouteDeps): DocumentedInstaller {
       const principal = await requireUser(c);
       const user = await deps.users.get(principal.userId);
       if (user === null) throw new NotFoundError("No such user.");
-      const issued = await deps.emailOtp.issue({ to: user.email, challengeId: enrollmentChallenge(user.id) });
+      const issued = await deps.emailOtp.issue({
+        to: user.email,
+        challengeId: enrollmentChallenge(user.id),
+        locale: mailLocaleOf(c.req.header("Accept-Language")),
+      });
       return c.json({ expiresAt: issued.expiresAt.toISOString() }, 202);
     });
 

@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { mailLocaleOf } from "../../core/mail/messages.ts";
 import type { Context } from "hono";
 import * as v from "valibot";
 import { LoginBlockedError } from "../../core/login/errors.ts";
@@ -136,6 +137,7 @@ export function loginRoutes(deps: LoginRouteDeps): DocumentedInstaller {
           deviceId: requestDevice(c, deps.responder.random, deviceFingerprint).id,
           ip: clientIp(c),
           userAgent: c.req.header("User-Agent") ?? null,
+          locale: mailLocaleOf(c.req.header("Accept-Language")),
         }));
       if (outcome.kind === "mfa") {
         return c.json({
@@ -156,6 +158,7 @@ export function loginRoutes(deps: LoginRouteDeps): DocumentedInstaller {
           deviceId: requestDevice(c, deps.responder.random, deviceFingerprint).id,
           ip: clientIp(c),
           userAgent: c.req.header("User-Agent") ?? null,
+          locale: mailLocaleOf(c.req.header("Accept-Language")),
         }));
       return await signIn(c, deps, ready);
     });

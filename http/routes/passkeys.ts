@@ -12,6 +12,8 @@
  *   svc itself by default, else an app of the app catalog, as for the password login).
  * - `POST /mfa/verify` `{ mfaToken, ceremonyId, response }` → the sign-in response.
  * - `GET /` → `{ passkeys: [...] }` of the caller.
+ * - `PATCH /{credentialId}` `{ name }` (null clears it) → `{ passkey }`: renames one of the
+ *   caller's passkeys (beside `DELETE` of the same resource; another user's is 404 like an unknown one).
  * - `DELETE /{credentialId}` (svc id or base64url credential id) → 204.
  *
  * Every completed login answers through `respondWithSignIn` with the MFA level
@@ -74,6 +76,9 @@ export const RegisterSchema = v.strictObject({
   response: RegistrationResponseSchema,
   name: v.optional(name),
 });
+
+/** The body of `PATCH /auth/passkey/{credentialId}`: the new name (blank or null clears it). */
+export const RenameSchema = v.strictObject({ name });
 
 /** The body of `POST /auth/passkey/login/options`. */
 export const LoginOptionsSchema = v.strictObject({
@@ -248,6 +253,18 @@ const OPERATIONS: readonly OperationDoc[] = [
     },
   },
   {
+    method: "PATCH",
+    path: "/auth/passkey/:credentialId",
+    summary: "Rename one of the caller's passkeys",
+    tags: TAGS,
+    params: { credentialId: "The passkey's svc id or its base64url credential id" },
+    body: RenameSchema,
+    responses: {
+      200: { description: "Renamed", body: v.object({ passkey: PasskeySchema }) },
+      ...errorResponses(400, 401, 403, 404),
+    },
+  },
+  {
     method: "DELETE",
     path: "/auth/passkey/:credentialId",
     summary: "Remove one of the caller's passkeys",
@@ -372,6 +389,17 @@ export function passkeyRoutes(deps: PasskeyRouteDeps): DocumentedInstaller {
     app.get("/auth/passkey", list);
     app.get("/auth/passkey/", list);
 
+    app.patch("/auth/passkey/:credentialId", async (c) => {
+      const principal = await requireUser(c);
+      const body = await parseBody(c, RenameSchema);
+      const renamed = await passkeys.rename(
+        { id: principal.userId, realmId: principal.realmId },
+        c.req.param("credentialId"),
+        body.name === null || body.name === "" ? null : body.name,
+      );
+      return c.json({ passkey: passkeyView(renamed) });
+    });
+
     app.delete("/auth/passkey/:credentialId", async (c) => {
       const principal = await requireUser(c);
       await passkeys.remove(
@@ -398,11 +426,20 @@ export interface PasskeyStackOptions {
   counters?: CounterStore;
 }
 
-/** The passkey service and routes from the configuration (relying party, ceremony lifetime). */
+/**
+ * The passkey service and routes from the configuration (relying party, ceremony lifetime), and
+ * the options throttle (shared with the invitation's passkey options).
+ */
 export function createPasskeyRoutes(
   options: PasskeyStackOptions,
-): { passkeys: PasskeyService; routes: RouteInstaller } {
+): { passkeys: PasskeyService; routes: RouteInstaller; throttle: RequestThrottle } {
   const { config, storage, clock, random, events, auth } = options;
+  const throttle = new RequestThrottle({
+    store: options.counters ?? new MemoryCounterStore({ clock }),
+    clock,
+    sink: events,
+    limits: config.throttle,
+  });
   const passkeys = new PasskeyService({
     credentials: storage.passkeyCredentials,
     ceremonies: storage.passkeyCeremonies,
@@ -424,14 +461,9 @@ export function createPasskeyRoutes(
       random,
       refreshTokenTtlSeconds: config.tokens.refreshTokenTtlSeconds,
     },
-    throttle: new RequestThrottle({
-      store: options.counters ?? new MemoryCounterStore({ clock }),
-      clock,
-      sink: events,
-      limits: config.throttle,
-    }),
+    throttle,
   });
-  return { passkeys, routes };
+  return { passkeys, routes, throttle };
 }
 
 /**

@@ -1,14 +1,16 @@
 /**
- * The authorization endpoint (code flow), the minimal sign-in page and the consent step.
+ * The authorization endpoint (code flow) and the consent step; sign-in happens on the hosted
+ * sign-in page.
  *
  * - `GET /oidc/authorize`: `response_type=code`, `client_id`, `redirect_uri` (exactly one of the
  *   client's), `scope` (with `openid`, within the client's allowed scopes), `state`, `nonce`,
  *   `code_challenge` + `code_challenge_method=S256` (required for public clients), `prompt`
  *   (`none` | `login` | `consent`), `max_age`, `login_hint`. An unknown client or a redirect URI
  *   that does not match is answered here (400), never redirected to.
- * - `GET|POST /oidc/sign-in?returnTo=…`: a plain HTML form (no script; strict CSP) over svc's
- *   password login pipeline; it sets svc's session cookies and goes back to `returnTo` (an
- *   authorization URL of this provider). The hosted sign-in page replaces it through `signInUrl`.
+ * - Sign-in: a browser without a fresh svc session is sent to the hosted sign-in page
+ *   (`{pathBase}{SVC_ACCOUNT_MOUNT_PATH}/sign-in`, or `signInUrl` when set) with `returnTo` = the
+ *   absolute URL of this authorization request and `login_hint`; the hosted page runs every
+ *   factor (passkey, password, the second factor) and goes back to `returnTo`.
  * - `GET|POST /oidc/consent`: the consent step of clients that require it.
  *
  * @module
@@ -17,14 +19,11 @@ import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import {
   ACCESS_COOKIE,
-  clientIp,
   type ClientRecord,
   noStore,
   randomToken,
   type RouteInstaller,
-  setSessionCookies,
   sha256Hex,
-  SvcError,
 } from "../../mod.ts";
 import {
   formFields,
@@ -46,17 +45,6 @@ function csp(formTarget: string | null): string {
   }; frame-ancestors 'none'; base-uri 'none'`;
 }
 
-/** The origin of the redirect URI an authorization query names, or null. */
-function redirectOrigin(query: string): string | null {
-  const uri = new URLSearchParams(query).get("redirect_uri");
-  if (uri === null) return null;
-  try {
-    const url = new URL(uri);
-    return url.protocol === "https:" || url.protocol === "http:" ? url.origin : null;
-  } catch {
-    return null;
-  }
-}
 const FORM_COOKIE = "svc_oidc_form";
 
 /** The parameters of an authorization request, checked. */
@@ -78,8 +66,6 @@ interface AuthorizationRequest {
 export function authorizeRoutes(p: Provider): RouteInstaller {
   return (app) => {
     app.get(PATHS.authorize, noStore, (c) => authorize(p, c));
-    app.get(PATHS.signIn, noStore, (c) => signInPage(p, c, null, 200));
-    app.post(PATHS.signIn, noStore, (c) => signInSubmit(p, c));
     app.get(PATHS.consent, noStore, (c) => consentPage(p, c));
     app.post(PATHS.consent, noStore, (c) => consentSubmit(p, c));
   };
@@ -207,8 +193,8 @@ async function authorize(p: Provider, c: Context): Promise<Response> {
     const back = new URLSearchParams(url.searchParams);
     back.delete("prompt");
     back.set("svc_auth_after", String(now - 1000));
-    const returnTo = `${p.path(PATHS.authorize)}?${back}`;
-    const target = new URL(p.ctx.config.signInUrl ?? p.url(PATHS.signIn), p.issuer);
+    const returnTo = `${p.url(PATHS.authorize)}?${back}`;
+    const target = new URL(p.ctx.config.signInUrl ?? p.url(hostedSignInPath(p)), p.issuer);
     target.searchParams.set("returnTo", returnTo);
     if (r.loginHint !== null) target.searchParams.set("login_hint", r.loginHint);
     return c.redirect(target.href, 303);
@@ -252,6 +238,11 @@ async function authorize(p: Provider, c: Context): Promise<Response> {
   return redirectWith(c, r.redirectUri, { code, state: r.state }, p);
 }
 
+/** The hosted sign-in page, under the path base: `{SVC_ACCOUNT_MOUNT_PATH}/sign-in`. */
+function hostedSignInPath(p: Provider): string {
+  return `${p.ctx.svcConfig.account.mountPath}/sign-in`;
+}
+
 function redirectWith(
   c: Context,
   redirectUri: string,
@@ -274,7 +265,7 @@ function escape(text: string): string {
 
 function page(
   c: Context,
-  status: 200 | 400 | 401 | 403,
+  status: 200 | 400 | 403,
   title: string,
   body: string,
   formTarget: string | null = null,
@@ -313,95 +304,6 @@ function formTokenValid(c: Context, presented: string | undefined): boolean {
   const cookie = getCookie(c, FORM_COOKIE);
   return cookie !== undefined && presented !== undefined && presented.length === cookie.length &&
     sha256Hex(cookie) === sha256Hex(presented);
-}
-
-/** A `returnTo` the provider follows: its own authorization endpoint, same origin. */
-function safeReturnTo(p: Provider, value: string | undefined): string | null {
-  if (value === undefined || !value.startsWith(`${p.path(PATHS.authorize)}?`)) return null;
-  const resolved = new URL(value, p.issuer);
-  return resolved.origin === new URL(p.issuer).origin ? value : null;
-}
-
-function signInPage(p: Provider, c: Context, error: string | null, status: 200 | 400 | 401): Response {
-  const returnTo = safeReturnTo(p, c.req.query("returnTo"));
-  if (returnTo === null) return errorPage(c, 400, "Start signing in from the application.");
-  const hint = c.req.query("login_hint") ?? "";
-  return signInForm(p, c, returnTo, hint, error, status);
-}
-
-function signInForm(
-  p: Provider,
-  c: Context,
-  returnTo: string,
-  email: string,
-  error: string | null,
-  status: 200 | 400 | 401,
-): Response {
-  const token = formToken(p, c);
-  return page(
-    c,
-    status,
-    "Sign in",
-    `${error === null ? "" : `<p role="alert">${escape(error)}</p>`}<form method="post" action="${
-      escape(p.path(PATHS.signIn))
-    }"><input type="hidden" name="returnTo" value="${
-      escape(returnTo)
-    }"><input type="hidden" name="form" value="${
-      escape(token)
-    }"><p><label for="email">Email</label><br><input id="email" name="email" type="email" autocomplete="username" required value="${
-      escape(email.slice(0, 320))
-    }"></p><p><label for="password">Password</label><br><input id="password" name="password" type="password" autocomplete="current-password" required></p><p><button type="submit">Sign in</button></p></form>`,
-    redirectOrigin(returnTo.slice(returnTo.indexOf("?") + 1)),
-  );
-}
-
-async function signInSubmit(p: Provider, c: Context): Promise<Response> {
-  const form = await formFields(c);
-  if (form === null) return errorPage(c, 400, "The form could not be read.");
-  const returnTo = safeReturnTo(p, form.returnTo);
-  if (returnTo === null) return errorPage(c, 400, "Start signing in from the application.");
-  if (!formTokenValid(c, form.form)) {
-    return errorPage(c, 403, "The form expired; go back to the application.");
-  }
-  const email = form.email ?? "";
-  try {
-    const outcome = await p.ctx.login.login({
-      email,
-      password: form.password ?? "",
-      realm: p.realmId,
-      ip: clientIp(c),
-      userAgent: c.req.header("User-Agent") ?? null,
-    });
-    if (outcome.kind === "mfa") {
-      return signInForm(
-        p,
-        c,
-        returnTo,
-        email,
-        "This account needs a second factor, which this page does not offer; use the hosted sign-in page.",
-        401,
-      );
-    }
-    const issued = await p.ctx.sessions.signIn(outcome.signIn);
-    setSessionCookies(c, p.ctx.cookies, {
-      accessToken: issued.tokens.accessToken,
-      expiresIn: issued.tokens.expiresIn,
-      refreshToken: issued.tokens.refreshToken,
-      refreshMaxAge: p.ctx.svcConfig.tokens.refreshTokenTtlSeconds,
-    }, p.ctx.random);
-    await p.ctx.login.completeSignIn(outcome, issued.session.id);
-    return c.redirect(returnTo, 303);
-  } catch (error) {
-    if (!(error instanceof SvcError) || error.status >= 500) throw error;
-    return signInForm(
-      p,
-      c,
-      returnTo,
-      email,
-      "The email or password is not right, or sign-in is blocked.",
-      401,
-    );
-  }
 }
 
 async function consentPage(p: Provider, c: Context): Promise<Response> {

@@ -1,7 +1,7 @@
 /**
  * The OIDC provider plugin (`SVC_PLUGINS=oidc-provider`): discovery, the authorization code flow
- * with PKCE, sign-in (a minimal page until the hosted one replaces it through
- * `SVC_OIDC_SIGN_IN_URL`), consent, the token endpoint (authorization_code, refresh_token,
+ * with PKCE, sign-in on the hosted sign-in page (every factor; `SVC_OIDC_SIGN_IN_URL` points
+ * elsewhere), consent, the token endpoint (authorization_code, refresh_token,
  * client_credentials for service accounts; client authentication by secret, `private_key_jwt` or
  * none for public clients), ID tokens, userinfo, revocation, introspection and
  * RP-initiated logout, for the clients of one realm (managed at `/svc-admin/oidc/clients`).
@@ -97,8 +97,8 @@ export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
         {
           env: "SVC_OIDC_SIGN_IN_URL",
           key: "signInUrl",
-          doc: "where the provider sends browsers to sign in (gets returnTo), such as /account/sign-in",
-          defaultText: "/oidc/sign-in (the provider's minimal page)",
+          doc: "where the provider sends browsers to sign in (gets returnTo and login_hint)",
+          defaultText: "the hosted page, at {account mount}/sign-in",
         },
         {
           env: "SVC_OIDC_CODE_TTL_SECONDS",

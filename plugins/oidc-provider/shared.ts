@@ -20,7 +20,7 @@ import { assertionClientId, ClientAssertionError, verifyClientAssertion } from "
 export interface OidcProviderConfig {
   /** The realm whose users and clients it serves (id or name; default: the default realm). */
   readonly realm: string | null;
-  /** Where sign-in happens (it gets `returnTo`); default: the provider's minimal page. */
+  /** Where sign-in happens (it gets `returnTo`); default: the hosted sign-in page (`{account mount}/sign-in`). */
   readonly signInUrl: string | null;
   /** Authorization code lifetime. */
   readonly codeTtlSeconds: number;
@@ -49,7 +49,6 @@ export const SUPPORTED_SCOPES = ["openid", "profile", "email", "offline_access"]
 export const PATHS = {
   discovery: "/.well-known/openid-configuration",
   authorize: "/oidc/authorize",
-  signIn: "/oidc/sign-in",
   consent: "/oidc/consent",
   token: "/oidc/token",
   userinfo: "/oidc/userinfo",

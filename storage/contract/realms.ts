@@ -15,6 +15,18 @@
  * @module
  */
 
+/**
+ * A realm's branding of the hosted pages and mail; a null field falls back to the server's
+ * `SVC_BRAND_*` setting.
+ */
+export interface RealmBranding {
+  readonly productName: string | null;
+  /** `#rrggbb`. */
+  readonly color: string | null;
+  /** An https URL. */
+  readonly logoUrl: string | null;
+}
+
 /** A realm. */
 export interface Realm {
   readonly id: string;
@@ -23,8 +35,14 @@ export interface Realm {
   readonly displayName: string;
   /** At most one realm is the default. */
   readonly isDefault: boolean;
+  /** Whether people may create their own account on the hosted sign-up page (default false). */
+  readonly selfSignUp: boolean;
+  readonly branding: RealmBranding;
   readonly createdAt: Date;
 }
+
+/** A realm without its own branding. */
+export const NO_BRANDING: RealmBranding = Object.freeze({ productName: null, color: null, logoUrl: null });
 
 /** Input of {@link RealmStore.create}. */
 export interface CreateRealmInput {
@@ -43,6 +61,10 @@ export interface UpdateRealmInput {
    * (ConflictError `default_realm_required`); on another realm it changes nothing.
    */
   readonly isDefault?: boolean;
+  /** Opens or closes self sign-up. */
+  readonly selfSignUp?: boolean;
+  /** Replaces the whole branding. */
+  readonly branding?: RealmBranding;
 }
 
 /** Storage of realms. */
@@ -61,7 +83,8 @@ export interface RealmStore {
   /** Every realm, by creation time then id. */
   list(): Promise<Realm[]>;
   /**
-   * Changes a realm's display name or makes it the default (see {@link UpdateRealmInput}), in
+   * Changes a realm's display name, self sign-up or branding, or makes it the default (see
+   * {@link UpdateRealmInput}), in
    * one transaction. NotFoundError: unknown realm. ConflictError reason: `default_realm_required`.
    */
   update(id: string, changes: UpdateRealmInput): Promise<Realm>;

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { sql } from "kysely";
+import { type Selectable, sql, type Updateable } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { ConflictError, NotFoundError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
@@ -68,9 +68,15 @@ export function createSqlRealmStore(db: Executor, deps: { clock: Clock; random: 
           // Clear, then set, in one transaction: readers outside it see the old default or the new one.
           await trx.updateTable("realms").set({ is_default: false }).where("is_default", "=", true).execute();
         }
-        const set: Partial<Database["realms"]> = {};
+        const set: Updateable<Database["realms"]> = {};
         if (changes.displayName !== undefined) set.display_name = changes.displayName;
         if (changes.isDefault === true) set.is_default = true;
+        if (changes.selfSignUp !== undefined) set.self_sign_up = changes.selfSignUp;
+        if (changes.branding !== undefined) {
+          set.brand_product_name = changes.branding.productName;
+          set.brand_color = changes.branding.color;
+          set.brand_logo_url = changes.branding.logoUrl;
+        }
         if (Object.keys(set).length === 0) return realmFromRow(current);
         const row = await guarded(
           CONSTRAINTS,
@@ -83,12 +89,14 @@ export function createSqlRealmStore(db: Executor, deps: { clock: Clock; random: 
   };
 }
 
-function realmFromRow(row: Database["realms"]): Realm {
+function realmFromRow(row: Selectable<Database["realms"]>): Realm {
   return {
     id: row.id,
     name: row.name,
     displayName: row.display_name,
     isDefault: row.is_default,
+    selfSignUp: row.self_sign_up,
+    branding: { productName: row.brand_product_name, color: row.brand_color, logoUrl: row.brand_logo_url },
     createdAt: row.created_at,
   };
 }

@@ -6,14 +6,17 @@
  * | GET | `/svc-admin/realms` | → `{items, offset, limit, total}` |
  * | POST | `/svc-admin/realms` | `{name, displayName, isDefault?}` → 201 realm |
  * | GET | `/svc-admin/realms/{realmId}` | → realm |
- * | PATCH | `/svc-admin/realms/{realmId}` | `{displayName?, isDefault?}` → realm |
+ * | PATCH | `/svc-admin/realms/{realmId}` | `{displayName?, isDefault?, selfSignUp?, branding?}` → realm |
  *
  * Realms sit above every realm's administration, so these routes are not fenced by the caller's
  * own realm: only callers signed in to the DEFAULT realm (the "master realm") holding
  * `svc:global:realms-read` / `svc:global:realms-manage` may use them; anyone else gets 403.
  * Changes are audited in the default realm's chain. Exactly one realm is the default at every
  * moment: `isDefault: true` moves the flag in one transaction, `false` on the default is
- * 409 `default_realm_required`. A new realm gets its primary signing key at once.
+ * 409 `default_realm_required`. A new realm gets its primary signing key at once. `selfSignUp`
+ * opens the hosted sign-up page for the realm (off by default); `branding` (`productName`, `color`
+ * `#rrggbb`, `logoUrl` https; null falls back to the server's `SVC_BRAND_*`) brands its hosted
+ * pages and mail.
  *
  * @module
  */
@@ -50,10 +53,48 @@ export const CreateRealmSchema = v.strictObject({
   isDefault: v.optional(v.boolean("isDefault must be true or false")),
 });
 
+/** A realm's branding: each field null falls back to the server's `SVC_BRAND_*` setting. */
+export const RealmBrandingSchema = v.pipe(
+  v.strictObject({
+    productName: v.nullable(
+      v.pipe(
+        v.string("branding.productName must be a string"),
+        v.trim(),
+        v.minLength(1, "branding.productName must not be empty"),
+        v.maxLength(100, "branding.productName is at most 100 characters"),
+      ),
+    ),
+    color: v.nullable(
+      v.pipe(
+        v.string("branding.color must be a string"),
+        v.regex(/^#[0-9a-fA-F]{6}$/, "branding.color must be a colour such as #1f5fbf"),
+        v.toLowerCase(),
+      ),
+    ),
+    logoUrl: v.nullable(
+      v.pipe(
+        v.string("branding.logoUrl must be a string"),
+        v.maxLength(2000, "branding.logoUrl is at most 2000 characters"),
+        v.check((text) => {
+          try {
+            const url = new URL(text);
+            return url.protocol === "https:" && url.username === "" && url.password === "";
+          } catch {
+            return false;
+          }
+        }, "branding.logoUrl must be an https URL"),
+      ),
+    ),
+  }),
+  v.title("RealmBranding"),
+);
+
 /** The body of `PATCH /svc-admin/realms/{realmId}`. */
 export const UpdateRealmSchema = v.strictObject({
   displayName: v.optional(DisplayNameField),
   isDefault: v.optional(v.boolean("isDefault must be true or false")),
+  selfSignUp: v.optional(v.boolean("selfSignUp must be true or false")),
+  branding: v.optional(RealmBrandingSchema),
 });
 
 /** A realm as the API shows it. */
@@ -63,6 +104,8 @@ export function realmView(r: Realm) {
     name: r.name,
     displayName: r.displayName,
     isDefault: r.isDefault,
+    selfSignUp: r.selfSignUp,
+    branding: { ...r.branding },
     createdAt: r.createdAt.toISOString(),
   };
 }
@@ -74,6 +117,8 @@ export const RealmSchema = v.pipe(
     name: v.string(),
     displayName: v.string(),
     isDefault: v.boolean(),
+    selfSignUp: v.pipe(v.boolean(), v.description("Whether the hosted sign-up page is open for the realm.")),
+    branding: RealmBrandingSchema,
     createdAt: v.string(),
   }),
   v.title("Realm"),
@@ -144,13 +189,18 @@ export function realmRoutes(deps: AdminRouteDeps): RouteInstaller {
         const before = await tx.realms.get(realmId);
         if (before === null) throw hidden("realm");
         const after = await tx.realms.update(realmId, body).catch(asConflict);
-        const changed = after.displayName !== before.displayName || after.isDefault !== before.isDefault;
+        const changed = JSON.stringify(realmView(after)) !== JSON.stringify(realmView(before));
         if (!changed) return { value: after, audit: null };
         await emit({
           kind: "realm.updated",
           occurredAt: now(),
           realmId,
-          data: { displayName: after.displayName, isDefault: after.isDefault },
+          data: {
+            displayName: after.displayName,
+            isDefault: after.isDefault,
+            selfSignUp: after.selfSignUp,
+            branding: after.branding,
+          },
         });
         return {
           value: after,

@@ -15,6 +15,7 @@ import {
   mailSettingsFromConfig,
   newDeviceAlertMessage,
   passwordResetMessage,
+  realmMessages,
 } from "../../../core/mail/messages.ts";
 import { loadConfig } from "../../../core/config/mod.ts";
 
@@ -221,4 +222,30 @@ Deno.test("mail: French messages for a French Accept-Language; English otherwise
   assert.match(otp.text, /042917/);
   assert.match(otp.text, /expire dans 10 minutes\./);
   assert.ok(!otp.subject.includes("042917"));
+});
+
+Deno.test("realm messages: the realm's branding over the server's, links naming a non-default realm", () => {
+  const base = mailMessages({
+    baseUrl: "https://id.example.com",
+    from: "id@example.com",
+    productName: "Server ID",
+  });
+  const realm = {
+    name: "beta",
+    isDefault: false,
+    branding: { productName: "Beta ID", color: "#123456", logoUrl: "https://cdn.example.com/beta.png" },
+  };
+  const reset = realmMessages(base, realm).passwordReset({ to: "a@example.com", token: "t", ttlSeconds: 60 });
+  assert.match(reset.subject, /Beta ID/);
+  assert.match(reset.html, /#123456/);
+  assert.match(reset.html, /https:\/\/cdn\.example\.com\/beta\.png/);
+  assert.ok(reset.text.includes("/account/reset-password?token=t&realm=beta"));
+  const alert = realmMessages(base, {
+    ...realm,
+    isDefault: true,
+    branding: { ...realm.branding, productName: null },
+  })
+    .newDeviceAlert({ to: "a@example.com", seenAt: new Date(0) });
+  assert.match(alert.subject, /Server ID/, "a null field falls back to the server's");
+  assert.equal(realmMessages(base, null), base);
 });

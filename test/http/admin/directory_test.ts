@@ -137,6 +137,49 @@ Deno.test("directory admin routes", async (t) => {
       assert.equal((await call("GET", "/svc-admin/realms/not-a-uuid")).status, 404);
     });
 
+    await t.step("realms: self sign-up and branding, validated and audited", async () => {
+      const fresh = await call("GET", `/svc-admin/realms/${admin.realmId}`);
+      assert.equal(fresh.json.selfSignUp, false, "self sign-up is off by default");
+      assert.deepEqual(fresh.json.branding, { productName: null, color: null, logoUrl: null });
+      const before = await admin.chainLength();
+      const branding = {
+        productName: "Acme ID",
+        color: "#AA3300",
+        logoUrl: "https://cdn.example.com/logo.svg",
+      };
+      const set = await call("PATCH", `/svc-admin/realms/${admin.realmId}`, {
+        body: { selfSignUp: true, branding },
+      });
+      assert.equal(set.status, 200, JSON.stringify(set.json));
+      assert.equal(set.json.selfSignUp, true);
+      assert.deepEqual(set.json.branding, { ...branding, color: "#aa3300" });
+      assert.equal(await admin.chainLength(), before + 1, "one audit entry");
+      const same = await call("PATCH", `/svc-admin/realms/${admin.realmId}`, {
+        body: { selfSignUp: true, branding },
+      });
+      assert.equal(same.status, 200);
+      assert.equal(await admin.chainLength(), before + 1, "no change, no entry");
+      for (
+        const bad of [
+          { branding: { ...branding, color: "red" } },
+          { branding: { ...branding, color: "#12345" } },
+          { branding: { ...branding, logoUrl: "http://cdn.example.com/logo.svg" } },
+          { branding: { ...branding, logoUrl: "javascript:alert(1)" } },
+          { branding: { ...branding, productName: "A\u0000B" } },
+          { branding: { productName: "only one field" } },
+          { selfSignUp: "yes" },
+        ]
+      ) {
+        const res = await call("PATCH", `/svc-admin/realms/${admin.realmId}`, { body: bad });
+        assert.equal(res.status, 400, JSON.stringify(bad));
+      }
+      const reset = await call("PATCH", `/svc-admin/realms/${admin.realmId}`, {
+        body: { selfSignUp: false, branding: { productName: null, color: null, logoUrl: null } },
+      });
+      assert.equal(reset.json.selfSignUp, false);
+      assert.equal((await storage.realms.get(admin.realmId))?.branding.productName, null);
+    });
+
     await t.step(
       "organizations: ETag and If-Match (412 on a stale write), search, 404 for others",
       async () => {

@@ -17,6 +17,7 @@ import { SubjectSnapshots } from "../../../core/snapshots/service.ts";
 import { createApp } from "../../../http/app.ts";
 import { createAuthStack } from "../../../http/auth/stack.ts";
 import { createLoginStack } from "../../../http/auth/login-stack.ts";
+import { createPasskeyRoutes } from "../../../http/routes/passkeys.ts";
 import { svcRoutes } from "../../../http/svc-routes.ts";
 import { openDatabase, type SvcDatabase } from "../../../storage/open.ts";
 import { createSqlSubjectGrantSource } from "../../../storage/sql/subject-grants.ts";
@@ -97,7 +98,7 @@ Deno.test("impersonation on Postgres: end on instance A stops the token on insta
           }),
           routes: [],
         },
-        passkeys: { routes: () => {} },
+        passkeys: createPasskeyRoutes({ config, storage, clock, random, events: publisher, auth }),
       }),
     });
     return { auth, app, storage, snapshots };

@@ -39,14 +39,36 @@ Deno.test("hosted pages: the shell at a configured mount, its assets, and the se
       productName: "Acme ID",
       color: "#aa3300",
       logoUrl: null,
-      returnToOrigins: ["https://app.example.com"],
+      // svc's own origin always (the OIDC provider's authorization endpoint), then the configured ones.
+      returnToOrigins: [new URL(admin.bed.config.server.baseUrl).origin, "https://app.example.com"],
+      realm: null,
+      selfSignUp: false,
     });
+
+    // A realm's own branding and sign-up, by name or id; an unknown realm is 404.
+    const second = await admin.bed.storage.realms.create({ name: "second", displayName: "Second" });
+    await admin.bed.storage.realms.update(second.id, {
+      selfSignUp: true,
+      branding: { productName: "Second ID", color: "#123456", logoUrl: null },
+    });
+    for (const key of ["second", second.id]) {
+      const own = await (await admin.app.request(`/auth/hosted-settings?realm=${key}`)).json();
+      assert.deepEqual(
+        [own.productName, own.color, own.logoUrl, own.realm, own.selfSignUp],
+        ["Second ID", "#123456", null, "second", true],
+      );
+    }
+    assert.equal((await admin.app.request("/auth/hosted-settings?realm=nope")).status, 404);
 
     const mail = mailMessages(mailSettingsFromConfig(admin.bed.config));
     const reset = mail.passwordReset({ to: "a@example.com", token: "t1", ttlSeconds: 60 });
     assert.ok(reset.text.includes(`${admin.bed.config.server.baseUrl}/me/reset-password?token=t1`));
     assert.match(reset.html, /#aa3300/);
     assert.match(reset.subject, /Acme ID/);
+    // Links of another realm name it, so its pages show its branding and sign in to it.
+    const realmLink = mailMessages({ ...mailSettingsFromConfig(admin.bed.config), realm: "second" })
+      .passwordReset({ to: "a@example.com", token: "t1", ttlSeconds: 60 });
+    assert.ok(realmLink.text.includes("/me/reset-password?token=t1&realm=second"));
   } finally {
     await admin.close();
   }

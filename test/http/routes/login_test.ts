@@ -76,6 +76,19 @@ Deno.test("password login over HTTP", async (t) => {
       assert.equal(succeeded.deviceDescription, "TestBrowser/1.0");
       assert.ok(ledger.some((e) => e.kind === "login.new_device"));
       assert.ok(await bed.mail("alice@example.test", "new_device_alert"), "new-device alert mailed");
+      assert.match((await bed.mail("alice@example.test", "new_device_alert"))!.subject, /^New sign-in/);
+      // Another device from a French browser: the alert is written in French.
+      await tokensOf(
+        await bed.post("/auth/login", {
+          email: "alice@example.test",
+          password: "correct horse battery",
+          deviceFingerprint: "alice-phone",
+        }, { headers: { "User-Agent": "TestBrowser/2.0", "Accept-Language": "fr-CA,fr;q=0.9" } }),
+      );
+      assert.match(
+        (await bed.mail("alice@example.test", "new_device_alert"))!.subject,
+        /^Nouvelle connexion à votre compte/,
+      );
       assert.ok(bed.events.some((e) => e.kind === "risk.evaluated" && e.userId === userId));
 
       // The same device again: no second alert.

@@ -242,6 +242,60 @@ Deno.test("passkey routes: a recorded registration and login through the endpoin
       },
     );
 
+    await t.step(
+      "PATCH renames the caller's passkey; another user's is 404; bad bodies are 400",
+      async () => {
+        const patch = (id: string, token: string, body: string) =>
+          app.request(`/auth/passkey/${id}`, {
+            method: "PATCH",
+            headers: { ...bearer(token), "Content-Type": "application/json" },
+            body,
+          });
+        const renamed = await patch(
+          passkeyId,
+          tokens.accessToken,
+          JSON.stringify({ name: "  Work laptop " }),
+        );
+        assert.equal(renamed.status, 200);
+        assert.equal((await renamed.json()).passkey.name, "Work laptop");
+        const listed = await (await app.request("/auth/passkey", { headers: bearer(tokens.accessToken) }))
+          .json();
+        assert.equal(listed.passkeys[0].name, "Work laptop");
+        const other = await bed.signIn({ realmId, userId: await bed.seed.user(realmId) });
+        const foreign = await patch(passkeyId, other.tokens.accessToken, JSON.stringify({ name: "mine" }));
+        assert.equal(foreign.status, 404);
+        const unknown = await patch(crypto.randomUUID(), tokens.accessToken, JSON.stringify({ name: "x" }));
+        assert.equal(unknown.status, 404);
+        assert.equal((await unknown.json()).error.code, (await foreign.json()).error.code, "the same answer");
+        for (
+          const bad of [
+            JSON.stringify({ name: "a\u0000b" }),
+            JSON.stringify({ name: "x".repeat(101) }),
+            JSON.stringify({ name: 3 }),
+            JSON.stringify({ name: "x", extra: true }),
+            "{",
+          ]
+        ) {
+          const res = await patch(passkeyId, tokens.accessToken, bad);
+          assert.equal(res.status, 400, bad);
+          await res.body?.cancel();
+        }
+        const anonymous = await app.request(`/auth/passkey/${passkeyId}`, {
+          method: "PATCH",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ name: "x" }),
+        });
+        assert.equal(anonymous.status, 401);
+        await anonymous.body?.cancel();
+        const cleared = await patch(passkeyId, tokens.accessToken, JSON.stringify({ name: null }));
+        assert.equal((await cleared.json()).passkey.name, null);
+        assert.equal(
+          await (await patch(passkeyId, tokens.accessToken, JSON.stringify({ name: "Laptop" }))).status,
+          200,
+        );
+      },
+    );
+
     await t.step("GET / lists the caller's passkeys; DELETE removes one (204, then 404)", async () => {
       const listed = await (await app.request("/auth/passkey", { headers: bearer(tokens.accessToken) }))
         .json();
@@ -266,7 +320,15 @@ Deno.test("passkey routes: a recorded registration and login through the endpoin
       assert.equal(gone.status, 404);
       assert.deepEqual(
         bed.events.filter((e) => e.kind.startsWith("passkey.")).map((e) => e.kind),
-        ["passkey.registered", "passkey.login", "passkey.login", "passkey.removed"],
+        [
+          "passkey.registered",
+          "passkey.login",
+          "passkey.login",
+          "passkey.renamed",
+          "passkey.renamed",
+          "passkey.renamed",
+          "passkey.removed",
+        ],
       );
     });
   } finally {

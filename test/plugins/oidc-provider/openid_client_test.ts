@@ -1,7 +1,7 @@
 /**
  * The OIDC provider plugin against the real server, driven by relying-party libraries nobody
  * here wrote: openid-client (v6) for discovery, the code flow with PKCE (sign-in in Chromium
- * through the provider's page), refresh rotation, userinfo, introspection, revocation and
+ * through the hosted sign-in page, with its TOTP step for an enrolled user), refresh rotation, userinfo, introspection, revocation and
  * client_credentials; oauth4webapi for a public client's code flow; every token verified with
  * jose against the published JWKS. Then the refusals: redirect URI mismatch, PKCE missing or
  * wrong, a reused code (and the revocation it causes), a wrong secret, state and nonce checks,
@@ -12,8 +12,10 @@ import * as client from "openid-client";
 import * as oauth from "oauth4webapi";
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
 import type { Browser, Page } from "playwright-core";
+import { checkPage } from "../../support/axe.ts";
 import { launchChromium } from "../../support/browser.ts";
 import { startTestServer } from "../../support/server.ts";
+import { base32, totpCodes } from "../../support/totp.ts";
 
 const trace = (what: string) => {
   if (Deno.env.get("OIDC_TEST_TRACE")) console.error(`trace ${new Date().toISOString()} ${what}`);
@@ -48,35 +50,44 @@ async function settle(page: Page): Promise<void> {
   await page.waitForLoadState("domcontentloaded").catch(() => {});
 }
 
-/** Runs the browser part of an authorization: signs in on the provider's page when asked; answers the callback URL. */
+/**
+ * Runs the browser part of an authorization: signs in on the hosted sign-in page when sent there
+ * (the second factor too, when `totp` is given); answers the callback URL.
+ */
 async function authorizeInBrowser(
   page: Page,
   url: URL,
-  credentials: { email: string; password: string },
+  credentials: { email: string; password: string; totp?: () => Promise<string> },
+  onStep?: (step: "sign-in" | "second-factor") => Promise<void>,
 ): Promise<URL> {
   trace("goto");
-  {
-    const seen = rpHits.length;
-    let callback: string | null = null;
-    const arrived = () => {
-      if (rpHits.length > seen) callback = rpHits[seen];
-      return callback !== null;
-    };
-    await page.goto(url.href, { waitUntil: "domcontentloaded" });
-    trace(`at ${page.url()}`);
-    if (!arrived() && page.url().includes("/oidc/sign-in")) {
-      // The provider's page: a plain form, no script.
-      assert.equal(await page.locator("script").count(), 0);
-      await page.fill("#email", credentials.email);
-      await page.fill("#password", credentials.password);
+  const seen = rpHits.length;
+  let callback: string | null = null;
+  const arrived = () => {
+    if (rpHits.length > seen) callback = rpHits[seen];
+    return callback !== null;
+  };
+  await page.goto(url.href, { waitUntil: "domcontentloaded" });
+  trace(`at ${page.url()}`);
+  if (!arrived() && new URL(page.url()).pathname === "/account/sign-in") {
+    // The hosted page: it goes back to the authorization request once every factor is done.
+    await page.waitForSelector("#password");
+    await onStep?.("sign-in");
+    await page.fill("#email", credentials.email);
+    await page.fill("#password", credentials.password);
+    await page.click("button[type=submit]", { noWaitAfter: true });
+    if (credentials.totp) {
+      await page.waitForSelector("#code");
+      await onStep?.("second-factor");
+      await page.fill("#code", await credentials.totp());
       await page.click("button[type=submit]", { noWaitAfter: true });
-      for (let i = 0; !arrived() && i < 300; i++) await new Promise((r) => setTimeout(r, 100));
     }
-    trace(`callback ${callback}`);
-    await settle(page);
-    if (callback === null) assert.fail(`no callback; the page is at ${page.url()}: ${await page.content()}`);
-    return new URL(callback);
+    for (let i = 0; !arrived() && i < 300; i++) await new Promise((r) => setTimeout(r, 100));
   }
+  trace(`callback ${callback}`);
+  await settle(page);
+  if (callback === null) assert.fail(`no callback; the page is at ${page.url()}: ${await page.content()}`);
+  return new URL(callback);
 }
 
 Deno.test("oidc-provider: openid-client and oauth4webapi against the real server", async (t) => {
@@ -173,6 +184,62 @@ Deno.test("oidc-provider: openid-client and oauth4webapi against the real server
       const at = await jwtVerify(accessToken, jwks, { issuer: server.issuer, audience: "web-app" });
       assert.equal(at.protectedHeader.typ, "at+svc");
       assert.equal(at.payload.sub, sub);
+    });
+
+    await t.step("a TOTP-enrolled user signs in through the hosted page's TOTP step", async () => {
+      const made = await api(server, "POST", "/svc-admin/users", admin, {
+        email: "grace@example.test",
+        password: "grace's long password",
+        displayName: "Grace",
+      });
+      assert.equal(made.status, 201, JSON.stringify(made.json));
+      const own = await api(server, "POST", "/auth/login", null, {
+        email: "grace@example.test",
+        password: "grace's long password",
+      });
+      const enrolled = await api(server, "POST", "/profile/factors/totp", own.json.accessToken, {});
+      assert.equal(enrolled.status, 200, JSON.stringify(enrolled.json));
+      const codes = totpCodes(base32(new URL(enrolled.json.uri).searchParams.get("secret")!));
+      const confirmed = await api(server, "POST", "/profile/factors/totp/confirm", own.json.accessToken, {
+        code: await codes(),
+      });
+      assert.equal(confirmed.status, 200, JSON.stringify(confirmed.json));
+
+      const other = await browser!.newContext({ locale: "en-US" });
+      try {
+        const otherPage = await other.newPage();
+        otherPage.setDefaultTimeout(20_000);
+        const flow = await start({ login_hint: "grace@example.test" });
+        const steps: string[] = [];
+        const callback = await authorizeInBrowser(
+          otherPage,
+          flow.url,
+          { email: "grace@example.test", password: "grace's long password", totp: codes },
+          async (step) => {
+            steps.push(step);
+            const at = new URL(otherPage.url());
+            assert.equal(at.origin + at.pathname, `${server.issuer}/account/sign-in`);
+            const back = new URL(at.searchParams.get("returnTo")!);
+            assert.equal(back.origin + back.pathname, `${server.issuer}/oidc/authorize`);
+            assert.equal(back.searchParams.get("state"), flow.state);
+            if (step === "sign-in") {
+              assert.equal(await otherPage.inputValue("#email"), "grace@example.test", "login_hint");
+            }
+            await checkPage(otherPage, `oidc-${step}`);
+          },
+        );
+        assert.deepEqual(steps, ["sign-in", "second-factor"]);
+        assert.ok(callback.searchParams.get("code"));
+        const tokens = await client.authorizationCodeGrant(config, callback, {
+          pkceCodeVerifier: flow.verifier,
+          expectedState: flow.state,
+          expectedNonce: flow.nonce,
+        });
+        const id = await jwtVerify(tokens.id_token!, jwks, { issuer: server.issuer, audience: "web-app" });
+        assert.equal(id.payload.sub, made.json.id);
+      } finally {
+        await other.close();
+      }
     });
 
     await t.step("userinfo and introspection", async () => {
