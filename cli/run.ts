@@ -79,7 +79,7 @@ import {
   signInDiscoverer,
   tokenGrantRegistry,
 } from "../plugins/host.ts";
-import { BUILTIN_PLUGINS } from "../plugins/builtin.ts";
+import { builtinPlugins } from "../plugins/builtin.ts";
 import { cookieSettings } from "../http/auth/cookies.ts";
 import { vectorsCommand } from "./vectors.ts";
 import {
@@ -193,7 +193,7 @@ export async function runCli(
     case "help":
     case "--help":
     case "-h":
-      help(runtime.print, [...BUILTIN_PLUGINS, ...(options.plugins ?? [])]);
+      help(runtime.print, [...builtinPlugins(), ...(options.plugins ?? [])]);
       return 0;
     default:
       runtime.printError(
@@ -228,9 +228,10 @@ async function start(host: RuntimeAdapter, hostPlugins: readonly SvcPlugin[]): P
   let plugins: SvcPlugin[];
   const pluginConfigs = new Map<string, unknown>();
   try {
-    const available = [...BUILTIN_PLUGINS, ...hostPlugins];
+    const builtins = builtinPlugins();
+    const available = [...builtins, ...hostPlugins];
     loaded = loadConfig({ ...await configSources(host), pluginEnv: pluginEnvNames(available) });
-    plugins = selectPlugins(loaded.config.plugins.enabled, BUILTIN_PLUGINS, hostPlugins);
+    plugins = selectPlugins(loaded.config.plugins.enabled, builtins, hostPlugins);
     for (const plugin of plugins) {
       pluginConfigs.set(plugin.name, loadPluginConfig(plugin, loaded.config, host.env()));
     }

@@ -8,9 +8,11 @@ import { oidcProviderPlugin } from "./oidc-provider/mod.ts";
 import type { SvcPlugin } from "./plugin.ts";
 import { workloadFederationPlugin } from "./workload-federation/mod.ts";
 
-/** The built-in plugins, by name. */
-export const BUILTIN_PLUGINS: readonly SvcPlugin[] = [
-  oidcProviderPlugin(),
-  federationPlugin(),
-  workloadFederationPlugin(),
-];
+/**
+ * The built-in plugins, built when asked: each plugin module imports svc's public API (`mod.ts`),
+ * which this module is part of, so building them while the modules load would depend on the order
+ * a host imports them in.
+ */
+export function builtinPlugins(): readonly SvcPlugin[] {
+  return [oidcProviderPlugin(), federationPlugin(), workloadFederationPlugin()];
+}

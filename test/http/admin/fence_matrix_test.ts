@@ -16,19 +16,20 @@ import { strict as assert } from "node:assert";
 import type { AdminCaller } from "../../support/admin.ts";
 import { pluginBed } from "../../support/plugins.ts";
 import { seeder } from "../../support/seed.ts";
-import { BUILTIN_PLUGINS } from "../../../plugins/builtin.ts";
+import { builtinPlugins } from "../../../plugins/builtin.ts";
 import { ADMIN_CASES } from "./cases.ts";
 import { isEmbeddedAppRoute } from "../../../http/svc-routes.ts";
 
 Deno.test("admin API fence matrix: every /svc-admin route, every caller, one audit entry per mutation", async (t) => {
-  const plugged = await pluginBed(BUILTIN_PLUGINS);
+  const plugins = builtinPlugins();
+  const plugged = await pluginBed(plugins);
   const admin = plugged.admin;
   try {
     const seed = seeder(admin.bed.database.db);
     const pluginAdmin = await seed.role(
       admin.realmId,
       "plugin-admin",
-      BUILTIN_PLUGINS.flatMap((plugin) =>
+      plugins.flatMap((plugin) =>
         (plugin.permissions ?? []).map((permission) => ({ pattern: permission.id }))
       ),
     );

@@ -13,8 +13,6 @@
  *   verifies at the end; and the served OpenAPI document lists every route with its fence.
  */
 import { strict as assert } from "node:assert";
-// svc's public API first, as a host loads it (the built-in plugins are built while it loads).
-import "../../../mod.ts";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { EventPublisher } from "../../../core/events/publisher.ts";
 import { createApp } from "../../../http/app.ts";

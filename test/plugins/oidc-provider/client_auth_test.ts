@@ -42,7 +42,10 @@ async function api(server: Server, method: string, path: string, token: string |
   return { status: res.status, headers: res.headers, json: await res.json().catch(() => null) };
 }
 
-/** A browser's part of the code flow, over HTTP: the provider's sign-in form, then consent if asked. */
+/**
+ * A browser's part of the code flow, over HTTP: the hosted sign-in page (its script's requests),
+ * then the consent form if asked.
+ */
 async function authorizeOverHttp(url: URL, email: string, password: string): Promise<URL> {
   const jar = new Map<string, string>();
   const cookie = () => [...jar].map(([name, value]) => `${name}=${value}`).join("; ");
@@ -78,15 +81,29 @@ async function authorizeOverHttp(url: URL, email: string, password: string): Pro
     }
     const html = await res.text();
     assert.equal(res.status, 200, html);
+    const page = new URL(next.url);
+    if (page.pathname === "/account/sign-in") {
+      // The hosted sign-in page: what its script does, signing in with the cookie transport, then
+      // back to the authorization request.
+      const login = await fetch(new URL("/auth/login", page), {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          "X-Svc-Transport": "cookie",
+          "X-Svc-Csrf": jar.get("svc_csrf") ?? "",
+          Cookie: cookie(),
+        },
+        body: JSON.stringify({ email, password }),
+      });
+      remember(login);
+      assert.equal(login.status, 200, await login.text());
+      next = { url: new URL(page.searchParams.get("returnTo")!, page).href };
+      continue;
+    }
     const fields = hidden(html);
     const action = /<form method="post" action="([^"]+)"/.exec(html)![1];
     const form = new URLSearchParams(fields);
-    if (action.endsWith("/oidc/sign-in")) {
-      form.set("email", email);
-      form.set("password", password);
-    } else {
-      form.set("decision", "allow");
-    }
+    form.set("decision", "allow");
     next = {
       url: new URL(action, next.url).href,
       init: {

@@ -11,7 +11,7 @@
 import { strict as assert } from "node:assert";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, SignJWT } from "jose";
-import { BUILTIN_PLUGINS } from "../../../plugins/builtin.ts";
+import { builtinPlugins } from "../../../plugins/builtin.ts";
 import { pluginBed } from "../../support/plugins.ts";
 import { seeder } from "../../support/seed.ts";
 
@@ -32,7 +32,7 @@ const JWKS_URI = `http://127.0.0.1:${jwksServer.addr.port}/.well-known/jwks`;
 
 Deno.test("workload federation: token exchange under trust policies", async (t) => {
   // The built-in registration (SVC_PLUGINS=workload-federation enables this one).
-  const plugin = BUILTIN_PLUGINS.find((candidate) => candidate.name === "workload-federation")!;
+  const plugin = builtinPlugins().find((candidate) => candidate.name === "workload-federation")!;
   const beds = await pluginBed([plugin], {
     SVC_PLUGINS: "workload-federation",
     SVC_WEBHOOK_ALLOW_PRIVATE_RECEIVERS: "127.0.0.1",
