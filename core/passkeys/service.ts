@@ -78,8 +78,7 @@ export const SUPPORTED_ALGORITHMS: readonly number[] = [-8, -7, -257];
 const b64url = v.pipe(v.string(), v.maxLength(16_384), v.regex(/^[A-Za-z0-9_-]*={0,2}$/));
 const clientExtensionResults = v.optional(v.record(v.string(), v.unknown()), {});
 
-/** The JSON of a `navigator.credentials.create()` result (`PublicKeyCredential.toJSON()`). */
-export const RegistrationResponseSchema = v.object({
+const registrationResponseSchema = v.object({
   id: b64url,
   rawId: b64url,
   type: v.literal("public-key"),
@@ -95,8 +94,7 @@ export const RegistrationResponseSchema = v.object({
   clientExtensionResults,
 });
 
-/** The JSON of a `navigator.credentials.get()` result (`PublicKeyCredential.toJSON()`). */
-export const AuthenticationResponseSchema = v.object({
+const authenticationResponseSchema = v.object({
   id: b64url,
   rawId: b64url,
   type: v.literal("public-key"),
@@ -110,10 +108,62 @@ export const AuthenticationResponseSchema = v.object({
   clientExtensionResults,
 });
 
-/** A validated registration response. */
-export type RegistrationResponse = v.InferOutput<typeof RegistrationResponseSchema>;
-/** A validated authentication response. */
-export type AuthenticationResponse = v.InferOutput<typeof AuthenticationResponseSchema>;
+/** A validated registration response (the JSON of `PublicKeyCredential.toJSON()` after `create()`). */
+export interface RegistrationResponse {
+  /** The credential id, base64url. */
+  id: string;
+  /** The credential id, base64url. */
+  rawId: string;
+  /** Always `public-key`. */
+  type: "public-key";
+  /** The authenticator's answer. */
+  response: {
+    clientDataJSON: string;
+    attestationObject: string;
+    authenticatorData?: string;
+    transports?: string[];
+    publicKeyAlgorithm?: number;
+    publicKey?: string;
+  };
+  /** Platform or roaming authenticator, when the browser tells. */
+  authenticatorAttachment?: "platform" | "cross-platform" | null;
+  /** Extension outputs. */
+  clientExtensionResults: { [extension: string]: unknown };
+}
+
+/** A validated authentication response (the JSON of `PublicKeyCredential.toJSON()` after `get()`). */
+export interface AuthenticationResponse {
+  /** The credential id, base64url. */
+  id: string;
+  /** The credential id, base64url. */
+  rawId: string;
+  /** Always `public-key`. */
+  type: "public-key";
+  /** The authenticator's answer. */
+  response: {
+    clientDataJSON: string;
+    authenticatorData: string;
+    signature: string;
+    userHandle?: string | null;
+  };
+  /** Platform or roaming authenticator, when the browser tells. */
+  authenticatorAttachment?: "platform" | "cross-platform" | null;
+  /** Extension outputs. */
+  clientExtensionResults: { [extension: string]: unknown };
+}
+
+/** The JSON of a `navigator.credentials.create()` result (`PublicKeyCredential.toJSON()`). */
+export const RegistrationResponseSchema: v.GenericSchema<unknown, RegistrationResponse> =
+  registrationResponseSchema;
+/** The JSON of a `navigator.credentials.get()` result (`PublicKeyCredential.toJSON()`). */
+export const AuthenticationResponseSchema: v.GenericSchema<unknown, AuthenticationResponse> =
+  authenticationResponseSchema;
+
+// The written-out types are exactly what the schemas infer: `deno check` fails otherwise.
+type Exactly<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
+const _registration: Exactly<v.InferOutput<typeof registrationResponseSchema>, RegistrationResponse> = true;
+const _authentication: Exactly<v.InferOutput<typeof authenticationResponseSchema>, AuthenticationResponse> =
+  true;
 
 /** A started ceremony: its id and the options for `navigator.credentials`. */
 export interface CeremonyStart<O> {

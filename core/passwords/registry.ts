@@ -32,7 +32,7 @@ export class UnknownPasswordAlgorithmError extends SvcError {
 }
 
 /** The tag new password hashes are minted with. */
-export const CURRENT_PASSWORD_ALGORITHM = ARGON2ID_TAG;
+export const CURRENT_PASSWORD_ALGORITHM: typeof ARGON2ID_TAG = ARGON2ID_TAG;
 
 /** Every algorithm svc knows, by tag. */
 export const PASSWORD_ALGORITHMS: ReadonlyMap<string, PasswordAlgorithm> = new Map(

@@ -11,7 +11,7 @@
 export type AuditActorKind = "User" | "ServiceAccount" | "ApiKey" | "System" | "BreakGlass";
 
 /** The predecessor hash of the first entry of a chain. */
-export const GENESIS_HASH = "0".repeat(64);
+export const GENESIS_HASH: string = "0".repeat(64);
 
 /** A stored audit entry. */
 export interface AdminAuditEntry {
