@@ -685,3 +685,4 @@ export { type EventLogOptions, eventLogPlugin } from "./plugins/event-log.ts";
  * runtime adapter (see `cli/deno.ts`, `cli/node.ts`, `cli/bun.ts`).
  */
 export { type CliOptions, runCli, type RuntimeAdapter } from "./cli/run.ts";
+export type * from "./api-types.ts";

@@ -128,3 +128,4 @@ export {
   type SvcPlugin,
 } from "./plugins/plugin.ts";
 export { RESERVED_CLAIMS } from "./plugins/host.ts";
+export type * from "./api-types.ts";

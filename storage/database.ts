@@ -4,11 +4,12 @@
  */
 import type { ColumnType, Generated, Kysely, Transaction } from "kysely";
 
-type Json = unknown;
+/** A JSON column's value (kysely reads it parsed). */
+export type Json = unknown;
 /** A timestamptz column: read as Date, written as Date. */
-type Timestamp = Date;
+export type Timestamp = Date;
 /** A jsonb column: written as a JSON string or value, read parsed. */
-type JsonColumn = ColumnType<Json, Json, Json>;
+export type JsonColumn = ColumnType<Json, Json, Json>;
 
 export interface RealmsTable {
   id: string;

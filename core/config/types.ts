@@ -6,8 +6,7 @@
  * @module
  */
 
-/** Whether the abuse gate lets an attempt through (`open`) or refuses it (`closed`) when its counters are down. */
-export type FailMode = "open" | "closed";
+import type { FailMode } from "../abuse/gate.ts";
 
 /** The CAPTCHA providers svc can ask. */
 export type CaptchaProviderName = "none" | "turnstile" | "hcaptcha" | "recaptcha";
