@@ -24,6 +24,7 @@ export interface PasswordAlgorithm {
 
 /** The stored tag names no registered algorithm. Code `unknown_password_algorithm`. */
 export class UnknownPasswordAlgorithmError extends SvcError {
+  /** The unknown tag (reported in `details.algorithm`). */
   constructor(tag: string) {
     super("unknown_password_algorithm", "The stored password uses an algorithm svc does not know.", 500, {
       algorithm: tag,
