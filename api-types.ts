@@ -414,3 +414,4 @@ export type {
   WebhookDeliveriesTable,
   WebhookEndpointsTable,
 } from "./storage/database.ts";
+export type { DatabasePoolStats } from "./storage/pool-stats.ts";

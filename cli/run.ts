@@ -494,6 +494,7 @@ async function serve(
   const metrics = createSvcMetrics({
     webhookQueue: () => storage.webhooks.queueStats(),
     snapshots,
+    databasePool: database.pool,
     now: () => systemClock.now(),
   });
   events.subscribe(metrics.onEvent);
