@@ -218,18 +218,25 @@ export class SessionService {
     }
     const next = newRefreshToken(random);
     const now = clock.now();
-    const rotation = await storage.refreshTokens.rotate(hash, {
-      tokenHash: next.hash,
-      // The session's absolute expiry bounds the family anyway: refreshing checks the session.
-      expiresAt: new Date(now + this.#o.refreshTokenTtlMs),
-      ...(options.orgId !== undefined ? { orgId: options.orgId } : {}),
+    // The rotation and the session's touch commit together: one commit (one WAL flush) per grant
+    // instead of two, and a failed touch no longer leaves the presented token used up.
+    const step = await storage.transaction(async (tx) => {
+      const rotation = await tx.refreshTokens.rotate(hash, {
+        tokenHash: next.hash,
+        // The session's absolute expiry bounds the family anyway: refreshing checks the session.
+        expiresAt: new Date(now + this.#o.refreshTokenTtlMs),
+        ...(options.orgId !== undefined ? { orgId: options.orgId } : {}),
+      });
+      if (rotation.outcome !== "rotated") return { rotation, session: null, user: null };
+      const session = await tx.sessions.touch(rotation.token.sessionId, this.#o.idleTimeoutMs);
+      const user = session === null ? null : await tx.users.get(rotation.token.userId);
+      return { rotation, session, user };
     });
+    const { rotation, session, user } = step;
     if (rotation.outcome === "reused") return await this.#reuseDetected(rotation.previous);
     if (rotation.outcome !== "rotated") throw new InvalidRefreshTokenError();
 
     const record = rotation.token;
-    const session = await storage.sessions.touch(record.sessionId, this.#o.idleTimeoutMs);
-    const user = session === null ? null : await storage.users.get(record.userId);
     const stillMember = record.orgId === null ||
       await storage.organizations.isMember(record.orgId, record.userId);
     let act: ActorClaim | undefined;
