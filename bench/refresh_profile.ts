@@ -52,18 +52,27 @@ try {
     (await storage.realms.create({ name: "default", displayName: "Default", isDefault: true })).id;
   const userId = await seed.user(realmId);
 
-  // The parts of the refresh path, wrapped where they are called.
-  const stores = storage as unknown as Record<string, Record<string, unknown>>;
-  for (
-    const [store, method, part] of [
-      ["refreshTokens", "rotate", "rotation transaction"],
-      ["sessions", "touch", "session touch"],
-      ["users", "get", "user read"],
-    ] as const
-  ) {
-    const fn = stores[store][method] as (...args: unknown[]) => Promise<unknown>;
-    stores[store][method] = timed(part, fn.bind(stores[store]));
-  }
+  // The parts of the refresh path, wrapped where they are called: on the storage, and on the
+  // stores each transaction binds.
+  const parts = [
+    ["refreshTokens", "rotate", "token rotation (a transaction of its own when called alone)"],
+    ["sessions", "touch", "session touch"],
+    ["users", "get", "user read"],
+  ] as const;
+  const wrapParts = (target: unknown) => {
+    const stores = target as Record<string, Record<string, unknown>>;
+    for (const [store, method, part] of parts) {
+      const fn = stores[store][method] as (...args: unknown[]) => Promise<unknown>;
+      stores[store][method] = timed(part, fn.bind(stores[store]));
+    }
+  };
+  wrapParts(storage);
+  const transaction = storage.transaction.bind(storage);
+  storage.transaction = timed("storage.transaction (with its commit)", (work) =>
+    transaction((tx) => {
+      wrapParts(tx);
+      return work(tx);
+    }));
   const auth = createAuthStack({
     config,
     storage,
