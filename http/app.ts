@@ -75,6 +75,9 @@ export interface AppDeps {
  *
  * @example
  * ```ts
+ * import { createApp, cryptoRandom, loadConfig, systemClock } from "@svc/svc";
+ *
+ * const { config } = loadConfig({ env: {} });
  * const app = createApp({ config, readinessChecks: [], clock: systemClock, random: cryptoRandom });
  * await app.request("/healthz"); // 200 {"status":"ok"}
  * ```

@@ -36,6 +36,9 @@ export function securityHeaders(options: { baseUrl: string }): MiddlewareHandler
  *
  * @example
  * ```ts
+ * import { noStore, type SvcApp } from "@svc/svc";
+ *
+ * declare const app: SvcApp, codes: string[];
  * app.post("/profile/factors/recovery-codes", noStore, async (c) => c.json({ codes }));
  * ```
  */

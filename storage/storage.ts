@@ -160,6 +160,8 @@ export interface StorageDeps {
  *
  * @example
  * ```ts
+ * import { createSqlStorage, cryptoRandom, openDatabase, systemClock } from "@svc/svc";
+ *
  * const database = await openDatabase({ kind: "embedded", dataDir: ".svc-data" });
  * await database.ensureSchema();
  * const storage = createSqlStorage(database, { clock: systemClock, random: cryptoRandom });

@@ -203,6 +203,18 @@ export interface PasskeyServiceOptions {
  *
  * @example
  * ```ts
+ * import {
+ *   type AuthenticationResponse,
+ *   cryptoRandom as random,
+ *   type EventSink,
+ *   loadConfig,
+ *   PasskeyService,
+ *   type Storage,
+ *   systemClock as clock,
+ * } from "@svc/svc";
+ *
+ * declare const storage: Storage, events: EventSink, realmId: string, response: AuthenticationResponse;
+ * const { config } = loadConfig({ env: {} });
  * const passkeys = new PasskeyService({ credentials: storage.passkeyCredentials,
  *   ceremonies: storage.passkeyCeremonies, users: storage.users, events, clock, random,
  *   relyingParty: config.relyingParty });

@@ -129,6 +129,9 @@ export async function endAllSessionsOfUser(
  *
  * @example
  * ```ts
+ * import type { SessionService } from "@svc/svc";
+ *
+ * declare const sessions: SessionService, realmId: string, userId: string;
  * const { tokens } = await sessions.signIn({ realmId, userId, mfa: "Password" });
  * const next = await sessions.refresh(tokens.refreshToken); // rotated; the old one is now used
  * ```

@@ -72,6 +72,19 @@ export interface AuthStack {
  *
  * @example
  * ```ts
+ * import {
+ *   type CacheBus,
+ *   createApp,
+ *   createAuthStack,
+ *   cryptoRandom as random,
+ *   type EventSink,
+ *   loadConfig,
+ *   type Storage,
+ *   systemClock as clock,
+ * } from "@svc/svc";
+ *
+ * declare const storage: Storage, events: EventSink, bus: CacheBus;
+ * const { config } = loadConfig({ env: {} });
  * const auth = createAuthStack({ config, storage, clock, random, events, bus });
  * await auth.ensureKeys();
  * await auth.start();

@@ -77,6 +77,9 @@ export type DocumentedInstaller = RouteInstaller & { readonly operations: Operat
  *
  * @example
  * ```ts
+ * import * as v from "valibot";
+ * import { documented } from "./operation.ts";
+ *
  * export const pingRoutes = documented((app) => app.get("/ping", (c) => c.json({ ok: true })), [
  *   { method: "GET", path: "/ping", summary: "Ping", tags: ["Health"], auth: "public",
  *     responses: { 200: { description: "Alive", body: v.object({ ok: v.boolean() }) } } },
