@@ -415,3 +415,8 @@ export type {
   WebhookEndpointsTable,
 } from "./storage/database.ts";
 export type { DatabasePoolStats } from "./storage/pool-stats.ts";
+export type { ConfigSources } from "./core/config/load.ts";
+export type { EmbeddedStoreFiles, EmbeddedStoreFilesSource, Notifications } from "./storage/open.ts";
+export type { ImportFiles } from "./cli/import.ts";
+export type { LockFiles } from "./cli/data-dir-lock.ts";
+export type { SvcEnv } from "./http/request-id.ts";

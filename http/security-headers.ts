@@ -42,7 +42,7 @@ export function securityHeaders(options: { baseUrl: string }): MiddlewareHandler
  * app.post("/profile/factors/recovery-codes", noStore, async (c) => c.json({ codes }));
  * ```
  */
-export const noStore: MiddlewareHandler<SvcEnv> = async (c, next) => {
+export const noStore: MiddlewareHandler<SvcEnv> = async (c, next): Promise<void> => {
   await next();
   c.header("Cache-Control", "no-store");
 };
