@@ -79,9 +79,13 @@ const EMBEDDED_POSTGRESQL_CONF = ["shared_buffers = 16MB", "wal_buffers = 512kB"
  * folder that has no cluster yet instead of running initdb there. Every field is optional.
  */
 export interface EmbeddedStoreFiles {
+  /** PGlite's Postgres build. */
   readonly pgliteWasm?: WebAssembly.Module;
+  /** PGlite's initdb build. */
   readonly initdbWasm?: WebAssembly.Module;
+  /** PGlite's initial file system. */
   readonly fsBundle?: Blob;
+  /** A prepared cluster to load into a data folder that has none yet. */
   readonly preparedCluster?: Blob;
 }
 

@@ -35,9 +35,13 @@ export interface SvcMetricsSources {
 
 /** The recorders svc's middleware and event subscriber write to, and the registry they render from. */
 export interface SvcMetrics {
+  /** The registry every metric below is in; the HTTP layer renders it. */
   readonly registry: MetricsRegistry;
+  /** `svc_http_requests_total`, by method, route and status. */
   readonly httpRequests: Counter;
+  /** `svc_http_request_duration_seconds`, by method and route. */
   readonly httpDuration: Histogram;
+  /** `svc_events_total`, by event kind. */
   readonly events: Counter;
   /** An event subscriber for the event hub: counts each event by kind. */
   readonly onEvent: (event: { readonly kind: string }) => void;
