@@ -17,18 +17,23 @@
 
 /** A realm. */
 export interface Realm {
+  /** The id. */
   readonly id: string;
   /** Unique machine name. */
   readonly name: string;
+  /** The name people see. */
   readonly displayName: string;
   /** At most one realm is the default. */
   readonly isDefault: boolean;
+  /** When it was created. */
   readonly createdAt: Date;
 }
 
 /** Input of {@link RealmStore.create}. */
 export interface CreateRealmInput {
+  /** The name. */
   readonly name: string;
+  /** The name people see. */
   readonly displayName: string;
   /** Default false. */
   readonly isDefault?: boolean;
@@ -36,6 +41,7 @@ export interface CreateRealmInput {
 
 /** Changes of {@link RealmStore.update}; absent fields are kept. */
 export interface UpdateRealmInput {
+  /** The name people see. */
   readonly displayName?: string;
   /**
    * `true` makes this realm the default, clearing the flag of the previous default in the same
