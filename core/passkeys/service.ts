@@ -60,8 +60,11 @@ import {
 
 /** The relying party (spec 5.3): its id (a domain), its name and the origins allowed in ceremonies. */
 export interface RelyingParty {
+  /** The relying-party id (a domain). */
   readonly id: string;
+  /** The name passkey prompts show. */
   readonly name: string;
+  /** Origins allowed in ceremonies. */
   readonly origins: readonly string[];
 }
 
@@ -167,13 +170,17 @@ const _authentication: Exactly<v.InferOutput<typeof authenticationResponseSchema
 
 /** A started ceremony: its id and the options for `navigator.credentials`. */
 export interface CeremonyStart<O> {
+  /** The ceremony's id, to send back with the browser's answer. */
   readonly ceremonyId: string;
+  /** The options for `navigator.credentials`. */
   readonly options: O;
 }
 
 /** A verified assertion. */
 export interface VerifiedAssertion {
+  /** The user the passkey belongs to. */
   readonly user: User;
+  /** The passkey used. */
   readonly credential: PasskeyCredentialRecord;
   /** Whether the authenticator verified the user in this assertion. */
   readonly userVerified: boolean;
@@ -181,12 +188,19 @@ export interface VerifiedAssertion {
 
 /** What a {@link PasskeyService} is built from. */
 export interface PasskeyServiceOptions {
+  /** Registered passkeys. */
   readonly credentials: PasskeyCredentialStore;
+  /** Ceremonies in progress. */
   readonly ceremonies: PasskeyCeremonyStore;
+  /** User lookups. */
   readonly users: Pick<UserStore, "get" | "findByEmail">;
+  /** Where passkey events go. */
   readonly events: EventSink;
+  /** The source of the current time. */
   readonly clock: Clock;
+  /** The source of random bytes (ceremony ids, challenges). */
   readonly random: RandomSource;
+  /** The relying party (id, name, allowed origins). */
   readonly relyingParty: RelyingParty;
   /** Ceremony lifetime (default 5 minutes); also the browser's timeout. */
   readonly ceremonyTtlMs?: number;
@@ -229,6 +243,7 @@ export class PasskeyService {
   readonly #decoySecret: () => Promise<Uint8Array>;
   #decoyKey: Promise<Uint8Array> | null = null;
 
+  /** The service over its stores and relying party. */
   constructor(options: PasskeyServiceOptions) {
     this.#o = options;
     this.#ttlMs = options.ceremonyTtlMs ?? PASSKEY_CEREMONY_TTL_MS;
