@@ -21,3 +21,5 @@
  * @module
  */
 export * from "./core/authz/mod.ts";
+export type { Bucket, ServiceEntry, Slot } from "./core/authz/index.ts";
+export { SvcError } from "./core/errors.ts";

@@ -49,6 +49,8 @@ export { constantTimeEqual, sha256Hex } from "./core/digest.ts";
  *
  * @example
  * ```ts
+ * import { loadConfig } from "@svc/svc";
+ *
  * const { config, defaultsUsed } = loadConfig({ env: { SVC_PORT: "8080" } });
  * ```
  */
@@ -225,6 +227,10 @@ export { type JwksDocument, KeyRing, KeyRingError, type KeyRingOptions } from ".
  *
  * @example
  * ```ts
+ * import type { TokenService } from "@svc/svc";
+ *
+ * declare const tokens: TokenService;
+ * declare const realmId: string, userId: string, stamp: string;
  * const { token } = await tokens.mint("pwreset+svc", { realm: realmId, sub: userId, stamp });
  * const claims = await tokens.consume("pwreset+svc", token); // once; then invalid_token
  * ```
@@ -316,6 +322,9 @@ export {
  *
  * @example
  * ```ts
+ * import { createApp, cryptoRandom, loadConfig, systemClock } from "@svc/svc";
+ *
+ * const { config } = loadConfig({ env: Deno.env.toObject() });
  * const app = createApp({ config, readinessChecks: [], clock: systemClock, random: cryptoRandom });
  * Deno.serve(app.fetch);
  * ```
@@ -443,8 +452,12 @@ export { createSqlSubjectGrantSource } from "./storage/sql/subject-grants.ts";
  *
  * @example
  * ```ts
+ * import { createSqlStorage, cryptoRandom, openDatabase, systemClock } from "@svc/svc";
+ *
+ * const database = await openDatabase({ kind: "embedded" }); // in memory
  * const storage = createSqlStorage(database, { clock: systemClock, random: cryptoRandom });
- * const first = await storage.consumedTokens.consume(jti, expiresAt); // true once, then false
+ * const expiresAt = new Date(Date.now() + 60_000);
+ * const first = await storage.consumedTokens.consume("a-jti", expiresAt); // true once, then false
  * ```
  */
 export { createSqlStorage, type Storage, type StorageDeps, type Stores } from "./storage/storage.ts";
@@ -465,12 +478,26 @@ export type { User } from "./storage/contract/users.ts";
  *
  * @example
  * ```ts
+ * import {
+ *   argon2idParamsFromConfig,
+ *   createPasswordHasher,
+ *   loadConfig,
+ *   PasswordService,
+ *   type Stores,
+ * } from "@svc/svc";
+ *
+ * declare const store: Stores["passwordCredentials"];
+ * declare const userId: string, password: string;
+ * const { config } = loadConfig({ env: {} });
  * const passwords = new PasswordService({
  *   hasher: createPasswordHasher({ workers: config.password.hashWorkers }),
  *   params: argon2idParamsFromConfig(config.password),
  * });
- * const { valid, needsRehash } = await passwords.verify(credential, password);
- * if (valid && needsRehash) await store.rehash(userId, credential, await passwords.hash(password));
+ * const credential = await store.get(userId);
+ * if (credential) {
+ *   const { valid, needsRehash } = await passwords.verify(credential, password);
+ *   if (valid && needsRehash) await store.rehash(userId, credential, await passwords.hash(password));
+ * }
  * ```
  */
 export {
@@ -528,8 +555,17 @@ export * from "./core/mail/mod.ts";
  *
  * @example
  * ```ts
- * const gate = AbuseGate.fromConfig(config.abuse, { store: new MemoryCounterStore({ clock }), clock, sink, captcha: null });
- * const decision = await gate.check({ ip, identifier: email });
+ * import { AbuseGate, loadConfig, MemoryCounterStore, nullEventSink, systemClock } from "@svc/svc";
+ *
+ * const { config } = loadConfig({ env: {} });
+ * const clock = systemClock;
+ * const gate = AbuseGate.fromConfig(config.abuse, {
+ *   store: new MemoryCounterStore({ clock }),
+ *   clock,
+ *   sink: nullEventSink,
+ *   captcha: null,
+ * });
+ * const decision = await gate.check({ ip: "203.0.113.7", identifier: "ada@example.com" });
  * ```
  */
 export {
@@ -577,8 +613,14 @@ export { KnownDevices, type KnownDevicesOptions } from "./core/devices/known-dev
  *
  * @example
  * ```ts
- * const outcome = await pipeline.login({ email, password, ip });
- * if (outcome.kind === "signIn") await pipeline.completeSignIn(outcome, (await sessions.signIn(outcome.signIn)).session.id);
+ * import type { LoginPipeline, SessionService } from "@svc/svc";
+ *
+ * declare const pipeline: LoginPipeline, sessions: SessionService;
+ * const outcome = await pipeline.login({ email: "ada@example.com", password: "…", ip: "203.0.113.7" });
+ * if (outcome.kind === "signIn") {
+ *   const { session } = await sessions.signIn(outcome.signIn);
+ *   await pipeline.completeSignIn(outcome, session.id);
+ * }
  * ```
  */
 export {
@@ -722,3 +764,4 @@ export { type EventLogOptions, eventLogPlugin } from "./plugins/event-log.ts";
  * runtime adapter (see `cli/deno.ts`, `cli/node.ts`, `cli/bun.ts`).
  */
 export { type CliOptions, runCli, type RuntimeAdapter } from "./cli/run.ts";
+export type * from "./api-types.ts";

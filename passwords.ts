@@ -46,3 +46,6 @@ export {
   verifyAspNetIdentity,
 } from "./core/passwords/aspnet-identity.ts";
 export { type Argon2idParams, DEFAULT_ARGON2ID_PARAMS } from "./core/passwords/argon2-params.ts";
+export type { PasswordInput } from "./core/passwords/password-bytes.ts";
+export type { Pbkdf2Hash } from "./core/passwords/pbkdf2.ts";
+export { SvcError } from "./core/errors.ts";

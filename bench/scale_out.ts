@@ -1,5 +1,5 @@
 /**
- * `deno run -A bench/scale_out.ts [--seconds 10] [--chains 16]`: refresh grants per second through
+ * `deno run -A bench/scale_out.ts [--seconds 10] [--chains 16] [--instances 1,3]`: refresh grants per second through
  * one instance and through three instances on one Postgres server, measured in the same run. Each
  * of `--chains` clients signs in once, then refreshes in a loop (each refresh rotates the token,
  * so a chain is sequential), its requests spread round-robin over the instances as a load
@@ -93,16 +93,23 @@ async function measure(instances: number) {
   }
 }
 
-const one = await measure(1);
-const three = await measure(3);
+const ROUNDS = Deno.args.includes("--instances")
+  ? Deno.args[Deno.args.indexOf("--instances") + 1].split(",").map(Number)
+  : [1, 3];
+const results = [];
+for (const instances of ROUNDS) results.push(await measure(instances));
 console.log(`refresh grants, ${CHAINS} concurrent chains, ${SECONDS} s each, one Postgres server`);
 console.log("| instances | grants/s | p50 | p99 | failed chains | RSS per instance |");
 console.log("| --- | --- | --- | --- | --- | --- |");
-for (const r of [one, three]) {
+for (const r of results) {
   console.log(
     `| ${r.instances} | ${r.grantsPerSecond.toFixed(0)} | ${r.p50.toFixed(1)} ms | ${
       r.p99.toFixed(1)
     } ms | ${r.failures} | ${r.rss.map((m) => `${m.toFixed(0)} MiB`).join(", ")} |`,
   );
 }
-console.log(`three instances / one: ${(three.grantsPerSecond / one.grantsPerSecond).toFixed(2)}×`);
+const one = results.find((r) => r.instances === 1);
+const three = results.find((r) => r.instances === 3);
+if (one && three) {
+  console.log(`three instances / one: ${(three.grantsPerSecond / one.grantsPerSecond).toFixed(2)}×`);
+}

@@ -37,8 +37,14 @@ export const denoRuntime: RuntimeAdapter = {
   },
   resolveTxt: (name) => Deno.resolveDns(name, "TXT"),
   lockFiles: {
-    pid: Deno.pid,
-    hostname: Deno.hostname(),
+    // Read when the lock is taken, not when this module loads: a Node host imports this module
+    // beside the Node adapter (`@svc/svc/server`), where `Deno` does not exist.
+    get pid() {
+      return Deno.pid;
+    },
+    get hostname() {
+      return Deno.hostname();
+    },
     makeDirectory: (path) => Deno.mkdir(path, { recursive: true }),
     async createExclusive(path, text) {
       try {

@@ -5,6 +5,9 @@
  *
  * @example
  * ```ts
+ * import { DEFAULT_ARGON2ID_PARAMS as params, PasswordService } from "@svc/svc";
+ * import { createNodePasswordHasher } from "@svc/svc/server";
+ *
  * const passwords = new PasswordService({ hasher: createNodePasswordHasher(), params });
  * ```
  *

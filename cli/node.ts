@@ -1,75 +1,12 @@
 /**
- * svc on Node (20 or later), served by @hono/node-server: `node dist/node/cli/node.js <command>`
- * runs the bundle `npm ci` builds (`npm run build:node`, no transpiling at start), and
- * `tsx cli/node.ts <command>` runs the source.
+ * svc on Node (20 or later): `node dist/node/cli/node.js <command>` runs the bundle `npm ci`
+ * builds (`npm run build:node`, no transpiling at start), and `tsx cli/node.ts <command>` runs
+ * the source.
  *
  * @module
  */
-import { lookup, resolveTxt } from "node:dns/promises";
-import { readFile } from "node:fs/promises";
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import process from "node:process";
-import { serve } from "@hono/node-server";
-import { createNodePasswordHasher } from "./node-password-workers.ts";
-import { nodeLockFiles } from "./node-lock-files.ts";
-import { nodePreparedClusterFiles } from "./node-prepared-cluster.ts";
-import { preparedClusterSource } from "./prepared-cluster.ts";
-import { nodeImportFiles, nodeProgress } from "./node-import-files.ts";
-import { runCli, type RuntimeAdapter } from "./run.ts";
+import { nodeRuntime } from "./node-runtime.ts";
+import { runCli } from "./run.ts";
 
-/** How long in-flight requests get to finish on shutdown before their connections are cut. */
-const SHUTDOWN_GRACE_MS = 10_000;
-
-const adapter: RuntimeAdapter = {
-  name: "node",
-  env: () => ({ ...process.env }),
-  readTextFile: (path) => readFile(path, "utf8"),
-  embeddedStoreFiles: preparedClusterSource(nodePreparedClusterFiles),
-  async resolveHost(hostname) {
-    try {
-      return (await lookup(hostname, { all: true })).map((entry) => entry.address);
-    } catch {
-      return [];
-    }
-  },
-  resolveTxt: (name) => resolveTxt(name),
-  createPasswordHasher: (workers) => createNodePasswordHasher(workers),
-  serve(fetch, { hostname, port }) {
-    return new Promise((resolve, reject) => {
-      const server = serve({
-        fetch: (req: Request, env: { incoming?: { socket?: { remoteAddress?: string } } }) =>
-          fetch(req, { address: env?.incoming?.socket?.remoteAddress }),
-        hostname,
-        port,
-      }, (info: AddressInfo) => {
-        server.off("error", reject);
-        resolve({ port: info.port, close: () => close(server) });
-      }) as Server;
-      server.once("error", reject);
-    });
-  },
-  onShutdown(handler) {
-    for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void handler());
-  },
-  lockFiles: nodeLockFiles,
-  importFiles: nodeImportFiles,
-  progress: nodeProgress,
-  print: (line) => console.log(line),
-  printError: (line) => console.error(line),
-};
-
-/** Stops accepting, lets in-flight requests finish (idle keep-alive connections close at once). */
-function close(server: Server): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-    server.close((err) => {
-      clearTimeout(force);
-      if (err) reject(err);
-      else resolve();
-    });
-    server.closeIdleConnections();
-  });
-}
-
-process.exit(await runCli(process.argv.slice(2), adapter));
+process.exit(await runCli(process.argv.slice(2), nodeRuntime));

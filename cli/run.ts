@@ -94,9 +94,11 @@ import { type DataDirLock, DataDirLockedError, lockDataDir, type LockFiles } fro
 
 /** What the CLI needs from the runtime it runs on. */
 export interface RuntimeAdapter {
+  /** The runtime's name, reported in `svc help` and logs. */
   name: "deno" | "bun" | "node";
   /** The process environment. */
   env(): Record<string, string | undefined>;
+  /** The text of a file (the config file, the risk providers' files). */
   readTextFile(path: string): Promise<string>;
   /**
    * Starts serving; resolves once listening, with the real port (port 0 picks one). Adapters pass
@@ -507,6 +509,7 @@ async function serve(
   const metrics = createSvcMetrics({
     webhookQueue: () => storage.webhooks.queueStats(),
     snapshots,
+    databasePool: database.pool,
     now: () => systemClock.now(),
   });
   events.subscribe(metrics.onEvent);

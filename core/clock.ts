@@ -21,9 +21,11 @@ export const systemClock: Clock = { now: () => Date.now() };
  */
 export class ManualClock implements Clock {
   #now: number;
+  /** A clock that starts at `start` (milliseconds since the epoch) and moves only when told. */
   constructor(start = 0) {
     this.#now = start;
   }
+  /** The current time in milliseconds since the epoch. */
   now(): number {
     return this.#now;
   }

@@ -17,6 +17,7 @@ export class SvcError extends Error {
   /** Optional structured, non-secret details (for example the invalid field). */
   readonly details?: Record<string, unknown>;
 
+  /** An error with its stable `code`, a message for people, the HTTP `status` and optional non-secret details. */
   constructor(code: string, message: string, status = 400, details?: Record<string, unknown>) {
     super(message);
     this.name = new.target.name;
@@ -28,6 +29,7 @@ export class SvcError extends Error {
 
 /** A request body, query or parameter failed validation. Code `invalid_request`. */
 export class ValidationError extends SvcError {
+  /** A validation failure; `details` names the field. */
   constructor(message: string, details?: Record<string, unknown>) {
     super("invalid_request", message, 400, details);
   }
@@ -35,6 +37,7 @@ export class ValidationError extends SvcError {
 
 /** The resource does not exist or the caller may not know it exists. Code `not_found`. */
 export class NotFoundError extends SvcError {
+  /** A 404 with an optional message. */
   constructor(message = "Not found.") {
     super("not_found", message, 404);
   }
@@ -42,6 +45,7 @@ export class NotFoundError extends SvcError {
 
 /** The caller is not authenticated. Code `unauthenticated`. */
 export class UnauthenticatedError extends SvcError {
+  /** A 401 with an optional message. */
   constructor(message = "Authentication is required.") {
     super("unauthenticated", message, 401);
   }
@@ -49,6 +53,7 @@ export class UnauthenticatedError extends SvcError {
 
 /** The caller is authenticated but not permitted. Code `forbidden`. */
 export class ForbiddenError extends SvcError {
+  /** A 403 with an optional message. */
   constructor(message = "You are not allowed to do this.") {
     super("forbidden", message, 403);
   }
@@ -56,6 +61,7 @@ export class ForbiddenError extends SvcError {
 
 /** A uniqueness or state conflict. Code `conflict`. */
 export class ConflictError extends SvcError {
+  /** A conflict; `details` names what conflicts. */
   constructor(message: string, details?: Record<string, unknown>) {
     super("conflict", message, 409, details);
   }
@@ -63,6 +69,7 @@ export class ConflictError extends SvcError {
 
 /** A persistent storage fault that survived the bounded retries. Code `storage_unavailable`. */
 export class StorageError extends SvcError {
+  /** A storage fault; `cause` keeps the driver error for logs. */
   constructor(message: string, options?: { cause?: unknown }) {
     super("storage_unavailable", message, 503);
     if (options?.cause !== undefined) (this as { cause?: unknown }).cause = options.cause;

@@ -6,13 +6,13 @@
  * curl 'http://localhost:8080/greeting/hello?name=Ada'
  * ```
  *
- * A host imports svc's public API (`mod.ts`) and a runtime adapter, and passes its plugins to
- * `runCli`; built-in plugins (`SVC_PLUGINS=oidc-provider`) may be enabled beside them.
+ * A host imports svc's host API (`server.ts`, published as `@svc/svc/server`) with the runtime
+ * adapter of its runtime (`denoRuntime`, `nodeRuntime`, `bunAdapter()`), and passes its plugins
+ * to `runCli`; built-in plugins (`SVC_PLUGINS=oidc-provider`) may be enabled beside them.
  *
  * @module
  */
-import { runCli } from "../mod.ts";
-import { denoRuntime } from "../cli/deno-runtime.ts";
+import { denoRuntime, runCli } from "../server.ts";
 import { greetingPlugin } from "./greeting-plugin.ts";
 
 Deno.exit(await runCli(Deno.args, denoRuntime, { plugins: [greetingPlugin((line) => console.log(line))] }));

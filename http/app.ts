@@ -41,10 +41,13 @@ export type RouteInstaller = (app: SvcApp, deps: AppDeps) => void;
 
 /** What the app is built from. */
 export interface AppDeps {
+  /** The validated configuration. */
   config: SvcConfig;
   /** Checks behind `GET /readyz`, each with a unique name (database, key ring…). */
   readinessChecks: ReadinessCheck[];
+  /** The source of the current time. */
   clock: Clock;
+  /** The source of random bytes (request ids). */
   random: RandomSource;
   /** Resolves the caller of each request (bearer or cookie tokens); without one, every caller is anonymous. */
   authenticator?: Authenticator;
@@ -75,6 +78,9 @@ export interface AppDeps {
  *
  * @example
  * ```ts
+ * import { createApp, cryptoRandom, loadConfig, systemClock } from "@svc/svc";
+ *
+ * const { config } = loadConfig({ env: {} });
  * const app = createApp({ config, readinessChecks: [], clock: systemClock, random: cryptoRandom });
  * await app.request("/healthz"); // 200 {"status":"ok"}
  * ```

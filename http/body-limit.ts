@@ -42,8 +42,12 @@ type LimitMiddleware = MiddlewareHandler<SvcEnv> & { [ROUTE_LIMIT]?: number };
  *
  * @example
  * ```ts
+ * import { type AppDeps, bodyLimit, type SvcApp } from "@svc/svc";
+ *
+ * declare const app: SvcApp, deps: AppDeps;
  * app.post("/svc-admin/import", bodyLimit(deps.config.server.maxUploadBytes), async (c) => {
  *   const file = await c.req.arrayBuffer(); // at most maxUploadBytes
+ *   return c.json({ bytes: file.byteLength });
  * });
  * ```
  */

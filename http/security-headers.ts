@@ -36,10 +36,13 @@ export function securityHeaders(options: { baseUrl: string }): MiddlewareHandler
  *
  * @example
  * ```ts
+ * import { noStore, type SvcApp } from "@svc/svc";
+ *
+ * declare const app: SvcApp, codes: string[];
  * app.post("/profile/factors/recovery-codes", noStore, async (c) => c.json({ codes }));
  * ```
  */
-export const noStore: MiddlewareHandler<SvcEnv> = async (c, next) => {
+export const noStore: MiddlewareHandler<SvcEnv> = async (c, next): Promise<void> => {
   await next();
   c.header("Cache-Control", "no-store");
 };

@@ -7,6 +7,10 @@
  *
  * @example
  * ```ts
+ * import { httpShadowRecorder, shadowAuthz, type SvcApp } from "@svc/svc";
+ *
+ * declare const app: SvcApp;
+ * declare function legacyCanReadInvoices(c: unknown): Promise<boolean>;
  * app.use("/api/invoices/*", shadowAuthz({
  *   legacy: (c) => legacyCanReadInvoices(c),
  *   permission: "billing:global:read",

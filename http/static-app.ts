@@ -60,7 +60,11 @@ export function filledShell(app: EmbeddedApp, pathBase: string, mount: string): 
  *
  * @example
  * ```ts
+ * import type { RouteInstaller } from "./app.ts";
+ * import { staticAppRoutes } from "./static-app.ts";
  * import { app as admin } from "../console/generated/admin.ts";
+ *
+ * declare const routes: RouteInstaller[];
  * routes.push(staticAppRoutes(admin, (config) => config.console.mountPath));
  * ```
  */

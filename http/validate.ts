@@ -21,6 +21,11 @@ const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/i;
  *
  * @example
  * ```ts
+ * import * as v from "valibot";
+ * import type { SvcApp } from "./app.ts";
+ * import { parseBody } from "./validate.ts";
+ *
+ * declare const app: SvcApp;
  * app.post("/things", async (c) => {
  *   const body = await parseBody(c, v.object({ name: v.string() }));
  *   return c.json({ name: body.name });

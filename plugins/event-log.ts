@@ -20,6 +20,9 @@ export interface EventLogOptions {
  *
  * @example
  * ```ts
+ * import { eventLogPlugin } from "@svc/svc";
+ * import { denoRuntime as runtime, runCli } from "@svc/svc/server";
+ *
  * await runCli(["start"], runtime, { plugins: [eventLogPlugin({ write: console.log, kinds: ["login.*"] })] });
  * ```
  */

@@ -55,7 +55,9 @@ export interface PluginSetting {
  * `settings` overridden by their environment variables (as text), validated by `schema`.
  */
 export interface PluginConfigSection<C> {
+  /** Validates the section; its output is `context.config`. */
   readonly schema: v.GenericSchema<unknown, C>;
+  /** The section's fields that environment variables set, for `svc help`. */
   readonly settings?: readonly PluginSetting[];
 }
 
@@ -73,6 +75,7 @@ export interface PluginEventKind {
 export interface ClaimRequest {
   /** `access` or `id` token. */
   readonly token: "access" | "id";
+  /** The realm the token is issued in. */
   readonly realmId: string;
   /** The user (or service account) the token is about. */
   readonly subject: string;
@@ -163,7 +166,9 @@ export interface PluginContext<C = unknown> {
   readonly config: C;
   /** svc's validated configuration (base URL, path base, token lifetimes…). */
   readonly svcConfig: SvcConfig;
+  /** The source of the current time. */
   readonly clock: Clock;
+  /** The source of random bytes. */
   readonly random: RandomSource;
   /** svc's stores (through their contracts). */
   readonly storage: Storage;
@@ -254,6 +259,7 @@ export interface SvcPlugin<C = unknown> {
 
 /** A plugin definition that cannot be installed. Code `plugin_invalid`. */
 export class PluginError extends SvcError {
+  /** A plugin problem found before boot; the message names the plugin. */
   constructor(message: string) {
     super("plugin_invalid", message, 500);
     this.name = "PluginError";

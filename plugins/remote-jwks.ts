@@ -16,6 +16,12 @@ const MAX_SETS = 1000;
  *
  * @example
  * ```ts
+ * import { jwtVerify } from "jose";
+ * import type { PluginContext } from "@svc/svc";
+ * import { remoteJwksCache } from "@svc/svc";
+ *
+ * declare const ctx: PluginContext;
+ * declare const token: string;
  * const keysAt = remoteJwksCache(ctx.outboundRefusal);
  * await jwtVerify(token, keysAt("https://issuer.example/jwks.json"), { algorithms: ["RS256"] });
  * ```

@@ -9,6 +9,7 @@ import { PostgresJSDialect } from "kysely-postgres-js";
 import postgres from "postgres";
 import type { Database } from "./database.ts";
 import { PgliteDialect } from "./pglite-dialect.ts";
+import { type DatabasePoolStats, PoolStatsRecorder } from "./pool-stats.ts";
 import { schemaFingerprint, schemaStatements } from "./schema.ts";
 
 /** Where the data lives. */
@@ -44,6 +45,12 @@ export interface SvcDatabase {
   readonly kind: "embedded" | "postgres";
   /** LISTEN/NOTIFY on either driver. */
   readonly notifications: Notifications;
+  /**
+   * The connection pool as it stands (the metrics endpoint's `svc_db_pool_*`): on a Postgres
+   * server, postgres.js's `max` connections; embedded, PGlite's single connection, whose `waiting`
+   * is the queue of queries and transactions behind the running one.
+   */
+  readonly pool: DatabasePoolStats;
   /** Creates every table and index if missing; safe to call concurrently from many instances. */
   ensureSchema(): Promise<void>;
   /** Resolves when the database answers a trivial query. */
@@ -72,9 +79,13 @@ const EMBEDDED_POSTGRESQL_CONF = ["shared_buffers = 16MB", "wal_buffers = 512kB"
  * folder that has no cluster yet instead of running initdb there. Every field is optional.
  */
 export interface EmbeddedStoreFiles {
+  /** PGlite's Postgres build. */
   readonly pgliteWasm?: WebAssembly.Module;
+  /** PGlite's initdb build. */
   readonly initdbWasm?: WebAssembly.Module;
+  /** PGlite's initial file system. */
   readonly fsBundle?: Blob;
+  /** A prepared cluster to load into a data folder that has none yet. */
   readonly preparedCluster?: Blob;
 }
 
@@ -111,10 +122,12 @@ async function openEmbedded(
     ...(files?.fsBundle && { fsBundle: files.fsBundle }),
     ...(files?.preparedCluster && { loadDataDir: files.preparedCluster }),
   });
-  const db = new Kysely<Database>({ dialect: new PgliteDialect(pg) });
+  const pool = new PoolStatsRecorder(1);
+  const db = new Kysely<Database>({ dialect: pool.wrap(new PgliteDialect(pg)) });
   return {
     db,
     kind: "embedded",
+    pool,
     notifications: {
       async listen(channel, onMessage) {
         const unsubscribe = await pg.listen(channel, onMessage);
@@ -138,8 +151,9 @@ function openPostgres(options: Extract<DatabaseOptions, { kind: "postgres" }>): 
   }
   const connection: Record<string, string> = { application_name: "svc" };
   if (options.schema) connection.search_path = options.schema;
+  const max = options.maxConnections ?? 10;
   const client = postgres(options.url, {
-    max: options.maxConnections ?? 10,
+    max,
     onnotice: () => {},
     connection,
     types: {
@@ -159,10 +173,12 @@ function openPostgres(options: Extract<DatabaseOptions, { kind: "postgres" }>): 
       },
     },
   });
-  const db = new Kysely<Database>({ dialect: new PostgresJSDialect({ postgres: client }) });
+  const pool = new PoolStatsRecorder(max);
+  const db = new Kysely<Database>({ dialect: pool.wrap(new PostgresJSDialect({ postgres: client })) });
   return {
     db,
     kind: "postgres",
+    pool,
     notifications: {
       async listen(channel, onMessage) {
         const subscription = await client.listen(channel, onMessage);

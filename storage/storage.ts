@@ -94,51 +94,90 @@ import { atomically } from "./sql/transaction.ts";
 /** Every store of svc. */
 export interface Stores {
   // Directory (spec 2.10)
+  /** Realms: the tenants, each with its own users, keys and settings. */
   readonly realms: RealmStore;
+  /** Organizations of a realm, their members and verified domains. */
   readonly organizations: OrganizationStore;
+  /** Users of a realm: profile, status, credential stamp. */
   readonly users: UserStore;
+  /** Teams inside organizations and their members. */
   readonly teams: TeamStore;
+  /** Groups (realm or organization level) and their members. */
   readonly groups: GroupStore;
+  /** Roles, their grants and their assignments. */
   readonly roles: RoleStore;
+  /** Policies: grants attached directly to a user or a group, realm-wide or in one organization. */
   readonly policies: PolicyStore;
+  /** The catalog of declared permissions (tombstoned when no longer declared). */
   readonly permissionCatalog: PermissionCatalogStore;
+  /** The app catalog: the app keys tokens can be scoped to (`aud`). */
   readonly appCatalog: AppCatalogStore;
+  /** The rows a subject snapshot is built from. */
   readonly subjectGrants: SubjectGrantSource;
   // Credentials (spec 2.3)
+  /** Password hashes (argon2id, and imported legacy formats). */
   readonly passwordCredentials: PasswordCredentialStore;
+  /** MFA recovery codes (hashed). */
   readonly recoveryCodes: RecoveryCodeStore;
+  /** TOTP enrollments (secrets encrypted). */
   readonly totpEnrollments: TotpEnrollmentStore;
+  /** Registered passkeys. */
   readonly passkeyCredentials: PasskeyCredentialStore;
+  /** Passkey ceremonies in progress (single use, five minutes). */
   readonly passkeyCeremonies: PasskeyCeremonyStore;
+  /** Devices a user has signed in from (new-device detection). */
   readonly knownDevices: KnownDeviceStore;
+  /** Links from users to identities at external identity providers. */
   readonly federatedIdentities: FederatedIdentityStore;
   // Tokens, sessions and keys (spec 2.1, 2.2, 2.9)
+  /** Sessions: sign-ins with their idle and absolute expiry. */
   readonly sessions: SessionStore;
+  /** Refresh tokens (SHA-256 only), rotated in families. */
   readonly refreshTokens: RefreshTokenStore;
+  /** Per-realm signing keys and their rotation. */
   readonly signingKeys: SigningKeyStore;
+  /** Per-subject encryption keys (deleting one shreds the subject's data). */
   readonly subjectKeys: SubjectKeyStore;
+  /** Secrets of svc itself, created once and read by every instance and restart. */
   readonly serverSecrets: ServerSecretStore;
+  /** Service accounts and their secrets (hashed, with rotation overlap). */
   readonly serviceAccounts: ServiceAccountStore;
+  /** API keys (SHA-256 only). */
   readonly apiKeys: ApiKeyStore;
+  /** OAuth/OIDC clients registered with svc. */
   readonly clients: ClientStore;
   // Single-use and stateful records (spec 2.9)
+  /** Emailed one-time code challenges. */
   readonly emailOtp: EmailOtpStore;
+  /** Email OTP second-factor enrollments. */
   readonly emailOtpEnrollments: EmailOtpEnrollmentStore;
+  /** Ids of used single-use tokens (each consumed once). */
   readonly consumedTokens: ConsumedTokenStore;
+  /** SAML assertion ids already accepted, per connection (replay guard). */
   readonly samlAssertions: SamlAssertionStore;
+  /** OAuth authorization codes (single use). */
   readonly authorizationCodes: AuthorizationCodeStore;
+  /** Token grants: what an exchanged authorization code issued, so a reused code revokes it. */
   readonly tokenGrants: TokenGrantStore;
+  /** Break-glass state per realm: the last drill and the last break-glass login. */
   readonly breakGlass: BreakGlassStore;
+  /** Impersonation windows: requested, consented, active, ended. */
   readonly impersonations: ImpersonationStore;
   // Ledgers and webhooks (spec 2.7, 2.8)
+  /** The security ledger: security events per user. */
   readonly securityEvents: SecurityEventStore;
+  /** The admin audit chain (hash-linked, per realm). */
   readonly adminAudit: AdminAuditStore;
+  /** Webhook endpoints and the delivery outbox. */
   readonly webhooks: WebhookStore;
   // Mail (issue 5)
+  /** The mail outbox: queued, sent and failed messages. */
   readonly mailOutbox: MailOutboxStore;
   // Erasure (spec 6): copies of personal data across the stores above
+  /** Every copy of a user's personal data, for erasure. */
   readonly personalData: PersonalDataStore;
   // Migration (issue 15): shadow-mode authorization comparisons
+  /** Shadow-mode comparisons of a legacy decision with svc's. */
   readonly shadowComparisons: ShadowComparisonStore;
   /** Raw SQL on plugins' own tables (in the transaction when the storage is bound to one). */
   readonly pluginSql: RawSqlStore;
@@ -155,7 +194,9 @@ export interface Storage extends Stores {
 
 /** What the stores need besides the database. */
 export interface StorageDeps {
+  /** The source of the current time (expiry, timestamps). */
   clock: Clock;
+  /** The source of random bytes (ids, tokens). */
   random: RandomSource;
 }
 
@@ -164,6 +205,8 @@ export interface StorageDeps {
  *
  * @example
  * ```ts
+ * import { createSqlStorage, cryptoRandom, openDatabase, systemClock } from "@svc/svc";
+ *
  * const database = await openDatabase({ kind: "embedded", dataDir: ".svc-data" });
  * await database.ensureSchema();
  * const storage = createSqlStorage(database, { clock: systemClock, random: cryptoRandom });

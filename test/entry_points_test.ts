@@ -1,7 +1,9 @@
 /**
  * The package's entry points (deno.json `exports`): `./authz` and `./webhooks` bundle for the
- * browser without a single Node built-in, and `./authz` stays under 30 KB minified; every entry
- * point named in deno.json exists and loads.
+ * browser without a single Node built-in, and `./authz` stays under 30 KB minified; `./server`
+ * bundles for Node, runs there, and its Node adapter hashes passwords in worker threads (on Node
+ * and on Deno); every entry point
+ * named in deno.json exists and loads.
  */
 import assert from "node:assert/strict";
 import { REPO_ROOT } from "./support/browser.ts";
@@ -39,7 +41,7 @@ Deno.test("entry points: ./webhooks bundles for the browser with no Node built-i
 Deno.test("entry points: every export of deno.json exists and loads", async () => {
   const config = JSON.parse(await Deno.readTextFile(`${REPO_ROOT}deno.json`));
   const exports = config.exports as Record<string, string>;
-  assert.deepEqual(Object.keys(exports).sort(), [".", "./authz", "./passwords", "./webhooks"]);
+  assert.deepEqual(Object.keys(exports).sort(), [".", "./authz", "./passwords", "./server", "./webhooks"]);
   for (const [name, path] of Object.entries(exports)) {
     const module = await import(new URL(path, `file://${REPO_ROOT}`).href);
     assert.ok(Object.keys(module).length > 0, `${name} exports nothing`);
@@ -56,4 +58,84 @@ Deno.test("entry points: every export of deno.json exists and loads", async () =
     authz.evaluate(subject, { permission: "docs:org:read", resourceOrgId: "o1" }).decision,
     "Allowed",
   );
+});
+
+Deno.test("entry points: ./server bundled for Node carries the CLI and adapters, and hashes in worker threads", async () => {
+  // The layout `npm run build:node` uses: the worker's bundle beside the module that starts it.
+  await Deno.mkdir(`${REPO_ROOT}.tmp`, { recursive: true });
+  const dir = await Deno.makeTempDir({ dir: `${REPO_ROOT}.tmp`, prefix: "entry-server-" });
+  try {
+    const build = await new Deno.Command(`${REPO_ROOT}node_modules/.bin/esbuild`, {
+      args: [
+        "server.ts",
+        "cli/node-password-worker.ts",
+        "--bundle",
+        "--platform=node",
+        "--format=esm",
+        "--packages=external",
+        `--outdir=${dir}`,
+        "--entry-names=[name]",
+        "--log-level=warning",
+      ],
+      cwd: REPO_ROOT,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.ok(build.success, new TextDecoder().decode(build.stderr));
+    const script = `
+      const server = await import(${JSON.stringify(`file://${dir}/server.js`)});
+      const names = ["runCli", "createApp", "openDatabase", "createSqlStorage", "loadConfig", "definePlugin"];
+      const missing = names.filter((name) => typeof server[name] !== "function");
+      const hasher = server.nodeRuntime.createPasswordHasher(1);
+      const params = { memoryKiB: 8192, iterations: 1, parallelism: 1 };
+      const encoded = await hasher.hashArgon2id("correct horse", params, new Uint8Array(16).fill(7));
+      const right = await hasher.verify("argon2id", encoded, "correct horse");
+      const wrong = await hasher.verify("argon2id", encoded, "wrong horse");
+      await hasher.close();
+      console.log(JSON.stringify({
+        missing,
+        adapters: [server.denoRuntime.name, server.nodeRuntime.name, server.bunAdapter().name],
+        kind: hasher.kind,
+        right,
+        wrong,
+        inThread: server.nodeRuntime.createPasswordHasher(0).kind,
+      }));
+    `;
+    await Deno.writeTextFile(`${dir}/probe.mjs`, script);
+    const run = await new Deno.Command("node", {
+      args: [`${dir}/probe.mjs`],
+      cwd: REPO_ROOT,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.ok(run.success, new TextDecoder().decode(run.stderr));
+    assert.deepEqual(JSON.parse(new TextDecoder().decode(run.stdout)), {
+      missing: [],
+      adapters: ["deno", "node", "bun"],
+      kind: "workers",
+      right: true,
+      wrong: false,
+      inThread: "in-thread",
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("entry points: the Node adapter of ./server hashes in a worker_threads pool, off the event loop", async () => {
+  const { nodeRuntime, DEFAULT_ARGON2ID_PARAMS } = await import(`${REPO_ROOT}server.ts`).then(async (m) => ({
+    ...m,
+    ...(await import(`${REPO_ROOT}passwords.ts`)),
+  }));
+  const hasher = nodeRuntime.createPasswordHasher(1);
+  try {
+    assert.equal(hasher.kind, "workers");
+    const params = { ...DEFAULT_ARGON2ID_PARAMS, memoryKiB: 8192, iterations: 1 };
+    const encoded = await hasher.hashArgon2id("correct horse", params, new Uint8Array(16).fill(7));
+    assert.equal(await hasher.verify("argon2id", encoded, "correct horse"), true);
+    assert.equal(await hasher.verify("argon2id", encoded, "wrong horse"), false);
+  } finally {
+    await hasher.close();
+  }
+  assert.equal(nodeRuntime.createPasswordHasher(0).kind, "in-thread");
 });

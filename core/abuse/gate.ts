@@ -57,16 +57,23 @@ export type FailMode = "open" | "closed";
 
 /** A counting layer's settings. */
 export interface AbuseLayerLimit {
+  /** Attempts allowed per window. */
   readonly limit: number;
+  /** The window's length in seconds. */
   readonly windowSeconds: number;
+  /** What happens when the counter store is down. */
   readonly failMode: FailMode;
 }
 
 /** The four layers' settings (the shape of `config.abuse`, without the CAPTCHA part). */
 export interface AbuseLimits {
+  /** Attempts per client IP. */
   readonly perIp: AbuseLayerLimit;
+  /** Attempts per client IP and account. */
   readonly perIpAccount: AbuseLayerLimit;
+  /** Failed attempts per account (the lockout). */
   readonly accountLockout: AbuseLayerLimit;
+  /** Distinct accounts tried from one IP (credential stuffing). */
   readonly credentialStuffing: {
     readonly distinctIdentifiers: number;
     readonly windowSeconds: number;
@@ -101,11 +108,13 @@ export interface LoginAttempt {
 
 /** How one layer judged an attempt. */
 export interface AbuseLayerReport {
+  /** The layer. */
   readonly layer: AbuseLayerName;
   /** `ok`, `captcha` (past the CAPTCHA threshold), `blocked`, or `unavailable` (store failed). */
   readonly state: "ok" | "captcha" | "blocked" | "unavailable";
   /** The count this attempt reached in the layer (for the lockout: failures so far + 1); null when unavailable. */
   readonly count: number | null;
+  /** The layer's limit. */
   readonly limit: number;
   /** When the layer's window ends (ms since the epoch), when known. */
   readonly resetAt: number | null;
@@ -113,7 +122,9 @@ export interface AbuseLayerReport {
 
 /** The gate's answer. */
 export interface AbuseDecision {
+  /** `Allowed`, `Blocked` or `CaptchaRequired`. */
   readonly outcome: AbuseOutcome;
+  /** How each layer judged the attempt. */
   readonly layers: readonly AbuseLayerReport[];
   /** `Blocked` by counters: seconds until every blocking layer has reset; otherwise null. */
   readonly retryAfterSeconds: number | null;
@@ -134,6 +145,7 @@ export interface AbuseDecision {
 
 /** A lockout slot held by an allowed attempt (opaque to callers: hand it back to the gate). */
 export interface AttemptReservation {
+  /** The counter the slot is in. */
   readonly key: string;
   /** The end of the window the slot was taken in (a release touches that window only). */
   readonly resetAt: number;
@@ -141,7 +153,9 @@ export interface AttemptReservation {
 
 /** What {@link AbuseGate} needs. */
 export interface AbuseGateOptions {
+  /** Where the windowed counters live. */
   readonly store: CounterStore;
+  /** The source of the current time. */
   readonly clock: Clock;
   /** Receives `abuse.counter_store_unavailable` and `abuse.blocked`. */
   readonly sink: EventSink;
@@ -182,6 +196,7 @@ export class AbuseGate {
   readonly #captchaAtPercent: number;
   readonly #ipv6PrefixBits: number;
 
+  /** The gate over its counter store, clock, event sink, limits and CAPTCHA provider. */
   constructor(options: AbuseGateOptions) {
     this.#store = options.store;
     this.#clock = options.clock;

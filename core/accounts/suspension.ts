@@ -60,6 +60,17 @@ export interface SuspensionDeps {
  *
  * @example
  * ```ts
+ * import {
+ *   type AuthStack,
+ *   type Clock,
+ *   type EventPublisher,
+ *   type Storage,
+ *   type SubjectSnapshots,
+ *   suspendUser,
+ * } from "@svc/svc";
+ *
+ * declare const storage: Storage, clock: Clock, publisher: EventPublisher, auth: AuthStack;
+ * declare const snapshots: SubjectSnapshots, realmId: string, userId: string, adminId: string;
  * const report = await suspendUser({ storage, clock, publisher, sessions: auth.endedSessions, snapshots },
  *   realmId, userId, { id: adminId, kind: "User" });
  * ```

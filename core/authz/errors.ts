@@ -30,6 +30,7 @@ export class PermissionFormatError extends SvcError {
   /** The rejected text (or a description of a non-string input). */
   readonly text: string;
 
+  /** The failed rule, the rejected text and a message naming it. */
   constructor(reason: PermissionFormatReason, text: string, message: string) {
     super("permission_format", message, 400, { reason, text });
     this.reason = reason;
@@ -46,6 +47,7 @@ export class ConditionFormatError extends SvcError {
   /** Location of the offending node inside the document. */
   readonly path: string;
 
+  /** The JSON path of the offending node and a message. */
   constructor(path: string, message: string) {
     super("condition_format", message, 400, { path });
     this.path = path;
@@ -60,6 +62,7 @@ export class GrantFormatError extends SvcError {
   /** The offending grant field. */
   readonly field: string;
 
+  /** The offending field and a message. */
   constructor(field: string, message: string) {
     super("grant_format", message, 400, { field });
     this.field = field;
@@ -74,6 +77,7 @@ export class SnapshotFormatError extends SvcError {
   /** The offending snapshot field. */
   readonly field: string;
 
+  /** The offending field and a message. */
   constructor(field: string, message: string) {
     super("snapshot_format", message, 400, { field });
     this.field = field;

@@ -30,6 +30,7 @@ export type VectorKind = "pattern" | "condition" | "evaluate" | "visibility";
 
 /** A vector file is malformed as a whole (not an object, unknown kind or version, no case list). Code `vector_format`. */
 export class VectorFileError extends SvcError {
+  /** What is wrong with the file. */
   constructor(message: string) {
     super("vector_format", message, 400);
   }

@@ -23,6 +23,7 @@ import {
  * `config: <setting>: <value> <problem>; set <setting> to <what is expected>`.
  */
 export class ConfigError extends SvcError {
+  /** The one-line boot error (the setting, its value and what it should be). */
   constructor(message: string) {
     super("config_invalid", message, 500);
   }
@@ -40,6 +41,7 @@ export interface ConfigSources {
 
 /** A loaded configuration. */
 export interface LoadedConfig {
+  /** The validated configuration, every default filled in. */
   config: SvcConfig;
   /**
    * Deployment settings (listen address, storage, relying party) that took their development

@@ -6,11 +6,18 @@
  * the loader (`load.ts`) replaces `{field}` with the setting's name (an env var, or a field of the
  * config file) and prefixes the offending value, which gives the one-line boot error.
  *
+ * The types `SvcConfig` and `SvcConfigInput` are written out in `types.ts` (a published package
+ * needs explicit types); a compile-time check below fails when they and the schema disagree, so a
+ * new setting goes into both.
+ *
  * @module
  */
 import * as v from "valibot";
 import { parseCidr } from "../net/ip.ts";
 import { isReceiverAllowEntry } from "../webhooks/receivers.ts";
+import type { SvcConfig, SvcConfigInput } from "./types.ts";
+
+export type * from "./types.ts";
 
 /** Placeholder in schema messages, replaced with the setting's name when an error is reported. */
 export const FIELD_PLACEHOLDER = "{field}";
@@ -338,12 +345,7 @@ export function developmentBaseUrl(port: number): string {
   return `http://localhost:${port}`;
 }
 
-/**
- * The whole configuration. Input: a partial object (every field optional, defaults below);
- * output: `SvcConfig` with every default filled in, the base URL and allowed origins derived
- * from the port when not given.
- */
-export const SvcConfigSchema = v.pipe(
+const svcConfigSchema = v.pipe(
   v.strictObject({
     server: v.optional(
       v.strictObject({
@@ -751,11 +753,17 @@ export const SvcConfigSchema = v.pipe(
   }),
 );
 
-/** The validated configuration, every default filled in. */
-export type SvcConfig = v.InferOutput<typeof SvcConfigSchema>;
+/**
+ * The whole configuration. Input: a partial object (every field optional, defaults below);
+ * output: `SvcConfig` with every default filled in, the base URL and allowed origins derived
+ * from the port when not given.
+ */
+export const SvcConfigSchema: v.GenericSchema<SvcConfigInput, SvcConfig> = svcConfigSchema;
 
-/** The shape of a config file (JSON): any part of the configuration, nested as in `SvcConfig`. */
-export type SvcConfigInput = v.InferInput<typeof SvcConfigSchema>;
+// The written-out types of `types.ts` are exactly what the schema infers: `deno check` fails otherwise.
+type Exactly<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
+const _outputIsSvcConfig: Exactly<v.InferOutput<typeof svcConfigSchema>, SvcConfig> = true;
+const _inputIsSvcConfigInput: Exactly<v.InferInput<typeof svcConfigSchema>, SvcConfigInput> = true;
 
 /** How an environment variable's text becomes a config value. */
 export type EnvKind = "string" | "int" | "string-list" | "int-list";

@@ -29,6 +29,9 @@ export class SubjectDataUnavailableError extends SvcError {
  *
  * @example
  * ```ts
+ * import { cryptoRandom, type Storage, SubjectCrypto } from "@svc/svc";
+ *
+ * declare const storage: Storage, userId: string;
  * const crypto = new SubjectCrypto(storage.subjectKeys, cryptoRandom);
  * const sealed = await crypto.encrypt(userId, "+1 555 0100");
  * await crypto.decryptText(userId, sealed); // "+1 555 0100"

@@ -57,6 +57,11 @@ export const DEFAULT_REALM_NAME = "default";
  *
  * @example
  * ```ts
+ * import { type DefinitionStores, loadConfig, planDefinitions, syncDefinitions } from "@svc/svc";
+ *
+ * declare const stores: DefinitionStores;
+ * const { catalog, realms, roles } = stores;
+ * const { config } = loadConfig({ env: {} });
  * const report = await syncDefinitions(planDefinitions(config.authz), { catalog, realms, roles });
  * report.catalog.retired; // permission ids no longer declared, now tombstoned
  * ```

@@ -26,19 +26,25 @@ export type IssueSeverity = "Info" | "Warning" | "Error";
 
 /** One thing worth telling about an imported item. */
 export interface ImportIssue {
+  /** How serious it is. */
   readonly severity: IssueSeverity;
   /** `User`, `Credential`, `Role`, `RoleAssignment`, `Group`, `GroupMembership`, `Client` or `Source`. */
   readonly entity: string;
   /** The item's natural key (an email, a role key, a client id, a line number…). */
   readonly key: string;
+  /** What happened, for people. */
   readonly message: string;
 }
 
 /** Created / Updated / Skipped / Total of one kind of entity. */
 export interface ImportCounts {
+  /** Items created. */
   created: number;
+  /** Existing items updated. */
   updated: number;
+  /** Items left as they were (already present and unchanged, or refused). */
   skipped: number;
+  /** Items read from the source. */
   total: number;
 }
 
@@ -58,14 +64,23 @@ export type CountedEntity = (typeof COUNTED_ENTITIES)[number];
 
 /** The report of one import run (spec 2.11 ImportReport), camelCase on the wire. */
 export interface ImportReport {
+  /** Users. */
   users: ImportCounts;
+  /** Password hashes. */
   credentials: ImportCounts;
+  /** Roles. */
   roles: ImportCounts;
+  /** Role assignments. */
   roleAssignments: ImportCounts;
+  /** Groups. */
   groups: ImportCounts;
+  /** Group memberships. */
   groupMemberships: ImportCounts;
+  /** Clients. */
   clients: ImportCounts;
+  /** Everything worth telling, item by item. */
   issues: ImportIssue[];
+  /** Whether nothing was written (a rehearsal). */
   dryRun: boolean;
   /** Client id → plaintext secret: the only place the plaintext exists. */
   generatedClientSecrets: Record<string, string>;
@@ -92,6 +107,7 @@ export function emptyReport(dryRun: boolean): ImportReport {
 export interface ImportedCredential {
   /** An svc algorithm tag (`bcrypt`, `pbkdf2-sha256`, `framework-identity-v3`). */
   readonly algorithm: string;
+  /** The hash in the source's own text format. */
   readonly hash: string;
 }
 
@@ -99,8 +115,11 @@ export interface ImportedCredential {
 export interface ImportedUser {
   /** Trimmed and lowercased by the engine: the realm-scoped natural key. */
   readonly email: string;
+  /** The name people see, when the source has one. */
   readonly displayName?: string | null;
+  /** Whether the source had verified the address. */
   readonly emailVerified: boolean;
+  /** Whether the account was disabled in the source. */
   readonly suspended: boolean;
   /** Null: password-less. */
   readonly credential?: ImportedCredential | null;
@@ -114,7 +133,9 @@ export interface ImportedUser {
 
 /** A role of the source. */
 export interface ImportedRole {
+  /** The source's role key. */
   readonly key: string;
+  /** The name people see. */
   readonly displayName: string;
 }
 
@@ -123,13 +144,19 @@ export type ImportedGroup = ImportedRole;
 
 /** A client of the source (spec 2.11 ImportedClient). */
 export interface ImportedClient {
+  /** The client id, kept as it was. */
   readonly clientId: string;
   /** `confidential` or `public`. */
   readonly clientType: string;
+  /** Allowed redirect URIs. */
   readonly redirectUris: readonly string[];
+  /** Allowed post-logout redirect URIs. */
   readonly postLogoutRedirectUris: readonly string[];
+  /** Scopes the client may ask for. */
   readonly allowedScopes: readonly string[];
+  /** Whether users are asked to consent. */
   readonly requireConsent: boolean;
+  /** Whether the client was disabled in the source. */
   readonly suspended: boolean;
   /**
    * What to do with the secret of a confidential client: `generate` a fresh one (client-config

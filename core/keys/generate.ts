@@ -27,6 +27,9 @@ export interface GeneratedSigningKey {
  *
  * @example
  * ```ts
+ * import { cryptoRandom, generateSigningKey, type Storage } from "@svc/svc";
+ *
+ * declare const storage: Storage, realmId: string;
  * const key = await generateSigningKey(cryptoRandom);
  * await storage.signingKeys.insert(realmId, { ...key, isPrimary: true });
  * ```

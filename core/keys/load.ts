@@ -8,20 +8,31 @@ import { RS256_PARAMS, SIGNING_ALGORITHM } from "./generate.ts";
 
 /** The public members of an RSA signing key as published in a JWKS. */
 export interface PublicSigningJwk {
+  /** Key type: always `RSA`. */
   readonly kty: "RSA";
+  /** The key id JWT headers name. */
   readonly kid: string;
+  /** Public key use: signatures. */
   readonly use: "sig";
+  /** The signing algorithm (`RS256`). */
   readonly alg: string;
+  /** The RSA modulus, base64url. */
   readonly n: string;
+  /** The RSA public exponent, base64url. */
   readonly e: string;
 }
 
 /** A signing key ready for use. */
 export interface LoadedSigningKey {
+  /** The realm the key signs for. */
   readonly realmId: string;
+  /** The key id. */
   readonly kid: string;
+  /** Whether new tokens are signed with it. */
   readonly isPrimary: boolean;
+  /** When the key was made. */
   readonly createdAt: Date;
+  /** When it stopped being primary (it still verifies during the overlap), or null. */
   readonly retiredAt: Date | null;
   /** Signs (private). */
   readonly privateKey: CryptoKey;

@@ -59,6 +59,9 @@ export class KeyRingError extends SvcError {
  *
  * @example
  * ```ts
+ * import { cryptoRandom as random, KeyRing, type Storage, systemClock as clock } from "@svc/svc";
+ *
+ * declare const storage: Storage, realmId: string;
  * const ring = new KeyRing({ store: storage.signingKeys, clock, random, overlapMs: 86_400_000 });
  * await ring.ensurePrimary(realmId);
  * const key = await ring.signingKey(realmId); // { kid, privateKey, … }

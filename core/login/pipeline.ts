@@ -82,6 +82,7 @@ export const LOGIN_EVENTS = {
 
 /** Writes events, recording user-visible ones in the security ledger with their origin (an `EventPublisher`). */
 export interface SecurityEventWriter {
+  /** Runs `work` in one transaction whose `emit` records events durably with it. */
   transaction<T>(work: (tx: Storage, emit: EmitInTransaction) => Promise<T>): Promise<T>;
 }
 
@@ -102,7 +103,9 @@ export interface LoginOrigin {
 
 /** `POST /auth/login`. */
 export interface LoginRequest extends LoginOrigin {
+  /** The login name (an email address). */
   readonly email: string;
+  /** The password as typed. */
   readonly password: string;
   /** A realm id or name; the default realm when absent. */
   readonly realm?: string | null;
@@ -110,31 +113,43 @@ export interface LoginRequest extends LoginOrigin {
   readonly org?: string | null;
   /** The app the tokens are for; svc itself when absent. */
   readonly audience?: string | null;
+  /** The CAPTCHA widget's token, when the page showed one. */
   readonly captchaToken?: string | null;
 }
 
 /** `POST /auth/mfa/verify`. */
 export interface MfaVerifyRequest extends LoginOrigin {
+  /** The `mfa+svc` token the first factor returned. */
   readonly mfaToken: string;
+  /** Which second factor the code is for. */
   readonly factor: MfaFactor;
+  /** The code the user typed. */
   readonly code: string;
 }
 
 /** A login that may be signed in: the HTTP layer creates the session, then calls `completeSignIn`. */
 export interface ReadyLogin {
+  /** Both factors passed: sign in. */
   readonly kind: "signIn";
+  /** What to open the session with. */
   readonly signIn: SignInInput;
   /** Kept for `completeSignIn`. */
   readonly user: User;
+  /** Where the request came from. */
   readonly origin: LoginOrigin;
+  /** The factors that passed (`password`, `totp`…). */
   readonly factors: readonly string[];
+  /** The risk gate's outcome and score, when it ran. */
   readonly risk: { readonly outcome: string; readonly score: number } | null;
 }
 
 /** A login waiting for its second factor. */
 export interface PendingMfa {
+  /** A second factor is needed. */
   readonly kind: "mfa";
+  /** The `mfa+svc` token to present with the second factor. */
   readonly mfaToken: string;
+  /** The second factors the user can use. */
   readonly factors: readonly PendingFactor[];
   /** Seconds the hand-off token lives. */
   readonly expiresIn: number;
@@ -142,11 +157,15 @@ export interface PendingMfa {
 
 /** What the risk-block alert hook is told (the alert mail to the account). */
 export interface RiskBlockAlert {
+  /** The account whose sign-in was blocked. */
   readonly user: User;
+  /** When. */
   readonly at: Date;
+  /** The client IP, when known. */
   readonly ip: string | null;
   /** A description of the device (from the User-Agent). */
   readonly device: string | null;
+  /** The risk score that blocked it. */
   readonly score: number;
   /** The signals that fired. */
   readonly signals: readonly RiskSignal[];
@@ -156,16 +175,27 @@ export interface RiskBlockAlert {
 
 /** What {@link LoginPipeline} needs. */
 export interface LoginPipelineDeps {
+  /** The stores. */
   readonly storage: Storage;
+  /** Password verification and rehashing. */
   readonly passwords: PasswordService;
+  /** The abuse gate (step 1). */
   readonly abuse: AbuseGate;
+  /** The risk gate (step 4). */
   readonly risk: RiskGate;
+  /** Known devices (the new-device signal and alert). */
   readonly devices: KnownDevices;
+  /** TOTP verification. */
   readonly totp: TotpService;
+  /** Emailed one-time codes. */
   readonly emailOtp: EmailOtpService;
+  /** Recovery codes. */
   readonly recoveryCodes: RecoveryCodeService;
+  /** Mints and checks the `mfa+svc` hand-off token. */
   readonly tokens: TokenService;
+  /** Where login events go, durably. */
   readonly events: SecurityEventWriter;
+  /** The source of the current time. */
   readonly clock: Clock;
   /** Tells the account that a sign-in with its right password was blocked (the alert mail); failures are reported, never answered. */
   readonly onRiskBlock?: (alert: RiskBlockAlert) => Promise<void>;
@@ -184,6 +214,7 @@ const UNKNOWN_IP = "unknown";
 export class LoginPipeline {
   readonly #d: LoginPipelineDeps;
 
+  /** The pipeline over its services and stores. */
   constructor(deps: LoginPipelineDeps) {
     this.#d = deps;
   }

@@ -37,6 +37,11 @@ export type SweepReport = Record<string, number>;
  *
  * @example
  * ```ts
+ * import { systemClock } from "../clock.ts";
+ * import { MaintenanceSweeper } from "./sweeper.ts";
+ *
+ * declare const deps: ConstructorParameters<typeof MaintenanceSweeper>[0];
+ * const { storage, counters } = deps;
  * const sweeper = new MaintenanceSweeper({ storage, counters, clock: systemClock, intervalMs: 300_000 });
  * sweeper.start();
  * // …

@@ -20,12 +20,15 @@ export type Labels = Readonly<Record<string, string>>;
 
 /** One gauge sample a collector reports. */
 export interface GaugeSample {
+  /** The sample's labels (none: the metric's only series). */
   readonly labels?: Labels;
+  /** The sample's value. */
   readonly value: number;
 }
 
 /** A counter: only goes up. */
 export interface Counter {
+  /** Adds `by` (default 1) to the series of `labels`. */
   inc(labels?: Labels, by?: number): void;
   /** The current value for `labels` (0 when never incremented). */
   value(labels?: Labels): number;
@@ -33,6 +36,7 @@ export interface Counter {
 
 /** A histogram of observed values (seconds, for latencies) over fixed buckets. */
 export interface Histogram {
+  /** Records one observation in the series of `labels`. */
   observe(labels: Labels, value: number): void;
   /** How many observations were made for `labels`. */
   count(labels?: Labels): number;

@@ -2,7 +2,7 @@
  * svc's own metrics on a {@link MetricsRegistry}: HTTP requests by route and status with a latency
  * histogram, every event by kind (sign-in outcomes, MFA, token issuance and refresh reuse, abuse
  * and risk decisions are all events), and gauges read at scrape time from the webhook queue, the
- * subject snapshot cache and the password hashing pool.
+ * subject snapshot cache and the database connection pool.
  *
  * @module
  */
@@ -18,15 +18,30 @@ export interface SvcMetricsSources {
     readonly cachedCount: number;
     readonly lookups: { readonly hits: number; readonly misses: number };
   };
+  /**
+   * The database connection pool (`database.pool`): connections in use, capacity, waiting
+   * acquisitions. Embedded, the pool is PGlite's single connection.
+   */
+  readonly databasePool?: {
+    readonly maxConnections: number;
+    readonly inUse: number;
+    readonly waiting: number;
+    readonly acquisitions: number;
+    readonly waitSeconds: number;
+  };
   /** The clock, for the webhook queue's lag. */
   readonly now: () => number;
 }
 
 /** The recorders svc's middleware and event subscriber write to, and the registry they render from. */
 export interface SvcMetrics {
+  /** The registry every metric below is in; the HTTP layer renders it. */
   readonly registry: MetricsRegistry;
+  /** `svc_http_requests_total`, by method, route and status. */
   readonly httpRequests: Counter;
+  /** `svc_http_request_duration_seconds`, by method and route. */
   readonly httpDuration: Histogram;
+  /** `svc_events_total`, by event kind. */
   readonly events: Counter;
   /** An event subscriber for the event hub: counts each event by kind. */
   readonly onEvent: (event: { readonly kind: string }) => void;
@@ -50,7 +65,7 @@ export function createSvcMetrics(sources: SvcMetricsSources): SvcMetrics {
     "Events emitted, by kind (login.*, mfa.*, token.*, risk.evaluated, abuse.*, webhook.*…).",
     ["kind"],
   );
-  const { webhookQueue, snapshots, now } = sources;
+  const { webhookQueue, snapshots, databasePool: pool, now } = sources;
   if (webhookQueue) {
     registry.gauge("svc_webhook_deliveries", "Webhook deliveries by status.", async () => {
       const stats = await webhookQueue();
@@ -80,6 +95,36 @@ export function createSvcMetrics(sources: SvcMetricsSources): SvcMetrics {
         { labels: { result: "hit" }, value: snapshots.lookups.hits },
         { labels: { result: "miss" }, value: snapshots.lookups.misses },
       ],
+      "counter",
+    );
+  }
+  if (pool) {
+    registry.gauge(
+      "svc_db_pool_connections",
+      "Database connections by state: in_use (held by a query or a transaction), available (the rest of the pool's maximum; postgres.js opens them on demand).",
+      () => [
+        { labels: { state: "in_use" }, value: pool.inUse },
+        { labels: { state: "available" }, value: Math.max(0, pool.maxConnections - pool.inUse) },
+      ],
+    );
+    registry.gauge("svc_db_pool_max_connections", "The most connections the pool holds (1 embedded).", () => [
+      { value: pool.maxConnections },
+    ]);
+    registry.gauge(
+      "svc_db_pool_waiting",
+      "Queries and transactions waiting for a database connection (embedded: queued behind the running one).",
+      () => [{ value: pool.waiting }],
+    );
+    registry.gauge(
+      "svc_db_pool_acquisitions_total",
+      "Database connections handed to a query or a transaction since start.",
+      () => [{ value: pool.acquisitions }],
+      "counter",
+    );
+    registry.gauge(
+      "svc_db_pool_wait_seconds_total",
+      "Seconds spent waiting for a database connection since start (divide by acquisitions for the mean wait).",
+      () => [{ value: pool.waitSeconds }],
       "counter",
     );
   }

@@ -60,8 +60,11 @@ import {
 
 /** The relying party (spec 5.3): its id (a domain), its name and the origins allowed in ceremonies. */
 export interface RelyingParty {
+  /** The relying-party id (a domain). */
   readonly id: string;
+  /** The name passkey prompts show. */
   readonly name: string;
+  /** Origins allowed in ceremonies. */
   readonly origins: readonly string[];
 }
 
@@ -78,8 +81,7 @@ export const SUPPORTED_ALGORITHMS: readonly number[] = [-8, -7, -257];
 const b64url = v.pipe(v.string(), v.maxLength(16_384), v.regex(/^[A-Za-z0-9_-]*={0,2}$/));
 const clientExtensionResults = v.optional(v.record(v.string(), v.unknown()), {});
 
-/** The JSON of a `navigator.credentials.create()` result (`PublicKeyCredential.toJSON()`). */
-export const RegistrationResponseSchema = v.object({
+const registrationResponseSchema = v.object({
   id: b64url,
   rawId: b64url,
   type: v.literal("public-key"),
@@ -95,8 +97,7 @@ export const RegistrationResponseSchema = v.object({
   clientExtensionResults,
 });
 
-/** The JSON of a `navigator.credentials.get()` result (`PublicKeyCredential.toJSON()`). */
-export const AuthenticationResponseSchema = v.object({
+const authenticationResponseSchema = v.object({
   id: b64url,
   rawId: b64url,
   type: v.literal("public-key"),
@@ -110,20 +111,76 @@ export const AuthenticationResponseSchema = v.object({
   clientExtensionResults,
 });
 
-/** A validated registration response. */
-export type RegistrationResponse = v.InferOutput<typeof RegistrationResponseSchema>;
-/** A validated authentication response. */
-export type AuthenticationResponse = v.InferOutput<typeof AuthenticationResponseSchema>;
+/** A validated registration response (the JSON of `PublicKeyCredential.toJSON()` after `create()`). */
+export interface RegistrationResponse {
+  /** The credential id, base64url. */
+  id: string;
+  /** The credential id, base64url. */
+  rawId: string;
+  /** Always `public-key`. */
+  type: "public-key";
+  /** The authenticator's answer. */
+  response: {
+    clientDataJSON: string;
+    attestationObject: string;
+    authenticatorData?: string;
+    transports?: string[];
+    publicKeyAlgorithm?: number;
+    publicKey?: string;
+  };
+  /** Platform or roaming authenticator, when the browser tells. */
+  authenticatorAttachment?: "platform" | "cross-platform" | null;
+  /** Extension outputs. */
+  clientExtensionResults: { [extension: string]: unknown };
+}
+
+/** A validated authentication response (the JSON of `PublicKeyCredential.toJSON()` after `get()`). */
+export interface AuthenticationResponse {
+  /** The credential id, base64url. */
+  id: string;
+  /** The credential id, base64url. */
+  rawId: string;
+  /** Always `public-key`. */
+  type: "public-key";
+  /** The authenticator's answer. */
+  response: {
+    clientDataJSON: string;
+    authenticatorData: string;
+    signature: string;
+    userHandle?: string | null;
+  };
+  /** Platform or roaming authenticator, when the browser tells. */
+  authenticatorAttachment?: "platform" | "cross-platform" | null;
+  /** Extension outputs. */
+  clientExtensionResults: { [extension: string]: unknown };
+}
+
+/** The JSON of a `navigator.credentials.create()` result (`PublicKeyCredential.toJSON()`). */
+export const RegistrationResponseSchema: v.GenericSchema<unknown, RegistrationResponse> =
+  registrationResponseSchema;
+/** The JSON of a `navigator.credentials.get()` result (`PublicKeyCredential.toJSON()`). */
+export const AuthenticationResponseSchema: v.GenericSchema<unknown, AuthenticationResponse> =
+  authenticationResponseSchema;
+
+// The written-out types are exactly what the schemas infer: `deno check` fails otherwise.
+type Exactly<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
+const _registration: Exactly<v.InferOutput<typeof registrationResponseSchema>, RegistrationResponse> = true;
+const _authentication: Exactly<v.InferOutput<typeof authenticationResponseSchema>, AuthenticationResponse> =
+  true;
 
 /** A started ceremony: its id and the options for `navigator.credentials`. */
 export interface CeremonyStart<O> {
+  /** The ceremony's id, to send back with the browser's answer. */
   readonly ceremonyId: string;
+  /** The options for `navigator.credentials`. */
   readonly options: O;
 }
 
 /** A verified assertion. */
 export interface VerifiedAssertion {
+  /** The user the passkey belongs to. */
   readonly user: User;
+  /** The passkey used. */
   readonly credential: PasskeyCredentialRecord;
   /** Whether the authenticator verified the user in this assertion. */
   readonly userVerified: boolean;
@@ -131,12 +188,19 @@ export interface VerifiedAssertion {
 
 /** What a {@link PasskeyService} is built from. */
 export interface PasskeyServiceOptions {
+  /** Registered passkeys. */
   readonly credentials: PasskeyCredentialStore;
+  /** Ceremonies in progress. */
   readonly ceremonies: PasskeyCeremonyStore;
+  /** User lookups. */
   readonly users: Pick<UserStore, "get" | "findByEmail">;
+  /** Where passkey events go. */
   readonly events: EventSink;
+  /** The source of the current time. */
   readonly clock: Clock;
+  /** The source of random bytes (ceremony ids, challenges). */
   readonly random: RandomSource;
+  /** The relying party (id, name, allowed origins). */
   readonly relyingParty: RelyingParty;
   /** Ceremony lifetime (default 5 minutes); also the browser's timeout. */
   readonly ceremonyTtlMs?: number;
@@ -153,6 +217,18 @@ export interface PasskeyServiceOptions {
  *
  * @example
  * ```ts
+ * import {
+ *   type AuthenticationResponse,
+ *   cryptoRandom as random,
+ *   type EventSink,
+ *   loadConfig,
+ *   PasskeyService,
+ *   type Storage,
+ *   systemClock as clock,
+ * } from "@svc/svc";
+ *
+ * declare const storage: Storage, events: EventSink, realmId: string, response: AuthenticationResponse;
+ * const { config } = loadConfig({ env: {} });
  * const passkeys = new PasskeyService({ credentials: storage.passkeyCredentials,
  *   ceremonies: storage.passkeyCeremonies, users: storage.users, events, clock, random,
  *   relyingParty: config.relyingParty });
@@ -167,6 +243,7 @@ export class PasskeyService {
   readonly #decoySecret: () => Promise<Uint8Array>;
   #decoyKey: Promise<Uint8Array> | null = null;
 
+  /** The service over its stores and relying party. */
   constructor(options: PasskeyServiceOptions) {
     this.#o = options;
     this.#ttlMs = options.ceremonyTtlMs ?? PASSKEY_CEREMONY_TTL_MS;

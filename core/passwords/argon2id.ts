@@ -17,8 +17,11 @@ export const ARGON2ID_TAG = "argon2id";
 
 /** A parsed argon2id PHC string. */
 export interface Argon2idHash {
+  /** Memory, iterations and lanes the hash was made with. */
   readonly params: Argon2idParams;
+  /** The salt. */
   readonly salt: Uint8Array;
+  /** The derived key. */
   readonly hash: Uint8Array;
 }
 

@@ -23,10 +23,15 @@ export const FRAMEWORK_IDENTITY_V3_TAG = "framework-identity-v3";
 
 /** A parsed ASP.NET Core Identity hash. */
 export interface AspNetIdentityHash {
+  /** The format marker: V2 (PBKDF2-HMAC-SHA1, 1000 iterations) or V3 (PRF and iterations in the header). */
   readonly version: 2 | 3;
+  /** The PBKDF2 pseudo-random function. */
   readonly prf: Pbkdf2Hash;
+  /** PBKDF2 iterations. */
   readonly iterations: number;
+  /** The salt. */
   readonly salt: Uint8Array;
+  /** The derived key. */
   readonly subkey: Uint8Array;
 }
 

@@ -28,17 +28,21 @@ export interface PasswordHasher {
  * the event loop for its whole duration. For runtimes without workers and for tests.
  */
 export class InThreadPasswordHasher implements PasswordHasher {
+  /** Work runs in the calling thread. */
   readonly kind = "in-thread" as const;
   #closed = false;
 
+  /** The argon2id PHC string of `password`, computed in this thread. */
   hashArgon2id(password: string, params: Argon2idParams, salt: Uint8Array): Promise<string> {
     return this.#run({ op: "hash", password, params, salt }) as Promise<string>;
   }
 
+  /** Whether `password` matches `hash` stored under `tag`, computed in this thread. */
   verify(tag: string, hash: string, password: string): Promise<boolean> {
     return this.#run({ op: "verify", tag, hash, password }) as Promise<boolean>;
   }
 
+  /** Refuses further work; there are no workers to release. */
   close(): Promise<void> {
     this.#closed = true;
     return Promise.resolve();

@@ -18,9 +18,13 @@ export const PBKDF2_SHA256_TAG = "pbkdf2-sha256";
 
 /** A parsed pbkdf2-sha256 hash. */
 export interface Pbkdf2Sha256Hash {
+  /** The encoding: a PHC string (`$pbkdf2-sha256$i=…`) or passlib's (`$pbkdf2-sha256$<rounds>$…`). */
   readonly form: "phc" | "passlib";
+  /** PBKDF2 iterations. */
   readonly iterations: number;
+  /** The salt. */
   readonly salt: Uint8Array;
+  /** The derived key. */
   readonly hash: Uint8Array;
 }
 

@@ -89,6 +89,7 @@ export function webWorkerFactory(url: URL = new URL("./worker.ts", import.meta.u
 
 /** Hashes and verifies passwords in a pool of workers. */
 export class WorkerPoolPasswordHasher implements PasswordHasher {
+  /** Work runs in the pool's workers. */
   readonly kind = "workers" as const;
   /** The most workers the pool runs at once. */
   readonly size: number;
@@ -98,6 +99,7 @@ export class WorkerPoolPasswordHasher implements PasswordHasher {
   #nextId = 1;
   #closed = false;
 
+  /** A pool of at most `options.size` workers made by `options.factory`, started on demand. */
   constructor(options: WorkerPoolOptions) {
     if (!Number.isInteger(options.size) || options.size < 1) {
       throw new RangeError("A worker pool needs at least one worker.");
@@ -106,10 +108,12 @@ export class WorkerPoolPasswordHasher implements PasswordHasher {
     this.#factory = options.factory;
   }
 
+  /** The argon2id PHC string of `password`, computed in a worker. */
   hashArgon2id(password: string, params: Argon2idParams, salt: Uint8Array): Promise<string> {
     return this.#submit({ op: "hash", password, params, salt }) as Promise<string>;
   }
 
+  /** Whether `password` matches `hash` stored under `tag`, computed in a worker. */
   verify(tag: string, hash: string, password: string): Promise<boolean> {
     try {
       passwordAlgorithm(tag); // an unknown tag fails here, with its own error, not in a worker
@@ -128,6 +132,7 @@ export class WorkerPoolPasswordHasher implements PasswordHasher {
     };
   }
 
+  /** Terminates the workers and rejects the work still pending. Idempotent. */
   close(): Promise<void> {
     if (this.#closed) return Promise.resolve();
     this.#closed = true;

@@ -24,6 +24,7 @@ export interface PasswordAlgorithm {
 
 /** The stored tag names no registered algorithm. Code `unknown_password_algorithm`. */
 export class UnknownPasswordAlgorithmError extends SvcError {
+  /** The unknown tag (reported in `details.algorithm`). */
   constructor(tag: string) {
     super("unknown_password_algorithm", "The stored password uses an algorithm svc does not know.", 500, {
       algorithm: tag,
@@ -32,7 +33,7 @@ export class UnknownPasswordAlgorithmError extends SvcError {
 }
 
 /** The tag new password hashes are minted with. */
-export const CURRENT_PASSWORD_ALGORITHM = ARGON2ID_TAG;
+export const CURRENT_PASSWORD_ALGORITHM: typeof ARGON2ID_TAG = ARGON2ID_TAG;
 
 /** Every algorithm svc knows, by tag. */
 export const PASSWORD_ALGORITHMS: ReadonlyMap<string, PasswordAlgorithm> = new Map(

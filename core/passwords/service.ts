@@ -16,7 +16,9 @@ import { needsRehash } from "./rehash.ts";
 
 /** A hash with its algorithm tag (the shape stored on a password credential row). */
 export interface TaggedPasswordHash {
+  /** The algorithm tag stored beside the hash. */
   readonly algorithm: string;
+  /** The hash, in the algorithm's own format. */
   readonly hash: string;
 }
 
@@ -56,6 +58,7 @@ export class PasswordService {
   #dummy: Promise<string> | null = null;
   #dummyCount = 0;
 
+  /** The service over a hasher (where the work runs) and the argon2id parameters of new hashes. */
   constructor(options: PasswordServiceOptions) {
     this.#hasher = options.hasher;
     this.params = Object.freeze({ ...(options.params ?? DEFAULT_ARGON2ID_PARAMS) });

@@ -36,6 +36,7 @@ export type RiskSignalName = "new_device" | "impossible_travel" | "ip_reputation
 
 /** One evaluated signal. */
 export interface RiskSignal {
+  /** The signal. */
   readonly name: RiskSignalName;
   /** Whether it fired (contributes its weight). */
   readonly fired: boolean;
@@ -50,8 +51,11 @@ export type RiskCompose = "sum" | "max";
 
 /** The login being assessed. */
 export interface RiskContext {
+  /** The user signing in. */
   readonly userId: string;
+  /** The realm, when known. */
   readonly realmId?: string | null;
+  /** The organization signed in to, when any. */
   readonly orgId?: string | null;
   /** The client IP. */
   readonly ip?: string | null;
@@ -75,6 +79,7 @@ export interface ExternalRiskInput extends RiskContext {
 
 /** An external risk-score provider (a fraud service, a rules engine…). */
 export interface ExternalRiskProvider {
+  /** The provider's name, recorded with its score. */
   readonly name: string;
   /** A score (0 or more; same scale as the weights) and optional reasons for the record. */
   assess(input: ExternalRiskInput): Promise<{ score: number; reasons?: readonly string[] }>;
@@ -88,18 +93,26 @@ export interface DeviceRecognizer {
 
 /** The gate's thresholds and weights (the shape of `config.risk`). */
 export interface RiskSettings {
+  /** The score each signal adds when it fires. */
   readonly weights: {
     readonly newDevice: number;
     readonly impossibleTravel: number;
     readonly ipReputation: number;
     readonly velocity: number;
   };
+  /** A score at or above this asks for a second factor. */
   readonly stepUpAt: number;
+  /** A score at or above this blocks the sign-in. */
   readonly blockAt: number;
+  /** Impossible travel: the speed (km/h) from the last login that fires the signal. */
   readonly impossibleTravelKmh: number;
+  /** Impossible travel: shorter distances (km) never fire it. */
   readonly impossibleTravelMinKm: number;
+  /** Velocity: logins of one account per window that fire the signal. */
   readonly velocityLogins: number;
+  /** Velocity: the window, in seconds. */
   readonly velocityWindowSeconds: number;
+  /** IP reputation: a score (0 to 100) at or above this fires the signal. */
   readonly ipReputationThreshold: number;
 }
 
@@ -120,6 +133,7 @@ export const RISK_EVALUATED = "risk.evaluated";
 
 /** The gate's answer. */
 export interface RiskDecision {
+  /** `Allow`, `StepUpMfa` or `Block`. */
   readonly outcome: RiskOutcome;
   /** The final score (built-in composed with the external one). */
   readonly score: number;
@@ -133,14 +147,21 @@ export interface RiskDecision {
 
 /** What {@link RiskGate} needs. Absent providers leave their signals unfired. */
 export interface RiskGateOptions {
+  /** The source of the current time. */
   readonly clock: Clock;
   /** Receives `risk.evaluated`. */
   readonly sink: EventSink;
+  /** Thresholds and weights (default: spec section 8). */
   readonly settings?: RiskSettings;
+  /** Tells whether the device is known (the new-device signal). */
   readonly devices?: DeviceRecognizer | null;
+  /** Locates IP addresses (impossible travel). */
   readonly geo?: GeoLocator | null;
+  /** Scores IP addresses (IP reputation). */
   readonly reputation?: IpReputation | null;
+  /** Past logins (impossible travel and velocity). */
   readonly history?: LoginHistory | null;
+  /** An external score provider. */
   readonly external?: ExternalRiskProvider | null;
   /** How the external score composes (default `sum`). */
   readonly compose?: RiskCompose;
@@ -163,6 +184,7 @@ export class RiskGate {
   readonly #options: RiskGateOptions;
   readonly #settings: RiskSettings;
 
+  /** The gate over its providers and settings. */
   constructor(options: RiskGateOptions) {
     this.#options = options;
     this.#settings = options.settings ?? DEFAULT_RISK_SETTINGS;

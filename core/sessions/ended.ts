@@ -72,6 +72,9 @@ export type SessionEndStatus = "ended" | "live" | "unknown";
  *
  * @example
  * ```ts
+ * import { type AccessTokenClaims, type CacheBus, EndedSessions, type Storage, systemClock as clock } from "@svc/svc";
+ *
+ * declare const bus: CacheBus, storage: Storage, sessionId: string, claims: AccessTokenClaims;
  * const ended = new EndedSessions({ clock, retainMs: (600 + 60) * 1000, bus, source: storage.sessions });
  * await ended.start();
  * await ended.announce([{ id: sessionId, endedAt: clock.now() }]); // every instance refuses its tokens

@@ -31,8 +31,11 @@ export const REFRESH_REUSE_EVENT = "token.refresh_reuse_detected";
 
 /** The token response of sign-in, refresh and organization switch (bearer transport). */
 export interface TokenResponse {
+  /** The `at+svc` access token. */
   readonly accessToken: string;
+  /** The `srt_…` refresh token (single use: refreshing rotates it). */
   readonly refreshToken: string;
+  /** Always `Bearer`. */
   readonly tokenType: "Bearer";
   /** Seconds until the access token expires. */
   readonly expiresIn: number;
@@ -40,22 +43,31 @@ export interface TokenResponse {
 
 /** An access token alone (organization switch without a refresh token). */
 export interface AccessTokenResponse {
+  /** The `at+svc` access token. */
   readonly accessToken: string;
+  /** Always `Bearer`. */
   readonly tokenType: "Bearer";
+  /** Seconds until the access token expires. */
   readonly expiresIn: number;
 }
 
 /** Tokens issued on a session. */
 export interface IssuedTokens {
+  /** The session the tokens belong to. */
   readonly session: SessionRecord;
+  /** The answer for the client. */
   readonly tokens: TokenResponse;
+  /** The access token's claims. */
   readonly access: AccessTokenClaims;
 }
 
 /** A session opened by {@link SessionService.openSession}. */
 export interface OpenedSession {
+  /** The new session. */
   readonly session: SessionRecord;
+  /** The access token answer. */
   readonly response: AccessTokenResponse;
+  /** The access token's claims. */
   readonly claims: AccessTokenClaims;
   /** Null when no refresh token was asked for. */
   readonly refreshToken: string | null;
@@ -65,7 +77,9 @@ export interface OpenedSession {
 
 /** What signing in records. */
 export interface SignInInput {
+  /** The realm the user signs in to. */
   readonly realmId: string;
+  /** The user signing in. */
   readonly userId: string;
   /** The MFA level reached (`PhishingResistant` after a passkey login). */
   readonly mfa: string;
@@ -73,7 +87,9 @@ export interface SignInInput {
   readonly orgId?: string | null;
   /** The app the tokens are for (`aud`); default: svc itself (the issuer). */
   readonly audience?: string;
+  /** The client address, recorded on the session. */
   readonly ipAddress?: string | null;
+  /** The client's device (from its User-Agent), recorded on the session. */
   readonly deviceDescription?: string | null;
   /** An impersonation session: its tokens carry `act` and never outlive `expiresAt`. */
   readonly impersonation?: {
@@ -85,20 +101,31 @@ export interface SignInInput {
 
 /** The caller of an organization switch (from its access token). */
 export interface SwitchingCaller {
+  /** The caller's user id. */
   readonly userId: string;
+  /** The caller's realm. */
   readonly realmId: string;
+  /** The caller's session (`sid`), or null for a token without one. */
   readonly sessionId: string | null;
 }
 
 /** What a {@link SessionService} is built from. */
 export interface SessionServiceOptions {
+  /** The stores. */
   storage: Storage;
+  /** Mints the access tokens. */
   tokens: TokenService;
+  /** Where sign-in, refresh-reuse and logout events go. */
   events: EventSink;
+  /** The source of the current time. */
   clock: Clock;
+  /** The source of random bytes (refresh tokens). */
   random: RandomSource;
+  /** A session unused this long ends; each refresh moves it forward. */
   idleTimeoutMs: number;
+  /** A session ends this long after sign-in, used or not. */
   absoluteTimeoutMs: number;
+  /** Lifetime of each refresh token. */
   refreshTokenTtlMs: number;
   /** Told of every session that ends (after commit); without one, ends are not announced. */
   ended?: SessionEndAnnouncer;
@@ -129,6 +156,9 @@ export async function endAllSessionsOfUser(
  *
  * @example
  * ```ts
+ * import type { SessionService } from "@svc/svc";
+ *
+ * declare const sessions: SessionService, realmId: string, userId: string;
  * const { tokens } = await sessions.signIn({ realmId, userId, mfa: "Password" });
  * const next = await sessions.refresh(tokens.refreshToken); // rotated; the old one is now used
  * ```
@@ -136,6 +166,7 @@ export async function endAllSessionsOfUser(
 export class SessionService {
   readonly #o: SessionServiceOptions;
 
+  /** The service over its stores, token service and timeouts. */
   constructor(options: SessionServiceOptions) {
     this.#o = options;
   }
@@ -218,18 +249,25 @@ export class SessionService {
     }
     const next = newRefreshToken(random);
     const now = clock.now();
-    const rotation = await storage.refreshTokens.rotate(hash, {
-      tokenHash: next.hash,
-      // The session's absolute expiry bounds the family anyway: refreshing checks the session.
-      expiresAt: new Date(now + this.#o.refreshTokenTtlMs),
-      ...(options.orgId !== undefined ? { orgId: options.orgId } : {}),
+    // The rotation and the session's touch commit together: one commit (one WAL flush) per grant
+    // instead of two, and a failed touch no longer leaves the presented token used up.
+    const step = await storage.transaction(async (tx) => {
+      const rotation = await tx.refreshTokens.rotate(hash, {
+        tokenHash: next.hash,
+        // The session's absolute expiry bounds the family anyway: refreshing checks the session.
+        expiresAt: new Date(now + this.#o.refreshTokenTtlMs),
+        ...(options.orgId !== undefined ? { orgId: options.orgId } : {}),
+      });
+      if (rotation.outcome !== "rotated") return { rotation, session: null, user: null };
+      const session = await tx.sessions.touch(rotation.token.sessionId, this.#o.idleTimeoutMs);
+      const user = session === null ? null : await tx.users.get(rotation.token.userId);
+      return { rotation, session, user };
     });
+    const { rotation, session, user } = step;
     if (rotation.outcome === "reused") return await this.#reuseDetected(rotation.previous);
     if (rotation.outcome !== "rotated") throw new InvalidRefreshTokenError();
 
     const record = rotation.token;
-    const session = await storage.sessions.touch(record.sessionId, this.#o.idleTimeoutMs);
-    const user = session === null ? null : await storage.users.get(record.userId);
     const stillMember = record.orgId === null ||
       await storage.organizations.isMember(record.orgId, record.userId);
     let act: ActorClaim | undefined;

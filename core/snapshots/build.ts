@@ -49,6 +49,9 @@ export interface BuiltSnapshot {
  *
  * @example
  * ```ts
+ * import { buildSnapshot, evaluate, type SubjectRows, systemClock as clock } from "@svc/svc";
+ *
+ * declare const rows: SubjectRows, orgId: string;
  * const built = buildSnapshot(rows, orgId, clock.now());
  * evaluate(built.subject, { permission: "docs:org:read", resourceOrgId: orgId }).decision;
  * ```

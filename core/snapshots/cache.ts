@@ -20,6 +20,8 @@ export interface TtlLruOptions {
  *
  * @example
  * ```ts
+ * import { systemClock as clock, TtlLruCache } from "@svc/svc";
+ *
  * const cache = new TtlLruCache<string, number>(clock, { ttlMs: 60_000, maxEntries: 1000 });
  * cache.set("a", 1);
  * cache.get("a"); // 1, until a minute passes or 1000 newer entries push it out

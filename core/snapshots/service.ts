@@ -32,6 +32,9 @@ export interface SubjectSnapshotsOptions {
  *
  * @example
  * ```ts
+ * import { type CacheBus, type EventSink, type SubjectGrantSource, SubjectSnapshots, systemClock as clock } from "@svc/svc";
+ *
+ * declare const source: SubjectGrantSource, bus: CacheBus, events: EventSink, userId: string, orgId: string;
  * const snapshots = new SubjectSnapshots({ source, bus, events, clock, ttlMs: 60_000, maxEntries: 10_000 });
  * await snapshots.start();
  * const built = await snapshots.get(userId, orgId); // cached

@@ -24,6 +24,8 @@ interface Entry {
  *
  * @example
  * ```ts
+ * import { systemClock as clock, VerifiedTokenCache } from "@svc/svc";
+ *
  * const cache = new VerifiedTokenCache(clock, { maxEntries: 10_000 });
  * ```
  */

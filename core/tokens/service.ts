@@ -58,6 +58,10 @@ export interface VerifyOptions {
  *
  * @example
  * ```ts
+ * import { cryptoRandom as random, type KeyRing, type Storage, systemClock as clock, TokenService } from "@svc/svc";
+ *
+ * declare const keys: KeyRing, storage: Storage, realm: string, userId: string, stamp: string;
+ * const issuer = "https://id.example.com";
  * const tokens = new TokenService({ keys, clock, random, issuer, consumed: storage.consumedTokens });
  * const { token } = await tokens.mint("pwreset+svc", { realm, sub: userId, stamp });
  * const claims = await tokens.consume("pwreset+svc", token); // a second call throws invalid_token

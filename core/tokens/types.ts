@@ -58,20 +58,29 @@ export interface ActorClaim {
 
 /** Claims every svc JWT carries. `aud` is the app for access and MFA tokens, else the issuer. */
 export interface BaseClaims {
+  /** The issuer: svc's base URL. */
   readonly iss: string;
+  /** The audience. */
   readonly aud: string;
+  /** The realm the token belongs to. */
   readonly realm: string;
+  /** Issued at, in seconds since the epoch. */
   readonly iat: number;
+  /** Expires at, in seconds since the epoch. */
   readonly exp: number;
+  /** The token's unique id (single-use tokens are consumed by it). */
   readonly jti: string;
+  /** Not before, in seconds since the epoch, when set. */
   readonly nbf?: number;
 }
 
 /** `at+svc` (spec 2.1). */
 export interface AccessTokenClaims extends BaseClaims {
+  /** The user id. */
   readonly sub: string;
   /** The effective organization; absent when none. */
   readonly org?: string;
+  /** The session id. */
   readonly sid: string;
   /** The session MFA level (`PhishingResistant` after a passkey login). */
   readonly mfa: string;
@@ -81,6 +90,7 @@ export interface AccessTokenClaims extends BaseClaims {
 
 /** `mfa+svc`: the pending login (subject, realm, requested org, audience, IP). */
 export interface MfaTokenClaims extends BaseClaims {
+  /** The user who passed the first factor. */
   readonly sub: string;
   /** The requested organization, or null. */
   readonly org: string | null;
@@ -92,6 +102,7 @@ export interface MfaTokenClaims extends BaseClaims {
 
 /** `pwreset+svc`. */
 export interface PasswordResetClaims extends BaseClaims {
+  /** The user whose password the link resets. */
   readonly sub: string;
   /**
    * The user's credential stamp when the link was minted: the link works only while the stamp is
@@ -102,13 +113,17 @@ export interface PasswordResetClaims extends BaseClaims {
 
 /** `everify+svc`: proves control of `email`. */
 export interface EmailVerificationClaims extends BaseClaims {
+  /** The user whose address is verified. */
   readonly sub: string;
+  /** The address being verified. */
   readonly email: string;
 }
 
 /** `invite+svc`: an invitation of `email`, optionally into an organization, by `inv`. */
 export interface InvitationClaims extends BaseClaims {
+  /** The invited address. */
   readonly email: string;
+  /** The organization the invitation is into, or null. */
   readonly org: string | null;
   /** The inviting user's id. */
   readonly inv: string;
@@ -116,17 +131,25 @@ export interface InvitationClaims extends BaseClaims {
 
 /** `impconsent+svc`: sent to the target (`sub`) to approve impersonation `act.imp` by `act.sub`. */
 export interface ImpersonationConsentClaims extends BaseClaims {
+  /** The user asked to consent (the impersonation's target). */
   readonly sub: string;
+  /** Who asks to impersonate, and the impersonation. */
   readonly act: ActorClaim;
 }
 
 /** The claims of each type. */
 export interface TokenClaimsByType {
+  /** Access token claims. */
   "at+svc": AccessTokenClaims;
+  /** MFA hand-off token claims. */
   "mfa+svc": MfaTokenClaims;
+  /** Password reset link claims. */
   "pwreset+svc": PasswordResetClaims;
+  /** Email verification link claims. */
   "everify+svc": EmailVerificationClaims;
+  /** Invitation link claims. */
   "invite+svc": InvitationClaims;
+  /** Impersonation consent link claims. */
   "impconsent+svc": ImpersonationConsentClaims;
 }
 

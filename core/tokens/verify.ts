@@ -46,6 +46,9 @@ const ALLOWED_HEADER = new Set(["alg", "typ", "kid"]);
  *
  * @example
  * ```ts
+ * import { type VerifyContext, verifyToken } from "./verify.ts";
+ *
+ * declare const ctx: VerifyContext, token: string, issuer: string;
  * const claims = await verifyToken(ctx, "at+svc", token, [issuer]);
  * claims.sub; // the user id
  * ```

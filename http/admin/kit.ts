@@ -35,7 +35,7 @@ export const PAGE_LIMIT_DEFAULT = 50;
 export const PAGE_LIMIT_MAX = 200;
 
 /** A query parameter holding a whole number between `min` and `max` (validated, then a number). */
-export const wholeNumber = (name: string, min: number, max: number) =>
+export const wholeNumber = (name: string, min: number, max: number): v.GenericSchema<string, number> =>
   v.pipe(
     v.string(`${name} must be a whole number`),
     v.regex(/^\d{1,10}$/, `${name} must be a whole number`),
@@ -45,8 +45,14 @@ export const wholeNumber = (name: string, min: number, max: number) =>
     v.maxValue(max, `${name} must be at most ${max}`),
   );
 
+/** An optional whole-number query parameter. */
+type OptionalNumberParam = v.OptionalSchema<v.GenericSchema<string, number>, undefined>;
+
 /** The paging part of list queries: `offset` (default 0) and `limit` (1–200, default 50). */
-export const PAGE_QUERY_ENTRIES = {
+export const PAGE_QUERY_ENTRIES: {
+  readonly offset: OptionalNumberParam;
+  readonly limit: OptionalNumberParam;
+} = {
   offset: v.optional(
     v.pipe(wholeNumber("offset", 0, 1_000_000_000), v.description("Items to skip (default 0).")),
   ),
@@ -56,7 +62,9 @@ export const PAGE_QUERY_ENTRIES = {
 };
 
 /** The query of a plain list route. */
-export const PageQuerySchema = v.strictObject(PAGE_QUERY_ENTRIES);
+export const PageQuerySchema: v.StrictObjectSchema<typeof PAGE_QUERY_ENTRIES, undefined> = v.strictObject(
+  PAGE_QUERY_ENTRIES,
+);
 
 /** A page request after validation. */
 export interface Page {
@@ -92,7 +100,12 @@ export function listBodyOf<T, V>(all: readonly T[], page: Page, view: (item: T) 
 }
 
 /** The schema of a list answer of `item`s (for the OpenAPI document and response checks). */
-export function listSchema<S extends v.GenericSchema>(item: S) {
+export function listSchema<S extends v.GenericSchema>(item: S): v.ObjectSchema<{
+  readonly items: v.ArraySchema<S, undefined>;
+  readonly offset: v.NumberSchema<undefined>;
+  readonly limit: v.NumberSchema<undefined>;
+  readonly total: v.SchemaWithPipe<readonly [v.NumberSchema<undefined>, v.DescriptionAction<number, string>]>;
+}, undefined> {
   return v.object({
     items: v.array(item),
     offset: v.number(),

@@ -69,9 +69,13 @@ export interface SignInResponder {
  *
  * @example
  * ```ts
+ * import type { SvcApp } from "../app.ts";
+ * import { respondWithSignIn, type SignInResponder } from "./login-response.ts";
+ *
+ * declare const app: SvcApp, responder: SignInResponder, realmId: string, userId: string;
  * app.post("/auth/login", async (c) => {
  *   // … verify the credentials …
- *   return await respondWithSignIn(c, responder, { realmId, userId, mfa: "Password" });
+ *   return (await respondWithSignIn(c, responder, { realmId, userId, mfa: "Password" })).response;
  * });
  * ```
  */

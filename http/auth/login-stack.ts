@@ -44,9 +44,13 @@ import type { AuthStack } from "./stack.ts";
 
 /** What the login stack is built from. */
 export interface LoginStackOptions {
+  /** The validated configuration. */
   config: SvcConfig;
+  /** The stores. */
   storage: Storage;
+  /** The source of the current time. */
   clock: Clock;
+  /** The source of random bytes. */
   random: RandomSource;
   /** Tokens and sessions. */
   auth: Pick<AuthStack, "tokens" | "sessions">;
@@ -62,7 +66,9 @@ export interface LoginStackOptions {
   counters?: CounterStore;
   /** The offline risk providers (from `loadRiskProviders`). */
   geo?: GeoLocator | null;
+  /** The IP reputation list (from `loadRiskProviders`), or none. */
   reputation?: IpReputation | null;
+  /** An external risk score provider composed with svc's own score, or none. */
   external?: ExternalRiskProvider | null;
   /** The CAPTCHA provider (default: from `config.abuse.captcha`). */
   captcha?: CaptchaProvider | null;
@@ -76,15 +82,25 @@ export interface LoginStackOptions {
 
 /** The assembled login stack. */
 export interface LoginStack {
+  /** Password hashing and verification. */
   readonly passwords: PasswordService;
+  /** The abuse gate (step 1 of a login). */
   readonly abuse: AbuseGate;
+  /** The risk gate (step 4 of a login). */
   readonly risk: RiskGate;
+  /** Known devices and the new-device alert. */
   readonly devices: KnownDevices;
+  /** TOTP enrollment and verification. */
   readonly totp: TotpService;
+  /** Emailed one-time codes. */
   readonly emailOtp: EmailOtpService;
+  /** MFA recovery codes. */
   readonly recoveryCodes: RecoveryCodeService;
+  /** Where svc's mail goes (the outbox). */
   readonly mail: MailTransport;
+  /** The password login pipeline. */
   readonly pipeline: LoginPipeline;
+  /** Forgot and reset password, email verification, invitations. */
   readonly accounts: AccountFlows;
   /** Login, MFA, account, invitation and factor routes. */
   readonly routes: RouteInstaller[];

@@ -27,10 +27,15 @@ import { profileRoutes } from "../routes/profile.ts";
 
 /** What the auth stack is built from. */
 export interface AuthStackOptions {
+  /** The validated configuration. */
   config: SvcConfig;
+  /** The stores. */
   storage: Storage;
+  /** The source of the current time. */
   clock: Clock;
+  /** The source of random bytes. */
   random: RandomSource;
+  /** Where sign-in, refresh and logout events go. */
   events: EventSink;
   /** Entries of the verified-token cache (default 10 000; 0 disables it). */
   verifiedTokenCacheEntries?: number;
@@ -48,12 +53,17 @@ export interface AuthStackOptions {
 
 /** The assembled auth stack. */
 export interface AuthStack {
+  /** The per-realm signing keys. */
   readonly keys: KeyRing;
+  /** Minting and verification of every svc JWT. */
   readonly tokens: TokenService;
+  /** Sign-in, refresh rotation, organization switch and logout. */
   readonly sessions: SessionService;
+  /** The verified-token cache, when enabled. */
   readonly cache: VerifiedTokenCache | undefined;
   /** Sessions ended within the last access-token lifetime, on every instance. */
   readonly endedSessions: EndedSessions;
+  /** Resolves the caller of a request (bearer, API key, service account, cookies). */
   readonly authenticator: Authenticator;
   /** Auth, profile and JWKS routes. */
   readonly routes: RouteInstaller[];
@@ -72,6 +82,19 @@ export interface AuthStack {
  *
  * @example
  * ```ts
+ * import {
+ *   type CacheBus,
+ *   createApp,
+ *   createAuthStack,
+ *   cryptoRandom as random,
+ *   type EventSink,
+ *   loadConfig,
+ *   type Storage,
+ *   systemClock as clock,
+ * } from "@svc/svc";
+ *
+ * declare const storage: Storage, events: EventSink, bus: CacheBus;
+ * const { config } = loadConfig({ env: {} });
  * const auth = createAuthStack({ config, storage, clock, random, events, bus });
  * await auth.ensureKeys();
  * await auth.start();

@@ -77,6 +77,9 @@ export type DocumentedInstaller = RouteInstaller & { readonly operations: Operat
  *
  * @example
  * ```ts
+ * import * as v from "valibot";
+ * import { documented } from "./operation.ts";
+ *
  * export const pingRoutes = documented((app) => app.get("/ping", (c) => c.json({ ok: true })), [
  *   { method: "GET", path: "/ping", summary: "Ping", tags: ["Health"], auth: "public",
  *     responses: { 200: { description: "Alive", body: v.object({ ok: v.boolean() }) } } },
@@ -106,7 +109,9 @@ export function operationsOf(install: RouteInstaller, deps?: AppDeps): readonly 
 }
 
 /** An ISO 8601 time in an answer (`Date.prototype.toISOString()`). */
-export const IsoTimeSchema = v.pipe(v.string(), v.description("ISO 8601 time"));
+export const IsoTimeSchema: v.SchemaWithPipe<
+  readonly [v.StringSchema<undefined>, v.DescriptionAction<string, string>]
+> = v.pipe(v.string(), v.description("ISO 8601 time"));
 
 /** The body of every error answer (`http/errors.ts`). */
 export const ErrorBodySchema = v.object({

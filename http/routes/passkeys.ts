@@ -118,14 +118,21 @@ export const MfaVerifySchema = v.strictObject({
 
 /** A passkey as the API shows it (never the public key). */
 export interface PasskeyView {
+  /** The passkey's svc id. */
   readonly id: string;
   /** The authenticator's credential id, base64url. */
   readonly credentialId: string;
+  /** The name the user gave it, or null. */
   readonly name: string | null;
+  /** Whether the authenticator verifies the user (PIN, biometrics). */
   readonly userVerificationCapable: boolean;
+  /** How the browser can reach the authenticator (`internal`, `usb`, `hybrid`…). */
   readonly transports: readonly string[];
+  /** The authenticator's signature counter, as last seen. */
   readonly signCount: number;
+  /** When it was registered (ISO 8601). */
   readonly createdAt: string;
+  /** When it was last used (ISO 8601), or null. */
   readonly lastUsedAt: string | null;
 }
 
@@ -276,9 +283,13 @@ const OPERATIONS: readonly OperationDoc[] = [
 
 /** What the passkey routes need. */
 export interface PasskeyRouteDeps {
+  /** The passkey ceremonies. */
   passkeys: PasskeyService;
+  /** Mints and checks svc tokens. */
   tokens: TokenService;
+  /** The stores the routes read. */
   storage: Pick<Storage, "users" | "realms" | "consumedTokens" | "appCatalog">;
+  /** Answers a successful sign-in (bearer or cookie transport). */
   responder: SignInResponder;
   /** Counts login options requests per IP. */
   throttle: RequestThrottle;
@@ -416,11 +427,17 @@ export const PASSKEY_DECOY_SECRET = "passkey-decoy";
 
 /** What {@link createPasskeyRoutes} builds from. */
 export interface PasskeyStackOptions {
+  /** The validated configuration. */
   config: SvcConfig;
+  /** The stores. */
   storage: Storage;
+  /** The source of the current time. */
   clock: Clock;
+  /** The source of random bytes. */
   random: RandomSource;
+  /** Where passkey events go. */
   events: EventSink;
+  /** The token service and sessions. */
   auth: Pick<AuthStack, "tokens" | "sessions">;
   /** The counter store of the options throttle (default: in memory; svc start passes the SQL store). */
   counters?: CounterStore;

@@ -11,13 +11,15 @@
 export type AuditActorKind = "User" | "ServiceAccount" | "ApiKey" | "System" | "BreakGlass";
 
 /** The predecessor hash of the first entry of a chain. */
-export const GENESIS_HASH = "0".repeat(64);
+export const GENESIS_HASH: string = "0".repeat(64);
 
 /** A stored audit entry. */
 export interface AdminAuditEntry {
+  /** The realm it belongs to. */
   readonly realmId: string;
   /** 1, 2, 3, … per realm, without gaps. */
   readonly seq: number;
+  /** When it happened. */
   readonly occurredAt: Date;
   /** What was done, for example `role.create`. */
   readonly action: string;
@@ -34,6 +36,7 @@ export interface AdminAuditEntry {
    */
   readonly onBehalfOf: string | null;
   readonly target: string | null;
+  /** The organization it concerns, or null. */
   readonly orgId: string | null;
   /** Snapshot before the mutation; null when absent or redacted. */
   readonly before: unknown | null;
@@ -49,11 +52,13 @@ export interface AdminAuditEntry {
 /** An entry to append. */
 export interface NewAdminAuditEntry {
   readonly action: string;
+  /** Who acted. */
   readonly actorId: string;
   readonly actorKind: AuditActorKind;
   /** See {@link AdminAuditEntry.onBehalfOf}. */
   readonly onBehalfOf?: string | null;
   readonly target?: string | null;
+  /** The organization it concerns, or null. */
   readonly orgId?: string | null;
   readonly before?: unknown;
   readonly after?: unknown;
@@ -79,6 +84,7 @@ export type AuditChainBreak =
 
 /** The full answer of {@link AdminAuditStore.verify}. */
 export interface AuditChainReport {
+  /** The realm it belongs to. */
   readonly realmId: string;
   /** True when every entry links, hashes and digests correctly. */
   readonly valid: boolean;

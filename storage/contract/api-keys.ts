@@ -7,26 +7,37 @@
 
 /** A stored API key. */
 export interface ApiKeyRecord {
+  /** The id. */
   readonly id: string;
+  /** The realm it belongs to. */
   readonly realmId: string;
   readonly ownerKind: "User" | "ServiceAccount";
   readonly ownerId: string;
+  /** The name. */
   readonly name: string;
   /** SHA-256 hex of the token. */
   readonly tokenHash: string;
+  /** When it was created. */
   readonly createdAt: Date;
+  /** When it expires. */
   readonly expiresAt: Date | null;
+  /** When it was revoked, or null. */
   readonly revokedAt: Date | null;
+  /** When it was last used, or null. */
   readonly lastUsedAt: Date | null;
 }
 
 /** An API key to create. */
 export interface NewApiKey {
+  /** The realm it belongs to. */
   readonly realmId: string;
   readonly ownerKind: "User" | "ServiceAccount";
   readonly ownerId: string;
+  /** The name. */
   readonly name: string;
+  /** The token's SHA-256 (the token itself is never stored). */
   readonly tokenHash: string;
+  /** When it expires. */
   readonly expiresAt?: Date | null;
 }
 

@@ -7,7 +7,9 @@
 /** An app catalog entry. */
 export interface AppCatalogEntry {
   readonly appKey: string;
+  /** The name people see. */
   readonly displayName: string | null;
+  /** When it was created. */
   readonly createdAt: Date;
 }
 
@@ -15,6 +17,7 @@ export interface AppCatalogEntry {
 export interface RegisterAppInput {
   /** Non-empty (ValidationError). */
   readonly appKey: string;
+  /** The name people see. */
   readonly displayName?: string | null;
 }
 

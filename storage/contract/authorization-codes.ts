@@ -8,11 +8,16 @@
 export interface AuthorizationCode {
   /** Lowercase SHA-256 hex of the code (the key). */
   readonly codeHash: string;
+  /** The client id. */
   readonly clientId: string;
   readonly redirectUri: string;
+  /** The realm it belongs to. */
   readonly realmId: string;
+  /** The user it concerns. */
   readonly userId: string;
+  /** The session it concerns. */
   readonly sessionId: string;
+  /** The organization it concerns, or null. */
   readonly orgId: string | null;
   readonly scopes: readonly string[];
   readonly authTime: Date;

@@ -5,6 +5,7 @@
 
 /** Break-glass state of a realm. */
 export interface BreakGlassState {
+  /** The realm it belongs to. */
   readonly realmId: string;
   readonly lastDrillAt: Date | null;
   readonly lastUseAt: Date | null;
@@ -17,9 +18,12 @@ export interface BreakGlassState {
 
 /** A realm's break-glass account. */
 export interface BreakGlassAccount {
+  /** The realm it belongs to. */
   readonly realmId: string;
+  /** The user it concerns. */
   readonly userId: string;
   readonly email: string;
+  /** When it was created. */
   readonly createdAt: Date;
 }
 

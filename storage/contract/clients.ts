@@ -6,8 +6,11 @@
 
 /** A stored client. */
 export interface ClientRecord {
+  /** The id. */
   readonly id: string;
+  /** The realm it belongs to. */
   readonly realmId: string;
+  /** The client id. */
   readonly clientId: string;
   /** For example `confidential` or `public`. */
   readonly clientType: string;
@@ -30,6 +33,7 @@ export interface ClientRecord {
   readonly jwks: { readonly keys: readonly Record<string, unknown>[] } | null;
   /** Where the client publishes its public keys for `private_key_jwt`. */
   readonly jwksUri: string | null;
+  /** When it was created. */
   readonly createdAt: Date;
 }
 
@@ -41,6 +45,7 @@ export interface ClientFields {
   readonly allowedScopes?: readonly string[];
   readonly requireConsent?: boolean;
   readonly suspended?: boolean;
+  /** The secret's hash (the secret itself is never stored). */
   readonly secretHash?: string | null;
   readonly secretAlgorithm?: string | null;
   readonly secretResetRequired?: boolean;

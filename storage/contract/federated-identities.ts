@@ -6,11 +6,14 @@
 
 /** A stored link. */
 export interface FederatedIdentityRecord {
+  /** The id. */
   readonly id: string;
+  /** The user it concerns. */
   readonly userId: string;
   readonly providerId: string;
   /** The subject at the provider (for example the OIDC `sub`). */
   readonly externalSubject: string;
+  /** When it was created. */
   readonly createdAt: Date;
 }
 

@@ -7,29 +7,37 @@
 
 /** A group. */
 export interface Group {
+  /** The id. */
   readonly id: string;
+  /** The realm it belongs to. */
   readonly realmId: string;
   /** Null for a realm-level group. */
   readonly orgId: string | null;
   /** Unique per (realm, organization or realm level). */
   readonly key: string;
+  /** The name people see. */
   readonly displayName: string;
+  /** When it was created. */
   readonly createdAt: Date;
 }
 
 /** Input of {@link GroupStore.create}. */
 export interface CreateGroupInput {
+  /** The realm it belongs to. */
   readonly realmId: string;
   /** Absent or null: a realm-level group. */
   readonly orgId?: string | null;
   readonly key: string;
+  /** The name people see. */
   readonly displayName: string;
 }
 
 /** A user's membership of a group. */
 export interface GroupMember {
   readonly groupId: string;
+  /** The user it concerns. */
   readonly userId: string;
+  /** When it was created. */
   readonly createdAt: Date;
 }
 

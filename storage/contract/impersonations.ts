@@ -10,17 +10,23 @@ export type ImpersonationStatus = "PendingConsent" | "Active" | "Ended";
 
 /** An impersonation record. */
 export interface Impersonation {
+  /** The id. */
   readonly id: string;
+  /** The realm it belongs to. */
   readonly realmId: string;
+  /** Who acted. */
   readonly actorId: string;
   readonly targetId: string;
+  /** The organization it concerns, or null. */
   readonly orgId: string | null;
   readonly reason: string;
   readonly status: ImpersonationStatus;
   readonly consentRequired: boolean;
+  /** When it was created. */
   readonly createdAt: Date;
   /** When it became Active (at creation without consent, at approval with consent). */
   readonly startedAt: Date | null;
+  /** When it expires. */
   readonly expiresAt: Date;
   readonly endedAt: Date | null;
   /** The window asked for, in seconds (under consent, the session's window starts at approval). */
@@ -31,14 +37,19 @@ export interface Impersonation {
 
 /** What starting an impersonation takes. */
 export interface NewImpersonation {
+  /** The id. */
   readonly id: string;
+  /** The realm it belongs to. */
   readonly realmId: string;
+  /** Who acted. */
   readonly actorId: string;
   readonly targetId: string;
+  /** The organization it concerns, or null. */
   readonly orgId?: string | null;
   readonly reason: string;
   /** True: starts `PendingConsent`; false: starts `Active` at once. */
   readonly consentRequired: boolean;
+  /** When it expires. */
   readonly expiresAt: Date;
   /** The window asked for, in seconds (default: until `expiresAt`). */
   readonly durationSeconds?: number;
@@ -61,7 +72,9 @@ export interface ImpersonationFilter {
 
 /** The consent mode of a realm (`orgId` null) or of one of its organizations. */
 export interface ImpersonationConsentSetting {
+  /** The realm it belongs to. */
   readonly realmId: string;
+  /** The organization it concerns, or null. */
   readonly orgId: string | null;
   readonly consentRequired: boolean;
   /** Null when never set (the default: no consent). */

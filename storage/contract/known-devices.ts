@@ -7,11 +7,14 @@
 
 /** A stored known device. */
 export interface KnownDeviceRecord {
+  /** The user it concerns. */
   readonly userId: string;
   /** SHA-256 hex of the fingerprint. */
   readonly fingerprintHash: string;
+  /** A description for people. */
   readonly description: string | null;
   readonly firstSeenAt: Date;
+  /** When it was last seen. */
   readonly lastSeenAt: Date;
 }
 

@@ -24,9 +24,11 @@ export interface NewOutboxMessage {
 
 /** A stored message. */
 export interface OutboxMessage extends NewOutboxMessage {
+  /** The id. */
   readonly id: string;
   /** Insertion order, strictly increasing across the outbox. */
   readonly seq: number;
+  /** When it was created. */
   readonly createdAt: Date;
   /** When a relay marked it sent; null while pending. */
   readonly sentAt: Date | null;

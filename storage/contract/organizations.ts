@@ -19,13 +19,17 @@ export const EMAIL_DOMAIN = "EmailDomain";
 
 /** An organization. */
 export interface Organization {
+  /** The id. */
   readonly id: string;
+  /** The realm it belongs to. */
   readonly realmId: string;
   /** Unique per realm. */
   readonly name: string;
+  /** The name people see. */
   readonly displayName: string;
   readonly status: OrganizationStatus;
   readonly defaultIdentityProviderId: string | null;
+  /** When it was created. */
   readonly createdAt: Date;
   /** 1 at creation, bumped by every update that changes something. */
   readonly version: number;
@@ -33,8 +37,11 @@ export interface Organization {
 
 /** Input of {@link OrganizationStore.create}. */
 export interface CreateOrganizationInput {
+  /** The realm it belongs to. */
   readonly realmId: string;
+  /** The name. */
   readonly name: string;
+  /** The name people see. */
   readonly displayName: string;
   /** Default `Active`. */
   readonly status?: OrganizationStatus;
@@ -43,6 +50,7 @@ export interface CreateOrganizationInput {
 
 /** Changes of {@link OrganizationStore.update}; absent fields are kept. */
 export interface UpdateOrganizationInput {
+  /** The name people see. */
   readonly displayName?: string;
   readonly status?: OrganizationStatus;
   readonly defaultIdentityProviderId?: string | null;
@@ -71,13 +79,16 @@ export interface OrganizationPage {
 
 /** A domain claimed by an organization, such as an `EmailDomain`. */
 export interface OrganizationDomain {
+  /** The id. */
   readonly id: string;
+  /** The organization it concerns. */
   readonly orgId: string;
   /** For example `EmailDomain`. */
   readonly kind: string;
   /** Stored trimmed and lowercased. */
   readonly value: string;
   readonly verified: boolean;
+  /** When it was created. */
   readonly createdAt: Date;
   /**
    * The token a DNS TXT record must carry to prove control of the domain, or null for rows
@@ -88,6 +99,7 @@ export interface OrganizationDomain {
 
 /** Input of {@link OrganizationStore.addDomain}. */
 export interface AddOrganizationDomainInput {
+  /** The organization it concerns. */
   readonly orgId: string;
   readonly kind: string;
   /** Trimmed and lowercased before storing. */
@@ -100,13 +112,17 @@ export interface AddOrganizationDomainInput {
 
 /** A verified domain with its organization's realm, as login routing needs it. */
 export interface VerifiedDomainMatch extends OrganizationDomain {
+  /** The realm it belongs to. */
   readonly realmId: string;
 }
 
 /** A user's membership of an organization. */
 export interface OrgMembership {
+  /** The organization it concerns. */
   readonly orgId: string;
+  /** The user it concerns. */
   readonly userId: string;
+  /** When it was created. */
   readonly createdAt: Date;
 }
 

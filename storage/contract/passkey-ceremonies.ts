@@ -17,10 +17,13 @@ export interface PasskeyCeremonyRecord {
   readonly kind: string;
   /** SHA-256 hex of the challenge. */
   readonly challengeHash: string;
+  /** The realm it belongs to. */
   readonly realmId: string | null;
+  /** The user it concerns. */
   readonly userId: string | null;
   /** Ceremony-specific non-secret state. */
   readonly data: Readonly<Record<string, unknown>>;
+  /** When it expires. */
   readonly expiresAt: Date;
 }
 
@@ -29,7 +32,9 @@ export interface NewPasskeyCeremony {
   readonly kind: string;
   /** The challenge as sent to the authenticator (base64url text or raw bytes); only its hash is kept. */
   readonly challenge: string | Uint8Array;
+  /** The realm it belongs to. */
   readonly realmId?: string | null;
+  /** The user it concerns. */
   readonly userId?: string | null;
   readonly data?: Record<string, unknown>;
   /** Defaults to {@link PASSKEY_CEREMONY_TTL_MS}. */

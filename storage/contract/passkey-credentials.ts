@@ -7,7 +7,9 @@
 
 /** A stored passkey credential. */
 export interface PasskeyCredentialRecord {
+  /** The id. */
   readonly id: string;
+  /** The user it concerns. */
   readonly userId: string;
   /** The authenticator's credential id (raw bytes). */
   readonly credentialId: Uint8Array;
@@ -17,13 +19,17 @@ export interface PasskeyCredentialRecord {
   /** Whether the credential supports user verification (first-factor eligibility). */
   readonly userVerificationCapable: boolean;
   readonly transports: readonly string[];
+  /** The name. */
   readonly name: string | null;
+  /** When it was last used, or null. */
   readonly lastUsedAt: Date | null;
+  /** When it was created. */
   readonly createdAt: Date;
 }
 
 /** A credential to store after a registration ceremony. */
 export interface NewPasskeyCredential {
+  /** The user it concerns. */
   readonly userId: string;
   readonly credentialId: Uint8Array;
   readonly publicKey: Uint8Array;
@@ -31,6 +37,7 @@ export interface NewPasskeyCredential {
   readonly signCount?: number;
   readonly userVerificationCapable: boolean;
   readonly transports?: readonly string[];
+  /** The name. */
   readonly name?: string | null;
 }
 

@@ -8,13 +8,17 @@
 
 /** A stored password credential. */
 export interface PasswordCredentialRecord {
+  /** The id. */
   readonly id: string;
+  /** The user it concerns. */
   readonly userId: string;
   /** The algorithm tag. */
   readonly algorithm: string;
   /** The hash, in the algorithm's native format (PHC string for argon2id and pbkdf2). */
   readonly hash: string;
+  /** When it was created. */
   readonly createdAt: Date;
+  /** When it last changed. */
   readonly updatedAt: Date;
 }
 

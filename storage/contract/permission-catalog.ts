@@ -9,6 +9,7 @@
 /** A catalog entry. */
 export interface PermissionCatalogEntry {
   readonly permissionId: string;
+  /** A description for people. */
   readonly description: string | null;
   /** When a sync or upsert last declared it. */
   readonly lastSyncedAt: Date;

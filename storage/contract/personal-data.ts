@@ -9,12 +9,14 @@
 
 /** A stored webhook delivery body. */
 export interface StoredPayload {
+  /** The id. */
   readonly id: string;
   readonly payload: string;
 }
 
 /** The text parts of an outbox message. */
 export interface StoredMailText {
+  /** The id. */
   readonly id: string;
   readonly subject: string;
   readonly text: string;

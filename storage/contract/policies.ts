@@ -11,20 +11,27 @@ export type PolicyPrincipalKind = "User" | "Group";
 
 /** A policy. */
 export interface Policy {
+  /** The id. */
   readonly id: string;
+  /** The realm it belongs to. */
   readonly realmId: string;
   /** Null for a realm-level policy. */
   readonly orgId: string | null;
+  /** The name. */
   readonly name: string;
   readonly principalKind: PolicyPrincipalKind;
   readonly principalId: string;
+  /** When it was created. */
   readonly createdAt: Date;
 }
 
 /** Input of {@link PolicyStore.create}. */
 export interface CreatePolicyInput {
+  /** The realm it belongs to. */
   readonly realmId: string;
+  /** The organization it concerns, or null. */
   readonly orgId?: string | null;
+  /** The name. */
   readonly name: string;
   readonly principalKind: PolicyPrincipalKind;
   /** A UUID; the principal itself is not looked up. */

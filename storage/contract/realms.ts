@@ -29,15 +29,19 @@ export interface RealmBranding {
 
 /** A realm. */
 export interface Realm {
+  /** The id. */
   readonly id: string;
   /** Unique machine name. */
   readonly name: string;
+  /** The name people see. */
   readonly displayName: string;
   /** At most one realm is the default. */
   readonly isDefault: boolean;
   /** Whether people may create their own account on the hosted sign-up page (default false). */
   readonly selfSignUp: boolean;
+  /** The realm's own branding of the hosted pages and mail (null fields: the server's). */
   readonly branding: RealmBranding;
+  /** When it was created. */
   readonly createdAt: Date;
 }
 
@@ -46,7 +50,9 @@ export const NO_BRANDING: RealmBranding = Object.freeze({ productName: null, col
 
 /** Input of {@link RealmStore.create}. */
 export interface CreateRealmInput {
+  /** The name. */
   readonly name: string;
+  /** The name people see. */
   readonly displayName: string;
   /** Default false. */
   readonly isDefault?: boolean;
@@ -54,6 +60,7 @@ export interface CreateRealmInput {
 
 /** Changes of {@link RealmStore.update}; absent fields are kept. */
 export interface UpdateRealmInput {
+  /** The name people see. */
   readonly displayName?: string;
   /**
    * `true` makes this realm the default, clearing the flag of the previous default in the same

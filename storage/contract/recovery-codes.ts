@@ -15,6 +15,7 @@ export interface RecoveryCode {
 
 /** A code of a new set: its id (from svc's RandomSource) and its hash. */
 export interface NewRecoveryCode {
+  /** The id. */
   readonly id: string;
   readonly codeHash: string;
 }

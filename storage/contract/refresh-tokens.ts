@@ -12,35 +12,50 @@ export interface RefreshTokenRecord {
   readonly tokenHash: string;
   /** The rotation family (one login's chain of tokens). */
   readonly familyId: string;
+  /** The session it concerns. */
   readonly sessionId: string;
+  /** The user it concerns. */
   readonly userId: string;
+  /** The realm it belongs to. */
   readonly realmId: string;
+  /** The organization it concerns, or null. */
   readonly orgId: string | null;
   readonly audience: string | null;
   /** The hash of the token this one replaced; null for the first of a family. */
   readonly parentHash: string | null;
+  /** When it was created. */
   readonly createdAt: Date;
+  /** When it expires. */
   readonly expiresAt: Date;
   /** When it was rotated (used); null while unused. */
   readonly usedAt: Date | null;
+  /** When it was revoked, or null. */
   readonly revokedAt: Date | null;
 }
 
 /** The first token of a family. */
 export interface NewRefreshToken {
+  /** The token's SHA-256 (the token itself is never stored). */
   readonly tokenHash: string;
   readonly familyId: string;
+  /** The session it concerns. */
   readonly sessionId: string;
+  /** The user it concerns. */
   readonly userId: string;
+  /** The realm it belongs to. */
   readonly realmId: string;
+  /** The organization it concerns, or null. */
   readonly orgId?: string | null;
   readonly audience?: string | null;
+  /** When it expires. */
   readonly expiresAt: Date;
 }
 
 /** The successor minted by a rotation; family, session, user and realm are inherited. */
 export interface RotatedRefreshToken {
+  /** The token's SHA-256 (the token itself is never stored). */
   readonly tokenHash: string;
+  /** When it expires. */
   readonly expiresAt: Date;
   /** Defaults to the old token's organization. */
   readonly orgId?: string | null;

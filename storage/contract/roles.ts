@@ -26,29 +26,37 @@ export interface GrantInput {
 
 /** A stored grant. Exactly one of `roleId` and `policyId` is set. */
 export interface Grant {
+  /** The id. */
   readonly id: string;
+  /** The role. */
   readonly roleId: string | null;
   readonly policyId: string | null;
   readonly pattern: string;
   readonly effect: GrantEffect;
+  /** The organization it concerns, or null. */
   readonly orgId: string | null;
   readonly teamIds: readonly string[];
   /** The condition document, or null. */
   readonly condition: unknown | null;
+  /** When it was created. */
   readonly createdAt: Date;
 }
 
 /** A role. */
 export interface Role {
+  /** The id. */
   readonly id: string;
+  /** The realm it belongs to. */
   readonly realmId: string;
   /** Null for a realm-level role. */
   readonly orgId: string | null;
   /** Unique per (realm, organization or realm level). */
   readonly key: string;
+  /** The name people see. */
   readonly displayName: string;
   /** Starts at 1; every update adds one (the admin API's ETag). */
   readonly version: number;
+  /** When it was created. */
   readonly createdAt: Date;
 }
 
@@ -75,6 +83,7 @@ export interface RoleListQuery {
 
 /** Whose assignments {@link RoleStore.listAssignmentsPage} lists, and which page. */
 export interface AssignmentListQuery {
+  /** The role. */
   readonly roleId?: string;
   readonly principal?: { readonly kind: RolePrincipalKind; readonly id: string };
   /** Undefined: every assignment; an id: only those in this organization. */
@@ -85,10 +94,12 @@ export interface AssignmentListQuery {
 
 /** Input of {@link RoleStore.create}. */
 export interface CreateRoleInput {
+  /** The realm it belongs to. */
   readonly realmId: string;
   /** Absent or null: a realm-level role. */
   readonly orgId?: string | null;
   readonly key: string;
+  /** The name people see. */
   readonly displayName: string;
 }
 
@@ -97,19 +108,23 @@ export type RolePrincipalKind = "User" | "Group" | "ServiceAccount";
 
 /** A role assignment. */
 export interface RoleAssignment {
+  /** The id. */
   readonly id: string;
   /** The role's realm. */
   readonly realmId: string;
+  /** The role. */
   readonly roleId: string;
   readonly principalKind: RolePrincipalKind;
   readonly principalId: string;
   /** The organization the assignment applies in; null: realm-wide. */
   readonly orgId: string | null;
+  /** When it was created. */
   readonly createdAt: Date;
 }
 
 /** Input of {@link RoleStore.assign}. */
 export interface AssignRoleInput {
+  /** The role. */
   readonly roleId: string;
   readonly principalKind: RolePrincipalKind;
   /** A UUID; the principal itself is not looked up. */

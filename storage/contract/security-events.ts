@@ -7,25 +7,35 @@
 
 /** A stored security event. */
 export interface SecurityEventRecord {
+  /** The id. */
   readonly id: string;
+  /** The realm it belongs to. */
   readonly realmId: string | null;
+  /** The user it concerns. */
   readonly userId: string | null;
   /** Stable event kind, for example `login.succeeded`. */
   readonly kind: string;
+  /** When it happened. */
   readonly occurredAt: Date;
   /** Event data; null once redacted. */
   readonly data: unknown | null;
+  /** The client address, when known. */
   readonly ipAddress: string | null;
+  /** The client's device (from its User-Agent), when known. */
   readonly deviceDescription: string | null;
 }
 
 /** An event to append. */
 export interface NewSecurityEvent {
+  /** The realm it belongs to. */
   readonly realmId?: string | null;
+  /** The user it concerns. */
   readonly userId?: string | null;
   readonly kind: string;
   readonly data?: unknown;
+  /** The client address, when known. */
   readonly ipAddress?: string | null;
+  /** The client's device (from its User-Agent), when known. */
   readonly deviceDescription?: string | null;
   /** Defaults to now. */
   readonly occurredAt?: Date;

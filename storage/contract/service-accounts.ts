@@ -7,22 +7,30 @@
 
 /** A stored service account. */
 export interface ServiceAccountRecord {
+  /** The id. */
   readonly id: string;
+  /** The realm it belongs to. */
   readonly realmId: string;
   readonly key: string;
+  /** The name people see. */
   readonly displayName: string;
+  /** The secret's hash (the secret itself is never stored). */
   readonly secretHash: string;
   readonly previousSecretHash: string | null;
   readonly previousSecretExpiresAt: Date | null;
   readonly disabled: boolean;
+  /** When it was created. */
   readonly createdAt: Date;
 }
 
 /** A service account to create. */
 export interface NewServiceAccount {
+  /** The realm it belongs to. */
   readonly realmId: string;
   readonly key: string;
+  /** The name people see. */
   readonly displayName: string;
+  /** The secret's hash (the secret itself is never stored). */
   readonly secretHash: string;
 }
 

@@ -6,29 +6,41 @@
 
 /** A stored session. */
 export interface SessionRecord {
+  /** The id. */
   readonly id: string;
+  /** The realm it belongs to. */
   readonly realmId: string;
+  /** The user it concerns. */
   readonly userId: string;
   /** The session MFA level (for example `PhishingResistant`). */
   readonly mfa: string;
+  /** The client address, when known. */
   readonly ipAddress: string | null;
+  /** The client's device (from its User-Agent), when known. */
   readonly deviceDescription: string | null;
   /** Set when the session is an impersonation. */
   readonly impersonationId: string | null;
+  /** When it was created. */
   readonly createdAt: Date;
+  /** When it was last seen. */
   readonly lastSeenAt: Date;
   /** Idle expiry: moves forward on touch, never past the absolute expiry. */
   readonly idleExpiresAt: Date;
   readonly absoluteExpiresAt: Date;
+  /** When it was revoked, or null. */
   readonly revokedAt: Date | null;
 }
 
 /** A session to create. */
 export interface NewSession {
+  /** The realm it belongs to. */
   readonly realmId: string;
+  /** The user it concerns. */
   readonly userId: string;
   readonly mfa: string;
+  /** The client address, when known. */
   readonly ipAddress?: string | null;
+  /** The client's device (from its User-Agent), when known. */
   readonly deviceDescription?: string | null;
   readonly impersonationId?: string | null;
   /** Idle timeout in milliseconds. */

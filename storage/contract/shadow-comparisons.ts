@@ -7,8 +7,11 @@
 
 /** One comparison to record. */
 export interface ShadowComparisonInput {
+  /** The realm it belongs to. */
   readonly realmId: string;
+  /** The user it concerns. */
   readonly userId: string;
+  /** The organization it concerns, or null. */
   readonly orgId: string | null;
   readonly permission: string;
   /** Whether the legacy system allowed. */

@@ -7,6 +7,7 @@
 
 /** A stored signing key. */
 export interface SigningKeyRecord {
+  /** The realm it belongs to. */
   readonly realmId: string;
   /** Key id, unique per realm (the JWT `kid`). */
   readonly kid: string;
@@ -16,6 +17,7 @@ export interface SigningKeyRecord {
   readonly algorithm: string;
   /** The private key, PKCS#8 DER. */
   readonly privateKey: Uint8Array;
+  /** When it was created. */
   readonly createdAt: Date;
   /** When the key stopped being primary; null while primary or staged. */
   readonly retiredAt: Date | null;

@@ -27,7 +27,9 @@ export interface SubjectGrantRow {
 
 /** The stored facts about one subject (a user or a service account) for one organization context. */
 export interface SubjectRows {
+  /** The user it concerns. */
   readonly userId: string;
+  /** The realm it belongs to. */
   readonly realmId: string;
   /** `Active` or `Suspended`. */
   readonly status: string;

@@ -11,6 +11,7 @@ export interface SubjectKeyRecord {
   readonly subjectId: string;
   /** Raw AES-256 key bytes (32). */
   readonly key: Uint8Array;
+  /** When it was created. */
   readonly createdAt: Date;
 }
 

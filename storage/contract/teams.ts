@@ -7,25 +7,32 @@
 
 /** A team. */
 export interface Team {
+  /** The id. */
   readonly id: string;
   /** The realm of the team's organization. */
   readonly realmId: string;
+  /** The organization it concerns. */
   readonly orgId: string;
   /** Unique per organization. */
   readonly name: string;
+  /** When it was created. */
   readonly createdAt: Date;
 }
 
 /** Input of {@link TeamStore.create}. */
 export interface CreateTeamInput {
+  /** The organization it concerns. */
   readonly orgId: string;
+  /** The name. */
   readonly name: string;
 }
 
 /** A user's membership of a team. */
 export interface TeamMember {
   readonly teamId: string;
+  /** The user it concerns. */
   readonly userId: string;
+  /** When it was created. */
   readonly createdAt: Date;
 }
 

@@ -7,9 +7,13 @@
 export interface TokenGrant {
   /** Lowercase SHA-256 hex of the authorization code (the key). */
   readonly codeHash: string;
+  /** The client id. */
   readonly clientId: string;
+  /** The realm it belongs to. */
   readonly realmId: string;
+  /** The user it concerns. */
   readonly userId: string;
+  /** The session it concerns. */
   readonly sessionId: string;
   readonly scopes: readonly string[];
   readonly issuedAt: Date;

@@ -8,7 +8,9 @@
 
 /** A stored TOTP enrollment; at most one per user. */
 export interface TotpEnrollmentRecord {
+  /** The id. */
   readonly id: string;
+  /** The user it concerns. */
   readonly userId: string;
   /** The encrypted secret. */
   readonly secretCiphertext: Uint8Array;
@@ -16,6 +18,7 @@ export interface TotpEnrollmentRecord {
   readonly confirmedAt: Date | null;
   /** The last accepted time step (unix seconds / 30), or null. */
   readonly lastAcceptedStep: number | null;
+  /** When it was created. */
   readonly createdAt: Date;
 }
 

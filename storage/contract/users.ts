@@ -11,18 +11,23 @@ export type UserStatus = "Active" | "Suspended";
 
 /** A user. */
 export interface User {
+  /** The id. */
   readonly id: string;
+  /** The realm it belongs to. */
   readonly realmId: string;
   /** Trimmed and lowercased; unique per realm. */
   readonly email: string;
   readonly emailVerified: boolean;
+  /** The name people see. */
   readonly displayName: string | null;
   readonly status: UserStatus;
   /** The user's ABAC attribute bag. */
   readonly attributes: Readonly<Record<string, unknown>>;
   readonly isBreakGlass: boolean;
   readonly anonymizedAt: Date | null;
+  /** When it was created. */
   readonly createdAt: Date;
+  /** When it last changed. */
   readonly updatedAt: Date;
   /** Starts at 1; every change of the row adds one (the admin API's `ETag`). */
   readonly version: number;
@@ -30,9 +35,11 @@ export interface User {
 
 /** Input of {@link UserStore.create}. */
 export interface CreateUserInput {
+  /** The realm it belongs to. */
   readonly realmId: string;
   /** Trimmed and lowercased before storing; must not be empty (ValidationError). */
   readonly email: string;
+  /** The name people see. */
   readonly displayName?: string | null;
   /** Default false. */
   readonly emailVerified?: boolean;
@@ -48,6 +55,7 @@ export interface CreateUserInput {
 export interface UpdateUserInput {
   /** Trimmed and lowercased; ConflictError `user_email_taken` when another user of the realm has it. */
   readonly email?: string;
+  /** The name people see. */
   readonly displayName?: string | null;
   readonly emailVerified?: boolean;
   readonly status?: UserStatus;

@@ -25,11 +25,14 @@ export const WEBHOOK_DISABLE_AFTER_FAILURES = 10;
 
 /** A stored endpoint. */
 export interface WebhookEndpointRecord {
+  /** The id. */
   readonly id: string;
+  /** The realm it belongs to. */
   readonly realmId: string;
   /** Null: realm-wide. */
   readonly orgId: string | null;
   readonly url: string;
+  /** A description for people. */
   readonly description: string | null;
   /** The signing secret (`whsec_…`). */
   readonly secret: string;
@@ -40,15 +43,20 @@ export interface WebhookEndpointRecord {
   readonly enabled: boolean;
   readonly consecutiveFailures: number;
   readonly disabledAt: Date | null;
+  /** When it was created. */
   readonly createdAt: Date;
+  /** When it last changed. */
   readonly updatedAt: Date;
 }
 
 /** An endpoint to create. */
 export interface NewWebhookEndpoint {
+  /** The realm it belongs to. */
   readonly realmId: string;
+  /** The organization it concerns, or null. */
   readonly orgId?: string | null;
   readonly url: string;
+  /** A description for people. */
   readonly description?: string | null;
   readonly secret: string;
   readonly eventPatterns: readonly string[];
@@ -71,6 +79,7 @@ export interface WebhookDeliveryRecord {
   readonly nextAttemptAt: Date;
   readonly lastError: string | null;
   readonly lastStatusCode: number | null;
+  /** When it was created. */
   readonly createdAt: Date;
   readonly completedAt: Date | null;
 }

@@ -1,8 +1,8 @@
 /**
  * `GET /metrics` and the request recorder on the Hono app: the token fence (no token configured:
  * no route; missing or wrong token: 401), the exposition content type, requests counted by their
- * registered route (never the raw URL) and status, events by kind, and the webhook queue and
- * snapshot cache gauges.
+ * registered route (never the raw URL) and status, events by kind, and the webhook queue,
+ * snapshot cache and database pool gauges.
  */
 import assert from "node:assert/strict";
 import { ManualClock } from "../../core/clock.ts";
@@ -22,6 +22,7 @@ function bed(env: Record<string, string> = { SVC_METRICS_TOKEN: TOKEN }) {
     webhookQueue: () =>
       Promise.resolve({ pending: 2, retrying: 1, deadLetter: 0, oldestDueAt: clock.now() - 30_000 }),
     snapshots: { cachedCount: 5, lookups: { hits: 7, misses: 3 } },
+    databasePool: { maxConnections: 10, inUse: 3, waiting: 2, acquisitions: 40, waitSeconds: 1.5 },
   });
   const app = createApp({
     config: loadConfig({ env }).config,
@@ -92,4 +93,16 @@ Deno.test("metrics: events by kind, the webhook queue and the snapshot cache", a
   assert.match(text, /^# TYPE svc_snapshot_cache_lookups_total counter$/m);
   assert.match(text, /^svc_snapshot_cache_lookups_total\{result="hit"\} 7$/m);
   assert.match(text, /^svc_snapshot_cache_entries 5$/m);
+});
+
+Deno.test("metrics: the database pool gauges", async () => {
+  const { app } = bed();
+  const text = await (await scrape(app)).text();
+  assert.match(text, /^svc_db_pool_connections\{state="in_use"\} 3$/m);
+  assert.match(text, /^svc_db_pool_connections\{state="available"\} 7$/m);
+  assert.match(text, /^svc_db_pool_max_connections 10$/m);
+  assert.match(text, /^svc_db_pool_waiting 2$/m);
+  assert.match(text, /^# TYPE svc_db_pool_acquisitions_total counter$/m);
+  assert.match(text, /^svc_db_pool_acquisitions_total 40$/m);
+  assert.match(text, /^svc_db_pool_wait_seconds_total 1.5$/m);
 });

@@ -2,7 +2,9 @@
  * On a real Postgres server: two concurrent refreshes with the same token rotate it exactly
  * once, the loser is a replay, and the family ends revoked with its session ended (issue 19:
  * a family revoked for reuse ends its session). The winner may still be refused when the replay
- * ended the session before the winner's answer was minted: at most one refresh answers.
+ * ended the session before the winner's answer was minted: at most one refresh answers. A grant
+ * is one database transaction (the rotation, the session's touch and the user read commit
+ * together), so a touch that fails leaves the presented token unused.
  */
 import { strict as assert } from "node:assert";
 import { ManualClock } from "../../../core/clock.ts";
@@ -65,6 +67,68 @@ Deno.test("postgres: concurrent refreshes of one token give one new token and a 
       assert.equal(await storage.sessions.getActive(sessionId), null, "the session ended with its family");
       assert.ok(events.some((e) => e.kind === REFRESH_REUSE_EVENT && e.data.familyId === familyId));
     }
+  } finally {
+    await database.close();
+  }
+});
+
+async function bed() {
+  const database = await freshPostgres({ maxConnections: 4 });
+  const clock = new ManualClock(T0);
+  const storage = createSqlStorage(database, { clock, random: cryptoRandom });
+  const auth = createAuthStack({
+    config: loadConfig({ env: {} }).config,
+    storage,
+    clock,
+    random: cryptoRandom,
+    events: { emit: () => {} },
+  });
+  const seed = seeder(database.db);
+  const realmId = await seed.realm();
+  const userId = await seed.user(realmId);
+  await auth.keys.ensurePrimary(realmId);
+  return { database, storage, auth, realmId, userId };
+}
+
+Deno.test("postgres: a refresh grant is one database transaction (one commit)", async () => {
+  const { database, auth, realmId, userId } = await bed();
+  try {
+    let { tokens } = await auth.sessions.signIn({ realmId, userId, mfa: "Password" });
+    ({ tokens } = await auth.sessions.refresh(tokens.refreshToken)); // the key ring is loaded
+    for (let i = 0; i < 3; i++) {
+      const before = database.pool.acquisitions;
+      ({ tokens } = await auth.sessions.refresh(tokens.refreshToken));
+      assert.equal(
+        database.pool.acquisitions - before,
+        1,
+        "rotation, touch and user read in one transaction",
+      );
+    }
+  } finally {
+    await database.close();
+  }
+});
+
+Deno.test("postgres: a session touch that fails rolls the rotation back: the token stays usable", async () => {
+  const { database, storage, auth, realmId, userId } = await bed();
+  try {
+    const { tokens } = await auth.sessions.signIn({ realmId, userId, mfa: "Password" });
+    // Each transaction binds fresh stores: fail the session touch in the transactions of one attempt.
+    let failing = true;
+    const transaction = storage.transaction.bind(storage);
+    (storage as { transaction: typeof storage.transaction }).transaction = (work) =>
+      transaction((tx) => {
+        if (failing) {
+          (tx.sessions as { touch: unknown }).touch = () => Promise.reject(new Error("connection lost"));
+        }
+        return work(tx);
+      });
+    await assert.rejects(auth.sessions.refresh(tokens.refreshToken), /connection lost/);
+    failing = false;
+    const record = await auth.sessions.refreshRecord(tokens.refreshToken);
+    assert.equal(record!.usedAt, null, "the rotation rolled back with the touch");
+    const next = await auth.sessions.refresh(tokens.refreshToken);
+    assert.ok(next.tokens.refreshToken.startsWith("srt_"));
   } finally {
     await database.close();
   }

@@ -1,0 +1,422 @@
+/**
+ * The types svc's public API refers to (stores, records, options, results), exported beside it by
+ * the entry points that need them (`@svc/svc` and `@svc/svc/server`), so every type a signature
+ * names is documented and importable.
+ *
+ * @module
+ */
+
+export type {
+  CaptchaProvider,
+  CaptchaVerification,
+  CaptchaVerifyContext,
+  FetchLike,
+  SiteverifyOptions,
+} from "./core/abuse/captcha.ts";
+export type { CounterReservation, CounterStore, CounterValue } from "./core/abuse/counter-store.ts";
+export type {
+  AbuseDecision,
+  AbuseGate,
+  AbuseLayerLimit,
+  AbuseLayerName,
+  AbuseLayerReport,
+  AbuseLimits,
+  AbuseOutcome,
+  AttemptReservation,
+  FailMode,
+  LoginAttempt,
+} from "./core/abuse/gate.ts";
+export type { RequestThrottle, ThrottleDecision } from "./core/abuse/request-throttle.ts";
+export type { BootstrapReport } from "./core/accounts/bootstrap.ts";
+export type { AccountFlows, CreatedInvitation } from "./core/accounts/flows.ts";
+export type { StatusChangeOptions, SuspensionDeps } from "./core/accounts/suspension.ts";
+export type { AuditActor, TransactionalEvents } from "./core/audit/mutation.ts";
+export type {
+  CompiledCondition,
+  ConditionBags,
+  ConditionDocument,
+  ConditionLeaf,
+  ConditionNode,
+  ConditionOperator,
+} from "./core/authz/condition.ts";
+export type { CompiledSubject, SubjectSnapshot } from "./core/authz/evaluator.ts";
+export type { CompiledGrant, Effect } from "./core/authz/grant.ts";
+export type { Bucket, GrantIndex, ServiceEntry, Slot } from "./core/authz/index.ts";
+export type { PatternSegment, PermissionPattern } from "./core/authz/pattern.ts";
+export type { PermissionId, Scope } from "./core/authz/permission.ts";
+export type {
+  AbuseLayerConfig,
+  AbuseLayerInput,
+  CaptchaProviderName,
+  DeclaredGrantConfig,
+  DeclaredPermissionConfig,
+  DeclaredRoleConfig,
+  DeclaredRoleInput,
+  FlagInput,
+  StorageConfig,
+  ThrottleRuleConfig,
+  ThrottleRuleInput,
+} from "./core/config/types.ts";
+export type { ApiKeyAuthStores } from "./core/credentials/api-keys.ts";
+export type { PermissionDefinition } from "./core/definitions/svc-permissions.ts";
+export type {
+  DeviceSighting,
+  KnownDevices,
+  NewDeviceAlert,
+  NewDeviceAlertHook,
+} from "./core/devices/known-devices.ts";
+export type { SvcError } from "./core/errors.ts";
+export type { EmitInTransaction, EventOrigin } from "./core/events/publisher.ts";
+export type { EventSink, EventSubscriber, SvcEvent } from "./core/events/sink.ts";
+export type { AspNetRow, AspNetTables } from "./core/imports/aspnet.ts";
+export type { HashedSecret } from "./core/imports/engine.ts";
+export type { ImportCounts, IssueSeverity, OrgMapping } from "./core/imports/model.ts";
+export type { GeneratedSigningKey } from "./core/keys/generate.ts";
+export type { LoadedSigningKey, PublicSigningJwk } from "./core/keys/load.ts";
+export type { JwksDocument, KeyRing } from "./core/keys/ring.ts";
+export type {
+  LoginOrigin,
+  LoginPipeline,
+  LoginRequest,
+  MfaFactor,
+  MfaVerifyRequest,
+  PendingFactor,
+  PendingMfa,
+  ReadyLogin,
+  SecurityEventWriter,
+} from "./core/login/pipeline.ts";
+export type {
+  FactorsResetInput,
+  ImpersonationConsentMessageInput,
+  LoginBlockedAlertInput,
+  MailLocale,
+} from "./core/mail/messages.ts";
+export type { MailKind, MailMessage, MailTransport } from "./core/mail/transport.ts";
+export type { Counter, GaugeSample, Histogram, Labels, MetricsRegistry } from "./core/metrics/registry.ts";
+export type { SvcMetrics } from "./core/metrics/svc-metrics.ts";
+export type {
+  EmailOtpIssued,
+  EmailOtpIssueInput,
+  EmailOtpService,
+  EmailOtpSettings,
+  EmailOtpVerifyResult,
+} from "./core/mfa/email-otp.ts";
+export type { RecoveryCodeService } from "./core/mfa/recovery-codes.ts";
+export type { AssertionFacts, AuthenticatorDataSummary, SignCountOutcome } from "./core/passkeys/rules.ts";
+export type {
+  AuthenticationResponse,
+  CeremonyStart,
+  RegistrationResponse,
+  VerifiedAssertion,
+} from "./core/passkeys/service.ts";
+export type { Argon2idParams, PasswordConfig } from "./core/passwords/argon2-params.ts";
+export type { ARGON2ID_TAG } from "./core/passwords/argon2id.ts";
+export type { PasswordJob, PasswordJobMessage, PasswordJobReply } from "./core/passwords/jobs.ts";
+export type { PasswordInput } from "./core/passwords/password-bytes.ts";
+export type { PasswordService, PasswordVerification, TaggedPasswordHash } from "./core/passwords/service.ts";
+export type {
+  DeviceRecognizer,
+  ExternalRiskInput,
+  ExternalRiskProvider,
+  RiskCompose,
+  RiskContext,
+  RiskDecision,
+  RiskGate,
+  RiskOutcome,
+  RiskSettings,
+  RiskSignal,
+  RiskSignalName,
+} from "./core/risk/gate.ts";
+export type {
+  GeoLocation,
+  GeoLocator,
+  IpReputation,
+  LoginHistory,
+  LoginRecord,
+} from "./core/risk/providers.ts";
+export type {
+  EndedSession,
+  EndedSessions,
+  SessionEndAnnouncer,
+  SessionEndStatus,
+} from "./core/sessions/ended.ts";
+export type {
+  AccessTokenResponse,
+  IssuedTokens,
+  OpenedSession,
+  SessionService,
+  SignInInput,
+  SwitchingCaller,
+  TokenResponse,
+} from "./core/sessions/service.ts";
+export type { BuiltSnapshot, SkippedGrant } from "./core/snapshots/build.ts";
+export type { CacheBus, CacheInvalidation } from "./core/snapshots/bus.ts";
+export type { SubjectSnapshots } from "./core/snapshots/service.ts";
+export type { VerifiedTokenCache } from "./core/tokens/cache.ts";
+export type { MintedToken } from "./core/tokens/mint.ts";
+export type { MintOptions, TokenService, VerifyOptions } from "./core/tokens/service.ts";
+export type {
+  AccessTokenClaims,
+  ActorClaim,
+  BaseClaims,
+  EmailVerificationClaims,
+  ImpersonationConsentClaims,
+  InvitationClaims,
+  MfaTokenClaims,
+  PasswordResetClaims,
+  SingleUseTokenType,
+  TokenClaimsByType,
+  TokenMintInput,
+  TokenType,
+  TokenTypes,
+} from "./core/tokens/types.ts";
+export type {
+  SecretCipher,
+  TotpConfirmResult,
+  TotpEnrollmentStart,
+  TotpService,
+  TotpStatus,
+  TotpVerifyResult,
+} from "./core/totp/service.ts";
+export type { TotpAlgorithm, TotpParameters } from "./core/totp/totp.ts";
+export type { CookieSettings, CookieTokens } from "./http/auth/cookies.ts";
+export type { SignInResponder } from "./http/auth/login-response.ts";
+export type { Authenticator, Principal, PrincipalKind } from "./http/auth/principal.ts";
+export type { TokenAuthenticatorOptions } from "./http/auth/token-authenticator.ts";
+export type {
+  DocumentedInstaller,
+  HttpMethod,
+  OperationAuth,
+  OperationDoc,
+  OperationList,
+  QuerySchema,
+  ResponseDoc,
+} from "./http/openapi/operation.ts";
+export type { RequestLogEntry } from "./http/request-log.ts";
+export type { AuthRouteDeps } from "./http/routes/auth.ts";
+export type { ProfileRouteDeps } from "./http/routes/profile.ts";
+export type {
+  AdminAuditEntry,
+  AdminAuditStore,
+  AuditActorKind,
+  AuditChainBreak,
+  AuditChainReport,
+  AuditChainVerification,
+  NewAdminAuditEntry,
+} from "./storage/contract/admin-audit.ts";
+export type { ApiKeyFilter, ApiKeyRecord, ApiKeyStore, NewApiKey } from "./storage/contract/api-keys.ts";
+export type { AppCatalogEntry, AppCatalogStore, RegisterAppInput } from "./storage/contract/app-catalog.ts";
+export type {
+  AuthorizationCode,
+  AuthorizationCodeStore,
+  CodeExchangeResult,
+  NewAuthorizationCode,
+} from "./storage/contract/authorization-codes.ts";
+export type { BreakGlassAccount, BreakGlassState, BreakGlassStore } from "./storage/contract/break-glass.ts";
+export type { ClientFields, ClientRecord, ClientStore } from "./storage/contract/clients.ts";
+export type { ConsumedTokenStore } from "./storage/contract/consumed-tokens.ts";
+export type { EmailOtpEnrollmentStore } from "./storage/contract/email-otp-enrollments.ts";
+export type { EmailOtpChallenge, EmailOtpStore, OtpVerifyResult } from "./storage/contract/email-otp.ts";
+export type {
+  FederatedIdentityRecord,
+  FederatedIdentityStore,
+} from "./storage/contract/federated-identities.ts";
+export type {
+  CreateGroupInput,
+  Group,
+  GroupMember,
+  GroupStore,
+  LevelFilter,
+} from "./storage/contract/groups.ts";
+export type {
+  Impersonation,
+  ImpersonationConsentSetting,
+  ImpersonationFilter,
+  ImpersonationState,
+  ImpersonationStatus,
+  ImpersonationStore,
+  NewImpersonation,
+} from "./storage/contract/impersonations.ts";
+export type { KnownDeviceRecord, KnownDeviceStore } from "./storage/contract/known-devices.ts";
+export type {
+  MailDeliveryStatus,
+  MailOutboxStore,
+  NewOutboxMessage,
+  OutboxMessage,
+  OutboxQuery,
+} from "./storage/contract/mail-outbox.ts";
+export type {
+  AddOrganizationDomainInput,
+  CreateOrganizationInput,
+  Organization,
+  OrganizationDomain,
+  OrganizationPage,
+  OrganizationSearch,
+  OrganizationStatus,
+  OrganizationStore,
+  OrgMembership,
+  PageRequest,
+  UpdateOrganizationInput,
+  UpdateOrganizationOptions,
+  VerifiedDomainMatch,
+} from "./storage/contract/organizations.ts";
+export type {
+  NewPasskeyCeremony,
+  PasskeyCeremonyRecord,
+  PasskeyCeremonyStore,
+} from "./storage/contract/passkey-ceremonies.ts";
+export type {
+  NewPasskeyCredential,
+  PasskeyCredentialRecord,
+  PasskeyCredentialStore,
+} from "./storage/contract/passkey-credentials.ts";
+export type {
+  PasswordCredentialRecord,
+  PasswordCredentialStore,
+  PasswordHash,
+} from "./storage/contract/password-credentials.ts";
+export type {
+  CatalogSyncResult,
+  DeclaredPermission as CatalogPermission,
+  PermissionCatalogEntry,
+  PermissionCatalogStore,
+} from "./storage/contract/permission-catalog.ts";
+export type { PersonalDataStore, StoredMailText, StoredPayload } from "./storage/contract/personal-data.ts";
+export type {
+  CreatePolicyInput,
+  Policy,
+  PolicyPrincipalKind,
+  PolicyStore,
+} from "./storage/contract/policies.ts";
+export type { CreateRealmInput, Realm, RealmStore, UpdateRealmInput } from "./storage/contract/realms.ts";
+export type { NewRecoveryCode, RecoveryCodeStore } from "./storage/contract/recovery-codes.ts";
+export type {
+  NewRefreshToken,
+  RefreshRotation,
+  RefreshTokenRecord,
+  RefreshTokenStore,
+  RotatedRefreshToken,
+} from "./storage/contract/refresh-tokens.ts";
+export type {
+  AssignmentListQuery,
+  AssignRoleInput,
+  CreateRoleInput,
+  Grant as StoredGrant,
+  GrantEffect,
+  GrantInput,
+  ListPage,
+  Role,
+  RoleAssignment,
+  RoleListQuery,
+  RolePrincipalKind,
+  RoleStore,
+} from "./storage/contract/roles.ts";
+export type { SamlAssertionStore } from "./storage/contract/saml-assertions.ts";
+export type {
+  NewSecurityEvent,
+  SecurityEventRecord,
+  SecurityEventStore,
+} from "./storage/contract/security-events.ts";
+export type { ServerSecretStore } from "./storage/contract/server-secrets.ts";
+export type {
+  NewServiceAccount,
+  ServiceAccountRecord,
+  ServiceAccountStore,
+} from "./storage/contract/service-accounts.ts";
+export type { NewSession, SessionRecord, SessionStore } from "./storage/contract/sessions.ts";
+export type {
+  ShadowComparisonInput,
+  ShadowComparisonStore,
+  ShadowFilter,
+  ShadowTally,
+} from "./storage/contract/shadow-comparisons.ts";
+export type {
+  NewSigningKey,
+  SigningKeyRecord,
+  SigningKeyRotation,
+  SigningKeyStore,
+} from "./storage/contract/signing-keys.ts";
+export type { SubjectGrantRow, SubjectGrantSource, SubjectRows } from "./storage/contract/subject-grants.ts";
+export type { SubjectKeyRecord, SubjectKeyStore } from "./storage/contract/subject-keys.ts";
+export type { CreateTeamInput, Team, TeamMember, TeamStore } from "./storage/contract/teams.ts";
+export type { TokenGrant, TokenGrantStore } from "./storage/contract/token-grants.ts";
+export type { TotpEnrollmentRecord, TotpEnrollmentStore } from "./storage/contract/totp-enrollments.ts";
+export type {
+  CreateUserInput,
+  UpdateUserInput,
+  UpdateUserOptions,
+  User,
+  UserPage,
+  UserSearch,
+  UserStatus,
+  UserStore,
+} from "./storage/contract/users.ts";
+export type {
+  ClaimedWebhookDelivery,
+  NewWebhookEndpoint,
+  WebhookDeliveryRecord,
+  WebhookDeliveryStatus,
+  WebhookEndpointRecord,
+  WebhookFailureOutcome,
+  WebhookQueueStats,
+  WebhookStore,
+} from "./storage/contract/webhooks.ts";
+export type {
+  AbuseCountersTable,
+  AdminAuditEntriesTable,
+  ApiKeysTable,
+  AppCatalogTable,
+  AuthorizationCodesTable,
+  AuthzShadowComparisonsTable,
+  BreakGlassStateTable,
+  ClientsTable,
+  ConsumedSamlAssertionsTable,
+  ConsumedTokensTable,
+  Database,
+  EmailOtpChallengesTable,
+  EmailOtpEnrollmentsTable,
+  Executor,
+  FederatedIdentitiesTable,
+  GrantsTable,
+  GroupMembersTable,
+  GroupsTable,
+  ImpersonationConsentTable,
+  ImpersonationsTable,
+  Json,
+  JsonColumn,
+  KnownDevicesTable,
+  MailOutboxTable,
+  OrganizationDomainsTable,
+  OrganizationsTable,
+  OrgMembershipsTable,
+  PasskeyCeremoniesTable,
+  PasskeyCredentialsTable,
+  PasswordCredentialsTable,
+  PermissionCatalogTable,
+  PoliciesTable,
+  RealmsTable,
+  RecoveryCodesTable,
+  RefreshTokensTable,
+  RoleAssignmentsTable,
+  RolesTable,
+  SecurityEventsTable,
+  ServerSecretsTable,
+  ServiceAccountsTable,
+  SessionsTable,
+  SigningKeysTable,
+  SubjectKeysTable,
+  TeamMembersTable,
+  TeamsTable,
+  Timestamp,
+  TokenGrantsTable,
+  TotpEnrollmentsTable,
+  UsersTable,
+  WebhookDeliveriesTable,
+  WebhookEndpointsTable,
+} from "./storage/database.ts";
+export type { DatabasePoolStats } from "./storage/pool-stats.ts";
+export type { ConfigSources } from "./core/config/load.ts";
+export type { EmbeddedStoreFiles, EmbeddedStoreFilesSource, Notifications } from "./storage/open.ts";
+export type { ImportFiles } from "./cli/import.ts";
+export type { LockFiles } from "./cli/data-dir-lock.ts";
+export type { SvcEnv } from "./http/request-id.ts";

@@ -1,0 +1,363 @@
+/**
+ * The types of svc's configuration, written out: `SvcConfig` (what `loadConfig` returns, every
+ * default filled in) and `SvcConfigInput` (what a config file may hold). `schema.ts` checks at
+ * compile time that both are exactly the types its valibot schema infers, so they cannot drift.
+ *
+ * @module
+ */
+
+import type { FailMode } from "../abuse/gate.ts";
+
+/** The CAPTCHA providers svc can ask. */
+export type CaptchaProviderName = "none" | "turnstile" | "hcaptcha" | "recaptcha";
+
+/** One windowed layer of the abuse gate. */
+export interface AbuseLayerConfig {
+  /** Attempts allowed per window. */
+  limit: number;
+  /** The window's length in seconds. */
+  windowSeconds: number;
+  /** What happens when the counter store is down. */
+  failMode: FailMode;
+}
+
+/** A request throttle: at most `limit` requests per `windowSeconds`. */
+export interface ThrottleRuleConfig {
+  /** Requests allowed per window. */
+  limit: number;
+  /** The window's length in seconds. */
+  windowSeconds: number;
+}
+
+/** A permission declared in configuration (`authz.permissions`). */
+export interface DeclaredPermissionConfig {
+  /** The permission id, such as `docs:org:read`. */
+  id: string;
+  /** What it allows, for people. */
+  description?: string;
+}
+
+/** A grant of a role declared in configuration. */
+export interface DeclaredGrantConfig {
+  /** A permission pattern, such as `docs:org:*`. */
+  pattern: string;
+  /** Allow (default) or Deny. */
+  effect: "Allow" | "Deny";
+  /** Teams the grant is limited to. */
+  teamIds?: string[];
+  /** A condition document (checked by definition sync). */
+  condition?: unknown;
+}
+
+/** A realm-level role of the default realm, declared in configuration (`authz.roles`). */
+export interface DeclaredRoleConfig {
+  /** The role key, 1 to 100 of `[a-z0-9_:-]`. */
+  key: string;
+  /** The role's display name. */
+  displayName: string;
+  /** The role's grants. */
+  grants: DeclaredGrantConfig[];
+}
+
+/** Where svc keeps its data: the embedded PGlite store in a folder, or a Postgres server. */
+export type StorageConfig = { kind: "embedded"; dataDir: string } | { kind: "postgres"; url: string };
+
+/**
+ * The validated configuration, every default filled in (the output of `SvcConfigSchema`). Each
+ * field's meaning and default are in `svc help` and README's settings table.
+ */
+export interface SvcConfig {
+  /** The listener, the public URL, request limits and CORS. */
+  server: {
+    host: string;
+    port: number;
+    baseUrl: string;
+    pathBase: string;
+    trustedProxies: string[];
+    maxBodyBytes: number;
+    maxUploadBytes: number;
+    corsOrigins: string[];
+  };
+  /** The database. */
+  storage: StorageConfig;
+  /** The WebAuthn relying party. */
+  relyingParty: { id: string; name: string; origins: string[] };
+  /** Token lifetimes and the signing-key overlap. */
+  tokens: {
+    accessTokenTtlSeconds: number;
+    refreshTokenTtlSeconds: number;
+    mfaTokenTtlSeconds: number;
+    signingKeyOverlapSeconds: number;
+  };
+  /** Session timeouts. */
+  sessions: { idleTimeoutSeconds: number; absoluteTimeoutSeconds: number };
+  /** The attributes of svc's cookies. */
+  cookies: { secure: "auto" | "always" | "never"; sameSite: "Strict" | "Lax" | "None" };
+  /** Passkey ceremonies. */
+  passkey: { ceremonyTtlSeconds: number };
+  /** TOTP codes. */
+  totp: { digits: number; stepSeconds: number; driftSteps: number };
+  /** Emailed one-time codes. */
+  emailOtp: { ttlSeconds: number; attempts: number };
+  /** Request throttles beside the login abuse gate. */
+  throttle: {
+    forgotPassword: { perAccount: ThrottleRuleConfig; perIp: ThrottleRuleConfig };
+    emailVerification: { perAccount: ThrottleRuleConfig; perIp: ThrottleRuleConfig };
+    passkeyOptions: { perIp: ThrottleRuleConfig };
+  };
+  /** The sender of svc's mail. */
+  mail: { from: string };
+  /** Password hashing. */
+  password: {
+    argon2MemoryKiB: number;
+    argon2Iterations: number;
+    argon2Parallelism: number;
+    hashWorkers?: number;
+  };
+  /** The login abuse gate and the adaptive CAPTCHA. */
+  abuse: {
+    perIp: AbuseLayerConfig;
+    perIpAccount: AbuseLayerConfig;
+    accountLockout: AbuseLayerConfig;
+    credentialStuffing: { distinctIdentifiers: number; windowSeconds: number; failMode: FailMode };
+    captcha: {
+      provider: CaptchaProviderName;
+      atPercent: number;
+      siteKey?: string;
+      secret?: string;
+      hostnames: string[];
+      action?: string;
+      minScorePercent: number;
+      timeoutMs: number;
+    };
+  };
+  /** The login risk gate. */
+  risk: {
+    weights: { newDevice: number; impossibleTravel: number; ipReputation: number; velocity: number };
+    stepUpAt: number;
+    blockAt: number;
+    impossibleTravelKmh: number;
+    impossibleTravelMinKm: number;
+    velocityLogins: number;
+    velocityWindowSeconds: number;
+    ipReputationThreshold: number;
+    geoipFile?: string;
+    ipReputationFile?: string;
+  };
+  /** Webhook delivery. */
+  webhooks: {
+    mountPath: string;
+    retryScheduleSeconds: number[];
+    disableAfterConsecutiveFailures: number;
+    allowPrivateReceivers: string[];
+  };
+  /** Periodic sweeps. */
+  maintenance: { intervalSeconds: number };
+  /** Subject snapshots and declared permissions and roles. */
+  authz: {
+    snapshotCacheTtlSeconds: number;
+    snapshotCacheMaxEntries: number;
+    permissions: DeclaredPermissionConfig[];
+    roles: DeclaredRoleConfig[];
+  };
+  /** Impersonation windows. */
+  impersonation: { windowSeconds: number };
+  /** Break-glass drills. */
+  breakGlass: { drillWindowDays: number; drillRequiredForReadiness: boolean };
+  /** The first administrator. */
+  bootstrap: { adminEmail?: string; adminPassword?: string };
+  /** Log format and request lines. */
+  log: { format: "pretty" | "json"; requests: boolean };
+  /** The Prometheus endpoint. */
+  metrics: { token?: string };
+  /** The embedded admin console. */
+  console: { mountPath: string };
+  /** How queued mail leaves. */
+  mailDelivery: {
+    transport: "auto" | "smtp" | "log" | "outbox";
+    retryScheduleSeconds: number[];
+    pollIntervalMs: number;
+  };
+  /** The SMTP server. */
+  smtp: {
+    host?: string;
+    port: number;
+    security: "starttls" | "tls" | "none";
+    user?: string;
+    password?: string;
+    timeoutSeconds: number;
+    verifyCertificate: boolean;
+  };
+  /** The hosted account pages. */
+  account: { mountPath: string; returnToOrigins: string[] };
+  /** Product name, colour and logo of pages and mail. */
+  branding: { productName?: string; color: string; logoUrl?: string };
+  /** Importers. */
+  imports: { maxBytes: number };
+  /** Built-in plugins and each plugin's own section. */
+  plugins: { enabled: string[]; config: { [plugin: string]: { [setting: string]: unknown } } };
+}
+
+/** A yes/no setting as a file or the environment gives it. */
+export type FlagInput = boolean | "true" | "false";
+
+/** An abuse layer as a config file gives it. */
+export interface AbuseLayerInput {
+  /** Attempts allowed per window. */
+  limit?: number;
+  /** The window's length in seconds. */
+  windowSeconds?: number;
+  /** What happens when the counter store is down. */
+  failMode?: FailMode;
+}
+
+/** A request throttle as a config file gives it. */
+export interface ThrottleRuleInput {
+  /** Requests allowed per window. */
+  limit?: number;
+  /** The window's length in seconds. */
+  windowSeconds?: number;
+}
+
+/** A declared role as a config file gives it. */
+export interface DeclaredRoleInput {
+  /** The role key, 1 to 100 of `[a-z0-9_:-]`. */
+  key: string;
+  /** The role's display name. */
+  displayName: string;
+  /** The role's grants. */
+  grants?: { pattern: string; effect?: "Allow" | "Deny"; teamIds?: string[]; condition?: unknown }[];
+}
+
+/** The shape of a config file (JSON): any part of the configuration, nested as in `SvcConfig`. */
+export interface SvcConfigInput {
+  /** See `SvcConfig.server`. */
+  server?: {
+    host?: string;
+    port?: number;
+    baseUrl?: string;
+    pathBase?: string;
+    trustedProxies?: string[];
+    maxBodyBytes?: number;
+    maxUploadBytes?: number;
+    corsOrigins?: string[];
+  };
+  /** See `SvcConfig.storage`. */
+  storage?: { kind: "embedded"; dataDir?: string } | { kind: "postgres"; url: string };
+  /** See `SvcConfig.relyingParty`. */
+  relyingParty?: { id?: string; name?: string; origins?: string[] };
+  /** See `SvcConfig.tokens`. */
+  tokens?: {
+    accessTokenTtlSeconds?: number;
+    refreshTokenTtlSeconds?: number;
+    mfaTokenTtlSeconds?: number;
+    signingKeyOverlapSeconds?: number;
+  };
+  /** See `SvcConfig.sessions`. */
+  sessions?: { idleTimeoutSeconds?: number; absoluteTimeoutSeconds?: number };
+  /** See `SvcConfig.cookies`. */
+  cookies?: { secure?: "auto" | "always" | "never"; sameSite?: "Strict" | "Lax" | "None" };
+  /** See `SvcConfig.passkey`. */
+  passkey?: { ceremonyTtlSeconds?: number };
+  /** See `SvcConfig.totp`. */
+  totp?: { digits?: number; stepSeconds?: number; driftSteps?: number };
+  /** See `SvcConfig.emailOtp`. */
+  emailOtp?: { ttlSeconds?: number; attempts?: number };
+  /** See `SvcConfig.throttle`. */
+  throttle?: {
+    forgotPassword?: { perAccount?: ThrottleRuleInput; perIp?: ThrottleRuleInput };
+    emailVerification?: { perAccount?: ThrottleRuleInput; perIp?: ThrottleRuleInput };
+    passkeyOptions?: { perIp?: ThrottleRuleInput };
+  };
+  /** See `SvcConfig.mail`. */
+  mail?: { from?: string };
+  /** See `SvcConfig.password`. */
+  password?: {
+    argon2MemoryKiB?: number;
+    argon2Iterations?: number;
+    argon2Parallelism?: number;
+    hashWorkers?: number;
+  };
+  /** See `SvcConfig.abuse`. */
+  abuse?: {
+    perIp?: AbuseLayerInput;
+    perIpAccount?: AbuseLayerInput;
+    accountLockout?: AbuseLayerInput;
+    credentialStuffing?: { distinctIdentifiers?: number; windowSeconds?: number; failMode?: FailMode };
+    captcha?: {
+      provider?: CaptchaProviderName;
+      atPercent?: number;
+      siteKey?: string;
+      secret?: string;
+      hostnames?: string[];
+      action?: string;
+      minScorePercent?: number;
+      timeoutMs?: number;
+    };
+  };
+  /** See `SvcConfig.risk`. */
+  risk?: {
+    weights?: { newDevice?: number; impossibleTravel?: number; ipReputation?: number; velocity?: number };
+    stepUpAt?: number;
+    blockAt?: number;
+    impossibleTravelKmh?: number;
+    impossibleTravelMinKm?: number;
+    velocityLogins?: number;
+    velocityWindowSeconds?: number;
+    ipReputationThreshold?: number;
+    geoipFile?: string;
+    ipReputationFile?: string;
+  };
+  /** See `SvcConfig.webhooks`. */
+  webhooks?: {
+    mountPath?: string;
+    retryScheduleSeconds?: number[];
+    disableAfterConsecutiveFailures?: number;
+    allowPrivateReceivers?: string[];
+  };
+  /** See `SvcConfig.maintenance`. */
+  maintenance?: { intervalSeconds?: number };
+  /** See `SvcConfig.authz`. */
+  authz?: {
+    snapshotCacheTtlSeconds?: number;
+    snapshotCacheMaxEntries?: number;
+    permissions?: DeclaredPermissionConfig[];
+    roles?: DeclaredRoleInput[];
+  };
+  /** See `SvcConfig.impersonation`. */
+  impersonation?: { windowSeconds?: number };
+  /** See `SvcConfig.breakGlass`. */
+  breakGlass?: { drillWindowDays?: number; drillRequiredForReadiness?: FlagInput };
+  /** See `SvcConfig.bootstrap`. */
+  bootstrap?: { adminEmail?: string; adminPassword?: string };
+  /** See `SvcConfig.log`. */
+  log?: { format?: "pretty" | "json"; requests?: FlagInput };
+  /** See `SvcConfig.metrics`. */
+  metrics?: { token?: string };
+  /** See `SvcConfig.console`. */
+  console?: { mountPath?: string };
+  /** See `SvcConfig.mailDelivery`. */
+  mailDelivery?: {
+    transport?: "auto" | "smtp" | "log" | "outbox";
+    retryScheduleSeconds?: number[];
+    pollIntervalMs?: number;
+  };
+  /** See `SvcConfig.smtp`. */
+  smtp?: {
+    host?: string;
+    port?: number;
+    security?: "starttls" | "tls" | "none";
+    user?: string;
+    password?: string;
+    timeoutSeconds?: number;
+    verifyCertificate?: FlagInput;
+  };
+  /** See `SvcConfig.account`. */
+  account?: { mountPath?: string; returnToOrigins?: string[] };
+  /** See `SvcConfig.branding`. */
+  branding?: { productName?: string; color?: string; logoUrl?: string };
+  /** See `SvcConfig.imports`. */
+  imports?: { maxBytes?: number };
+  /** See `SvcConfig.plugins`. */
+  plugins?: { enabled?: string[]; config?: { [plugin: string]: { [setting: string]: unknown } } };
+}

@@ -1,0 +1,131 @@
+/**
+ * `@svc/svc/server`: what a host that runs svc, and a plugin that extends it, needs: the CLI entry
+ * with the runtime adapters of Deno, Node and Bun (Node's hashes passwords in a `worker_threads`
+ * pool, never on the event loop), the configuration loader, the Hono app, the storage openers and
+ * the plugin contract. `@svc/svc` (the package root) holds the same app, storage and plugin API
+ * beside everything else svc exports; the runtime adapters are here only.
+ *
+ * @example A host on Deno with a plugin of its own
+ * ```ts
+ * import { definePlugin, denoRuntime, runCli } from "@svc/svc/server";
+ *
+ * const hello = definePlugin({
+ *   name: "hello",
+ *   routes: [(app) => app.get("/hello", (c) => c.text("hello"))],
+ * });
+ * Deno.exit(await runCli(Deno.args, denoRuntime, { plugins: [hello] }));
+ * ```
+ *
+ * @example Open the storage and serve the app yourself
+ * ```ts
+ * import {
+ *   createApp,
+ *   createSqlStorage,
+ *   cryptoRandom,
+ *   loadConfig,
+ *   openDatabase,
+ *   systemClock,
+ * } from "@svc/svc/server";
+ *
+ * const { config } = loadConfig({ env: Deno.env.toObject() });
+ * const database = await openDatabase({ kind: "postgres", url: "postgres://localhost/svc" });
+ * const storage = createSqlStorage(database, { clock: systemClock, random: cryptoRandom });
+ * const app = createApp({ config, readinessChecks: [], clock: systemClock, random: cryptoRandom });
+ * Deno.serve(app.fetch);
+ * ```
+ *
+ * @module
+ */
+
+// ---------------------------------------------------------------------------
+// The CLI and the runtime adapters
+
+export { type CliOptions, runCli, type RuntimeAdapter } from "./cli/run.ts";
+export { denoRuntime } from "./cli/deno-runtime.ts";
+export { nodeRuntime } from "./cli/node-runtime.ts";
+export { bunAdapter } from "./cli/bun.ts";
+export type { LockFiles } from "./cli/data-dir-lock.ts";
+export type { ImportFiles } from "./cli/import.ts";
+export {
+  createNodePasswordHasher,
+  nodePasswordWorkerFactory,
+  nodeWorkerCount,
+} from "./cli/node-password-workers.ts";
+
+// ---------------------------------------------------------------------------
+// Time, randomness and configuration
+
+export { type Clock, ManualClock, systemClock } from "./core/clock.ts";
+export { cryptoRandom, type RandomSource, seededRandom } from "./core/random.ts";
+export {
+  ConfigError,
+  type ConfigSources,
+  loadConfig,
+  type LoadedConfig,
+  type SvcConfig,
+  type SvcConfigInput,
+  SvcConfigSchema,
+} from "./core/config/mod.ts";
+
+// ---------------------------------------------------------------------------
+// The app
+
+export {
+  type AppDeps,
+  createApp,
+  type ReadinessCheck,
+  type RouteInstaller,
+  type SvcApp,
+  type SvcEnv,
+} from "./http/app.ts";
+export { type AuthStack, type AuthStackOptions, createAuthStack } from "./http/auth/stack.ts";
+export { createLoginStack, type LoginStack, type LoginStackOptions } from "./http/auth/login-stack.ts";
+export { type ClientBindings, clientIp } from "./http/client-ip.ts";
+export { bodyLimit, PayloadTooLargeError } from "./http/body-limit.ts";
+export { noStore } from "./http/security-headers.ts";
+
+// ---------------------------------------------------------------------------
+// Storage
+
+export {
+  type DatabaseOptions,
+  type EmbeddedStoreFiles,
+  type EmbeddedStoreFilesSource,
+  type Notifications,
+  openDatabase,
+  type SvcDatabase,
+} from "./storage/open.ts";
+export { schemaScript, schemaStatements } from "./storage/schema.ts";
+export { createSqlStorage, type Storage, type StorageDeps, type Stores } from "./storage/storage.ts";
+
+// ---------------------------------------------------------------------------
+// Password hashing off the event loop
+
+export { createPasswordHasher, type PasswordHasherOptions } from "./core/passwords/create.ts";
+export { InThreadPasswordHasher, type PasswordHasher } from "./core/passwords/hasher.ts";
+export {
+  type PasswordWorker,
+  type PasswordWorkerFactory,
+  webWorkerFactory,
+  WorkerPoolPasswordHasher,
+  type WorkerPoolStats,
+} from "./core/passwords/pool.ts";
+
+// ---------------------------------------------------------------------------
+// Plugins
+
+export {
+  checkPlugins,
+  type ClaimRequest,
+  definePlugin,
+  type PluginConfigSection,
+  type PluginContext,
+  PluginError,
+  type PluginEventKind,
+  type PluginSetting,
+  type PluginSql,
+  pluginTablePrefix,
+  type SvcPlugin,
+} from "./plugins/plugin.ts";
+export { RESERVED_CLAIMS } from "./plugins/host.ts";
+export type * from "./api-types.ts";
