@@ -699,6 +699,8 @@ export {
   type SignInStepAnswer,
   type SvcPlugin,
 } from "./plugins/plugin.ts";
+/** Plugins' config building blocks: seconds, the realm a plugin serves, and finding it at start. */
+export { pluginRealm, realmSetting, secondsSetting } from "./plugins/settings.ts";
 /**
  * The caller's scope behind a fence (`PluginContext.admin.scope`), and whether it reaches an
  * organization's resource (`covers`: anything else is shown as 404).

@@ -10,7 +10,7 @@
  * @module
  */
 import * as v from "valibot";
-import { definePlugin, type SvcPlugin } from "../../mod.ts";
+import { definePlugin, secondsSetting, type SvcPlugin } from "../../mod.ts";
 import { adminRoutes } from "./admin.ts";
 import { flowRoutes, providerForDomain } from "./flow.ts";
 import { ProviderStore, TABLES } from "./providers.ts";
@@ -20,17 +20,6 @@ import { Upstreams } from "./upstream.ts";
 
 export type { FederationConfig } from "./shared.ts";
 
-const seconds = (min: number, max: number, fallback: number) =>
-  v.optional(
-    v.pipe(
-      v.union([v.number(), v.pipe(v.string(), v.regex(/^\d{1,9}$/, "a whole number"), v.transform(Number))]),
-      v.integer(`a whole number of seconds from ${min} to ${max}`),
-      v.minValue(min, `a whole number of seconds from ${min} to ${max}`),
-      v.maxValue(max, `a whole number of seconds from ${min} to ${max}`),
-    ),
-    fallback,
-  );
-
 const ConfigSchema = v.object({
   allowHttpIssuers: v.optional(
     v.union([
@@ -39,8 +28,8 @@ const ConfigSchema = v.object({
     ]),
     false,
   ),
-  stateTtlSeconds: seconds(60, 3600, 600),
-  discoveryTtlSeconds: seconds(0, 86400, 3600),
+  stateTtlSeconds: secondsSetting(60, 3600, 600),
+  discoveryTtlSeconds: secondsSetting(0, 86400, 3600),
 });
 
 const EVENTS = [

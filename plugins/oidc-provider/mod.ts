@@ -10,26 +10,23 @@
  * @module
  */
 import * as v from "valibot";
-import { definePlugin, type PluginContext, remoteJwksCache, type SvcPlugin } from "../../mod.ts";
+import {
+  definePlugin,
+  type PluginContext,
+  pluginRealm,
+  realmSetting,
+  remoteJwksCache,
+  secondsSetting,
+  type SvcPlugin,
+} from "../../mod.ts";
 import { authorizeRoutes } from "./authorize.ts";
 import { OIDC_EVENTS, type OidcProviderConfig, type Provider, TABLES } from "./shared.ts";
 import { tokenRoutes } from "./token.ts";
 
 export type { OidcProviderConfig } from "./shared.ts";
 
-const seconds = (min: number, max: number, fallback: number) =>
-  v.optional(
-    v.pipe(
-      v.union([v.number(), v.pipe(v.string(), v.regex(/^\d{1,9}$/, "a whole number"), v.transform(Number))]),
-      v.integer(`a whole number of seconds from ${min} to ${max}`),
-      v.minValue(min, `a whole number of seconds from ${min} to ${max}`),
-      v.maxValue(max, `a whole number of seconds from ${min} to ${max}`),
-    ),
-    fallback,
-  );
-
 const ConfigSchema = v.object({
-  realm: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(200))), null),
+  realm: realmSetting,
   signInUrl: v.optional(
     v.nullable(
       v.pipe(
@@ -42,8 +39,8 @@ const ConfigSchema = v.object({
     ),
     null,
   ),
-  codeTtlSeconds: seconds(10, 600, 60),
-  idTokenTtlSeconds: seconds(60, 86400, 600),
+  codeTtlSeconds: secondsSetting(10, 600, 60),
+  idTokenTtlSeconds: secondsSetting(60, 86400, 600),
 });
 
 const EVENTS = [
@@ -117,13 +114,7 @@ export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
     tables: TABLES,
     events: EVENTS,
     async start(ctx) {
-      const wanted = ctx.config.realm;
-      const realm = wanted === null
-        ? await ctx.storage.realms.getDefault()
-        : (/^[0-9a-f-]{36}$/i.test(wanted) ? await ctx.storage.realms.get(wanted) : null) ??
-          await ctx.storage.realms.getByName(wanted);
-      if (realm === null) throw new Error(`realm ${JSON.stringify(wanted ?? "default")} does not exist`);
-      realmId = realm.id;
+      realmId = (await pluginRealm(ctx.storage.realms, ctx.config.realm)).id;
     },
     async readiness(ctx) {
       if (realmId === null) throw new Error("not started");

@@ -10,7 +10,15 @@
  * @module
  */
 import * as v from "valibot";
-import { definePlugin, type PluginContext, remoteJwksCache, type SvcPlugin } from "../../mod.ts";
+import {
+  definePlugin,
+  type PluginContext,
+  pluginRealm,
+  realmSetting,
+  remoteJwksCache,
+  secondsSetting,
+  type SvcPlugin,
+} from "../../mod.ts";
 import { adminRoutes, PERMISSIONS } from "./admin.ts";
 import { type ExchangeDeps, exchangeForm, exchangeRoutes, TOKEN_EXCHANGE_GRANT } from "./exchange.ts";
 import { TABLES } from "./policies-store.ts";
@@ -19,16 +27,8 @@ import { WORKLOAD_EVENTS, type WorkloadFederationConfig } from "./shared.ts";
 export type { WorkloadFederationConfig } from "./shared.ts";
 
 const ConfigSchema = v.object({
-  realm: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1), v.maxLength(200))), null),
-  maxTokenLifetimeSeconds: v.optional(
-    v.pipe(
-      v.union([v.number(), v.pipe(v.string(), v.regex(/^\d{1,9}$/, "a whole number"), v.transform(Number))]),
-      v.integer("a whole number of seconds from 60 to 86400"),
-      v.minValue(60, "a whole number of seconds from 60 to 86400"),
-      v.maxValue(86400, "a whole number of seconds from 60 to 86400"),
-    ),
-    3600,
-  ),
+  realm: realmSetting,
+  maxTokenLifetimeSeconds: secondsSetting(60, 86400, 3600),
 });
 
 const EVENTS = [
@@ -79,13 +79,7 @@ export function workloadFederationPlugin(): SvcPlugin<WorkloadFederationConfig> 
     tables: TABLES,
     events: EVENTS,
     async start(ctx) {
-      const wanted = ctx.config.realm;
-      const realm = wanted === null
-        ? await ctx.storage.realms.getDefault()
-        : (/^[0-9a-f-]{36}$/i.test(wanted) ? await ctx.storage.realms.get(wanted) : null) ??
-          await ctx.storage.realms.getByName(wanted);
-      if (realm === null) throw new Error(`realm ${JSON.stringify(wanted ?? "default")} does not exist`);
-      realmId = realm.id;
+      realmId = (await pluginRealm(ctx.storage.realms, ctx.config.realm)).id;
     },
     async readiness(ctx) {
       if (realmId === null) throw new Error("not started");
