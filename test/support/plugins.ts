@@ -15,6 +15,7 @@ import {
   loadPluginConfig,
   outboundGuard,
   pluginAdmin,
+  pluginEnvNames,
   pluginSql,
   tokenGrantRegistry,
 } from "../../plugins/host.ts";
@@ -42,7 +43,12 @@ export async function pluginBed(
   env: Record<string, string> = {},
   options: LoginBedOptions = {},
 ): Promise<PluginBed> {
-  const admin = await adminBed(env, options);
+  // The plugins' own settings go to their config sections; svc's config refuses names it lacks.
+  const pluginSettings = new Set(pluginEnvNames(plugins));
+  const admin = await adminBed(
+    Object.fromEntries(Object.entries(env).filter(([name]) => !pluginSettings.has(name))),
+    options,
+  );
   try {
     const { bed } = admin;
     const publisher = new EventPublisher({

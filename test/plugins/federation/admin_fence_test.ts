@@ -1,6 +1,7 @@
 /**
- * The fence matrix of the federation plugin's admin routes, on the Hono app (svc's routes plus
- * the plugin mounted with a real plugin context), like svc's own matrix: for every
+ * The fence matrix of the federation plugin's admin routes, on the Hono app of a plugin bed (svc's
+ * routes plus the plugin mounted with its context, as `svc start` builds it), like svc's own
+ * matrix (which covers these routes for realm-wide callers only): for every
  * `/svc-admin/federation` route the plugin registers, with a fresh target each time,
  *
  * - no token: 401; a user without the plugin's permissions (even the `svc:*:*` administrator of
@@ -14,91 +15,20 @@
  */
 import { strict as assert } from "node:assert";
 import { Validator } from "@seriousme/openapi-schema-validator";
-import { EventPublisher } from "../../../core/events/publisher.ts";
-import { createApp } from "../../../http/app.ts";
-import { cookieSettings } from "../../../http/auth/cookies.ts";
-import { createPasskeyRoutes } from "../../../http/routes/passkeys.ts";
-import { svcRoutes } from "../../../http/svc-routes.ts";
 import { federationPlugin } from "../../../plugins/federation/mod.ts";
-import {
-  ensurePluginTables,
-  loadPluginConfig,
-  outboundGuard,
-  pluginAdmin,
-  pluginSql,
-} from "../../../plugins/host.ts";
-import type { PluginContext } from "../../../plugins/plugin.ts";
-import { ADMIN_ENV } from "../../support/admin.ts";
-import { loginBed } from "../../support/login.ts";
+import { pluginBed } from "../../support/plugins.ts";
 import { seeder } from "../../support/seed.ts";
 
 type Caller = "none" | "svcAdmin" | "plain" | "orgB" | "orgA" | "global";
 
 Deno.test("federation admin routes: fence matrix and one audit entry per mutation", async (t) => {
-  const bed = await loginBed(ADMIN_ENV);
+  const plugged = await pluginBed([federationPlugin()], { SVC_FEDERATION_ALLOW_HTTP_ISSUERS: "true" });
   try {
-    const plugin = federationPlugin();
-    const sql = pluginSql(bed.database.db);
-    await ensurePluginTables(sql, [plugin]);
-    const publisher = new EventPublisher({
-      storage: bed.storage,
-      sink: { emit: (event) => void bed.events.push(event) },
-      clock: bed.clock,
-      random: bed.random,
-    });
-    const context: PluginContext = {
-      name: plugin.name,
-      config: loadPluginConfig(plugin, bed.config, { SVC_FEDERATION_ALLOW_HTTP_ISSUERS: "true" }),
-      svcConfig: bed.config,
-      clock: bed.clock,
-      random: bed.random,
-      storage: bed.storage,
-      sql,
-      keys: bed.auth.keys,
-      tokens: bed.auth.tokens,
-      sessions: bed.auth.sessions,
-      login: bed.login.pipeline,
-      authenticator: bed.auth.authenticator,
-      cookies: cookieSettings(bed.config),
-      events: publisher,
-      admin: pluginAdmin({ storage: bed.storage, snapshots: bed.snapshots, publisher }),
-      outboundRefusal: outboundGuard({ allowPrivate: bed.config.webhooks.allowPrivateReceivers }),
-      verifySecret: () => Promise.resolve(false),
-      tokenGrants: () => [],
-      contributeClaims: () => Promise.resolve({}),
-      logError: () => {},
-    };
-    await plugin.start!(context as PluginContext<never>);
-    const passkeys = createPasskeyRoutes({
-      config: bed.config,
-      storage: bed.storage,
-      clock: bed.clock,
-      random: bed.random,
-      events: publisher,
-      auth: bed.auth,
-    });
-    const app = createApp({
-      config: bed.config,
-      readinessChecks: [],
-      clock: bed.clock,
-      random: bed.random,
-      authenticator: bed.auth.authenticator,
-      routes: [
-        ...svcRoutes({
-          storage: bed.storage,
-          snapshots: bed.snapshots,
-          publisher,
-          auth: bed.auth,
-          login: bed.login,
-          passkeys,
-        }),
-        ...plugin.mount!(context as PluginContext<never>),
-      ],
-    });
-
+    const bed = plugged.admin.bed;
+    const app = plugged.app;
     const realmId = bed.realmId;
     const seed = seeder(bed.database.db);
-    const svcAdmin = (await bed.login.bootstrap(realmId))!.userId;
+    const svcAdmin = plugged.admin.users.global;
     const [globalUser, orgAUser, orgBUser, plainUser] = [
       await seed.user(realmId),
       await seed.user(realmId),
@@ -242,6 +172,6 @@ Deno.test("federation admin routes: fence matrix and one audit entry per mutatio
       assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
     });
   } finally {
-    await bed.close();
+    await plugged.close();
   }
 });
