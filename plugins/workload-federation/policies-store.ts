@@ -33,6 +33,23 @@ export interface TrustPolicy {
 /** The writable fields of a policy. */
 export type TrustPolicyFields = Omit<TrustPolicy, "id" | "realmId" | "createdAt" | "updatedAt">;
 
+/** The parameters `$1`…`$11` of a policy row: id, realm, the fields, then the time of the write. */
+function rowParams(id: string, realmId: string, fields: TrustPolicyFields, now: Date): unknown[] {
+  return [
+    id,
+    realmId,
+    fields.name,
+    fields.issuer,
+    fields.jwksUri,
+    fields.jwks === null ? null : JSON.stringify(fields.jwks),
+    fields.audience,
+    JSON.stringify(fields.requiredClaims),
+    fields.serviceAccountId,
+    fields.enabled,
+    now,
+  ];
+}
+
 /** The plugin's tables. */
 export const TABLES: readonly string[] = [
   `CREATE TABLE IF NOT EXISTS workload_federation_policies (
@@ -103,19 +120,7 @@ export function policyStore(sql: PluginSql) {
         `INSERT INTO workload_federation_policies
            (id, realm_id, name, issuer, jwks_uri, jwks, audience, required_claims, service_account_id, enabled, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6::text::jsonb, $7, $8::text::jsonb, $9, $10, $11, $11) RETURNING *`,
-        [
-          id,
-          realmId,
-          fields.name,
-          fields.issuer,
-          fields.jwksUri,
-          fields.jwks === null ? null : JSON.stringify(fields.jwks),
-          fields.audience,
-          JSON.stringify(fields.requiredClaims),
-          fields.serviceAccountId,
-          fields.enabled,
-          now,
-        ],
+        rowParams(id, realmId, fields, now),
       );
       return toPolicy(row);
     },
@@ -161,19 +166,7 @@ export function policyStore(sql: PluginSql) {
         `UPDATE workload_federation_policies SET name = $3, issuer = $4, jwks_uri = $5, jwks = $6::text::jsonb,
            audience = $7, required_claims = $8::text::jsonb, service_account_id = $9, enabled = $10, updated_at = $11
          WHERE id = $1 AND realm_id = $2 RETURNING *`,
-        [
-          id,
-          realmId,
-          fields.name,
-          fields.issuer,
-          fields.jwksUri,
-          fields.jwks === null ? null : JSON.stringify(fields.jwks),
-          fields.audience,
-          JSON.stringify(fields.requiredClaims),
-          fields.serviceAccountId,
-          fields.enabled,
-          now,
-        ],
+        rowParams(id, realmId, fields, now),
       );
       return row === undefined ? null : toPolicy(row);
     },
