@@ -411,13 +411,7 @@ export class AccountFlows {
         await tx.passwordCredentials.replace(user.id, hash);
         await tx.users.update(user.id, { emailVerified: true, ...(displayName ? { displayName } : {}) });
       }
-      if (preview.org !== null) {
-        const org = await tx.organizations.get(preview.org);
-        if (org === null || org.realmId !== user.realmId) throw new InvalidTokenError("claims");
-        if (!await tx.organizations.isMember(org.id, user.id)) {
-          await tx.organizations.addMember(org.id, user.id);
-        }
-      }
+      await joinInvitedOrganization(tx, user, preview.org);
       await emit({
         kind: ACCOUNT_EVENTS.invitationAccepted,
         occurredAt: d.clock.now(),
@@ -537,13 +531,7 @@ export class AccountFlows {
           });
         }
         await tx.users.update(user.id, { emailVerified: true, ...(displayName ? { displayName } : {}) });
-        if (claims.org !== null) {
-          const org = await tx.organizations.get(claims.org);
-          if (org === null || org.realmId !== user.realmId) throw new InvalidTokenError("claims");
-          if (!await tx.organizations.isMember(org.id, user.id)) {
-            await tx.organizations.addMember(org.id, user.id);
-          }
-        }
+        await joinInvitedOrganization(tx, user, claims.org);
         await emit({
           kind: ACCOUNT_EVENTS.invitationAccepted,
           occurredAt: d.clock.now(),
@@ -580,4 +568,12 @@ export class AccountFlows {
     const full: SvcEvent = { ...event, occurredAt: this.#d.clock.now() };
     await this.#d.events.transaction((_tx, emit) => emit(full));
   }
+}
+
+/** Makes the invited user a member of the organization the invitation names (once), in `tx`. */
+async function joinInvitedOrganization(tx: Storage, user: User, orgId: string | null): Promise<void> {
+  if (orgId === null) return;
+  const org = await tx.organizations.get(orgId);
+  if (org === null || org.realmId !== user.realmId) throw new InvalidTokenError("claims");
+  if (!await tx.organizations.isMember(org.id, user.id)) await tx.organizations.addMember(org.id, user.id);
 }
