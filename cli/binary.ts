@@ -45,7 +45,8 @@ const adapter = bunAdapter({
     fsBundle: Bun.file(fsBundlePath),
     ...await preparedCluster(dataDir),
   }),
-  createPasswordHasher: (workers) => createPasswordHasher({ workers, factory: webWorkerFactory(WORKER_URL) }),
+  createPasswordHasher: (workers, idleMs) =>
+    createPasswordHasher({ workers, idleMs, factory: webWorkerFactory(WORKER_URL) }),
 });
 
 process.exit(await runCli(process.argv.slice(2), adapter));

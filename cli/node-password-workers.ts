@@ -71,10 +71,11 @@ export function nodeWorkerCount(): number {
 
 /**
  * The password hasher on Node: a `worker_threads` pool of `workers` threads (one per core
- * when undefined), or the in-thread fallback when `workers` is 0.
+ * when undefined), or the in-thread fallback when `workers` is 0. A thread idle for `idleMs`
+ * stops (0 or absent: never).
  */
-export function createNodePasswordHasher(workers?: number): PasswordHasher {
+export function createNodePasswordHasher(workers?: number, idleMs?: number): PasswordHasher {
   const size = workers ?? nodeWorkerCount();
   if (size === 0) return createPasswordHasher({ workers: 0 });
-  return new WorkerPoolPasswordHasher({ size, factory: nodePasswordWorkerFactory() });
+  return new WorkerPoolPasswordHasher({ size, factory: nodePasswordWorkerFactory(), idleMs });
 }

@@ -43,7 +43,7 @@ export const nodeRuntime: RuntimeAdapter = {
     }
   },
   resolveTxt: (name) => resolveTxt(name),
-  createPasswordHasher: (workers) => createNodePasswordHasher(workers),
+  createPasswordHasher: (workers, idleMs) => createNodePasswordHasher(workers, idleMs),
   serve(fetch, { hostname, port }) {
     return new Promise((resolve, reject) => {
       const server = serve({

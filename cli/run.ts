@@ -112,9 +112,10 @@ export interface RuntimeAdapter {
   onShutdown(handler: () => Promise<void>): void;
   /**
    * The password hasher of this runtime (`workers`: `SVC_PASSWORD_HASH_WORKERS`, undefined for
-   * one per core); absent: Web Workers (`createPasswordHasher`). Node passes its worker_threads pool.
+   * one per core; `idleMs`: when an idle worker stops); absent: Web Workers
+   * (`createPasswordHasher`). Node passes its worker_threads pool.
    */
-  createPasswordHasher?(workers: number | undefined): PasswordHasher;
+  createPasswordHasher?(workers: number | undefined, idleMs?: number): PasswordHasher;
   /**
    * The addresses a host name resolves to, for the webhook SSRF guard (a public name that
    * resolves to a private address is refused); absent: literal addresses only are checked.
@@ -279,8 +280,12 @@ async function serve(
   // Password hashing warms up (workers, WASM, the dummy hash) while storage opens and syncs: the
   // two do not depend on each other, and on a restart they are most of the time to ready.
   const passwords = new PasswordService({
-    hasher: runtime.createPasswordHasher?.(config.password.hashWorkers) ??
-      createPasswordHasher({ workers: config.password.hashWorkers }),
+    hasher:
+      runtime.createPasswordHasher?.(config.password.hashWorkers, config.password.workerIdleSeconds * 1000) ??
+        createPasswordHasher({
+          workers: config.password.hashWorkers,
+          idleMs: config.password.workerIdleSeconds * 1000,
+        }),
     params: argon2idParamsFromConfig(config.password),
   });
   const passwordsReady = passwords.prepare();

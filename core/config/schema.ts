@@ -485,6 +485,8 @@ const svcConfigSchema = v.pipe(
         argon2Parallelism: v.optional(int(1, 16), 1),
         /** Password hashing workers: absent for one per core, 0 to hash in the calling thread. */
         hashWorkers: v.optional(int(0, 256)),
+        /** Seconds a hashing worker may sit idle before it stops (0: never). */
+        workerIdleSeconds: v.optional(int(0, 86400, "seconds"), 60),
       }),
       {},
     ),
@@ -990,6 +992,13 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     kind: "int",
     doc: "workers that run password hashing off the event loop (0: in the calling thread)",
     defaultText: "one per CPU core",
+  },
+  {
+    name: "SVC_PASSWORD_WORKER_IDLE_SECONDS",
+    path: "password.workerIdleSeconds",
+    kind: "int",
+    doc: "a hashing worker idle this long stops and gives its memory back (argon2id's, 64 MiB by " +
+      "default); the next hash starts one again (0: workers never stop)",
   },
   ...abuseLayerSettings("PER_IP", "perIp", "per IP"),
   ...abuseLayerSettings("PER_IP_ACCOUNT", "perIpAccount", "per IP and account"),

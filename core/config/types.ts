@@ -113,6 +113,8 @@ export interface SvcConfig {
     argon2Iterations: number;
     argon2Parallelism: number;
     hashWorkers?: number;
+    /** Seconds a hashing worker may sit idle before it stops (0: never). */
+    workerIdleSeconds: number;
   };
   /** The login abuse gate and the adaptive CAPTCHA. */
   abuse: {
@@ -277,6 +279,7 @@ export interface SvcConfigInput {
     argon2Iterations?: number;
     argon2Parallelism?: number;
     hashWorkers?: number;
+    workerIdleSeconds?: number;
   };
   /** See `SvcConfig.abuse`. */
   abuse?: {

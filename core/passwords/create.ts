@@ -22,6 +22,11 @@ export interface PasswordHasherOptions {
   readonly workers?: number;
   /** How workers are made; defaults to Web Workers where the runtime has them (Node's adapter passes its own). */
   readonly factory?: PasswordWorkerFactory;
+  /**
+   * A worker idle this long stops and gives back its memory (`config.password.workerIdleSeconds`
+   * in ms); 0 or absent: workers never stop.
+   */
+  readonly idleMs?: number;
 }
 
 /** A worker pool when workers are available, else the in-thread fallback. */
@@ -30,5 +35,5 @@ export function createPasswordHasher(options: PasswordHasherOptions = {}): Passw
   if (size === 0) return new InThreadPasswordHasher();
   const factory = options.factory ?? (typeof Worker === "function" ? webWorkerFactory() : undefined);
   if (!factory) return new InThreadPasswordHasher();
-  return new WorkerPoolPasswordHasher({ size, factory });
+  return new WorkerPoolPasswordHasher({ size, factory, idleMs: options.idleMs });
 }

@@ -2,7 +2,8 @@
  * `WorkerPoolPasswordHasher`: argon2id (and every verifier) runs in a pool of workers so
  * that the event loop keeps serving other requests during a login burst. Each worker
  * runs one job at a time; jobs beyond the pool's size wait in a FIFO queue. Workers start
- * on first use and a worker that crashes is replaced on the next job.
+ * on first use, a worker that crashes is replaced on the next job, and a worker idle for
+ * `idleMs` stops, giving back its memory (argon2id's memory stays with the worker that used it).
  *
  * The pool talks to its workers through `PasswordWorker`, so any runtime can supply them:
  * `webWorkerFactory` makes Web Workers (Deno, Bun, browsers); the Node adapter
@@ -36,7 +37,27 @@ export interface WorkerPoolOptions {
   readonly size: number;
   /** How workers are made. */
   readonly factory: PasswordWorkerFactory;
+  /** A worker idle this long stops (the next job starts one again); 0 or absent: never. */
+  readonly idleMs?: number;
+  /** Timers for the idle stop (tests pass their own); default: `setTimeout`, unref'd where it can be. */
+  readonly timers?: PoolTimers;
 }
+
+/** Schedules and cancels the pool's idle stops. */
+export interface PoolTimers {
+  set(run: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+const SYSTEM_TIMERS: PoolTimers = {
+  set(run, ms) {
+    const handle = setTimeout(run, ms);
+    // Node and Bun: an idle stop alone does not keep the process alive.
+    (handle as { unref?: () => void }).unref?.();
+    return handle;
+  },
+  clear: (handle) => clearTimeout(handle as number),
+};
 
 /** Occupancy of the pool. */
 export interface WorkerPoolStats {
@@ -57,6 +78,8 @@ interface Pending {
 interface Slot {
   readonly worker: PasswordWorker;
   job: Pending | null;
+  /** The pending idle stop, while the worker has no job. */
+  idle: unknown;
 }
 
 /** The number of logical cores the runtime reports (1 when it reports none). */
@@ -94,6 +117,8 @@ export class WorkerPoolPasswordHasher implements PasswordHasher {
   /** The most workers the pool runs at once. */
   readonly size: number;
   readonly #factory: PasswordWorkerFactory;
+  readonly #idleMs: number;
+  readonly #timers: PoolTimers;
   readonly #slots: Slot[] = [];
   readonly #queue: Pending[] = [];
   #nextId = 1;
@@ -106,6 +131,8 @@ export class WorkerPoolPasswordHasher implements PasswordHasher {
     }
     this.size = options.size;
     this.#factory = options.factory;
+    this.#idleMs = options.idleMs ?? 0;
+    this.#timers = options.timers ?? SYSTEM_TIMERS;
   }
 
   /** The argon2id PHC string of `password`, computed in a worker. */
@@ -139,6 +166,7 @@ export class WorkerPoolPasswordHasher implements PasswordHasher {
     const error = new Error("The password hasher is closed.");
     for (const pending of this.#queue.splice(0)) pending.reject(error);
     for (const slot of this.#slots.splice(0)) {
+      this.#cancelIdle(slot);
       slot.job?.reject(error);
       slot.worker.terminate();
     }
@@ -159,6 +187,7 @@ export class WorkerPoolPasswordHasher implements PasswordHasher {
         (this.#slots.length < this.size ? this.#spawn() : undefined);
       if (!slot) return;
       const pending = this.#queue.shift()!;
+      this.#cancelIdle(slot);
       slot.job = pending;
       slot.worker.setBusy?.(true);
       try {
@@ -170,7 +199,7 @@ export class WorkerPoolPasswordHasher implements PasswordHasher {
   }
 
   #spawn(): Slot {
-    const slot: Slot = { worker: this.#factory(), job: null };
+    const slot: Slot = { worker: this.#factory(), job: null, idle: null };
     slot.worker.listen(
       (reply) => this.#settle(slot, reply),
       (error) => this.#fail(slot, error),
@@ -187,6 +216,27 @@ export class WorkerPoolPasswordHasher implements PasswordHasher {
     if (reply.ok) pending.resolve(reply.value);
     else pending.reject(new Error(`password worker: ${reply.message}`));
     this.#pump();
+    if (slot.job === null) this.#armIdle(slot);
+  }
+
+  /** Stops `slot`'s worker once it has been idle for `idleMs`. */
+  #armIdle(slot: Slot): void {
+    if (this.#idleMs <= 0 || this.#closed) return;
+    this.#cancelIdle(slot);
+    slot.idle = this.#timers.set(() => {
+      slot.idle = null;
+      const index = this.#slots.indexOf(slot);
+      if (index < 0 || slot.job !== null) return;
+      this.#slots.splice(index, 1);
+      slot.worker.terminate();
+    }, this.#idleMs);
+  }
+
+  #cancelIdle(slot: Slot): void {
+    if (slot.idle !== null) {
+      this.#timers.clear(slot.idle);
+      slot.idle = null;
+    }
   }
 
   /** A worker died: its job fails, the worker is dropped, the next job starts a new one. */
@@ -194,6 +244,7 @@ export class WorkerPoolPasswordHasher implements PasswordHasher {
     const index = this.#slots.indexOf(slot);
     if (index < 0) return;
     this.#slots.splice(index, 1);
+    this.#cancelIdle(slot);
     slot.job?.reject(error instanceof Error ? error : new Error(String(error)));
     slot.job = null;
     try {

@@ -120,7 +120,11 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
       error === undefined ? message : `${message}: ${error instanceof Error ? error.message : String(error)}`,
     );
   const passwords = options.passwords ?? new PasswordService({
-    hasher: options.hasher ?? createPasswordHasher({ workers: config.password.hashWorkers }),
+    hasher: options.hasher ??
+      createPasswordHasher({
+        workers: config.password.hashWorkers,
+        idleMs: config.password.workerIdleSeconds * 1000,
+      }),
     params: argon2idParamsFromConfig(config.password),
     random,
   });

@@ -164,6 +164,78 @@ Deno.test("pool: close rejects queued and running jobs and stops the workers", a
   assert.throws(() => new WorkerPoolPasswordHasher({ size: 0, factory: () => new FakeWorker() }), RangeError);
 });
 
+/** Timers run by the test: `fire()` runs the idle stops that are due. */
+class ManualTimers {
+  #next = 1;
+  readonly pending = new Map<number, { run: () => void; ms: number }>();
+  set(run: () => void, ms: number): unknown {
+    const handle = this.#next++;
+    this.pending.set(handle, { run, ms });
+    return handle;
+  }
+  clear(handle: unknown): void {
+    this.pending.delete(handle as number);
+  }
+  fire(): void {
+    const due = [...this.pending.values()];
+    this.pending.clear();
+    for (const timer of due) timer.run();
+  }
+}
+
+Deno.test("pool: a worker idle for idleMs stops; a busy one never; the next job starts a new one", async () => {
+  FakeWorker.made = [];
+  const timers = new ManualTimers();
+  const pool = new WorkerPoolPasswordHasher({
+    size: 2,
+    factory: () => new FakeWorker(),
+    idleMs: 60_000,
+    timers,
+  });
+  try {
+    const a = pool.verify("argon2id", "a", "pw");
+    const b = pool.verify("argon2id", "b", "pw");
+    const [w1, w2] = FakeWorker.made;
+    assert.equal(timers.pending.size, 0, "no idle stop while busy");
+    w1.answer(true);
+    assert.equal(await a, true);
+    assert.deepEqual([...timers.pending.values()].map((t) => t.ms), [60_000]);
+    // A new job before the stop is due cancels it.
+    const c = pool.verify("argon2id", "c", "pw");
+    assert.equal(timers.pending.size, 0);
+    w1.answer(false);
+    assert.equal(await c, false);
+    timers.fire();
+    assert.equal(w1.terminated, true, "the idle worker stopped");
+    assert.equal(w2.terminated, false, "the busy one did not");
+    assert.deepEqual(pool.stats(), { workers: 1, busy: 1, queued: 0 });
+    w2.answer(true);
+    assert.equal(await b, true);
+    timers.fire();
+    assert.equal(w2.terminated, true);
+    assert.deepEqual(pool.stats(), { workers: 0, busy: 0, queued: 0 });
+    const d = pool.verify("argon2id", "d", "pw");
+    assert.equal(FakeWorker.made.length, 3, "the next job started a worker again");
+    FakeWorker.made[2].answer(true);
+    assert.equal(await d, true);
+  } finally {
+    await pool.close();
+  }
+  assert.equal(timers.pending.size, 0, "close cancels the idle stops");
+});
+
+Deno.test("pool: without idleMs workers stay", async () => {
+  FakeWorker.made = [];
+  const timers = new ManualTimers();
+  const pool = new WorkerPoolPasswordHasher({ size: 1, factory: () => new FakeWorker(), timers });
+  const a = pool.verify("argon2id", "a", "pw");
+  FakeWorker.made[0].answer(true);
+  assert.equal(await a, true);
+  assert.equal(timers.pending.size, 0);
+  assert.equal(FakeWorker.made[0].terminated, false);
+  await pool.close();
+});
+
 Deno.test("createPasswordHasher: a Web Worker pool by default here, in-thread for 0 workers", async () => {
   const pooled = createPasswordHasher({ workers: 1 });
   assert.equal(pooled.kind, "workers");
