@@ -14,6 +14,7 @@
  * @module
  */
 import type { Clock } from "../clock.ts";
+import { PollingLoop } from "../polling-loop.ts";
 import {
   MAIL_RETRY_DELAYS_MS,
   type MailDeliveryStatus,
@@ -60,13 +61,16 @@ export interface MailDeliveryOutcome {
 /** The delivery worker of one instance: polls the outbox and relays what is due. */
 export class MailDeliveryWorker {
   readonly #o: MailDeliveryWorkerOptions;
-  #loop: Promise<void> | null = null;
-  #stopped = true;
-  #wake: (() => void) | null = null;
-  #pending = false;
+  readonly #poll: PollingLoop<MailDeliveryOutcome>;
 
   constructor(options: MailDeliveryWorkerOptions) {
     this.#o = options;
+    this.#poll = new PollingLoop({
+      runOnce: () => this.runOnce(),
+      batchSize: options.batchSize ?? 10,
+      pollIntervalMs: options.pollIntervalMs ?? 1000,
+      onError: (error) => options.onError?.(`mail: delivery failed: ${describe(error)}`),
+    });
   }
 
   /** The relay this worker delivers through. */
@@ -86,59 +90,24 @@ export class MailDeliveryWorker {
   }
 
   /** Runs batches until none is due (or `maxBatches`); returns every outcome. */
-  async drain(maxBatches = 1000): Promise<MailDeliveryOutcome[]> {
-    const all: MailDeliveryOutcome[] = [];
-    for (let i = 0; i < maxBatches; i++) {
-      const batch = await this.runOnce();
-      all.push(...batch);
-      if (batch.length === 0) break;
-    }
-    return all;
+  drain(maxBatches = 1000): Promise<MailDeliveryOutcome[]> {
+    return this.#poll.drain(maxBatches);
   }
 
   /** Starts polling in the background (idempotent). */
   start(): void {
-    if (!this.#stopped) return;
-    this.#stopped = false;
-    this.#loop = this.#run();
+    this.#poll.start();
   }
 
   /** Asks a running worker to poll now (a message was queued). */
   wake(): void {
-    this.#pending = true;
-    this.#wake?.();
+    this.#poll.wake();
   }
 
   /** Stops polling; resolves once the batch in progress is recorded, then closes the relay. */
   async stop(): Promise<void> {
-    this.#stopped = true;
-    this.#wake?.();
-    await this.#loop;
-    this.#loop = null;
+    await this.#poll.stop();
     await this.#o.relay.close?.();
-  }
-
-  async #run(): Promise<void> {
-    const batchSize = this.#o.batchSize ?? 10;
-    while (!this.#stopped) {
-      let full = false;
-      this.#pending = false;
-      try {
-        full = (await this.runOnce()).length >= batchSize;
-      } catch (error) {
-        this.#o.onError?.(`mail: delivery failed: ${describe(error)}`);
-      }
-      if (full || this.#pending || this.#stopped) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, this.#o.pollIntervalMs ?? 1000);
-        function done() {
-          clearTimeout(timer);
-          resolve();
-        }
-        this.#wake = done;
-      });
-      this.#wake = null;
-    }
   }
 
   async #deliver(message: OutboxMessage): Promise<MailDeliveryOutcome> {

@@ -24,6 +24,7 @@ import {
   type WebhookDeliveryStatus,
 } from "../../storage/contract/webhooks.ts";
 import { EVENT_KINDS } from "../events/catalog.ts";
+import { PollingLoop } from "../polling-loop.ts";
 import type { EventPublisher } from "../events/publisher.ts";
 import type { EventSink, SvcEvent } from "../events/sink.ts";
 import { checkReceiverUrl, PUBLIC_RECEIVERS_ONLY, type ReceiverPolicy } from "./receivers.ts";
@@ -84,12 +85,9 @@ export class WebhookDispatcher {
   readonly #disableAfter: number;
   readonly #timeoutMs: number;
   readonly #leaseMs: number;
-  #loop: Promise<void> | null = null;
-  #stopped = true;
+  readonly #poll: PollingLoop<DispatchOutcome>;
   /** Set while stop() runs: the batch in progress starts no new delivery. */
   #stopping = false;
-  #wake: (() => void) | null = null;
-  #pending = false;
 
   constructor(options: WebhookDispatcherOptions) {
     this.#o = options;
@@ -97,6 +95,12 @@ export class WebhookDispatcher {
     this.#disableAfter = options.disableAfter ?? WEBHOOK_DISABLE_AFTER_FAILURES;
     this.#timeoutMs = options.timeoutMs ?? 10_000;
     this.#leaseMs = Math.max(options.leaseMs ?? 60_000, 2 * this.#timeoutMs);
+    this.#poll = new PollingLoop({
+      runOnce: () => this.runOnce(),
+      batchSize: options.batchSize ?? 20,
+      pollIntervalMs: options.pollIntervalMs ?? 1000,
+      onError: (error) => options.onError?.(`webhooks: dispatch failed: ${describe(error)}`),
+    });
   }
 
   /** Claims one batch of due deliveries and sends it; resolves when every outcome is recorded. */
@@ -122,27 +126,18 @@ export class WebhookDispatcher {
   }
 
   /** Runs batches until none is due; returns every outcome. */
-  async drain(maxBatches = 1000): Promise<DispatchOutcome[]> {
-    const all: DispatchOutcome[] = [];
-    for (let i = 0; i < maxBatches; i++) {
-      const batch = await this.runOnce();
-      all.push(...batch);
-      if (batch.length === 0) break;
-    }
-    return all;
+  drain(maxBatches = 1000): Promise<DispatchOutcome[]> {
+    return this.#poll.drain(maxBatches);
   }
 
   /** Starts polling in the background (idempotent). */
   start(): void {
-    if (!this.#stopped) return;
-    this.#stopped = false;
-    this.#loop = this.#run();
+    this.#poll.start();
   }
 
   /** Asks a running dispatcher to poll now (new deliveries were queued). */
   wake(): void {
-    this.#pending = true;
-    this.#wake?.();
+    this.#poll.wake();
   }
 
   /**
@@ -150,37 +145,11 @@ export class WebhookDispatcher {
    * started are handed back to the queue (due now) for another instance; resolves when done.
    */
   async stop(): Promise<void> {
-    this.#stopped = true;
     this.#stopping = true;
-    this.#wake?.();
     try {
-      await this.#loop;
+      await this.#poll.stop();
     } finally {
-      this.#loop = null;
       this.#stopping = false;
-    }
-  }
-
-  async #run(): Promise<void> {
-    const batchSize = this.#o.batchSize ?? 20;
-    while (!this.#stopped) {
-      let full = false;
-      this.#pending = false;
-      try {
-        full = (await this.runOnce()).length >= batchSize;
-      } catch (error) {
-        this.#o.onError?.(`webhooks: dispatch failed: ${describe(error)}`);
-      }
-      if (full || this.#pending || this.#stopped) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, this.#o.pollIntervalMs ?? 1000);
-        function done() {
-          clearTimeout(timer);
-          resolve();
-        }
-        this.#wake = done;
-      });
-      this.#wake = null;
     }
   }
 
