@@ -16,6 +16,7 @@ const arg = (name: string, fallback: number) =>
   Deno.args.includes(name) ? Number(Deno.args[Deno.args.indexOf(name) + 1]) : fallback;
 const SECONDS = arg("--seconds", 10);
 const CHAINS = arg("--chains", 16);
+const RUNTIME = Deno.args.includes("--runtime") ? Deno.args[Deno.args.indexOf("--runtime") + 1] : "deno";
 
 function rssMiB(pid: number): number {
   const status = Deno.readTextFileSync(`/proc/${pid}/status`);
@@ -40,7 +41,7 @@ async function measure(instances: number) {
       SVC_ABUSE_PER_IP_ACCOUNT_LIMIT: "100000",
       ...FAST_SERVER_PASSWORD_ENV,
     };
-    servers.push(...await Promise.all(Array.from({ length: instances }, () => startServer("deno", env))));
+    servers.push(...await Promise.all(Array.from({ length: instances }, () => startServer(RUNTIME, env))));
     const urls = servers.map((s) => s.url);
     const tokens: string[] = [];
     for (let i = 0; i < CHAINS; i++) {
