@@ -67,9 +67,10 @@ const SAFE_IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
  * Memory settings of the embedded Postgres: one process serving one svc instance needs far less
  * than Postgres's defaults (128 MB of shared buffers), and the buffers are resident in the WASM
  * heap. 16 MB keeps an idle embedded server's RSS about 125 MB lower; the OS page cache still
- * holds the data files.
+ * holds the data files. PGlite serves one connection, so Postgres's 100 connections would only size
+ * process and lock tables (about 2 MB of shared memory) for backends that never exist.
  */
-const EMBEDDED_POSTGRESQL_CONF = ["shared_buffers = 16MB", "wal_buffers = 512kB"];
+const EMBEDDED_POSTGRESQL_CONF = ["shared_buffers = 16MB", "wal_buffers = 512kB", "max_connections = 8"];
 
 /**
  * What a host supplies to the embedded store beyond PGlite's package: PGlite's own files (its
