@@ -249,27 +249,18 @@ export class SessionService {
     }
     const next = newRefreshToken(random);
     const now = clock.now();
-    // The rotation and the session's touch commit together: one commit (one WAL flush) per grant
-    // instead of two, and a failed touch no longer leaves the presented token used up.
-    const step = await storage.transaction(async (tx) => {
-      const rotation = await tx.refreshTokens.rotate(hash, {
-        tokenHash: next.hash,
-        // The session's absolute expiry bounds the family anyway: refreshing checks the session.
-        expiresAt: new Date(now + this.#o.refreshTokenTtlMs),
-        ...(options.orgId !== undefined ? { orgId: options.orgId } : {}),
-      });
-      if (rotation.outcome !== "rotated") return { rotation, session: null, user: null };
-      const session = await tx.sessions.touch(rotation.token.sessionId, this.#o.idleTimeoutMs);
-      const user = session === null ? null : await tx.users.get(rotation.token.userId);
-      return { rotation, session, user };
-    });
-    const { rotation, session, user } = step;
+    // One statement: the rotation, the session's touch, the user's status and the family's
+    // membership (one round trip and one commit per grant).
+    const rotation = await storage.refreshTokens.rotateForGrant(hash, {
+      tokenHash: next.hash,
+      // The session's absolute expiry bounds the family anyway: refreshing checks the session.
+      expiresAt: new Date(now + this.#o.refreshTokenTtlMs),
+      ...(options.orgId !== undefined ? { orgId: options.orgId } : {}),
+    }, this.#o.idleTimeoutMs);
     if (rotation.outcome === "reused") return await this.#reuseDetected(rotation.previous);
     if (rotation.outcome !== "rotated") throw new InvalidRefreshTokenError();
 
-    const record = rotation.token;
-    const stillMember = record.orgId === null ||
-      await storage.organizations.isMember(record.orgId, record.userId);
+    const { token: record, session, userStatus, member: stillMember } = rotation;
     let act: ActorClaim | undefined;
     let notAfter: Date | undefined;
     if (session !== null && session.impersonationId !== null) {
@@ -282,7 +273,7 @@ export class SessionService {
       }
     }
     const impersonationOver = session !== null && session.impersonationId !== null && act === undefined;
-    if (session === null || user === null || user.status !== "Active" || !stillMember || impersonationOver) {
+    if (session === null || userStatus !== "Active" || !stillMember || impersonationOver) {
       await this.#endFamily(record);
       throw new InvalidRefreshTokenError();
     }

@@ -5,6 +5,8 @@
  *
  * @module
  */
+import type { SessionRecord } from "./sessions.ts";
+import type { UserStatus } from "./users.ts";
 
 /** A stored refresh token. */
 export interface RefreshTokenRecord {
@@ -76,6 +78,26 @@ export type RefreshRotation =
   /** No such token. */
   | { readonly outcome: "unknown" };
 
+/**
+ * What a refresh grant's rotation found, with what the grant needs to decide in the same
+ * statement: the session (touched), the user's status and the family's org membership.
+ */
+export type RefreshGrantRotation =
+  /**
+   * The token was active: it is now used and `token` is its successor. `session` is the touched
+   * session, or null when it had ended (revoked, idle or past its absolute expiry; not touched);
+   * `userStatus` is null when the user no longer exists; `member` tells whether the user still
+   * belongs to `token.orgId` (true when the family has no organization).
+   */
+  | {
+    readonly outcome: "rotated";
+    readonly token: RefreshTokenRecord;
+    readonly session: SessionRecord | null;
+    readonly userStatus: UserStatus | null;
+    readonly member: boolean;
+  }
+  | Exclude<RefreshRotation, { readonly outcome: "rotated" }>;
+
 /** Refresh-token storage. */
 export interface RefreshTokenStore {
   /** Stores a token; `ConflictError` on a duplicate hash. */
@@ -89,6 +111,18 @@ export interface RefreshTokenStore {
    * `reused`.
    */
   rotate(oldHash: string, next: RotatedRefreshToken): Promise<RefreshRotation>;
+  /**
+   * A refresh grant's rotation in one statement (one round trip, atomic on its own): rotates as
+   * {@link RefreshTokenStore.rotate} does, touches the family's session (its idle expiry moves
+   * to `idleTimeoutMs` from now, never past the absolute expiry) unless it has ended, and reads
+   * the user's status and the family's org membership. The same single-winner guarantee as
+   * `rotate`; a token that does not rotate changes nothing and is classified as `rotate` does.
+   */
+  rotateForGrant(
+    oldHash: string,
+    next: RotatedRefreshToken,
+    idleTimeoutMs: number,
+  ): Promise<RefreshGrantRotation>;
   /** Revokes every unrevoked token of the family; returns how many. */
   revokeFamily(familyId: string): Promise<number>;
   /** Revokes every unrevoked token of a session; returns how many. */

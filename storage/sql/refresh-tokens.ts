@@ -6,12 +6,19 @@
  *
  * @module
  */
-import type { Selectable } from "kysely";
+import { type Selectable, sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { ConflictError } from "../../core/errors.ts";
 import type { RandomSource } from "../../core/random.ts";
-import type { RefreshRotation, RefreshTokenRecord, RefreshTokenStore } from "../contract/refresh-tokens.ts";
-import type { Executor, RefreshTokensTable } from "../database.ts";
+import type {
+  RefreshGrantRotation,
+  RefreshRotation,
+  RefreshTokenRecord,
+  RefreshTokenStore,
+} from "../contract/refresh-tokens.ts";
+import type { UserStatus } from "../contract/users.ts";
+import type { Executor, RefreshTokensTable, SessionsTable } from "../database.ts";
+import { sessionRecordOf } from "./sessions.ts";
 import { atomically } from "./transaction.ts";
 import { isUuid } from "../../core/ids.ts";
 
@@ -32,6 +39,28 @@ function toRecord(row: Selectable<RefreshTokensTable>): RefreshTokenRecord {
   };
 }
 
+/** The session columns of a refresh grant's row, prefixed `s_` (null when the session had ended). */
+const SESSION_COLUMNS = [
+  "id",
+  "realm_id",
+  "user_id",
+  "mfa",
+  "ip_address",
+  "device_description",
+  "impersonation_id",
+  "created_at",
+  "last_seen_at",
+  "idle_expires_at",
+  "absolute_expires_at",
+  "revoked_at",
+] as const satisfies readonly (keyof SessionsTable)[];
+
+/** One row of a refresh grant's statement: the successor token, the touched session, the user. */
+type GrantRow =
+  & Selectable<RefreshTokensTable>
+  & { [K in (typeof SESSION_COLUMNS)[number] as `s_${K}`]: Selectable<SessionsTable>[K] | null }
+  & { user_status: UserStatus | null; member: boolean };
+
 function isUniqueViolation(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
 }
@@ -42,6 +71,18 @@ export function createSqlRefreshTokenStore(
   deps: { clock: Clock; random: RandomSource },
 ): RefreshTokenStore {
   const now = () => new Date(deps.clock.now());
+  /** Why a token did not rotate (a fresh read after the conditional update found nothing). */
+  const classify = async (
+    oldHash: string,
+  ): Promise<Exclude<RefreshRotation, { readonly outcome: "rotated" }>> => {
+    const row = await db.selectFrom("refresh_tokens").selectAll().where("token_hash", "=", oldHash)
+      .executeTakeFirst();
+    if (!row) return { outcome: "unknown" };
+    const previous = toRecord(row);
+    if (row.used_at !== null) return { outcome: "reused", previous };
+    if (row.revoked_at !== null) return { outcome: "revoked", previous };
+    return { outcome: "expired", previous };
+  };
   return {
     async insert(input) {
       try {
@@ -102,14 +143,65 @@ export function createSqlRefreshTokenStore(
         }
       });
       if (rotated) return rotated;
-      // Not rotatable: classify (a fresh read after the conditional update found nothing).
-      const row = await db.selectFrom("refresh_tokens").selectAll().where("token_hash", "=", oldHash)
-        .executeTakeFirst();
-      if (!row) return { outcome: "unknown" };
-      const previous = toRecord(row);
-      if (row.used_at !== null) return { outcome: "reused", previous };
-      if (row.revoked_at !== null) return { outcome: "revoked", previous };
-      return { outcome: "expired", previous };
+      return await classify(oldHash);
+    },
+
+    async rotateForGrant(oldHash, next, idleTimeoutMs): Promise<RefreshGrantRotation> {
+      const at = now();
+      const idle = new Date(at.getTime() + idleTimeoutMs);
+      const orgId = next.orgId === undefined ? sql.ref("org_id") : sql`${next.orgId}::uuid`;
+      const audience = next.audience === undefined ? sql.ref("audience") : sql`${next.audience}::text`;
+      const sessionColumns = sql.join(
+        SESSION_COLUMNS.map((c) => sql`s.${sql.ref(c)} AS ${sql.ref(`s_${c}`)}`),
+      );
+      let row: GrantRow | undefined;
+      try {
+        // Data-modifying CTEs: one statement, so one round trip and atomic without BEGIN/COMMIT.
+        // The conditional UPDATE is the single-winner gate, as in `rotate`; when it matches
+        // nothing, neither does anything that follows it.
+        const result = await sql<GrantRow>`
+          WITH rotated AS (
+            UPDATE refresh_tokens SET used_at = ${at}::timestamptz
+            WHERE token_hash = ${oldHash} AND used_at IS NULL AND revoked_at IS NULL
+              AND expires_at > ${at}::timestamptz
+            RETURNING *
+          ), inserted AS (
+            INSERT INTO refresh_tokens (token_hash, family_id, session_id, user_id, realm_id, org_id,
+              audience, parent_hash, created_at, expires_at, used_at, revoked_at)
+            SELECT ${next.tokenHash}::text, family_id, session_id, user_id, realm_id, ${orgId}, ${audience},
+              token_hash, ${at}::timestamptz, ${next.expiresAt}::timestamptz, NULL, NULL
+            FROM rotated
+            RETURNING *
+          ), touched AS (
+            UPDATE sessions SET last_seen_at = ${at}::timestamptz,
+              idle_expires_at = least(${idle}::timestamptz, absolute_expires_at)
+            WHERE id = (SELECT session_id FROM rotated) AND revoked_at IS NULL
+              AND idle_expires_at > ${at}::timestamptz AND absolute_expires_at > ${at}::timestamptz
+            RETURNING *
+          )
+          SELECT i.*, ${sessionColumns}, u.status AS user_status,
+            (i.org_id IS NULL OR EXISTS (
+              SELECT 1 FROM org_memberships m WHERE m.org_id = i.org_id AND m.user_id = i.user_id
+            )) AS member
+          FROM inserted i
+          LEFT JOIN touched s ON true
+          LEFT JOIN users u ON u.id = i.user_id`.execute(db);
+        row = result.rows[0];
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new ConflictError("Duplicate refresh token.");
+        throw error;
+      }
+      if (row === undefined) return await classify(oldHash);
+      const session = row.s_id === null ? null : sessionRecordOf(Object.fromEntries(
+        SESSION_COLUMNS.map((c) => [c, row[`s_${c}`]]),
+      ) as Selectable<SessionsTable>);
+      return {
+        outcome: "rotated",
+        token: toRecord(row),
+        session,
+        userStatus: row.user_status,
+        member: row.member,
+      };
     },
 
     async revokeFamily(familyId) {

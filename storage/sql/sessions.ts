@@ -12,7 +12,8 @@ import type { SessionRecord, SessionStore } from "../contract/sessions.ts";
 import type { Executor, SessionsTable } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
 
-function toRecord(row: Selectable<SessionsTable>): SessionRecord {
+/** A `sessions` row as a {@link SessionRecord}. */
+export function sessionRecordOf(row: Selectable<SessionsTable>): SessionRecord {
   return {
     id: row.id,
     realmId: row.realm_id,
@@ -56,13 +57,13 @@ export function createSqlSessionStore(
         absolute_expires_at: new Date(absolute),
         revoked_at: null,
       }).returningAll().executeTakeFirstOrThrow();
-      return toRecord(row);
+      return sessionRecordOf(row);
     },
 
     async get(id) {
       if (!isUuid(id)) return null;
       const row = await db.selectFrom("sessions").selectAll().where("id", "=", id).executeTakeFirst();
-      return row ? toRecord(row) : null;
+      return row ? sessionRecordOf(row) : null;
     },
 
     async getActive(id) {
@@ -75,7 +76,7 @@ export function createSqlSessionStore(
           at,
         )
         .executeTakeFirst();
-      return row ? toRecord(row) : null;
+      return row ? sessionRecordOf(row) : null;
     },
 
     async touch(id, idleTimeoutMs) {
@@ -90,7 +91,7 @@ export function createSqlSessionStore(
         .where("id", "=", id).where("revoked_at", "is", null)
         .where("idle_expires_at", ">", at).where("absolute_expires_at", ">", at)
         .returningAll().executeTakeFirst();
-      return row ? toRecord(row) : null;
+      return row ? sessionRecordOf(row) : null;
     },
 
     async setMfa(id, mfa) {
@@ -140,7 +141,7 @@ export function createSqlSessionStore(
           at,
         )
         .orderBy("last_seen_at", "desc").orderBy("id").execute();
-      return rows.map(toRecord);
+      return rows.map(sessionRecordOf);
     },
 
     async pruneExpired(before) {

@@ -3,10 +3,11 @@
  * once, the loser is a replay, and the family ends revoked with its session ended (issue 19:
  * a family revoked for reuse ends its session). The winner may still be refused when the replay
  * ended the session before the winner's answer was minted: at most one refresh answers. A grant
- * is one database transaction (the rotation, the session's touch and the user read commit
- * together), so a touch that fails leaves the presented token unused.
+ * is one database statement (the rotation, the session's touch and the user and membership reads
+ * commit together), so a touch that fails leaves the presented token unused.
  */
 import { strict as assert } from "node:assert";
+import { sql } from "kysely";
 import { ManualClock } from "../../../core/clock.ts";
 import { loadConfig } from "../../../core/config/mod.ts";
 import type { SvcEvent } from "../../../core/events/sink.ts";
@@ -90,7 +91,7 @@ async function bed() {
   return { database, storage, auth, realmId, userId };
 }
 
-Deno.test("postgres: a refresh grant is one database transaction (one commit)", async () => {
+Deno.test("postgres: a refresh grant is one database statement (one commit)", async () => {
   const { database, auth, realmId, userId } = await bed();
   try {
     let { tokens } = await auth.sessions.signIn({ realmId, userId, mfa: "Password" });
@@ -101,7 +102,7 @@ Deno.test("postgres: a refresh grant is one database transaction (one commit)", 
       assert.equal(
         database.pool.acquisitions - before,
         1,
-        "rotation, touch and user read in one transaction",
+        "rotation, touch and reads in one statement",
       );
     }
   } finally {
@@ -110,21 +111,16 @@ Deno.test("postgres: a refresh grant is one database transaction (one commit)", 
 });
 
 Deno.test("postgres: a session touch that fails rolls the rotation back: the token stays usable", async () => {
-  const { database, storage, auth, realmId, userId } = await bed();
+  const { database, auth, realmId, userId } = await bed();
   try {
     const { tokens } = await auth.sessions.signIn({ realmId, userId, mfa: "Password" });
-    // Each transaction binds fresh stores: fail the session touch in the transactions of one attempt.
-    let failing = true;
-    const transaction = storage.transaction.bind(storage);
-    (storage as { transaction: typeof storage.transaction }).transaction = (work) =>
-      transaction((tx) => {
-        if (failing) {
-          (tx.sessions as { touch: unknown }).touch = () => Promise.reject(new Error("connection lost"));
-        }
-        return work(tx);
-      });
+    // The touch runs inside the grant's statement: a trigger makes it fail there.
+    await sql.raw(`CREATE FUNCTION fail_touch() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'connection lost'; END $$`).execute(database.db);
+    await sql.raw(`CREATE TRIGGER fail_touch BEFORE UPDATE ON sessions
+      FOR EACH ROW EXECUTE FUNCTION fail_touch()`).execute(database.db);
     await assert.rejects(auth.sessions.refresh(tokens.refreshToken), /connection lost/);
-    failing = false;
+    await sql.raw(`DROP TRIGGER fail_touch ON sessions`).execute(database.db);
     const record = await auth.sessions.refreshRecord(tokens.refreshToken);
     assert.equal(record!.usedAt, null, "the rotation rolled back with the touch");
     const next = await auth.sessions.refresh(tokens.refreshToken);

@@ -5,6 +5,7 @@ import { isApiKeyActive } from "../../../storage/contract/api-keys.ts";
 import { acceptedSecretHashes } from "../../../storage/contract/service-accounts.ts";
 import { isSessionActive } from "../../../storage/contract/sessions.ts";
 import { drivers } from "../../support/db.ts";
+import { seeder } from "../../support/seed.ts";
 import { clockAt, makeRealm, makeUser, storesFor, uuid } from "./fixtures.ts";
 
 const MIN = 60_000;
@@ -200,6 +201,130 @@ for (const driver of drivers) {
         );
         assert.equal(results.filter((r) => r.outcome === "rotated").length, 1);
         assert.equal(results.filter((r) => r.outcome === "reused").length, 4);
+      });
+
+      await t.step(
+        "refresh grants: one statement rotates, touches the session, reads user and membership",
+        async () => {
+          const clock = clockAt();
+          const { refreshTokens, sessions } = storesFor(db, clock);
+          const user = await makeUser(db, realm);
+          const org = await seeder(db).org(realm, [user]);
+          const session = await sessions.create({
+            realmId: realm,
+            userId: user,
+            mfa: "Password",
+            idleTimeoutMs: 30 * MIN,
+            absoluteTimeoutMs: 60 * MIN,
+          });
+          const first = await refreshTokens.insert({
+            tokenHash: sha256Hex(`srt_${uuid()}`),
+            familyId: uuid(),
+            sessionId: session.id,
+            userId: user,
+            realmId: realm,
+            orgId: org,
+            audience: "app",
+            expiresAt: new Date(clock.now() + DAY),
+          });
+          clock.advance(20 * MIN);
+          const h2 = sha256Hex(`srt_${uuid()}`);
+          const grant = await refreshTokens.rotateForGrant(first.tokenHash, {
+            tokenHash: h2,
+            expiresAt: new Date(clock.now() + DAY),
+          }, 30 * MIN);
+          if (grant.outcome !== "rotated") throw new Error(`rotated expected, got ${grant.outcome}`);
+          assert.deepEqual(grant.token, await refreshTokens.get(h2));
+          assert.equal(grant.token.parentHash, first.tokenHash);
+          assert.equal(grant.token.orgId, org);
+          assert.equal(grant.token.audience, "app");
+          assert.deepEqual(grant.session, await sessions.get(session.id));
+          assert.equal(grant.session?.lastSeenAt.getTime(), clock.now());
+          assert.equal(grant.session?.idleExpiresAt.getTime(), clock.now() + 30 * MIN);
+          assert.equal(grant.userStatus, "Active");
+          assert.equal(grant.member, true);
+          assert.equal((await refreshTokens.get(first.tokenHash))?.usedAt?.getTime(), clock.now());
+
+          // A replay changes nothing and is classified as `rotate` classifies it.
+          const replay = await refreshTokens.rotateForGrant(first.tokenHash, {
+            tokenHash: sha256Hex(`srt_${uuid()}`),
+            expiresAt: new Date(clock.now() + DAY),
+          }, 30 * MIN);
+          assert.equal(replay.outcome, "reused");
+          assert.equal((await sessions.get(session.id))?.lastSeenAt.getTime(), clock.now());
+
+          // Moving the family out of the organization, with the user no longer a member, and the
+          // user suspended: the grant rotates and reports both.
+          await db.deleteFrom("org_memberships").where("user_id", "=", user).execute();
+          await db.updateTable("users").set({ status: "Suspended" }).where("id", "=", user).execute();
+          const h3 = sha256Hex(`srt_${uuid()}`);
+          const lost = await refreshTokens.rotateForGrant(h2, {
+            tokenHash: h3,
+            expiresAt: new Date(clock.now() + DAY),
+          }, 30 * MIN);
+          if (lost.outcome !== "rotated") throw new Error(`rotated expected, got ${lost.outcome}`);
+          assert.equal(lost.member, false);
+          assert.equal(lost.userStatus, "Suspended");
+          const moved = await refreshTokens.rotateForGrant(h3, {
+            tokenHash: sha256Hex(`srt_${uuid()}`),
+            expiresAt: new Date(clock.now() + DAY),
+            orgId: null,
+          }, 30 * MIN);
+          if (moved.outcome !== "rotated") throw new Error(`rotated expected, got ${moved.outcome}`);
+          assert.equal(moved.token.orgId, null);
+          assert.equal(moved.member, true, "a family without an organization needs no membership");
+
+          // An ended session is reported as null and not touched.
+          clock.advance(61 * MIN);
+          const lastHash = moved.token.tokenHash;
+          const ended = await refreshTokens.rotateForGrant(lastHash, {
+            tokenHash: sha256Hex(`srt_${uuid()}`),
+            expiresAt: new Date(clock.now() + DAY),
+          }, 30 * MIN);
+          if (ended.outcome !== "rotated") throw new Error(`rotated expected, got ${ended.outcome}`);
+          assert.equal(ended.session, null);
+          assert.equal((await sessions.get(session.id))?.lastSeenAt.getTime(), clock.now() - 61 * MIN);
+
+          // Unknown, expired and revoked tokens: nothing stored.
+          assert.equal(
+            (await refreshTokens.rotateForGrant(sha256Hex("never-issued"), {
+              tokenHash: "z",
+              expiresAt: new Date(),
+            }, MIN))
+              .outcome,
+            "unknown",
+          );
+          assert.equal(await refreshTokens.get("z"), null);
+          await refreshTokens.revokeFamily(first.familyId);
+          assert.equal(
+            (await refreshTokens.rotateForGrant(ended.token.tokenHash, {
+              tokenHash: "z",
+              expiresAt: new Date(),
+            }, MIN))
+              .outcome,
+            "revoked",
+          );
+          assert.equal(await refreshTokens.get("z"), null);
+        },
+      );
+
+      await t.step("refresh grants: concurrent grants of one token have one winner", async () => {
+        const clock = clockAt();
+        const { refreshTokens } = storesFor(db, clock);
+        const user = await makeUser(db, realm);
+        const token = await newFamily(clock, user);
+        const results = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            refreshTokens.rotateForGrant(token.tokenHash, {
+              tokenHash: sha256Hex(`grant-${token.tokenHash}-${i}`),
+              expiresAt: new Date(clock.now() + DAY),
+            }, 30 * MIN)),
+        );
+        assert.equal(results.filter((r) => r.outcome === "rotated").length, 1);
+        assert.equal(results.filter((r) => r.outcome === "reused").length, 7);
+        const family = await db.selectFrom("refresh_tokens").select("token_hash")
+          .where("family_id", "=", token.familyId).execute();
+        assert.equal(family.length, 2, "one successor stored");
       });
 
       await t.step(
