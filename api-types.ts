@@ -90,6 +90,7 @@ export type {
   ImpersonationConsentMessageInput,
   LoginBlockedAlertInput,
   MailLocale,
+  SignUpExistingInput,
 } from "./core/mail/messages.ts";
 export type { MailKind, MailMessage, MailTransport } from "./core/mail/transport.ts";
 export type { Counter, GaugeSample, Histogram, Labels, MetricsRegistry } from "./core/metrics/registry.ts";
@@ -288,10 +289,17 @@ export type {
   PolicyPrincipalKind,
   PolicyStore,
 } from "./storage/contract/policies.ts";
-export type { CreateRealmInput, Realm, RealmStore, UpdateRealmInput } from "./storage/contract/realms.ts";
+export type {
+  CreateRealmInput,
+  Realm,
+  RealmBranding,
+  RealmStore,
+  UpdateRealmInput,
+} from "./storage/contract/realms.ts";
 export type { NewRecoveryCode, RecoveryCodeStore } from "./storage/contract/recovery-codes.ts";
 export type {
   NewRefreshToken,
+  RefreshGrantRotation,
   RefreshRotation,
   RefreshTokenRecord,
   RefreshTokenStore,
@@ -420,3 +428,7 @@ export type { EmbeddedStoreFiles, EmbeddedStoreFilesSource, Notifications } from
 export type { ImportFiles } from "./cli/import.ts";
 export type { LockFiles } from "./cli/data-dir-lock.ts";
 export type { SvcEnv } from "./http/request-id.ts";
+export type { RawSqlStore } from "./storage/contract/raw-sql.ts";
+export type { ListBody, OptionalNumberParam, Page } from "./http/admin/kit.ts";
+export type { InstalledPlugin } from "./plugins/host.ts";
+export type { NumberOrDigits } from "./plugins/settings.ts";

@@ -11,11 +11,15 @@ import type { SvcEnv } from "./request-id.ts";
 
 /** One request as the log records it. */
 export interface RequestLogEntry {
+  /** The request id the answer carries in `X-Request-Id`. */
   readonly requestId: string;
+  /** The HTTP method (`GET`, `POST`…). */
   readonly method: string;
   /** The registered route (`/svc-admin/users/:id`), or `unmatched`. */
   readonly route: string;
+  /** The HTTP status of the answer. */
   readonly status: number;
+  /** Milliseconds from entering the middleware to the answer, rounded to 0.1 ms. */
   readonly durationMs: number;
 }
 

@@ -214,7 +214,9 @@ export function claimMerger(
 
 /** A plugin with its context, ready to mount, check, start and stop. */
 export interface InstalledPlugin {
+  /** The plugin, as the host passed it to svc. */
   readonly plugin: SvcPlugin;
+  /** What svc gives this plugin; passed to its hooks (such as `discoverSignIn`). */
   readonly context: PluginContext;
 }
 
@@ -257,8 +259,11 @@ function isSvcPath(path: unknown): path is string {
 
 /** What {@link pluginAdmin} needs: svc's storage, subject snapshots and event publisher. */
 export interface PluginAdminDeps {
+  /** Where admin mutations write, with their audit entries. */
   readonly storage: Storage;
+  /** The callers' subject snapshots, for `fence` and `scope`. */
   readonly snapshots: SubjectSnapshots;
+  /** Records the events of admin mutations in their transaction; without it, none are recorded. */
   readonly publisher?: EventPublisher;
 }
 

@@ -8,7 +8,7 @@ import * as v from "valibot";
 import type { Realm, RealmStore } from "../storage/contract/realms.ts";
 
 /** A config value given as a number (a config file) or as its digits (an environment variable). */
-type NumberOrDigits = v.GenericSchema<number | string, number>;
+export type NumberOrDigits = v.GenericSchema<number | string, number>;
 
 /**
  * A whole number of seconds from `min` to `max`, given as a number or as digits; `fallback` when

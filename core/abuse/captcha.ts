@@ -220,17 +220,21 @@ export function recaptchaProvider(options: SiteverifyOptions): CaptchaProvider {
 
 /** A provider for tests and local development: accepts exactly `passToken` (default `test-pass`). */
 export class TestCaptchaProvider implements CaptchaProvider {
+  /** Always `test`. */
   readonly name = "test";
+  /** The site key handed to the widget (default `test-site-key`). */
   readonly siteKey: string | null;
   readonly #passToken: string;
   /** Every verification asked for, in order. */
   readonly calls: { token: string; remoteIp: string | null }[] = [];
 
+  /** Accepts `passToken` (default `test-pass`) and reports `siteKey` (default `test-site-key`). */
   constructor(options: { passToken?: string; siteKey?: string } = {}) {
     this.#passToken = options.passToken ?? "test-pass";
     this.siteKey = options.siteKey ?? "test-site-key";
   }
 
+  /** Records the call in `calls`; succeeds only for the pass token, otherwise fails with `invalid-input-response`. */
   verify(token: string, context?: CaptchaVerifyContext): Promise<CaptchaVerification> {
     this.calls.push({ token, remoteIp: context?.remoteIp ?? null });
     return Promise.resolve(

@@ -88,11 +88,13 @@ export class MemoryCounterStore implements CounterStore {
   readonly #sets = new Map<string, Map<string, number>>();
   #operations = 0;
 
+  /** A store reading time from `options.clock`, sweeping dead entries every `sweepEvery` operations. */
   constructor(options: MemoryCounterStoreOptions) {
     this.#clock = options.clock;
     this.#sweepEvery = options.sweepEvery ?? 10_000;
   }
 
+  /** Adds one hit to `key`, opening a new window of `windowMs` when none is live. */
   increment(key: string, windowMs: number): Promise<CounterValue> {
     const now = this.#tick();
     let window = this.#counters.get(key);
@@ -104,6 +106,7 @@ export class MemoryCounterStore implements CounterStore {
     return Promise.resolve({ count: window.count, resetAt: window.resetAt });
   }
 
+  /** Adds one hit only while the live window holds fewer than `limit`; with no live window and `limit` below 1, refuses with a null `resetAt`. */
   reserve(key: string, limit: number, windowMs: number): Promise<CounterReservation> {
     const now = this.#tick();
     let window = this.#counters.get(key);
@@ -119,6 +122,7 @@ export class MemoryCounterStore implements CounterStore {
     return Promise.resolve({ granted: true, count: window.count, resetAt: window.resetAt });
   }
 
+  /** Takes one hit back, only from the live window ending at `resetAt` and only when its count is above zero. */
   release(key: string, resetAt: number): Promise<boolean> {
     const now = this.#tick();
     const window = this.#counters.get(key);
@@ -129,6 +133,7 @@ export class MemoryCounterStore implements CounterStore {
     return Promise.resolve(true);
   }
 
+  /** The live window of `key`, or a count of 0 and null `resetAt` when there is none. */
   peek(key: string): Promise<CounterValue> {
     const now = this.#tick();
     const window = this.#counters.get(key);
@@ -140,6 +145,7 @@ export class MemoryCounterStore implements CounterStore {
     );
   }
 
+  /** Forgets both the counter and the distinct set of `key`. */
   reset(key: string): Promise<void> {
     this.#tick();
     this.#counters.delete(key);
@@ -147,6 +153,7 @@ export class MemoryCounterStore implements CounterStore {
     return Promise.resolve();
   }
 
+  /** Records `member` as seen now (keeping the later of its expiries), drops dead members, and returns the live count. */
   addDistinct(key: string, member: string, windowMs: number): Promise<number> {
     const now = this.#tick();
     let set = this.#sets.get(key);
@@ -160,6 +167,7 @@ export class MemoryCounterStore implements CounterStore {
     return Promise.resolve(live);
   }
 
+  /** Sweeps dead windows and members now; returns how many were removed. */
   purgeExpired(): Promise<number> {
     return Promise.resolve(this.#sweep(this.#clock.now()));
   }

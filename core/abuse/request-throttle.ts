@@ -54,6 +54,7 @@ export const DEFAULT_REQUEST_THROTTLE_LIMITS: RequestThrottleLimits = Object.fre
 
 /** A throttle's answer. */
 export interface ThrottleDecision {
+  /** Whether the request may go ahead (every counter within its limit, or the store failed). */
   readonly allowed: boolean;
   /** Refused: seconds until every exceeded counter has reset; allowed: null. */
   readonly retryAfterSeconds: number | null;
@@ -80,6 +81,7 @@ export class RequestThrottle {
   readonly #o: RequestThrottleOptions;
   readonly #limits: RequestThrottleLimits;
 
+  /** The throttles over `options.store`, with `options.limits` or {@link DEFAULT_REQUEST_THROTTLE_LIMITS}. */
   constructor(options: RequestThrottleOptions) {
     this.#o = options;
     this.#limits = options.limits ?? DEFAULT_REQUEST_THROTTLE_LIMITS;

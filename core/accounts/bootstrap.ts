@@ -36,12 +36,19 @@ const ACTOR: AuditActor = { id: BOOTSTRAP_ACTOR_ID, kind: "System" };
 
 /** What the bootstrap did. */
 export interface BootstrapReport {
+  /** The bootstrap administrator's user id (found or created). */
   readonly userId: string;
+  /** The id of the realm-level `svc-admin` role (found or created). */
   readonly roleId: string;
+  /** Whether this run created the user (false when one with the email existed). */
   readonly userCreated: boolean;
+  /** Whether this run created the `svc-admin` role. */
   readonly roleCreated: boolean;
+  /** Whether this run added the `svc:*:*` grant to the role. */
   readonly grantAdded: boolean;
+  /** Whether this run assigned the role to the user realm-wide. */
   readonly assignmentCreated: boolean;
+  /** Whether this run set the user's password (false when the user already had one). */
   readonly passwordSet: boolean;
 }
 

@@ -58,13 +58,21 @@ export const ACCOUNT_EVENTS = {
 
 /** What {@link AccountFlows} needs. */
 export interface AccountFlowDeps {
+  /** Users, tokens consumed, credentials and organizations; the flows' transactions run on it. */
   readonly storage: Storage;
+  /** Hashes the passwords users choose (reset, invitation). */
   readonly passwords: PasswordService;
+  /** Mints, verifies and consumes the single-use `pwreset+svc`, `everify+svc` and `invite+svc` tokens. */
   readonly tokens: TokenService;
+  /** Sessions, ended with the user's refresh tokens on a password reset. */
   readonly sessions: SessionService;
+  /** Sends the flows' mails. */
   readonly mail: MailTransport;
+  /** Builds the flows' mails (the server's branding; a realm's branding is laid over it). */
   readonly messages: MailMessages;
+  /** Records the flows' `user.*` events, inside their transactions. */
   readonly events: SecurityEventWriter;
+  /** Stamps the events' `occurredAt`. */
   readonly clock: Clock;
 }
 
@@ -89,9 +97,11 @@ export function assertChoosablePassword(password: string): void {
 export interface CreatedInvitation {
   /** The account the invitation is for. */
   readonly userId: string;
+  /** The invited address, as stored on the account. */
   readonly email: string;
   /** The organization joined on acceptance, or null. */
   readonly orgId: string | null;
+  /** When the invitation link expires. */
   readonly expiresAt: Date;
 }
 
@@ -106,6 +116,7 @@ export class SignUpClosedError extends SvcError {
 export class AccountFlows {
   readonly #d: AccountFlowDeps;
 
+  /** Wires the flows to their dependencies. */
   constructor(deps: AccountFlowDeps) {
     this.#d = deps;
   }

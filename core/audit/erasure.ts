@@ -31,19 +31,33 @@ import { endAllSessionsOfUser } from "../sessions/service.ts";
 
 /** What erasing a user removed. */
 export interface ErasureReport {
+  /** The erased (now anonymized) user's id. */
   readonly userId: string;
+  /** Security events of the user redacted in place (data, IP address and device description nulled). */
   readonly securityEventsRedacted: number;
+  /** Admin audit entries whose payloads were nulled because the user is their actor or target. */
   readonly auditEntriesRedacted: number;
+  /** Password credentials deleted. */
   readonly passwordCredentialsDeleted: number;
+  /** Passkey credentials deleted. */
   readonly passkeysDeleted: number;
+  /** Whether a TOTP enrollment existed and was deleted. */
   readonly totpDeleted: boolean;
+  /** Whether an email one-time-code enrollment existed and was removed. */
   readonly emailOtpEnrollmentDeleted: boolean;
+  /** Unused recovery codes deleted. */
   readonly recoveryCodesDeleted: number;
+  /** Linked federated identities deleted. */
   readonly federatedIdentitiesDeleted: number;
+  /** Known devices of the user deleted. */
   readonly knownDevicesDeleted: number;
+  /** Sessions ended. */
   readonly sessionsRevoked: number;
+  /** Refresh tokens revoked. */
   readonly refreshTokensRevoked: number;
+  /** API keys owned by the user revoked. */
   readonly apiKeysRevoked: number;
+  /** Whether the per-subject key existed and was destroyed (data encrypted under it is now unrecoverable). */
   readonly subjectKeyDestroyed: boolean;
   /** Sessions whose IP address and device description were cleared. */
   readonly sessionOriginsCleared: number;
@@ -154,7 +168,12 @@ async function erasePersonalCopies(
 
 /** What a retention run removed. */
 export interface RetentionReport {
+  /** Security events deleted for being older than `securityEventsBefore` (0 when not given). */
   readonly securityEventsDeleted: number;
+  /**
+   * Admin audit entries whose payloads were redacted for being older than `auditPayloadsBefore` (0 when not
+   * given).
+   */
   readonly auditPayloadsRedacted: number;
 }
 

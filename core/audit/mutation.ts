@@ -21,7 +21,14 @@ import type { SvcEvent } from "../events/sink.ts";
  * their own use actor kind `System` with their name as id.
  */
 export interface AuditActor {
+  /**
+   * The actor's id (of a user, service account or API key), or a component's name for actor kind `System`.
+   */
   readonly id: string;
+  /**
+   * What kind of principal the actor is (spec 2.7): `User`, `ServiceAccount`, `ApiKey`, `System` or
+   * `BreakGlass`.
+   */
   readonly kind: AuditActorKind;
   /** The impersonated user, or the owner of an API key; absent otherwise. */
   readonly onBehalfOf?: string | null;
@@ -32,6 +39,10 @@ export interface AuditActor {
  * (or anything with its `transaction`).
  */
 export interface TransactionalEvents {
+  /**
+   * Runs `work` in one transaction (on `storage` when given), letting it record events with `emit`; announces
+   * them after commit.
+   */
   transaction<T>(work: (tx: Storage, emit: EmitInTransaction) => Promise<T>, storage?: Storage): Promise<T>;
 }
 
@@ -39,7 +50,9 @@ export interface TransactionalEvents {
 export interface AuditRecord {
   /** What was done, for example `webhook.endpoint.create`. */
   readonly action: string;
+  /** The id of what was changed (a user, role, endpoint…), or null/absent when there is none. */
   readonly target?: string | null;
+  /** The organization the change belongs to, or null/absent for a realm-level change. */
   readonly orgId?: string | null;
   /** Snapshot before (null or absent for creations); never secrets. */
   readonly before?: unknown;
@@ -57,7 +70,11 @@ export interface AdminMutationContext {
 
 /** The result of a mutation's work: its value and the audit entry to append (null: nothing changed). */
 export interface AdminMutationResult<T> {
+  /** What the mutation answers to its caller. */
   readonly value: T;
+  /**
+   * The audit entry to append in the same transaction, or null when nothing changed (no entry is written).
+   */
   readonly audit: AuditRecord | null;
 }
 

@@ -21,8 +21,11 @@ import type { UserStore } from "../../storage/contract/users.ts";
 
 /** The stores API-key authentication reads: the key, then its owner. */
 export interface ApiKeyAuthStores {
+  /** Where keys are looked up by token hash and their use recorded. */
   readonly apiKeys: ApiKeyStore;
+  /** Reads an owning user, which must be active, not erased and in the key's realm. */
   readonly users: Pick<UserStore, "get">;
+  /** Reads an owning service account, which must be enabled and in the key's realm. */
   readonly serviceAccounts: Pick<ServiceAccountStore, "get">;
 }
 

@@ -12,6 +12,7 @@ import { type PermissionDefinition, SVC_PERMISSIONS } from "./svc-permissions.ts
 
 /** A declaration that stops boot. Code `definition_invalid`. */
 export class DefinitionError extends SvcError {
+  /** Makes the error from a message naming the offending declaration (one line). */
   constructor(message: string) {
     super("definition_invalid", message, 500);
     this.name = "DefinitionError";
@@ -20,28 +21,39 @@ export class DefinitionError extends SvcError {
 
 /** A permission as configured (`authz.permissions[]`). */
 export interface DeclaredPermission {
+  /** The permission id, `service:scope:action` (no dots; the `svc` service is reserved). */
   id: string;
+  /** What the permission allows, shown in the catalog; empty when absent. */
   description?: string;
 }
 
 /** A grant of a configured role. */
 export interface DeclaredGrant {
+  /** The permission pattern granted: a published permission id, or a pattern with `*`. */
   pattern: string;
+  /** Whether the grant allows or denies what the pattern matches. */
   effect: "Allow" | "Deny";
+  /** Restricts the grant to these teams; none when absent. */
   teamIds?: string[];
+  /** An ABAC condition document, checked at boot; absent or null: none. */
   condition?: unknown;
 }
 
 /** A role as configured (`authz.roles[]`): realm-level, in the default realm. */
 export interface DeclaredRole {
+  /** The role's key, unique among the declared roles. */
   key: string;
+  /** The role's human-readable name. */
   displayName: string;
+  /** The role's grants; sync makes the stored role have exactly these. */
   grants: DeclaredGrant[];
 }
 
 /** The checked declarations: every published permission (svc's first) and the roles. */
 export interface DefinitionPlan {
+  /** Every published permission: svc's, then the plugins', then the configured ones. */
   readonly permissions: readonly PermissionDefinition[];
+  /** The declared roles, as configured. */
   readonly roles: readonly DeclaredRole[];
 }
 

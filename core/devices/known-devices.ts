@@ -19,9 +19,13 @@ export const NEW_DEVICE_EVENT = "login.new_device";
 
 /** What the alert hook is told about a new device. */
 export interface NewDeviceAlert {
+  /** The user who logged in from the new device. */
   readonly userId: string;
+  /** The realm of the login, or null when not known. */
   readonly realmId: string | null;
+  /** The organization the login was for, or null. */
   readonly orgId: string | null;
+  /** The device as just stored (its hash, description and first-seen time). */
   readonly device: KnownDeviceRecord;
   /** The client IP of the login, when known. */
   readonly ip: string | null;
@@ -36,9 +40,11 @@ export type NewDeviceAlertHook = (alert: NewDeviceAlert) => void | Promise<void>
 
 /** What {@link KnownDevices} needs. */
 export interface KnownDevicesOptions {
+  /** Where the devices are kept, keyed by user and fingerprint hash. */
   readonly store: KnownDeviceStore;
   /** Receives `login.new_device` (an `EventPublisher` also writes it to the user's ledger). */
   readonly sink: EventSink;
+  /** Stamps the `login.new_device` event's `occurredAt`. */
   readonly clock: Clock;
   /** Called after a first sighting. */
   readonly onNewDevice?: NewDeviceAlertHook | null;
@@ -48,8 +54,11 @@ export interface KnownDevicesOptions {
 
 /** One completed login from a device. */
 export interface DeviceSighting {
+  /** The user who logged in. */
   readonly userId: string;
+  /** The realm of the login; null or absent when not known. */
   readonly realmId?: string | null;
+  /** The organization the login was for; null or absent when none. */
   readonly orgId?: string | null;
   /** The language of the login request. */
   readonly locale?: MailLocale | null;
@@ -57,7 +66,9 @@ export interface DeviceSighting {
   readonly fingerprint: string;
   /** A human description (user agent summary), shown in the device list. */
   readonly description?: string | null;
+  /** The client IP of the login, when known (passed to the event and the alert). */
   readonly ip?: string | null;
+  /** Where the login came from, when the risk gate located it. */
   readonly location?: { readonly country: string } | null;
 }
 
@@ -65,6 +76,7 @@ export interface DeviceSighting {
 export class KnownDevices {
   readonly #options: KnownDevicesOptions;
 
+  /** Wires the tracking to its store, sink, clock and alert hook. */
   constructor(options: KnownDevicesOptions) {
     this.#options = options;
   }

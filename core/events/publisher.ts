@@ -25,15 +25,21 @@ export interface WebhookEventBody {
   readonly kind: string;
   /** ISO 8601 time of the event. */
   readonly occurredAt: string;
+  /** The realm the event belongs to, or null. */
   readonly realmId: string | null;
+  /** The organization the event belongs to, or null. */
   readonly orgId: string | null;
+  /** The user the event concerns, or null. */
   readonly userId: string | null;
+  /** Kind-specific data, as emitted; never secrets. */
   readonly data: Readonly<Record<string, unknown>>;
 }
 
 /** Where a security event was observed from (stored in the user-visible ledger only). */
 export interface EventOrigin {
+  /** The client IP address the event was observed from, when known. */
   readonly ipAddress?: string | null;
+  /** A human description of the client device (user agent summary), when known. */
   readonly deviceDescription?: string | null;
 }
 
@@ -53,10 +59,13 @@ export function webhookBody(id: string, event: SvcEvent): string {
 
 /** What {@link EventPublisher} needs. */
 export interface EventPublisherOptions {
+  /** The default storage whose transactions record events (outbox rows and ledger entries). */
   readonly storage: Storage;
   /** The in-process sink (an `EventHub`), told after commit. */
   readonly sink: EventSink;
+  /** The server clock; the publisher does not stamp events with it (each carries its own `occurredAt`). */
   readonly clock: Clock;
+  /** Source of the random event ids (UUIDs) in webhook bodies. */
   readonly random: RandomSource;
   /** Told when a fire-and-forget {@link EventPublisher.emit} could not be stored. */
   readonly onError?: (error: unknown, event: SvcEvent) => void;
@@ -71,6 +80,7 @@ export type EmitInTransaction = (event: SvcEvent, origin?: EventOrigin) => Promi
 export class EventPublisher implements EventSink {
   readonly #options: EventPublisherOptions;
 
+  /** Wires the publisher to its storage, sink and hooks. */
   constructor(options: EventPublisherOptions) {
     this.#options = options;
   }

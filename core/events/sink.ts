@@ -47,6 +47,7 @@ export class EventHub implements EventSink {
     return () => this.#subscribers.delete(subscriber);
   }
 
+  /** Hands the event to every subscriber; a throwing or rejecting subscriber goes to `onSubscriberError`. */
   emit(event: SvcEvent): void {
     for (const subscriber of this.#subscribers) {
       try {

@@ -21,9 +21,13 @@ export type AspNetRow = Readonly<Record<string, unknown>>;
 
 /** The Identity tables an import reads. Only `users` is required. */
 export interface AspNetTables {
+  /** `AspNetUsers` rows, possibly streamed (from a database); required. */
   readonly users: AsyncIterable<AspNetRow> | Iterable<AspNetRow>;
+  /** `AspNetRoles` rows; each named role becomes the realm role `imported:<Name>`. */
   readonly roles?: Iterable<AspNetRow>;
+  /** `AspNetUserRoles` rows linking `UserId` to `RoleId`. */
   readonly userRoles?: Iterable<AspNetRow>;
+  /** `AspNetUserClaims` rows, gathered into each user's attribute bag. */
   readonly userClaims?: Iterable<AspNetRow>;
 }
 

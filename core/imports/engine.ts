@@ -40,12 +40,15 @@ export class ImportRealmNotFoundError extends NotFoundError {
 
 /** A hashed client secret. */
 export interface HashedSecret {
+  /** The algorithm tag of the hash (argon2id for secrets hashed here). */
   readonly algorithm: string;
+  /** The encoded hash, stored as is. */
   readonly hash: string;
 }
 
 /** What the engine needs. */
 export interface ImportEngineDeps {
+  /** Where items are written (realms, users, credentials, roles, groups, clients), batch by batch. */
   readonly storage: Storage;
   /** Random source of generated client secrets. */
   readonly random: RandomSource;

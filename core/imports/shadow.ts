@@ -17,19 +17,29 @@ import type { ShadowTally } from "../../storage/contract/shadow-comparisons.ts";
 
 /** The resource of a shadow check (as in an access check). */
 export interface ShadowResource {
+  /** The resource's organization. */
   readonly orgId?: string | null;
+  /** The resource's owner (for `self`). */
   readonly ownerId?: string | null;
+  /** The resource's teams (for `team` and team-restricted grants). */
   readonly teamIds?: readonly string[] | null;
+  /** Extra resource attributes for conditions. */
   readonly attributes?: Record<string, unknown> | null;
 }
 
 /** One comparison to make. */
 export interface ShadowCheck {
+  /** The realm of the check; a user of another realm is not compared. */
   readonly realmId: string;
+  /** The user the check is about. */
   readonly userId: string;
+  /** The organization context of the check, or null for the realm. */
   readonly orgId: string | null;
+  /** The concrete permission id asked about, `service:scope:action`. */
   readonly permission: string;
+  /** The resource the check concerns, or null/absent for none. */
   readonly resource?: ShadowResource | null;
+  /** Context attributes for conditions, or null/absent for none. */
   readonly context?: Record<string, unknown> | null;
   /** What the legacy system decided: true allowed, false refused. */
   readonly legacyDecision: boolean;
@@ -39,14 +49,21 @@ export interface ShadowCheck {
 export interface ShadowOutcome {
   /** The legacy decision, unchanged: what the host enforces. */
   readonly legacyDecision: boolean;
+  /** What svc decided for the same check (`Allowed`, `Denied` or `DeniedByDefault`). */
   readonly svcDecision: Decision;
+  /**
+   * Whether svc's decision matches the legacy one (`Allowed` counts as allowed, anything else as refused).
+   */
   readonly agreed: boolean;
 }
 
 /** The ShadowAuthzReport (spec 2.11). */
 export interface ShadowAuthzReport {
+  /** Comparisons in the tally where svc agreed with the legacy system. */
   readonly agreements: number;
+  /** Comparisons in the tally where svc diverged from the legacy system. */
   readonly divergences: number;
+  /** All comparisons in the tally (agreements plus divergences). */
   readonly total: number;
   /** True only with zero divergences over a non-empty sample. */
   readonly readyForCutover: boolean;
@@ -74,6 +91,7 @@ export interface ShadowRecorderDeps {
 
 /** Compares legacy decisions with svc's and records each comparison. */
 export class ShadowRecorder {
+  /** Wires the recorder to its snapshot source, events and clock. */
   constructor(private readonly deps: ShadowRecorderDeps) {}
 
   /**

@@ -22,6 +22,7 @@ export class LoginBlockedError extends SvcError {
   /** Seconds until the blocking layers reset, when known. */
   readonly retryAfterSeconds: number | null;
 
+  /** `retryAfterSeconds` goes into `details` and onto the error; null when unknown. */
   constructor(retryAfterSeconds: number | null) {
     super("login_blocked", "Too many sign-in attempts; try again later.", 429, { retryAfterSeconds });
     this.retryAfterSeconds = retryAfterSeconds;
@@ -34,6 +35,7 @@ export class LoginBlockedError extends SvcError {
  * (why a presented token was refused; empty when none was sent).
  */
 export class CaptchaRequiredError extends SvcError {
+  /** The configured provider, its public site key, and why a presented token was refused (empty when none was sent). */
   constructor(captcha: { provider: string; siteKey: string | null; errorCodes: readonly string[] }) {
     super("captcha_required", "Solve the CAPTCHA and send its token as captchaToken.", 401, {
       provider: captcha.provider,

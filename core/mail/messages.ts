@@ -17,9 +17,13 @@ import { assertMailAddress, type MailMessage } from "./transport.ts";
 
 /** Paths (under the mount path) of the pages that mailed links open; the token is the `token` query parameter. */
 export interface MailLinkPaths {
+  /** Path of the password-reset page. */
   readonly passwordReset: string;
+  /** Path of the email-verification page. */
   readonly emailVerification: string;
+  /** Path of the invitation-acceptance page. */
   readonly invitation: string;
+  /** Path of the impersonation-consent page. */
   readonly impersonationConsent: string;
   /** Where a self sign-up is completed (password or passkey). */
   readonly signUp: string;
@@ -75,10 +79,15 @@ export interface MailSettings {
 
 /** The part of svc's configuration mail settings come from. */
 export interface MailConfigSource {
+  /** Where svc is reached (`baseUrl`) and the mount path of its routes (`pathBase`). */
   readonly server: { readonly baseUrl: string; readonly pathBase: string };
+  /** The mail section: `from` is the sender address. */
   readonly mail: { readonly from: string };
+  /** The relying party; its name is the product name when branding names none. */
   readonly relyingParty?: { readonly name: string };
+  /** The hosted account app; links open its pages under `mountPath` (default `/account`). */
   readonly account?: { readonly mountPath: string };
+  /** The branding: product name, accent colour (`#rrggbb`) and https logo URL, each optional. */
   readonly branding?: { readonly productName?: string; readonly color?: string; readonly logoUrl?: string };
 }
 
@@ -115,6 +124,7 @@ export function mailLocaleOf(acceptLanguage: string | null | undefined): MailLoc
 export interface EmailOtpMessageInput {
   /** The language (default English). */
   readonly locale?: MailLocale;
+  /** Recipient address. */
   readonly to: string;
   /** The one-time code. */
   readonly code: string;
@@ -126,6 +136,7 @@ export interface EmailOtpMessageInput {
 export interface TokenLinkMessageInput {
   /** The language (default English). */
   readonly locale?: MailLocale;
+  /** Recipient address. */
   readonly to: string;
   /** The single-use token the link carries. */
   readonly token: string;
@@ -147,11 +158,13 @@ export interface InvitationMessageInput extends TokenLinkMessageInput {
 export interface NewDeviceAlertInput {
   /** The language (default English). */
   readonly locale?: MailLocale;
+  /** Recipient address. */
   readonly to: string;
   /** When the device signed in. */
   readonly seenAt: Date;
   /** A description of the device, such as a browser and OS. Untrusted text (from the user agent). */
   readonly device?: string;
+  /** The client IP address of the sign-in, when known. */
   readonly ipAddress?: string;
   /** An approximate location, such as "Lisbon, PT". */
   readonly location?: string;
@@ -219,6 +232,7 @@ export function invitationMessage(settings: MailSettings, input: InvitationMessa
 export interface SignUpExistingInput {
   /** The language (default English). */
   readonly locale?: MailLocale;
+  /** Recipient address. */
   readonly to: string;
 }
 
@@ -281,11 +295,13 @@ export function newDeviceAlertMessage(settings: MailSettings, input: NewDeviceAl
 export interface LoginBlockedAlertInput {
   /** The language (default English). */
   readonly locale?: MailLocale;
+  /** Recipient address. */
   readonly to: string;
   /** When the sign-in was attempted. */
   readonly attemptedAt: Date;
   /** A description of the device, such as a browser and OS. Untrusted text (from the user agent). */
   readonly device?: string;
+  /** The client IP address of the attempt, when known. */
   readonly ipAddress?: string;
 }
 
@@ -309,6 +325,7 @@ export function loginBlockedAlertMessage(settings: MailSettings, input: LoginBlo
 export interface FactorsResetInput {
   /** The language (default English). */
   readonly locale?: MailLocale;
+  /** Recipient address. */
   readonly to: string;
   /** When the factors were reset. */
   readonly resetAt: Date;
@@ -366,16 +383,30 @@ export function impersonationConsentMessage(
 
 /** The mail builders bound to one set of settings. */
 export interface MailMessages {
+  /** The settings every builder is bound to. */
   readonly settings: MailSettings;
+  /** Builds the one-time-code mail ({@link emailOtpMessage}). */
   emailOtp(input: EmailOtpMessageInput): MailMessage;
+  /** Builds the password-reset link mail ({@link passwordResetMessage}). */
   passwordReset(input: TokenLinkMessageInput): MailMessage;
+  /** Builds the email-verification link mail ({@link emailVerificationMessage}). */
   emailVerification(input: TokenLinkMessageInput): MailMessage;
+  /** Builds the invitation link mail ({@link invitationMessage}). */
   invitation(input: InvitationMessageInput): MailMessage;
+  /** Builds the new-device alert ({@link newDeviceAlertMessage}). */
   newDeviceAlert(input: NewDeviceAlertInput): MailMessage;
+  /** Builds the blocked-sign-in alert ({@link loginBlockedAlertMessage}). */
   loginBlockedAlert(input: LoginBlockedAlertInput): MailMessage;
+  /** Builds the factors-reset notice ({@link factorsResetMessage}). */
   factorsReset(input: FactorsResetInput): MailMessage;
+  /** Builds the impersonation-consent link mail ({@link impersonationConsentMessage}). */
   impersonationConsent(input: ImpersonationConsentMessageInput): MailMessage;
+  /** Builds the self sign-up link mail ({@link signUpMessage}). */
   signUp(input: TokenLinkMessageInput): MailMessage;
+  /**
+   * Builds the mail sent on a sign-up for an address that already has an account ({@link
+   * signUpExistingMessage}).
+   */
   signUpExisting(input: SignUpExistingInput): MailMessage;
 }
 

@@ -22,18 +22,23 @@ export type MailKind =
 
 /** A composed message: plain text plus minimal HTML. */
 export interface MailMessage {
+  /** What the message is for (one-time code, reset link, alert…). */
   readonly kind: MailKind;
   /** Recipient address. */
   readonly to: string;
   /** Sender (`From`), such as `no-reply@example.com` or `Example <no-reply@example.com>`. */
   readonly from: string;
+  /** The subject line (never carries the secret the message delivers). */
   readonly subject: string;
+  /** The plain-text body. */
   readonly text: string;
+  /** The HTML body, with every interpolated value escaped. */
   readonly html: string;
 }
 
 /** Something that delivers mail. `send` resolves once the message is accepted (stored or relayed). */
 export interface MailTransport {
+  /** Delivers one message; rejects with `ValidationError` when `to` is not a single address. */
   send(message: MailMessage): Promise<void>;
 }
 
@@ -49,8 +54,10 @@ export function assertMailAddress(address: string): void {
 
 /** A transport that keeps every message in memory, in order; for tests. */
 export class MemoryMailTransport implements MailTransport {
+  /** Every message sent so far, oldest first. */
   readonly messages: MailMessage[] = [];
 
+  /** Keeps the message in {@link messages}; throws `ValidationError` unless `to` is a single address. */
   send(message: MailMessage): Promise<void> {
     assertMailAddress(message.to);
     this.messages.push(message);

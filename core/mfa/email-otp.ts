@@ -34,11 +34,15 @@ export const DEFAULT_EMAIL_OTP_SETTINGS: EmailOtpSettings = Object.freeze({ ttlS
 
 /** What {@link EmailOtpService} needs. */
 export interface EmailOtpServiceDeps {
+  /** Where challenges (code hashes, expiries, attempt budgets) are kept. */
   readonly store: EmailOtpStore;
+  /** Sends the code mail. */
   readonly mail: MailTransport;
   /** Base URL, sender and product name of the message. */
   readonly mailSettings: MailSettings;
+  /** Sets each challenge's expiry. */
   readonly clock: Clock;
+  /** Draws codes and random challenge ids. */
   readonly random: RandomSource;
   /** `config.emailOtp`; missing fields take {@link DEFAULT_EMAIL_OTP_SETTINGS}. */
   readonly settings?: Partial<EmailOtpSettings>;
@@ -59,8 +63,11 @@ export interface EmailOtpIssueInput {
 
 /** An issued challenge. The code itself went only to the mailbox. */
 export interface EmailOtpIssued {
+  /** The id to verify under: the caller's, or the random one drawn. */
   readonly challengeId: string;
+  /** When the code stops working. */
   readonly expiresAt: Date;
+  /** Wrong guesses allowed before the challenge dies. */
   readonly attempts: number;
 }
 
@@ -94,6 +101,7 @@ export class EmailOtpService {
   readonly #deps: EmailOtpServiceDeps;
   readonly #settings: EmailOtpSettings;
 
+  /** The service over `deps`; unset settings take {@link DEFAULT_EMAIL_OTP_SETTINGS}. */
   constructor(deps: EmailOtpServiceDeps) {
     this.#deps = deps;
     this.#settings = { ...DEFAULT_EMAIL_OTP_SETTINGS, ...deps.settings };

@@ -51,7 +51,9 @@ export function normalizeRecoveryCode(code: string): string | null {
 
 /** What {@link RecoveryCodeService} needs. */
 export interface RecoveryCodeServiceDeps {
+  /** Where the hashed codes of each user are kept and spent. */
   readonly store: RecoveryCodeStore;
+  /** Draws the codes. */
   readonly random: RandomSource;
   /** Codes per set; default {@link RECOVERY_CODE_COUNT}. */
   readonly count?: number;
@@ -62,6 +64,7 @@ export class RecoveryCodeService {
   readonly #deps: RecoveryCodeServiceDeps;
   readonly #count: number;
 
+  /** The service over `deps`; throws a RangeError when `count` is not an integer from 1 to 100. */
   constructor(deps: RecoveryCodeServiceDeps) {
     const count = deps.count ?? RECOVERY_CODE_COUNT;
     if (!Number.isInteger(count) || count < 1 || count > 100) {

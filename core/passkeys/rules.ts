@@ -111,6 +111,7 @@ export class PasskeyNotEligibleError extends SvcError {
 export class PasskeyLoginError extends SvcError {
   /** Why; never sent to clients. */
   readonly reason: string;
+  /** `reason` stays on the error for logs and tests; the message is always the generic one. */
   constructor(reason: string) {
     super("invalid_credentials", "The credentials are invalid.", 401);
     this.reason = reason;
@@ -124,6 +125,7 @@ export class PasskeyLoginError extends SvcError {
 export class PasskeyRegistrationError extends SvcError {
   /** Why; never sent to clients. */
   readonly reason: string;
+  /** `reason` stays on the error for logs and tests; the message is always the generic one. */
   constructor(reason: string) {
     super(
       "passkey_registration_failed",

@@ -30,8 +30,11 @@ export const ARGON2ID_HASH_BYTES = 32;
 
 /** The `password` section of the configuration (`SvcConfig["password"]`). */
 export interface PasswordConfig {
+  /** Memory of a new hash in KiB (`SVC_ARGON2_MEMORY_KIB`). */
   readonly argon2MemoryKiB: number;
+  /** Passes over memory of a new hash (`SVC_ARGON2_ITERATIONS`). */
   readonly argon2Iterations: number;
+  /** Lanes of a new hash (`SVC_ARGON2_PARALLELISM`). */
   readonly argon2Parallelism: number;
   /** Password hashing workers (absent: one per core; 0: in-thread). */
   readonly hashWorkers?: number;

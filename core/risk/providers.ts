@@ -155,6 +155,7 @@ export class CsvGeoLocator implements GeoLocator {
     return new CsvGeoLocator(table);
   }
 
+  /** The location of the most specific loaded range containing `ip`, or null when none does (or `ip` is not an address). */
   locate(ip: string): GeoLocation | null {
     return this.#table.lookup(ip);
   }
@@ -200,6 +201,7 @@ export class ListIpReputation implements IpReputation {
     return new ListIpReputation(table);
   }
 
+  /** The score of the most specific listed range containing `ip`, or null when none does (or `ip` is not an address). */
   score(ip: string): number | null {
     return this.#table.lookup(ip);
   }
@@ -246,10 +248,12 @@ export class MemoryLoginHistory implements LoginHistory {
     this.#logins.set(userId, list);
   }
 
+  /** The user's latest recorded login (by `at`), or null. */
   lastLogin(userId: string): Promise<LoginRecord | null> {
     return Promise.resolve(this.#logins.get(userId)?.at(-1) ?? null);
   }
 
+  /** How many recorded logins of the user are at or after `since` (ms since the epoch). */
   countSince(userId: string, since: number): Promise<number> {
     return Promise.resolve((this.#logins.get(userId) ?? []).filter((l) => l.at >= since).length);
   }

@@ -31,11 +31,13 @@ export interface CacheBus {
 export class InProcessCacheBus implements CacheBus {
   readonly #handlers = new Set<(message: CacheInvalidation) => void>();
 
+  /** Calls every handler subscribed on this instance, synchronously. */
   publish(message: CacheInvalidation): Promise<void> {
     for (const handler of this.#handlers) handler(message);
     return Promise.resolve();
   }
 
+  /** Adds `handler`; resolves at once to a function that removes it. */
   subscribe(handler: (message: CacheInvalidation) => void): Promise<() => Promise<void>> {
     this.#handlers.add(handler);
     return Promise.resolve(() => {
@@ -62,15 +64,18 @@ export class NotificationCacheBus implements CacheBus {
   readonly #notifications: NotificationChannel;
   readonly #channel: string;
 
+  /** A bus over `notifications`, on `channel` (default {@link SNAPSHOT_CHANNEL}). */
   constructor(notifications: NotificationChannel, channel: string = SNAPSHOT_CHANNEL) {
     this.#notifications = notifications;
     this.#channel = channel;
   }
 
+  /** Sends `message` as JSON on the channel. */
   publish(message: CacheInvalidation): Promise<void> {
     return this.#notifications.notify(this.#channel, JSON.stringify(message));
   }
 
+  /** Listens on the channel; each payload reaches `handler` decoded by {@link decodeInvalidation}. */
   subscribe(handler: (message: CacheInvalidation) => void): Promise<() => Promise<void>> {
     return this.#notifications.listen(this.#channel, (payload) => handler(decodeInvalidation(payload)));
   }

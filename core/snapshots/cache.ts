@@ -34,6 +34,7 @@ export class TtlLruCache<K, V> {
   /** Map iteration order is insertion order: the first key is the least recently used. */
   readonly #entries = new Map<K, { value: V; expiresAt: number }>();
 
+  /** An empty cache on `clock`; throws a RangeError when either bound is negative or not a number. */
   constructor(clock: Clock, options: TtlLruOptions) {
     if (!(options.ttlMs >= 0) || !(options.maxEntries >= 0)) {
       throw new RangeError("ttlMs and maxEntries must be non-negative numbers");

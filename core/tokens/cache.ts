@@ -34,6 +34,7 @@ export class VerifiedTokenCache {
   readonly #maxEntries: number;
   readonly #entries = new Map<string, Entry>();
 
+  /** An empty cache on `clock`, holding at most `maxEntries` tokens (default 10 000). */
   constructor(clock: Clock, options: { maxEntries?: number } = {}) {
     this.#clock = clock;
     this.#maxEntries = options.maxEntries ?? 10_000;

@@ -32,6 +32,7 @@ export type InvalidTokenReason =
 export class InvalidTokenError extends SvcError {
   /** Why; for logs and tests only. */
   readonly reason: InvalidTokenReason;
+  /** `reason` stays on the error; the wire answer is always the same. */
   constructor(reason: InvalidTokenReason) {
     super("invalid_token", "The token is invalid or expired.", 401);
     this.reason = reason;

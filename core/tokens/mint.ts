@@ -12,7 +12,9 @@ import type { TokenClaimsByType, TokenMintInput, TokenType } from "./types.ts";
 
 /** A minted token and its claims. */
 export interface MintedToken<T extends TokenType> {
+  /** The signed compact JWT. */
   readonly token: string;
+  /** The claims it carries, including the `iss`, `iat`, `exp` and `jti` svc set. */
   readonly claims: TokenClaimsByType[T];
 }
 

@@ -16,12 +16,15 @@ export const SERVICE_ACCOUNT_TOKEN_TYPE = "at+jwt";
 
 /** What a service-account access token is about. */
 export interface ServiceAccountTokenInput {
+  /** The realm whose primary key signs; also the `realm` claim. */
   readonly realmId: string;
   /** The issuer (svc's base URL); also the token's audience. */
   readonly issuer: string;
+  /** The account: `id` becomes `sub`, `key` becomes `client_id`. */
   readonly account: { readonly id: string; readonly key: string };
   /** Scopes granted (the `scope` claim when not empty). */
   readonly scopes: readonly string[];
+  /** Lifetime of the token in seconds. */
   readonly ttlSeconds: number;
   /** More claims (plugins' contributions); the registered ones above win. */
   readonly claims?: Record<string, unknown>;
@@ -29,8 +32,11 @@ export interface ServiceAccountTokenInput {
 
 /** A minted service-account access token. */
 export interface ServiceAccountToken {
+  /** The signed JWT. */
   readonly accessToken: string;
+  /** Seconds until it expires (its lifetime). */
   readonly expiresIn: number;
+  /** Its unique `jti` (16 random bytes, base64url). */
   readonly jti: string;
 }
 

@@ -42,16 +42,23 @@ export interface SecretCipher {
 
 /** The configurable TOTP settings: `config.totp`. */
 export interface TotpSettings {
+  /** Code length, 6 to 8 (spec: 6). */
   readonly digits: number;
+  /** Step length in seconds (spec: 30). */
   readonly stepSeconds: number;
+  /** Steps accepted either side of the current one (spec: 1). */
   readonly driftSteps: number;
 }
 
 /** What {@link TotpService} needs. */
 export interface TotpServiceDeps {
+  /** Where enrollments (the sealed secret, confirmation and last accepted step) are kept. */
   readonly store: TotpEnrollmentStore;
+  /** Seals the secret before it is stored and opens it to check a code. */
   readonly cipher: SecretCipher;
+  /** The current time codes are checked against. */
   readonly clock: Clock;
+  /** Draws the 20-byte secret of a new enrollment. */
   readonly random: RandomSource;
   /** The issuer shown in authenticator apps, such as `config.relyingParty.name`. No colon. */
   readonly issuer: string;
@@ -67,8 +74,11 @@ export interface TotpEnrollmentStart {
   readonly secret: string;
   /** The `otpauth://totp/…` URI (for the QR code). Holds the secret too. */
   readonly uri: string;
+  /** Code length the app must show. */
   readonly digits: number;
+  /** Step length in seconds (the URI's `period`). */
   readonly period: number;
+  /** HMAC hash of the codes. */
   readonly algorithm: TotpAlgorithm;
 }
 
@@ -93,6 +103,7 @@ export class TotpService {
   readonly #deps: TotpServiceDeps;
   readonly #parameters: TotpParameters;
 
+  /** Takes the dependencies; missing settings and algorithm fall back to the spec defaults. */
   constructor(deps: TotpServiceDeps) {
     this.#deps = deps;
     this.#parameters = {

@@ -26,12 +26,17 @@ export interface OtpauthUriInput {
 
 /** A parsed `otpauth://totp` URI. */
 export interface OtpauthUri {
+  /** The issuer: the `issuer` parameter, else the label prefix (empty when neither). */
   readonly issuer: string;
+  /** The account part of the label, trimmed. */
   readonly account: string;
   /** The secret's bytes. */
   readonly secret: Uint8Array;
+  /** Code length, 6 to 8 (default 6). */
   readonly digits: number;
+  /** Step in seconds (default 30). */
   readonly period: number;
+  /** HMAC hash: SHA1 (default), SHA256 or SHA512. */
   readonly algorithm: TotpAlgorithm;
 }
 

@@ -35,10 +35,16 @@ export const DISPATCHER_ACTOR_ID = "svc:webhook-dispatcher";
 
 /** What the dispatcher is built from. */
 export interface WebhookDispatcherOptions {
+  /** The outbox: deliveries are claimed, recorded and endpoints disabled through it. */
   readonly storage: Storage;
   /** Sends requests (`globalThis.fetch` in servers, a fake or a loopback client in tests). */
   readonly fetch: typeof fetch;
+  /**
+   * The current time: signature timestamps, the previous secret's expiry and the disable event's
+   * `occurredAt`.
+   */
   readonly clock: Clock;
+  /** A random source; the dispatcher itself draws nothing from it. */
   readonly random: RandomSource;
   /** Records `webhook.endpoint_disabled` durably (outbox, then the in-process sink). */
   readonly publisher?: EventPublisher;
@@ -68,13 +74,19 @@ export interface WebhookDispatcherOptions {
 
 /** What happened to one claimed delivery. */
 export interface DispatchOutcome {
+  /** The claimed delivery (also sent as `X-Svc-Delivery`). */
   readonly deliveryId: string;
+  /** The endpoint it was sent to. */
   readonly endpointId: string;
+  /** Whether the receiver answered 2xx (the delivery succeeded). */
   readonly ok: boolean;
+  /** The receiver's HTTP status, or null when no answer came (refused, timed out, network error). */
   readonly statusCode: number | null;
+  /** Why the delivery failed (first line, at most 500 characters), or null on success. */
   readonly error: string | null;
   /** The delivery's state afterwards (null when another worker had already recorded it). */
   readonly status: WebhookDeliveryStatus | null;
+  /** Whether this failure reached the consecutive-failure limit and disabled the endpoint. */
   readonly endpointDisabled: boolean;
 }
 
@@ -89,6 +101,10 @@ export class WebhookDispatcher {
   /** Set while stop() runs: the batch in progress starts no new delivery. */
   #stopping = false;
 
+  /**
+   * Applies the options' defaults (retries, disable limit, 10 s timeout, lease of at least twice the
+   * timeout).
+   */
   constructor(options: WebhookDispatcherOptions) {
     this.#o = options;
     this.#delays = options.retryDelaysMs ?? WEBHOOK_RETRY_DELAYS_MS;

@@ -46,7 +46,7 @@ export const wholeNumber = (name: string, min: number, max: number): v.GenericSc
   );
 
 /** An optional whole-number query parameter. */
-type OptionalNumberParam = v.OptionalSchema<v.GenericSchema<string, number>, undefined>;
+export type OptionalNumberParam = v.OptionalSchema<v.GenericSchema<string, number>, undefined>;
 
 /** The paging part of list queries: `offset` (default 0) and `limit` (1–200, default 50). */
 export const PAGE_QUERY_ENTRIES: {
@@ -68,7 +68,9 @@ export const PageQuerySchema: v.StrictObjectSchema<typeof PAGE_QUERY_ENTRIES, un
 
 /** A page request after validation. */
 export interface Page {
+  /** Items of the whole list skipped before the page (0 or more). */
   readonly offset: number;
+  /** Most items the page holds (1–200). */
   readonly limit: number;
 }
 
@@ -79,9 +81,13 @@ export function pageOf(query: { offset?: number; limit?: number }): Page {
 
 /** A list answer. */
 export interface ListBody<T> {
+  /** The page's items, at most `limit` of them. */
   items: T[];
+  /** Items of the whole list skipped before this page. */
   offset: number;
+  /** The page size asked for (the last page may hold fewer). */
   limit: number;
+  /** Items in the whole list. */
   total: number;
 }
 

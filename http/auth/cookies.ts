@@ -30,7 +30,9 @@ export const REFRESH_PATH = "/auth/refresh";
 export interface CookieSettings {
   /** The path base ("" for the root). */
   readonly pathBase: string;
+  /** Whether the cookies carry `Secure` (sent over HTTPS only). */
   readonly secure: boolean;
+  /** The `SameSite` attribute of every svc cookie. */
   readonly sameSite: "Strict" | "Lax" | "None";
 }
 
@@ -53,6 +55,7 @@ export function refreshPath(settings: CookieSettings): string {
 
 /** What the cookies carry after sign-in or refresh. */
 export interface CookieTokens {
+  /** The access token (a JWT), put in the `svc_at` cookie. */
   readonly accessToken: string;
   /** Seconds. */
   readonly expiresIn: number;

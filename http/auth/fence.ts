@@ -14,6 +14,7 @@ import { type Principal, requirePrincipal } from "./principal.ts";
 
 /** What the caller may do for one capability. */
 export interface FenceScope {
+  /** The authenticated caller. */
   readonly principal: Principal;
   /** Holds the global permission: anything in the realm. */
   readonly global: boolean;

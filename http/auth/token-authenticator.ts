@@ -43,8 +43,11 @@ export class InvalidCredentialsError extends SvcError {
 
 /** What the token authenticator needs. */
 export interface TokenAuthenticatorOptions {
+  /** Verifies access tokens (`at+svc`); its issuer is the default audience. */
   tokens: TokenService;
+  /** Reads API keys and their owners, service accounts, realms, and sessions the ended-session set cannot vouch for. */
   storage: Pick<Storage, "apiKeys" | "serviceAccounts" | "realms" | "users" | "sessions">;
+  /** The time API-key expiry and service-account secrets are judged at. */
   clock: Clock;
   /** The ended-session set (without one, access tokens live until `exp` whatever their session). */
   endedSessions?: { status(sessionId: string, issuedAt: number): SessionEndStatus };

@@ -20,6 +20,7 @@ export type OperationAuth = "public" | "user" | "optional";
 
 /** One answer of an operation. */
 export interface ResponseDoc {
+  /** What the answer means (the OpenAPI response description). */
   readonly description: string;
   /** The JSON body; absent: no body (204) or a body the description explains. */
   readonly body?: v.GenericSchema;
@@ -37,10 +38,13 @@ export type QuerySchema =
 
 /** One operation (method and path) of the API. */
 export interface OperationDoc {
+  /** The HTTP method the route is registered with. */
   readonly method: HttpMethod;
   /** The path as registered on the app (Hono syntax, `:name` for parameters), below the path base. */
   readonly path: string;
+  /** One line saying what the operation does (the OpenAPI summary). */
   readonly summary: string;
+  /** A longer explanation, when the summary is not enough; absent: none. */
   readonly description?: string;
   /** Groups in the reference (for example `Admin: users`). */
   readonly tags: readonly string[];

@@ -232,8 +232,11 @@ const OPERATIONS: readonly OperationDoc[] = [
 
 /** What the ledger routes need besides the app's dependencies. */
 export interface AuditRoutesDeps {
+  /** Holds the audit chain and security events; retention and erasure write there. */
   readonly storage: Storage;
+  /** The callers' subject snapshots, for the permission fences; an erased user's are dropped. */
   readonly snapshots: SubjectSnapshots;
+  /** Records the events of erasure and retention in their transaction; without it, none are recorded. */
   readonly publisher?: EventPublisher;
   /** Told of the sessions an erasure ends, so their access tokens stop at once. */
   readonly sessions?: SessionEndAnnouncer;

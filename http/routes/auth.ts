@@ -117,8 +117,11 @@ const OPERATIONS: readonly OperationDoc[] = [
 
 /** What the auth routes need. */
 export interface AuthRouteDeps {
+  /** Refreshes tokens, switches organization and ends sessions. */
   sessions: SessionService;
+  /** How the session cookies are set and cleared (cookie transport). */
   cookies: CookieSettings;
+  /** Source of the fresh CSRF token set with the cookies. */
   random: RandomSource;
   /** Seconds the refresh cookie lives. */
   refreshTokenTtlSeconds: number;

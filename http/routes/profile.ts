@@ -107,8 +107,11 @@ const OPERATIONS: readonly OperationDoc[] = [
 
 /** What the profile routes need. */
 export interface ProfileRouteDeps {
+  /** Lists and ends the caller's sessions. */
   sessions: SessionService;
+  /** Reads the caller's user and, under impersonation, the actor and the impersonation. */
   storage: Pick<Storage, "users" | "impersonations">;
+  /** Clears the session cookies when a browser ends its own session. */
   cookies: CookieSettings;
 }
 

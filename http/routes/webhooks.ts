@@ -291,7 +291,9 @@ export function webhookOperations(mount: string): OperationDoc[] {
 
 /** What the webhook routes need besides the app's dependencies. */
 export interface WebhookRoutesDeps {
+  /** Holds the webhook endpoints and their deliveries. */
   readonly storage: Storage;
+  /** The callers' subject snapshots, for the permission fences. */
   readonly snapshots: SubjectSnapshots;
   /** Records emitted events durably; optional. */
   readonly publisher?: EventPublisher;

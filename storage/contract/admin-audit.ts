@@ -29,12 +29,14 @@ export interface AdminAuditEntry {
    * (`System`, for example `svc:bootstrap`).
    */
   readonly actorId: string;
+  /** What kind of actor `actorId` names. */
   readonly actorKind: AuditActorKind;
   /**
    * Whom the actor acted for: the impersonated user (actor kind `User`) or the owner of the
    * API key (actor kind `ApiKey`); null otherwise.
    */
   readonly onBehalfOf: string | null;
+  /** What the action concerns (for example a user or role-assignment id), or null. */
   readonly target: string | null;
   /** The organization it concerns, or null. */
   readonly orgId: string | null;
@@ -44,23 +46,31 @@ export interface AdminAuditEntry {
   readonly after: unknown | null;
   /** SHA-256 hex of the canonical JSON of `before` (of `null` when absent). */
   readonly beforeDigest: string;
+  /** SHA-256 hex of the canonical JSON of `after` (of `null` when absent). */
   readonly afterDigest: string;
+  /** The entry hash of the previous entry of the realm ({@link GENESIS_HASH} for the first). */
   readonly prevHash: string;
+  /** SHA-256 hex over the entry's content and `prevHash` (the chain link). */
   readonly entryHash: string;
 }
 
 /** An entry to append. */
 export interface NewAdminAuditEntry {
+  /** What was done, for example `role.create`. */
   readonly action: string;
   /** Who acted. */
   readonly actorId: string;
+  /** What kind of actor `actorId` names. */
   readonly actorKind: AuditActorKind;
   /** See {@link AdminAuditEntry.onBehalfOf}. */
   readonly onBehalfOf?: string | null;
+  /** What the action concerns (for example a user id), or null. */
   readonly target?: string | null;
   /** The organization it concerns, or null. */
   readonly orgId?: string | null;
+  /** Snapshot before the mutation; absent: none. */
   readonly before?: unknown;
+  /** Snapshot after the mutation; absent: none. */
   readonly after?: unknown;
 }
 

@@ -11,7 +11,9 @@ export interface ApiKeyRecord {
   readonly id: string;
   /** The realm it belongs to. */
   readonly realmId: string;
+  /** Whether the key belongs to a user or a service account. */
   readonly ownerKind: "User" | "ServiceAccount";
+  /** The owning user or service account id, per `ownerKind`. */
   readonly ownerId: string;
   /** The name. */
   readonly name: string;
@@ -31,7 +33,9 @@ export interface ApiKeyRecord {
 export interface NewApiKey {
   /** The realm it belongs to. */
   readonly realmId: string;
+  /** Whether the key belongs to a user or a service account. */
   readonly ownerKind: "User" | "ServiceAccount";
+  /** The owning user or service account id, per `ownerKind`. */
   readonly ownerId: string;
   /** The name. */
   readonly name: string;
@@ -60,6 +64,7 @@ export interface ApiKeyFilter {
 export interface ApiKeyStore {
   /** Creates; `ConflictError` on a duplicate token hash. */
   create(input: NewApiKey): Promise<ApiKeyRecord>;
+  /** The key with this id (in any state), or null. */
   get(id: string): Promise<ApiKeyRecord | null>;
   /** The key whose token hashes to `tokenHash`, in any state (check with `isApiKeyActive`). */
   getByTokenHash(tokenHash: string): Promise<ApiKeyRecord | null>;

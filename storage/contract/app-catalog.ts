@@ -6,6 +6,7 @@
 
 /** An app catalog entry. */
 export interface AppCatalogEntry {
+  /** The AppKey, usable as a token's `aud`. */
   readonly appKey: string;
   /** The name people see. */
   readonly displayName: string | null;

@@ -10,6 +10,7 @@ export interface AuthorizationCode {
   readonly codeHash: string;
   /** The client id. */
   readonly clientId: string;
+  /** The redirect URI the code was issued for. */
   readonly redirectUri: string;
   /** The realm it belongs to. */
   readonly realmId: string;
@@ -19,13 +20,19 @@ export interface AuthorizationCode {
   readonly sessionId: string;
   /** The organization it concerns, or null. */
   readonly orgId: string | null;
+  /** The granted scopes. */
   readonly scopes: readonly string[];
+  /** When the user authenticated (the OIDC `auth_time`). */
   readonly authTime: Date;
   /** The code can be exchanged while `now < expiresAt`. */
   readonly expiresAt: Date;
+  /** Whether the code was already exchanged. */
   readonly consumed: boolean;
+  /** The PKCE code challenge, or null. */
   readonly codeChallenge: string | null;
+  /** The PKCE code challenge method, or null. */
   readonly codeChallengeMethod: string | null;
+  /** The OIDC nonce of the authorization request, or null. */
   readonly nonce: string | null;
 }
 

@@ -7,10 +7,13 @@
 export interface BreakGlassState {
   /** The realm it belongs to. */
   readonly realmId: string;
+  /** When a drill was last recorded, or null. */
   readonly lastDrillAt: Date | null;
+  /** When a break-glass login last happened, or null. */
   readonly lastUseAt: Date | null;
   /** Set by a break-glass login, cleared by a rotation of the account's password. */
   readonly rotationRequired: boolean;
+  /** When the account's password was last rotated, or null. */
   readonly lastRotatedAt: Date | null;
   /** When `breakglass.rotation_required` was last emitted (readiness reminders, at most hourly). */
   readonly rotationRemindedAt: Date | null;
@@ -22,6 +25,7 @@ export interface BreakGlassAccount {
   readonly realmId: string;
   /** The user it concerns. */
   readonly userId: string;
+  /** The account's email address. */
   readonly email: string;
   /** When it was created. */
   readonly createdAt: Date;

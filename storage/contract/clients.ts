@@ -14,14 +14,21 @@ export interface ClientRecord {
   readonly clientId: string;
   /** For example `confidential` or `public`. */
   readonly clientType: string;
+  /** The registered redirect URIs. */
   readonly redirectUris: readonly string[];
+  /** The registered post-logout redirect URIs. */
   readonly postLogoutRedirectUris: readonly string[];
+  /** The scopes the client may request. */
   readonly allowedScopes: readonly string[];
+  /** Whether users must consent before the client gets tokens. */
   readonly requireConsent: boolean;
+  /** Whether the client is suspended. */
   readonly suspended: boolean;
   /** Hash of the client secret (never plaintext); null for public clients. */
   readonly secretHash: string | null;
+  /** The algorithm tag of `secretHash`; null when there is no secret. */
   readonly secretAlgorithm: string | null;
+  /** True when an import generated the secret, which then has to be handed out or reset. */
   readonly secretResetRequired: boolean;
   /**
    * How the client authenticates at the token endpoint: `private_key_jwt` (RFC 7523 assertions
@@ -39,18 +46,29 @@ export interface ClientRecord {
 
 /** The writable fields of a client. */
 export interface ClientFields {
+  /** For example `confidential` or `public`. */
   readonly clientType: string;
+  /** The registered redirect URIs; default none. */
   readonly redirectUris?: readonly string[];
+  /** The registered post-logout redirect URIs; default none. */
   readonly postLogoutRedirectUris?: readonly string[];
+  /** The scopes the client may request; default none. */
   readonly allowedScopes?: readonly string[];
+  /** Whether users must consent before the client gets tokens; default false. */
   readonly requireConsent?: boolean;
+  /** Whether the client is suspended; default false. */
   readonly suspended?: boolean;
   /** The secret's hash (the secret itself is never stored). */
   readonly secretHash?: string | null;
+  /** The algorithm tag of `secretHash`. */
   readonly secretAlgorithm?: string | null;
+  /** True when the secret was generated (by an import) and has to be handed out or reset; default false. */
   readonly secretResetRequired?: boolean;
+  /** `private_key_jwt`, or null for the default (see {@link ClientRecord.tokenEndpointAuthMethod}). */
   readonly tokenEndpointAuthMethod?: string | null;
+  /** The client's public keys (a JWK Set) for `private_key_jwt`. */
   readonly jwks?: { readonly keys: readonly Record<string, unknown>[] } | null;
+  /** Where the client publishes its public keys for `private_key_jwt`. */
   readonly jwksUri?: string | null;
 }
 
@@ -67,7 +85,9 @@ export interface ClientStore {
     clientId: string,
     fields: ClientFields,
   ): Promise<{ client: ClientRecord; created: boolean }>;
+  /** The client with this svc id, or null. */
   get(id: string): Promise<ClientRecord | null>;
+  /** The client of the realm with this client id, or null. */
   getByClientId(realmId: string, clientId: string): Promise<ClientRecord | null>;
   /** The realm's clients by client id. */
   list(realmId: string): Promise<ClientRecord[]>;

@@ -10,6 +10,7 @@ export interface FederatedIdentityRecord {
   readonly id: string;
   /** The user it concerns. */
   readonly userId: string;
+  /** The external identity provider's id. */
   readonly providerId: string;
   /** The subject at the provider (for example the OIDC `sub`). */
   readonly externalSubject: string;

@@ -27,6 +27,7 @@ export interface CreateGroupInput {
   readonly realmId: string;
   /** Absent or null: a realm-level group. */
   readonly orgId?: string | null;
+  /** Unique per (realm, organization or realm level). */
   readonly key: string;
   /** The name people see. */
   readonly displayName: string;
@@ -34,6 +35,7 @@ export interface CreateGroupInput {
 
 /** A user's membership of a group. */
 export interface GroupMember {
+  /** The group it concerns. */
   readonly groupId: string;
   /** The user it concerns. */
   readonly userId: string;

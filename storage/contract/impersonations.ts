@@ -16,11 +16,15 @@ export interface Impersonation {
   readonly realmId: string;
   /** Who acted. */
   readonly actorId: string;
+  /** The impersonated user. */
   readonly targetId: string;
   /** The organization it concerns, or null. */
   readonly orgId: string | null;
+  /** Why the actor impersonates. */
   readonly reason: string;
+  /** Where it stands: `PendingConsent`, `Active` or `Ended`. */
   readonly status: ImpersonationStatus;
+  /** Whether the target's consent was required. */
   readonly consentRequired: boolean;
   /** When it was created. */
   readonly createdAt: Date;
@@ -28,6 +32,7 @@ export interface Impersonation {
   readonly startedAt: Date | null;
   /** When it expires. */
   readonly expiresAt: Date;
+  /** When it was ended, or null. */
   readonly endedAt: Date | null;
   /** The window asked for, in seconds (under consent, the session's window starts at approval). */
   readonly durationSeconds: number;
@@ -43,9 +48,11 @@ export interface NewImpersonation {
   readonly realmId: string;
   /** Who acted. */
   readonly actorId: string;
+  /** The user to impersonate. */
   readonly targetId: string;
   /** The organization it concerns, or null. */
   readonly orgId?: string | null;
+  /** Why the actor impersonates (recorded and audited). */
   readonly reason: string;
   /** True: starts `PendingConsent`; false: starts `Active` at once. */
   readonly consentRequired: boolean;
@@ -66,7 +73,9 @@ export interface ImpersonationFilter {
   readonly targetMemberOf?: string;
   /** Default `all`. */
   readonly state?: ImpersonationState;
+  /** Skip this many matches (default 0). */
   readonly offset?: number;
+  /** At most this many (default 50). */
   readonly limit?: number;
 }
 
@@ -76,6 +85,7 @@ export interface ImpersonationConsentSetting {
   readonly realmId: string;
   /** The organization it concerns, or null. */
   readonly orgId: string | null;
+  /** Whether impersonating a user in this scope needs the user's consent. */
   readonly consentRequired: boolean;
   /** Null when never set (the default: no consent). */
   readonly updatedAt: Date | null;

@@ -13,6 +13,7 @@ export interface KnownDeviceRecord {
   readonly fingerprintHash: string;
   /** A description for people. */
   readonly description: string | null;
+  /** When it was first seen. */
   readonly firstSeenAt: Date;
   /** When it was last seen. */
   readonly lastSeenAt: Date;

@@ -15,6 +15,7 @@ export interface NewOutboxMessage {
   readonly to: string;
   /** The sender (`From`) as given, such as `svc <no-reply@example.com>`. */
   readonly from: string;
+  /** The subject line. */
   readonly subject: string;
   /** The plain-text body. */
   readonly text: string;

@@ -7,7 +7,9 @@
 
 /** Offset/limit paging. `limit` undefined: no limit. Both must be non-negative integers (ValidationError). */
 export interface PageRequest {
+  /** How many items to skip. */
   readonly offset?: number;
+  /** At most this many items. */
   readonly limit?: number;
 }
 
@@ -27,7 +29,9 @@ export interface Organization {
   readonly name: string;
   /** The name people see. */
   readonly displayName: string;
+  /** Lifecycle status, `Active` by default. */
   readonly status: OrganizationStatus;
+  /** The id of the identity provider the organization's users sign in with by default, or null. */
   readonly defaultIdentityProviderId: string | null;
   /** When it was created. */
   readonly createdAt: Date;
@@ -45,6 +49,7 @@ export interface CreateOrganizationInput {
   readonly displayName: string;
   /** Default `Active`. */
   readonly status?: OrganizationStatus;
+  /** The id of the default identity provider; default none. */
   readonly defaultIdentityProviderId?: string | null;
 }
 
@@ -52,7 +57,9 @@ export interface CreateOrganizationInput {
 export interface UpdateOrganizationInput {
   /** The name people see. */
   readonly displayName?: string;
+  /** The new status. */
   readonly status?: OrganizationStatus;
+  /** The id of the default identity provider; null clears it. */
   readonly defaultIdentityProviderId?: string | null;
 }
 
@@ -73,7 +80,9 @@ export interface OrganizationSearch extends PageRequest {
 
 /** A page of organizations and the number of matches. */
 export interface OrganizationPage {
+  /** The organizations of the page. */
   readonly items: Organization[];
+  /** How many organizations match in all. */
   readonly total: number;
 }
 
@@ -87,6 +96,7 @@ export interface OrganizationDomain {
   readonly kind: string;
   /** Stored trimmed and lowercased. */
   readonly value: string;
+  /** Whether control of the domain was proven; only verified domains route logins. */
   readonly verified: boolean;
   /** When it was created. */
   readonly createdAt: Date;
@@ -101,6 +111,7 @@ export interface OrganizationDomain {
 export interface AddOrganizationDomainInput {
   /** The organization it concerns. */
   readonly orgId: string;
+  /** For example `EmailDomain`. */
   readonly kind: string;
   /** Trimmed and lowercased before storing. */
   readonly value: string;

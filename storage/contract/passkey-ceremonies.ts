@@ -29,6 +29,7 @@ export interface PasskeyCeremonyRecord {
 
 /** A ceremony to start. */
 export interface NewPasskeyCeremony {
+  /** For example `registration` or `authentication`. */
   readonly kind: string;
   /** The challenge as sent to the authenticator (base64url text or raw bytes); only its hash is kept. */
   readonly challenge: string | Uint8Array;
@@ -36,6 +37,7 @@ export interface NewPasskeyCeremony {
   readonly realmId?: string | null;
   /** The user it concerns. */
   readonly userId?: string | null;
+  /** Ceremony-specific non-secret state; default `{}`. */
   readonly data?: Record<string, unknown>;
   /** Defaults to {@link PASSKEY_CEREMONY_TTL_MS}. */
   readonly ttlMs?: number;

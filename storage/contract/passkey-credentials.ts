@@ -15,9 +15,11 @@ export interface PasskeyCredentialRecord {
   readonly credentialId: Uint8Array;
   /** The COSE public key. */
   readonly publicKey: Uint8Array;
+  /** The authenticator's signature counter; only moves forward. */
   readonly signCount: number;
   /** Whether the credential supports user verification (first-factor eligibility). */
   readonly userVerificationCapable: boolean;
+  /** WebAuthn transport hints (for example `usb`, `internal`). */
   readonly transports: readonly string[];
   /** The name. */
   readonly name: string | null;
@@ -31,11 +33,15 @@ export interface PasskeyCredentialRecord {
 export interface NewPasskeyCredential {
   /** The user it concerns. */
   readonly userId: string;
+  /** The authenticator's credential id (raw bytes). */
   readonly credentialId: Uint8Array;
+  /** The COSE public key. */
   readonly publicKey: Uint8Array;
   /** Defaults to 0. */
   readonly signCount?: number;
+  /** Whether the credential supports user verification (first-factor eligibility). */
   readonly userVerificationCapable: boolean;
+  /** WebAuthn transport hints; default none. */
   readonly transports?: readonly string[];
   /** The name. */
   readonly name?: string | null;

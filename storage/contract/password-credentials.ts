@@ -24,7 +24,9 @@ export interface PasswordCredentialRecord {
 
 /** A hash with its algorithm tag. */
 export interface PasswordHash {
+  /** The algorithm tag, for example `argon2id`. */
   readonly algorithm: string;
+  /** The hash, in the algorithm's native format. */
   readonly hash: string;
 }
 

@@ -8,6 +8,7 @@
 
 /** A catalog entry. */
 export interface PermissionCatalogEntry {
+  /** The permission id, as declared. */
   readonly permissionId: string;
   /** A description for people. */
   readonly description: string | null;
@@ -19,6 +20,7 @@ export interface PermissionCatalogEntry {
 
 /** A declared permission. */
 export interface DeclaredPermission {
+  /** The permission id (validated before). */
   readonly permissionId: string;
   /** Absent: keep the stored description. */
   readonly description?: string | null;

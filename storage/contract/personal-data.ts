@@ -11,6 +11,7 @@
 export interface StoredPayload {
   /** The id. */
   readonly id: string;
+  /** The delivery's raw body. */
   readonly payload: string;
 }
 
@@ -18,8 +19,11 @@ export interface StoredPayload {
 export interface StoredMailText {
   /** The id. */
   readonly id: string;
+  /** The subject line. */
   readonly subject: string;
+  /** The plain-text body. */
   readonly text: string;
+  /** The HTML body. */
   readonly html: string;
 }
 

@@ -19,7 +19,9 @@ export interface Policy {
   readonly orgId: string | null;
   /** The name. */
   readonly name: string;
+  /** Whether the policy applies to a user or a group. */
   readonly principalKind: PolicyPrincipalKind;
+  /** The user or group id the policy applies to. */
   readonly principalId: string;
   /** When it was created. */
   readonly createdAt: Date;
@@ -33,6 +35,7 @@ export interface CreatePolicyInput {
   readonly orgId?: string | null;
   /** The name. */
   readonly name: string;
+  /** Whether the policy applies to a user or a group. */
   readonly principalKind: PolicyPrincipalKind;
   /** A UUID; the principal itself is not looked up. */
   readonly principalId: string;

@@ -20,6 +20,7 @@
  * `SVC_BRAND_*` setting.
  */
 export interface RealmBranding {
+  /** The product name shown on the pages and in mail. */
   readonly productName: string | null;
   /** `#rrggbb`. */
   readonly color: string | null;

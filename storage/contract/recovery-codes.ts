@@ -17,6 +17,7 @@ export interface RecoveryCode {
 export interface NewRecoveryCode {
   /** The id. */
   readonly id: string;
+  /** Lowercase SHA-256 hex of the code ({@link hashRecoveryCode}). */
   readonly codeHash: string;
 }
 

@@ -22,6 +22,7 @@ export interface RefreshTokenRecord {
   readonly realmId: string;
   /** The organization it concerns, or null. */
   readonly orgId: string | null;
+  /** The app the tokens are for (`aud`), or null for svc itself (the issuer). */
   readonly audience: string | null;
   /** The hash of the token this one replaced; null for the first of a family. */
   readonly parentHash: string | null;
@@ -39,6 +40,7 @@ export interface RefreshTokenRecord {
 export interface NewRefreshToken {
   /** The token's SHA-256 (the token itself is never stored). */
   readonly tokenHash: string;
+  /** The rotation family (one login's chain of tokens). */
   readonly familyId: string;
   /** The session it concerns. */
   readonly sessionId: string;
@@ -48,6 +50,7 @@ export interface NewRefreshToken {
   readonly realmId: string;
   /** The organization it concerns, or null. */
   readonly orgId?: string | null;
+  /** The app the tokens are for (`aud`); absent or null: svc itself. */
   readonly audience?: string | null;
   /** When it expires. */
   readonly expiresAt: Date;

@@ -30,11 +30,15 @@ export interface Grant {
   readonly id: string;
   /** The role. */
   readonly roleId: string | null;
+  /** The policy, or null. */
   readonly policyId: string | null;
+  /** The permission pattern, as stored. */
   readonly pattern: string;
+  /** Whether the grant allows or denies. */
   readonly effect: GrantEffect;
   /** The organization it concerns, or null. */
   readonly orgId: string | null;
+  /** Team ids the grant is restricted to; empty: none. */
   readonly teamIds: readonly string[];
   /** The condition document, or null. */
   readonly condition: unknown | null;
@@ -65,7 +69,9 @@ export const ROLE_VERSION_CHANGED = "role_version_changed";
 
 /** A page of a list and the size of the whole list. */
 export interface ListPage<T> {
+  /** The items of the page. */
   readonly items: T[];
+  /** How many items the whole list has. */
   readonly total: number;
 }
 
@@ -77,7 +83,9 @@ export interface RoleListQuery {
   readonly orgLevelOnly?: boolean;
   /** Keeps roles whose key contains this text (case-insensitive). */
   readonly search?: string;
+  /** How many to skip. */
   readonly offset: number;
+  /** At most this many. */
   readonly limit: number;
 }
 
@@ -85,10 +93,13 @@ export interface RoleListQuery {
 export interface AssignmentListQuery {
   /** The role. */
   readonly roleId?: string;
+  /** Only the assignments of this principal. */
   readonly principal?: { readonly kind: RolePrincipalKind; readonly id: string };
   /** Undefined: every assignment; an id: only those in this organization. */
   readonly orgId?: string;
+  /** How many to skip. */
   readonly offset: number;
+  /** At most this many. */
   readonly limit: number;
 }
 
@@ -98,6 +109,7 @@ export interface CreateRoleInput {
   readonly realmId: string;
   /** Absent or null: a realm-level role. */
   readonly orgId?: string | null;
+  /** Unique per (realm, organization or realm level). */
   readonly key: string;
   /** The name people see. */
   readonly displayName: string;
@@ -114,7 +126,9 @@ export interface RoleAssignment {
   readonly realmId: string;
   /** The role. */
   readonly roleId: string;
+  /** Whether the role goes to a user, a group or a service account. */
   readonly principalKind: RolePrincipalKind;
+  /** The user, group or service account id. */
   readonly principalId: string;
   /** The organization the assignment applies in; null: realm-wide. */
   readonly orgId: string | null;
@@ -126,6 +140,7 @@ export interface RoleAssignment {
 export interface AssignRoleInput {
   /** The role. */
   readonly roleId: string;
+  /** Whether the role goes to a user, a group or a service account. */
   readonly principalKind: RolePrincipalKind;
   /** A UUID; the principal itself is not looked up. */
   readonly principalId: string;

@@ -31,7 +31,9 @@ export interface NewSecurityEvent {
   readonly realmId?: string | null;
   /** The user it concerns. */
   readonly userId?: string | null;
+  /** Stable event kind, for example `login.succeeded`. */
   readonly kind: string;
+  /** Event data (stored as JSON); absent: none. */
   readonly data?: unknown;
   /** The client address, when known. */
   readonly ipAddress?: string | null;

@@ -11,13 +11,17 @@ export interface ServiceAccountRecord {
   readonly id: string;
   /** The realm it belongs to. */
   readonly realmId: string;
+  /** Unique per realm (what the account is looked up by). */
   readonly key: string;
   /** The name people see. */
   readonly displayName: string;
   /** The secret's hash (the secret itself is never stored). */
   readonly secretHash: string;
+  /** Hash of the secret before the last rotation, accepted until `previousSecretExpiresAt`; or null. */
   readonly previousSecretHash: string | null;
+  /** When the previous secret stops being accepted, or null. */
   readonly previousSecretExpiresAt: Date | null;
+  /** Whether the account is disabled. */
   readonly disabled: boolean;
   /** When it was created. */
   readonly createdAt: Date;
@@ -27,6 +31,7 @@ export interface ServiceAccountRecord {
 export interface NewServiceAccount {
   /** The realm it belongs to. */
   readonly realmId: string;
+  /** Unique per realm. */
   readonly key: string;
   /** The name people see. */
   readonly displayName: string;
@@ -48,7 +53,9 @@ export function acceptedSecretHashes(account: ServiceAccountRecord, now: number)
 export interface ServiceAccountStore {
   /** Creates; `ConflictError` when (realm, key) is taken. */
   create(input: NewServiceAccount): Promise<ServiceAccountRecord>;
+  /** The account with this id, or null. */
   get(id: string): Promise<ServiceAccountRecord | null>;
+  /** The account of the realm with this key, or null. */
   getByKey(realmId: string, key: string): Promise<ServiceAccountRecord | null>;
   /** The realm's service accounts by key. */
   list(realmId: string): Promise<ServiceAccountRecord[]>;

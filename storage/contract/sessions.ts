@@ -26,6 +26,7 @@ export interface SessionRecord {
   readonly lastSeenAt: Date;
   /** Idle expiry: moves forward on touch, never past the absolute expiry. */
   readonly idleExpiresAt: Date;
+  /** When the session ends whatever its activity. */
   readonly absoluteExpiresAt: Date;
   /** When it was revoked, or null. */
   readonly revokedAt: Date | null;
@@ -37,11 +38,13 @@ export interface NewSession {
   readonly realmId: string;
   /** The user it concerns. */
   readonly userId: string;
+  /** The MFA level reached (for example `Password` or `PhishingResistant`). */
   readonly mfa: string;
   /** The client address, when known. */
   readonly ipAddress?: string | null;
   /** The client's device (from its User-Agent), when known. */
   readonly deviceDescription?: string | null;
+  /** The impersonation the session is for, or null. */
   readonly impersonationId?: string | null;
   /** Idle timeout in milliseconds. */
   readonly idleTimeoutMs: number;

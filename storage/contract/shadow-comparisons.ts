@@ -13,6 +13,7 @@ export interface ShadowComparisonInput {
   readonly userId: string;
   /** The organization it concerns, or null. */
   readonly orgId: string | null;
+  /** The permission checked. */
   readonly permission: string;
   /** Whether the legacy system allowed. */
   readonly legacyAllowed: boolean;
@@ -34,7 +35,9 @@ export interface ShadowFilter {
 
 /** How many comparisons agreed and diverged. */
 export interface ShadowTally {
+  /** Comparisons where both allowed or both refused. */
   readonly agreements: number;
+  /** Comparisons where the decisions differed. */
   readonly divergences: number;
 }
 

@@ -25,6 +25,7 @@ export interface SigningKeyRecord {
 
 /** A key to store. */
 export interface NewSigningKey {
+  /** Key id, unique per realm (the JWT `kid`). */
   readonly kid: string;
   /** Defaults to `RS256`. */
   readonly algorithm?: string;

@@ -29,6 +29,7 @@ export interface CreateTeamInput {
 
 /** A user's membership of a team. */
 export interface TeamMember {
+  /** The team it concerns. */
   readonly teamId: string;
   /** The user it concerns. */
   readonly userId: string;

@@ -15,7 +15,9 @@ export interface TokenGrant {
   readonly userId: string;
   /** The session it concerns. */
   readonly sessionId: string;
+  /** The granted scopes. */
   readonly scopes: readonly string[];
+  /** When the tokens were issued. */
   readonly issuedAt: Date;
   /** The refresh-token family issued with it; null when offline_access was not granted. */
   readonly refreshFamilyId: string | null;

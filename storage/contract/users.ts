@@ -17,13 +17,17 @@ export interface User {
   readonly realmId: string;
   /** Trimmed and lowercased; unique per realm. */
   readonly email: string;
+  /** Whether the email address was verified. */
   readonly emailVerified: boolean;
   /** The name people see. */
   readonly displayName: string | null;
+  /** `Active`, or `Suspended` (cannot sign in). */
   readonly status: UserStatus;
   /** The user's ABAC attribute bag. */
   readonly attributes: Readonly<Record<string, unknown>>;
+  /** Whether this is the realm's break-glass account (at most one per realm). */
   readonly isBreakGlass: boolean;
+  /** When the user was erased ({@link UserStore.anonymize}); null otherwise. */
   readonly anonymizedAt: Date | null;
   /** When it was created. */
   readonly createdAt: Date;
@@ -57,7 +61,9 @@ export interface UpdateUserInput {
   readonly email?: string;
   /** The name people see. */
   readonly displayName?: string | null;
+  /** Whether the email address was verified. */
   readonly emailVerified?: boolean;
+  /** The new status. */
   readonly status?: UserStatus;
   /** Replaces the whole attribute bag (see {@link UserStore.mergeAttributes} to merge). */
   readonly attributes?: Record<string, unknown>;
@@ -80,16 +86,21 @@ export interface UserSearch {
    * themselves). Absent or empty: every user.
    */
   readonly q?: string;
+  /** Only users with this status. */
   readonly status?: UserStatus;
   /** Only members of this organization. */
   readonly memberOf?: string;
+  /** How many matches to skip. */
   readonly offset: number;
+  /** At most this many. */
   readonly limit: number;
 }
 
 /** One page of a search and the number of users matching it. */
 export interface UserPage {
+  /** The users of the page. */
   readonly items: User[];
+  /** How many users match in all. */
   readonly total: number;
 }
 

@@ -31,6 +31,7 @@ export interface WebhookEndpointRecord {
   readonly realmId: string;
   /** Null: realm-wide. */
   readonly orgId: string | null;
+  /** Where deliveries are POSTed. */
   readonly url: string;
   /** A description for people. */
   readonly description: string | null;
@@ -38,10 +39,15 @@ export interface WebhookEndpointRecord {
   readonly secret: string;
   /** The secret before the last rotation, accepted by receivers until it expires. */
   readonly previousSecret: string | null;
+  /** When the previous secret stops being used, or null. */
   readonly previousSecretExpiresAt: Date | null;
+  /** Event-kind patterns it subscribes to (`*` matches any run of characters). */
   readonly eventPatterns: readonly string[];
+  /** Whether deliveries are made; false once disabled. */
   readonly enabled: boolean;
+  /** Failed attempts in a row; a success resets it. */
   readonly consecutiveFailures: number;
+  /** When it was disabled, or null. */
   readonly disabledAt: Date | null;
   /** When it was created. */
   readonly createdAt: Date;
@@ -55,10 +61,13 @@ export interface NewWebhookEndpoint {
   readonly realmId: string;
   /** The organization it concerns, or null. */
   readonly orgId?: string | null;
+  /** Where deliveries are POSTed. */
   readonly url: string;
   /** A description for people. */
   readonly description?: string | null;
+  /** The signing secret (`whsec_…`). */
   readonly secret: string;
+  /** Event-kind patterns it subscribes to (`*` matches any run of characters). */
   readonly eventPatterns: readonly string[];
 }
 
@@ -69,24 +78,33 @@ export type WebhookDeliveryStatus = "pending" | "retrying" | "succeeded" | "dead
 export interface WebhookDeliveryRecord {
   /** The idempotency key. */
   readonly id: string;
+  /** The endpoint it goes to. */
   readonly endpointId: string;
+  /** The event kind, for example `login.succeeded`. */
   readonly eventKind: string;
   /** The raw body. */
   readonly payload: string;
+  /** Where it stands. */
   readonly status: WebhookDeliveryStatus;
   /** Attempts started (claims). */
   readonly attempts: number;
+  /** When it is next due (a claim's lease end, or the next retry). */
   readonly nextAttemptAt: Date;
+  /** Why the last attempt failed, or null. */
   readonly lastError: string | null;
+  /** The HTTP status of the last attempt, or null. */
   readonly lastStatusCode: number | null;
   /** When it was created. */
   readonly createdAt: Date;
+  /** When it succeeded or was dead-lettered; null before. */
   readonly completedAt: Date | null;
 }
 
 /** A claimed delivery with what is needed to send it. */
 export interface ClaimedWebhookDelivery {
+  /** The claimed delivery. */
   readonly delivery: WebhookDeliveryRecord;
+  /** Its endpoint. */
   readonly endpoint: WebhookEndpointRecord;
 }
 
@@ -118,7 +136,9 @@ export function eventPatternMatches(pattern: string, kind: string): boolean {
 
 /** Webhook storage. */
 export interface WebhookStore {
+  /** Creates an endpoint (enabled, no failures). */
   createEndpoint(input: NewWebhookEndpoint): Promise<WebhookEndpointRecord>;
+  /** The endpoint with this id, or null. */
   getEndpoint(id: string): Promise<WebhookEndpointRecord | null>;
   /** The realm's endpoints (all organizations), oldest first. */
   listEndpoints(realmId: string): Promise<WebhookEndpointRecord[]>;
@@ -176,6 +196,7 @@ export interface WebhookStore {
     failure: { readonly error: string; readonly statusCode?: number | null },
     options?: { readonly retryDelaysMs?: readonly number[]; readonly disableAfter?: number },
   ): Promise<WebhookFailureOutcome>;
+  /** The delivery with this id, or null. */
   getDelivery(id: string): Promise<WebhookDeliveryRecord | null>;
   /** An endpoint's deliveries, newest first, optionally of one status, at most `limit` (default 50). */
   listDeliveries(
@@ -198,8 +219,11 @@ export interface WebhookStore {
 
 /** What {@link WebhookStore.queueStats} reports. */
 export interface WebhookQueueStats {
+  /** Deliveries in state `pending` (not failed yet), across every realm. */
   readonly pending: number;
+  /** Deliveries in state `retrying`, across every realm. */
   readonly retrying: number;
+  /** Deliveries in state `dead_letter`, across every realm. */
   readonly deadLetter: number;
   /** Epoch ms of the oldest due time among waiting deliveries (its lag is now minus this), or null. */
   readonly oldestDueAt: number | null;
