@@ -2,8 +2,8 @@
  * `deno run -A bench/refresh_profile.ts [--grants 400] [--chains 16]`: where the time of a refresh
  * grant goes. One in-process app on the test Postgres server (no sockets: `app.fetch`), the
  * refresh path's parts timed by wrapping them: the HTTP layer (Hono routing, body parsing, the
- * JSON answer), the refresh token's SHA-256, the rotation transaction, the session touch, the
- * user read, the access token's RS256 signature. Two rounds: one chain (each part's own latency,
+ * JSON answer), the refresh token's SHA-256, the grant's one statement (rotation, session touch,
+ * user status and membership), the access token's RS256 signature. Two rounds: one chain (each part's own latency,
  * nothing queued) and `--chains` concurrent chains (throughput, and how each part stretches when
  * the event loop and the pool are shared). Database round trips per grant are read from the pool
  * figures (`database.pool.acquisitions`: one per query, one per transaction).
@@ -52,27 +52,12 @@ try {
     (await storage.realms.create({ name: "default", displayName: "Default", isDefault: true })).id;
   const userId = await seed.user(realmId);
 
-  // The parts of the refresh path, wrapped where they are called: on the storage, and on the
-  // stores each transaction binds.
-  const parts = [
-    ["refreshTokens", "rotate", "token rotation (a transaction of its own when called alone)"],
-    ["sessions", "touch", "session touch"],
-    ["users", "get", "user read"],
-  ] as const;
-  const wrapParts = (target: unknown) => {
-    const stores = target as Record<string, Record<string, unknown>>;
-    for (const [store, method, part] of parts) {
-      const fn = stores[store][method] as (...args: unknown[]) => Promise<unknown>;
-      stores[store][method] = timed(part, fn.bind(stores[store]));
-    }
-  };
-  wrapParts(storage);
-  const transaction = storage.transaction.bind(storage);
-  storage.transaction = timed("storage.transaction (with its commit)", (work) =>
-    transaction((tx) => {
-      wrapParts(tx);
-      return work(tx);
-    }));
+  // The grant's database part: one statement (rotation, session touch, user status, membership).
+  const rotateForGrant = storage.refreshTokens.rotateForGrant.bind(storage.refreshTokens);
+  storage.refreshTokens.rotateForGrant = timed(
+    "the grant's statement (rotation, session touch, user status, membership)",
+    rotateForGrant,
+  );
   const auth = createAuthStack({
     config,
     storage,
