@@ -227,12 +227,30 @@ export { type JwksDocument, KeyRing, KeyRingError, type KeyRingOptions } from ".
  *
  * @example
  * ```ts
- * import type { TokenService } from "@svc/svc";
+ * import {
+ *   createSqlStorage,
+ *   cryptoRandom as random,
+ *   KeyRing,
+ *   openDatabase,
+ *   systemClock as clock,
+ *   TokenService,
+ * } from "@svc/svc";
  *
- * declare const tokens: TokenService;
- * declare const realmId: string, userId: string, stamp: string;
- * const { token } = await tokens.mint("pwreset+svc", { realm: realmId, sub: userId, stamp });
- * const claims = await tokens.consume("pwreset+svc", token); // once; then invalid_token
+ * const database = await openDatabase({ kind: "embedded" }); // PGlite, in memory
+ * await database.ensureSchema();
+ * const storage = createSqlStorage(database, { clock, random });
+ * const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
+ * const user = await storage.users.create({ realmId: realm.id, email: "ada@example.com" });
+ * const keys = new KeyRing({ store: storage.signingKeys, clock, random, overlapMs: 86_400_000 });
+ * await keys.ensurePrimary(realm.id);
+ *
+ * const issuer = "https://id.example.com";
+ * const tokens = new TokenService({ keys, clock, random, issuer, consumed: storage.consumedTokens });
+ * const stamp = (await storage.users.credentialStamp(user.id))!;
+ * const { token } = await tokens.mint("pwreset+svc", { realm: realm.id, sub: user.id, stamp });
+ * const claims = await tokens.consume("pwreset+svc", token); // once; a second time: invalid_token
+ * console.log(claims.sub === user.id); // true
+ * await database.close();
  * ```
  */
 export {
@@ -455,9 +473,13 @@ export { createSqlSubjectGrantSource } from "./storage/sql/subject-grants.ts";
  * import { createSqlStorage, cryptoRandom, openDatabase, systemClock } from "@svc/svc";
  *
  * const database = await openDatabase({ kind: "embedded" }); // in memory
+ * await database.ensureSchema(); // creates svc's tables (idempotent)
  * const storage = createSqlStorage(database, { clock: systemClock, random: cryptoRandom });
  * const expiresAt = new Date(Date.now() + 60_000);
- * const first = await storage.consumedTokens.consume("a-jti", expiresAt); // true once, then false
+ * const first = await storage.consumedTokens.consume("a-jti", expiresAt); // true
+ * const again = await storage.consumedTokens.consume("a-jti", expiresAt); // false: single use
+ * console.log(first, again); // true false
+ * await database.close();
  * ```
  */
 export { createSqlStorage, type Storage, type StorageDeps, type Stores } from "./storage/storage.ts";
@@ -481,23 +503,35 @@ export type { User } from "./storage/contract/users.ts";
  * import {
  *   argon2idParamsFromConfig,
  *   createPasswordHasher,
+ *   createSqlStorage,
+ *   cryptoRandom as random,
  *   loadConfig,
+ *   openDatabase,
  *   PasswordService,
- *   type Stores,
+ *   systemClock as clock,
  * } from "@svc/svc";
  *
- * declare const store: Stores["passwordCredentials"];
- * declare const userId: string, password: string;
- * const { config } = loadConfig({ env: {} });
- * const passwords = new PasswordService({
- *   hasher: createPasswordHasher({ workers: config.password.hashWorkers }),
- *   params: argon2idParamsFromConfig(config.password),
- * });
+ * const database = await openDatabase({ kind: "embedded" }); // PGlite, in memory
+ * await database.ensureSchema();
+ * const storage = createSqlStorage(database, { clock, random });
+ * const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
+ * const { id: userId } = await storage.users.create({ realmId: realm.id, email: "ada@example.com" });
+ * const store = storage.passwordCredentials;
+ * const password = "correct horse battery staple";
+ *
+ * const { config } = loadConfig({ env: { SVC_ARGON2_MEMORY_KIB: "8192", SVC_ARGON2_ITERATIONS: "1" } });
+ * const hasher = createPasswordHasher({ workers: config.password.hashWorkers }); // off the event loop
+ * const passwords = new PasswordService({ hasher, params: argon2idParamsFromConfig(config.password) });
+ * await store.replace(userId, await passwords.hash(password)); // the user's one password
+ *
  * const credential = await store.get(userId);
  * if (credential) {
  *   const { valid, needsRehash } = await passwords.verify(credential, password);
  *   if (valid && needsRehash) await store.rehash(userId, credential, await passwords.hash(password));
+ *   console.log(valid); // true
  * }
+ * await hasher.close();
+ * await database.close();
  * ```
  */
 export {
@@ -613,14 +647,52 @@ export { KnownDevices, type KnownDevicesOptions } from "./core/devices/known-dev
  *
  * @example
  * ```ts
- * import type { LoginPipeline, SessionService } from "@svc/svc";
+ * import {
+ *   createAuthStack,
+ *   createLoginStack,
+ *   createSqlStorage,
+ *   createSqlSubjectGrantSource,
+ *   cryptoRandom as random,
+ *   EventPublisher,
+ *   InProcessCacheBus,
+ *   loadConfig,
+ *   nullEventSink,
+ *   openDatabase,
+ *   SubjectSnapshots,
+ *   systemClock as clock,
+ * } from "@svc/svc";
  *
- * declare const pipeline: LoginPipeline, sessions: SessionService;
- * const outcome = await pipeline.login({ email: "ada@example.com", password: "…", ip: "203.0.113.7" });
+ * const database = await openDatabase({ kind: "embedded" }); // PGlite, in memory
+ * await database.ensureSchema();
+ * const storage = createSqlStorage(database, { clock, random });
+ * const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
+ * const { config } = loadConfig({ env: { SVC_ARGON2_MEMORY_KIB: "8192", SVC_PASSWORD_HASH_WORKERS: "0" } });
+ * const events = new EventPublisher({ storage, sink: nullEventSink, clock, random });
+ * const auth = createAuthStack({ config, storage, clock, random, events });
+ * await auth.ensureKeys();
+ * const snapshots = new SubjectSnapshots({
+ *   source: createSqlSubjectGrantSource(database.db),
+ *   bus: new InProcessCacheBus(),
+ *   events,
+ *   clock,
+ *   ttlMs: 60_000,
+ *   maxEntries: 1000,
+ * });
+ * const { pipeline, passwords } = createLoginStack({ config, storage, clock, random, auth, events, snapshots });
+ * const user = await storage.users.create({ realmId: realm.id, email: "ada@example.com" });
+ * await storage.passwordCredentials.replace(user.id, await passwords.hash("correct horse battery staple"));
+ *
+ * const outcome = await pipeline.login({
+ *   email: "ada@example.com",
+ *   password: "correct horse battery staple",
+ *   ip: "203.0.113.7",
+ * });
  * if (outcome.kind === "signIn") {
- *   const { session } = await sessions.signIn(outcome.signIn);
- *   await pipeline.completeSignIn(outcome, session.id);
+ *   const { session, tokens } = await auth.sessions.signIn(outcome.signIn);
+ *   await pipeline.completeSignIn(outcome, session.id); // the device and the login history
+ *   console.log(tokens.tokenType); // "Bearer"
  * }
+ * await database.close();
  * ```
  */
 export {
@@ -761,6 +833,13 @@ export { parseBody } from "./http/validate.ts";
 export { remoteJwksCache } from "./plugins/remote-jwks.ts";
 /** A plugin that writes svc's events as JSON lines. */
 export { type EventLogOptions, eventLogPlugin } from "./plugins/event-log.ts";
+/**
+ * svc's OpenTelemetry spans (scope `svc`, a no-op until the host installs an SDK): its tracer,
+ * and `inSpan` to run work in a child span, as svc does around SQL statements, password hashing,
+ * token signing, webhook and mail deliveries. A plugin may use them so its spans sit in svc's
+ * scope.
+ */
+export { inSpan, type SvcSpanOptions, svcTracer } from "./core/tracing.ts";
 /**
  * svc's command line for hosts that embed it: `runCli(["start"], runtime, { plugins })`, with a
  * runtime adapter (see `cli/deno.ts`, `cli/node.ts`, `cli/bun.ts`).

@@ -5,8 +5,8 @@
  * the plugin contract. `@svc/svc` (the package root) holds the same app, storage and plugin API
  * beside everything else svc exports; the runtime adapters are here only.
  *
- * @example A host on Deno with a plugin of its own
- * ```ts
+ * @example A host on Deno with a plugin of its own (it runs `svc` until stopped, so it is not run as a test)
+ * ```ts ignore
  * import { definePlugin, denoRuntime, runCli } from "@svc/svc/server";
  *
  * const hello = definePlugin({
@@ -20,18 +20,34 @@
  * ```ts
  * import {
  *   createApp,
+ *   createAuthStack,
  *   createSqlStorage,
- *   cryptoRandom,
+ *   cryptoRandom as random,
  *   loadConfig,
  *   openDatabase,
- *   systemClock,
+ *   systemClock as clock,
  * } from "@svc/svc/server";
  *
- * const { config } = loadConfig({ env: Deno.env.toObject() });
- * const database = await openDatabase({ kind: "postgres", url: "postgres://localhost/svc" });
- * const storage = createSqlStorage(database, { clock: systemClock, random: cryptoRandom });
- * const app = createApp({ config, readinessChecks: [], clock: systemClock, random: cryptoRandom });
- * Deno.serve(app.fetch);
+ * const { config } = loadConfig({ env: { SVC_BASE_URL: "http://localhost:8080" } });
+ * // Or { kind: "postgres", url: "postgres://svc@db.internal/svc" }.
+ * const database = await openDatabase({ kind: "embedded" });
+ * await database.ensureSchema();
+ * const storage = createSqlStorage(database, { clock, random });
+ * const auth = createAuthStack({ config, storage, clock, random, events: { emit: () => {} } });
+ * const app = createApp({
+ *   config,
+ *   readinessChecks: [],
+ *   clock,
+ *   random,
+ *   authenticator: auth.authenticator,
+ *   routes: auth.routes,
+ * });
+ * const server = Deno.serve({ port: 0, onListen: () => {} }, app.fetch);
+ * const res = await fetch(`http://localhost:${server.addr.port}/healthz`);
+ * console.log(res.status); // 200
+ * await res.body?.cancel();
+ * await server.shutdown();
+ * await database.close();
  * ```
  *
  * @module

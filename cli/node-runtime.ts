@@ -3,8 +3,8 @@
  * password hashing in a `worker_threads` pool (so a Node host never hashes on its event loop).
  * `cli/node.ts` runs it; host files that add plugins import it from `@svc/svc/server`.
  *
- * @example A Node host with a plugin
- * ```ts
+ * @example A Node host with a plugin (it runs `svc` and exits with its status, so it is not run as a test)
+ * ```ts ignore
  * import process from "node:process";
  * import { nodeRuntime, runCli } from "@svc/svc/server";
  *

@@ -6,7 +6,16 @@
  *
  * @example
  * ```ts
- * throw new SvcError("not_found", "The session was not found.", 404);
+ * import { SvcError } from "@svc/svc";
+ *
+ * try {
+ *   throw new SvcError("not_found", "The session was not found.", 404);
+ * } catch (err) {
+ *   if (!(err instanceof SvcError)) throw err;
+ *   err.code; // "not_found": what clients branch on
+ *   err.status; // 404: what the HTTP layer answers with
+ *   err.message; // "The session was not found."
+ * }
  * ```
  */
 export class SvcError extends Error {

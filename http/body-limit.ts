@@ -21,6 +21,7 @@ export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
 
 /** 413 `payload_too_large`: the request body is over the route's limit. */
 export class PayloadTooLargeError extends SvcError {
+  /** An error naming the limit of `maxBytes` bytes, which its details also carry. */
   constructor(maxBytes: number) {
     super(
       "payload_too_large",
@@ -42,13 +43,38 @@ type LimitMiddleware = MiddlewareHandler<SvcEnv> & { [ROUTE_LIMIT]?: number };
  *
  * @example
  * ```ts
- * import { type AppDeps, bodyLimit, type SvcApp } from "@svc/svc";
+ * import assert from "node:assert/strict";
+ * import {
+ *   bodyLimit,
+ *   createApp,
+ *   cryptoRandom,
+ *   loadConfig,
+ *   type RouteInstaller,
+ *   systemClock,
+ * } from "@svc/svc";
  *
- * declare const app: SvcApp, deps: AppDeps;
- * app.post("/svc-admin/import", bodyLimit(deps.config.server.maxUploadBytes), async (c) => {
- *   const file = await c.req.arrayBuffer(); // at most maxUploadBytes
- *   return c.json({ bytes: file.byteLength });
+ * const importRoutes: RouteInstaller = (app, deps) => {
+ *   app.post("/svc-admin/import", bodyLimit(deps.config.server.maxUploadBytes), async (c) => {
+ *     const file = await c.req.arrayBuffer(); // at most maxUploadBytes
+ *     return c.json({ bytes: file.byteLength });
+ *   });
+ * };
+ * const { config } = loadConfig({ env: { SVC_MAX_UPLOAD_BYTES: "1048576" } });
+ * const app = createApp({
+ *   config,
+ *   readinessChecks: [],
+ *   clock: systemClock,
+ *   random: cryptoRandom,
+ *   routes: [importRoutes],
  * });
+ *
+ * // Over the 64 KiB default, within the route's own limit of 1 MiB:
+ * const upload = (bytes: number) =>
+ *   app.request("/svc-admin/import", { method: "POST", body: new Uint8Array(bytes) });
+ * const ok = await upload(200 * 1024);
+ * assert.deepEqual(await ok.json(), { bytes: 200 * 1024 });
+ * const tooLarge = await upload(2 * 1024 * 1024);
+ * assert.equal(tooLarge.status, 413); // payload_too_large
  * ```
  */
 export function bodyLimit(maxBytes: number): MiddlewareHandler<SvcEnv> {

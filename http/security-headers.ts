@@ -36,10 +36,15 @@ export function securityHeaders(options: { baseUrl: string }): MiddlewareHandler
  *
  * @example
  * ```ts
- * import { noStore, type SvcApp } from "@svc/svc";
+ * import assert from "node:assert/strict";
+ * import { Hono } from "hono";
+ * import { noStore } from "@svc/svc";
  *
- * declare const app: SvcApp, codes: string[];
- * app.post("/profile/factors/recovery-codes", noStore, async (c) => c.json({ codes }));
+ * const app = new Hono();
+ * app.post("/profile/factors/recovery-codes", noStore, (c) => c.json({ codes: ["7kq2-m9xd"] }));
+ *
+ * const res = await app.request("/profile/factors/recovery-codes", { method: "POST" });
+ * assert.equal(res.headers.get("Cache-Control"), "no-store");
  * ```
  */
 export const noStore: MiddlewareHandler<SvcEnv> = async (c, next): Promise<void> => {

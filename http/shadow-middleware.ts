@@ -7,16 +7,38 @@
  *
  * @example
  * ```ts
- * import { httpShadowRecorder, shadowAuthz, type SvcApp } from "@svc/svc";
+ * import assert from "node:assert/strict";
+ * import { type Context, Hono } from "hono";
+ * import { httpShadowRecorder, shadowAuthz, type ShadowComparison, type ShadowOutcome } from "@svc/svc";
  *
- * declare const app: SvcApp;
- * declare function legacyCanReadInvoices(c: unknown): Promise<boolean>;
- * app.use("/api/invoices/*", shadowAuthz({
- *   legacy: (c) => legacyCanReadInvoices(c),
- *   permission: "billing:global:read",
- *   subject: (c) => ({ userId: c.get("svcUserId") }),
- *   recorder: httpShadowRecorder({ baseUrl: "https://id.example.com", token: Deno.env.get("SVC_SHADOW_TOKEN")! }),
- * }));
+ * // The host's own check, unchanged: here only the billing role reads invoices.
+ * const legacyCanReadInvoices = (c: Context) => Promise.resolve(c.req.header("X-Role") === "billing");
+ * // Stands in for svc's `POST /svc-admin/authz/shadow` (leave out `fetch` to reach the real one),
+ * // answering as svc does when its policy grants the permission.
+ * const svc = async (_url: string | URL | Request, init?: RequestInit) => {
+ *   const comparison: ShadowComparison = JSON.parse(String(init?.body));
+ *   const legacyDecision = comparison.legacyDecision;
+ *   return Response.json({ legacyDecision, svcDecision: "Allowed", agreed: legacyDecision });
+ * };
+ *
+ * const recorded = Promise.withResolvers<ShadowOutcome | null>();
+ * const app = new Hono();
+ * app.use(
+ *   "/api/invoices/*",
+ *   shadowAuthz({
+ *     legacy: (c) => legacyCanReadInvoices(c),
+ *     permission: "billing:global:read",
+ *     subject: (c) => ({ userId: c.req.header("X-User-Id") ?? "" }),
+ *     recorder: httpShadowRecorder({ baseUrl: "https://id.example.com", token: "shadow-token", fetch: svc }),
+ *     onOutcome: recorded.resolve,
+ *   }),
+ * );
+ * app.get("/api/invoices/:id", (c) => c.json({ id: c.req.param("id") }));
+ *
+ * const res = await app.request("/api/invoices/42", { headers: { "X-User-Id": "a-user-id" } });
+ * assert.equal(res.status, 403); // the legacy refusal stands…
+ * assert.deepEqual(await recorded.promise, { legacyDecision: false, svcDecision: "Allowed", agreed: false });
+ * // …and svc recorded the divergence.
  * ```
  *
  * @module
@@ -26,16 +48,23 @@ import type { ShadowOutcome, ShadowResource } from "../core/imports/shadow.ts";
 
 /** One comparison as a host sends it. */
 export interface ShadowComparison {
+  /** The svc user the check is about. */
   readonly userId: string;
+  /** The organization context of the check, or null/absent for the realm. */
   readonly orgId?: string | null;
+  /** The svc permission id the legacy check corresponds to (`service:scope:action`). */
   readonly permission: string;
+  /** The resource the check concerns, or null/absent for none. */
   readonly resource?: ShadowResource | null;
+  /** Context attributes for conditions, or null/absent for none. */
   readonly context?: Record<string, unknown> | null;
+  /** What the legacy check decided: true allowed, false refused. */
   readonly legacyDecision: boolean;
 }
 
 /** Where comparisons go: svc over HTTP ({@link httpShadowRecorder}) or anything with the same shape. */
 export interface ShadowSink {
+  /** Records one comparison; resolves to its outcome, or null when svc does not know the user. */
   compare(comparison: ShadowComparison): Promise<ShadowOutcome | null>;
 }
 
@@ -74,6 +103,7 @@ export interface ShadowAuthzOptions<C extends Context = Context> {
   subject(c: C): { userId: string; orgId?: string | null } | null;
   /** The resource of the request, for svc's check. */
   resource?(c: C): ShadowResource | null;
+  /** Where the comparisons go (for example {@link httpShadowRecorder}). */
   readonly recorder: ShadowSink;
   /** What a refused request answers (default 403 `{"error":"forbidden"}`). */
   refuse?(c: C): Response | Promise<Response>;

@@ -60,12 +60,26 @@ export function filledShell(app: EmbeddedApp, pathBase: string, mount: string): 
  *
  * @example
  * ```ts
- * import type { RouteInstaller } from "./app.ts";
- * import { staticAppRoutes } from "./static-app.ts";
+ * import assert from "node:assert/strict";
+ * import { createApp, cryptoRandom, loadConfig, systemClock } from "@svc/svc";
+ * import { STATIC_APP_CSP, staticAppRoutes } from "./static-app.ts";
  * import { app as admin } from "../console/generated/admin.ts";
  *
- * declare const routes: RouteInstaller[];
- * routes.push(staticAppRoutes(admin, (config) => config.console.mountPath));
+ * const { config } = loadConfig({ env: {} });
+ * const app = createApp({
+ *   config,
+ *   readinessChecks: [],
+ *   clock: systemClock,
+ *   random: cryptoRandom,
+ *   routes: [staticAppRoutes(admin, (config) => config.console.mountPath)],
+ * });
+ *
+ * const page = await app.request("/svc-admin/ui/users"); // a client-side route: the shell
+ * assert.equal(page.status, 200);
+ * assert.equal(page.headers.get("Content-Security-Policy"), STATIC_APP_CSP);
+ * assert.match(await page.text(), /<base href="\/svc-admin\/ui\/">/);
+ * const missing = await app.request("/svc-admin/ui/assets/missing.js");
+ * assert.equal(missing.status, 404);
  * ```
  */
 export function staticAppRoutes(

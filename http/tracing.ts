@@ -6,16 +6,11 @@
  *
  * @module
  */
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
+import { context, propagation, SpanKind, SpanStatusCode, type Tracer } from "@opentelemetry/api";
 import type { MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
-import { SVC_VERSION } from "../core/version.ts";
+import { svcTracer } from "../core/tracing.ts";
 import type { SvcEnv } from "./request-id.ts";
-
-/** The tracer svc's spans come from: the host's global provider, instrumentation scope `svc`. */
-export function svcTracer(): Tracer {
-  return trace.getTracer("svc", SVC_VERSION);
-}
 
 /** A server span around each request (install it after the request id). */
 export function requestTracing(tracer: Tracer = svcTracer()): MiddlewareHandler<SvcEnv> {

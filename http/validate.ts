@@ -21,15 +21,42 @@ const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json$/i;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as v from "valibot";
- * import type { SvcApp } from "./app.ts";
- * import { parseBody } from "./validate.ts";
+ * import {
+ *   createApp,
+ *   cryptoRandom,
+ *   loadConfig,
+ *   parseBody,
+ *   type RouteInstaller,
+ *   systemClock,
+ * } from "@svc/svc";
  *
- * declare const app: SvcApp;
- * app.post("/things", async (c) => {
- *   const body = await parseBody(c, v.object({ name: v.string() }));
- *   return c.json({ name: body.name });
+ * const thingRoutes: RouteInstaller = (app) => {
+ *   app.post("/things", async (c) => {
+ *     const body = await parseBody(c, v.object({ name: v.string() }));
+ *     return c.json({ name: body.name });
+ *   });
+ * };
+ * const { config } = loadConfig({ env: {} });
+ * const app = createApp({
+ *   config,
+ *   readinessChecks: [],
+ *   clock: systemClock,
+ *   random: cryptoRandom,
+ *   routes: [thingRoutes],
  * });
+ *
+ * const post = (body: string, contentType = "application/json") =>
+ *   app.request("/things", { method: "POST", headers: { "Content-Type": contentType }, body });
+ * const ok = await post(JSON.stringify({ name: "lamp" }));
+ * assert.deepEqual(await ok.json(), { name: "lamp" });
+ * const notJson = await post("name=lamp", "application/x-www-form-urlencoded");
+ * assert.equal(notJson.status, 400);
+ * assert.equal((await notJson.json()).error.code, "invalid_json");
+ * const noName = await post("{}");
+ * assert.equal(noName.status, 400);
+ * assert.equal((await noName.json()).error.details.issues[0].path, "name"); // invalid_request
  * ```
  */
 export async function parseBody<S extends v.GenericSchema>(

@@ -18,8 +18,8 @@ export interface EventLogOptions {
 /**
  * A plugin that logs events as JSON lines: `{"kind", "occurredAt" (ISO), "realmId", "orgId", "userId", "data"}`.
  *
- * @example
- * ```ts
+ * @example Started with svc (it serves until stopped, so it is not run as a test)
+ * ```ts ignore
  * import { eventLogPlugin } from "@svc/svc";
  * import { denoRuntime as runtime, runCli } from "@svc/svc/server";
  *

@@ -16,14 +16,32 @@ const MAX_SETS = 1000;
  *
  * @example
  * ```ts
- * import { jwtVerify } from "jose";
- * import type { PluginContext } from "@svc/svc";
- * import { remoteJwksCache } from "@svc/svc";
+ * import assert from "node:assert/strict";
+ * import { exportJWK, generateKeyPair, jwtVerify, SignJWT } from "jose";
+ * import { outboundGuard, remoteJwksCache } from "@svc/svc";
  *
- * declare const ctx: PluginContext;
- * declare const token: string;
- * const keysAt = remoteJwksCache(ctx.outboundRefusal);
- * await jwtVerify(token, keysAt("https://issuer.example/jwks.json"), { algorithms: ["RS256"] });
+ * // Another party's key set, served on the loopback for the example, and a token it signed.
+ * const { privateKey, publicKey } = await generateKeyPair("RS256");
+ * const jwk = { ...await exportJWK(publicKey), kid: "k1", alg: "RS256" };
+ * const issuer = Deno.serve(
+ *   { hostname: "127.0.0.1", port: 0, onListen() {} },
+ *   () => Response.json({ keys: [jwk] }),
+ * );
+ * const jwksUrl = `http://127.0.0.1:${issuer.addr.port}/jwks.json`;
+ * const token = await new SignJWT({ sub: "workload-1" })
+ *   .setProtectedHeader({ alg: "RS256", kid: "k1" })
+ *   .setExpirationTime("5m")
+ *   .sign(privateKey);
+ *
+ * // A plugin passes `ctx.outboundRefusal`: the same guard, here allowing this loopback address.
+ * const keysAt = remoteJwksCache(outboundGuard({ allowPrivate: ["127.0.0.1"] }));
+ * const { payload } = await jwtVerify(token, keysAt(jwksUrl), { algorithms: ["RS256"] });
+ * assert.equal(payload.sub, "workload-1");
+ *
+ * // Under the default policy the private address is refused before any fetch.
+ * const publicOnly = remoteJwksCache(outboundGuard({ allowPrivate: [] }));
+ * await assert.rejects(jwtVerify(token, publicOnly(jwksUrl)), /refused \(private_address\)/);
+ * await issuer.shutdown();
  * ```
  */
 export function remoteJwksCache(

@@ -10,6 +10,7 @@ import postgres from "postgres";
 import type { Database } from "./database.ts";
 import { PgliteDialect } from "./pglite-dialect.ts";
 import { type DatabasePoolStats, PoolStatsRecorder } from "./pool-stats.ts";
+import { traceQueries } from "./tracing.ts";
 import { schemaFingerprint, schemaStatements } from "./schema.ts";
 
 /** Where the data lives. */
@@ -124,7 +125,7 @@ async function openEmbedded(
     ...(files?.preparedCluster && { loadDataDir: files.preparedCluster }),
   });
   const pool = new PoolStatsRecorder(1);
-  const db = new Kysely<Database>({ dialect: pool.wrap(new PgliteDialect(pg)) });
+  const db = new Kysely<Database>({ dialect: pool.wrap(traceQueries(new PgliteDialect(pg))) });
   return {
     db,
     kind: "embedded",
@@ -175,7 +176,9 @@ function openPostgres(options: Extract<DatabaseOptions, { kind: "postgres" }>): 
     },
   });
   const pool = new PoolStatsRecorder(max);
-  const db = new Kysely<Database>({ dialect: pool.wrap(new PostgresJSDialect({ postgres: client })) });
+  const db = new Kysely<Database>({
+    dialect: pool.wrap(traceQueries(new PostgresJSDialect({ postgres: client }))),
+  });
   return {
     db,
     kind: "postgres",

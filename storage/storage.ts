@@ -207,13 +207,15 @@ export interface StorageDeps {
  * ```ts
  * import { createSqlStorage, cryptoRandom, openDatabase, systemClock } from "@svc/svc";
  *
- * const database = await openDatabase({ kind: "embedded", dataDir: ".svc-data" });
+ * // In memory here; `dataDir` keeps the embedded store in a folder, `{ kind: "postgres", url }` uses a server.
+ * const database = await openDatabase({ kind: "embedded" });
  * await database.ensureSchema();
  * const storage = createSqlStorage(database, { clock: systemClock, random: cryptoRandom });
  * await storage.transaction(async (tx) => {
  *   const realm = await tx.realms.create({ name: "acme", displayName: "Acme" });
  *   await tx.roles.create({ realmId: realm.id, key: "admin", displayName: "Admin" });
- * });
+ * }); // both rows, or neither
+ * await database.close();
  * ```
  */
 export function createSqlStorage(database: Pick<SvcDatabase, "db">, deps: StorageDeps): Storage {

@@ -35,18 +35,28 @@ export interface StatusChangeOptions {
 
 /** What suspending a user changed. */
 export interface SuspensionReport {
+  /** The suspended user's id. */
   readonly userId: string;
   /** The user was suspended already (sessions and keys are still swept). */
   readonly wasSuspended: boolean;
+  /** How many of the user's sessions were ended. */
   readonly sessionsEnded: number;
+  /** How many of the user's refresh tokens were revoked. */
   readonly refreshTokensRevoked: number;
+  /** How many of the user's API keys were revoked. */
   readonly apiKeysRevoked: number;
 }
 
 /** What {@link suspendUser} needs. */
 export interface SuspensionDeps {
+  /** Holds the user, sessions, refresh tokens and API keys; the mutation's transaction runs on it. */
   readonly storage: Storage;
+  /** Stamps the sessions' end and the events' `occurredAt`. */
   readonly clock: Clock;
+  /**
+   * Records `user.suspended` / `user.reactivated` in the transaction and announces them after commit; without
+   * it no event is emitted.
+   */
   readonly publisher?: EventPublisher;
   /** Told of the ended sessions after commit (the auth stack's ended-session set). */
   readonly sessions?: SessionEndAnnouncer;
@@ -61,18 +71,31 @@ export interface SuspensionDeps {
  * @example
  * ```ts
  * import {
- *   type AuthStack,
- *   type Clock,
- *   type EventPublisher,
- *   type Storage,
- *   type SubjectSnapshots,
+ *   createSqlStorage,
+ *   cryptoRandom as random,
+ *   EventHub,
+ *   EventPublisher,
+ *   openDatabase,
  *   suspendUser,
+ *   systemClock as clock,
  * } from "@svc/svc";
  *
- * declare const storage: Storage, clock: Clock, publisher: EventPublisher, auth: AuthStack;
- * declare const snapshots: SubjectSnapshots, realmId: string, userId: string, adminId: string;
- * const report = await suspendUser({ storage, clock, publisher, sessions: auth.endedSessions, snapshots },
- *   realmId, userId, { id: adminId, kind: "User" });
+ * const database = await openDatabase({ kind: "embedded" }); // PGlite in memory
+ * await database.ensureSchema();
+ * const storage = createSqlStorage(database, { clock, random });
+ * const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
+ * const admin = await storage.users.create({ realmId: realm.id, email: "admin@example.com" });
+ * const user = await storage.users.create({ realmId: realm.id, email: "ada@example.com" });
+ *
+ * const publisher = new EventPublisher({ storage, sink: new EventHub(), clock, random });
+ * // A server also passes `sessions: auth.endedSessions` and `snapshots` (its SubjectSnapshots).
+ * const report = await suspendUser({ storage, clock, publisher }, realm.id, user.id, {
+ *   id: admin.id,
+ *   kind: "User",
+ * }, { reason: "chargeback" });
+ * report.wasSuspended; // → false
+ * (await storage.users.get(user.id))?.status; // → "Suspended"
+ * await database.close();
  * ```
  */
 export async function suspendUser(

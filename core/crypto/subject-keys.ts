@@ -19,6 +19,7 @@ const IV_LENGTH = 12;
 
 /** The subject's key is gone (erased) or the sealed value is corrupt. Code `subject_data_unavailable`. */
 export class SubjectDataUnavailableError extends SvcError {
+  /** `message` says what is missing; the status is 410. */
   constructor(message: string) {
     super("subject_data_unavailable", message, 410);
   }
@@ -29,19 +30,26 @@ export class SubjectDataUnavailableError extends SvcError {
  *
  * @example
  * ```ts
- * import { cryptoRandom, type Storage, SubjectCrypto } from "@svc/svc";
+ * import { createSqlStorage, cryptoRandom, openDatabase, SubjectCrypto, systemClock } from "@svc/svc";
  *
- * declare const storage: Storage, userId: string;
+ * const database = await openDatabase({ kind: "embedded" }); // PGlite in memory
+ * await database.ensureSchema();
+ * const storage = createSqlStorage(database, { clock: systemClock, random: cryptoRandom });
+ * const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
+ * const { id: userId } = await storage.users.create({ realmId: realm.id, email: "ada@example.com" });
+ *
  * const crypto = new SubjectCrypto(storage.subjectKeys, cryptoRandom);
  * const sealed = await crypto.encrypt(userId, "+1 555 0100");
- * await crypto.decryptText(userId, sealed); // "+1 555 0100"
- * await storage.subjectKeys.delete(userId); // now decrypt throws SubjectDataUnavailableError
+ * await crypto.decryptText(userId, sealed); // → "+1 555 0100"
+ * await crypto.destroy(userId); // now decrypt throws SubjectDataUnavailableError
+ * await database.close();
  * ```
  */
 export class SubjectCrypto {
   readonly #store: SubjectKeyStore;
   readonly #random: RandomSource;
 
+  /** Keys come from `store` (one per subject); `random` draws new keys and IVs. */
   constructor(store: SubjectKeyStore, random: RandomSource) {
     this.#store = store;
     this.#random = random;

@@ -22,8 +22,11 @@ import type { Storage } from "../../storage/storage.ts";
 
 /** The stores definition sync writes to. */
 export interface DefinitionStores {
+  /** The permission catalog, synced to the plan's permissions. */
   catalog: PermissionCatalogStore;
+  /** Realms: where the default realm is found or created. */
   realms: RealmStore;
+  /** Roles of the default realm, made to match the declared ones. */
   roles: RoleStore;
   /**
    * The storage the stores above belong to: when given, realm and role changes are audited
@@ -57,13 +60,30 @@ export const DEFAULT_REALM_NAME = "default";
  *
  * @example
  * ```ts
- * import { type DefinitionStores, loadConfig, planDefinitions, syncDefinitions } from "@svc/svc";
+ * import {
+ *   createSqlStorage,
+ *   cryptoRandom,
+ *   loadConfig,
+ *   openDatabase,
+ *   planDefinitions,
+ *   syncDefinitions,
+ *   systemClock,
+ * } from "@svc/svc";
  *
- * declare const stores: DefinitionStores;
- * const { catalog, realms, roles } = stores;
+ * const database = await openDatabase({ kind: "embedded" }); // PGlite in memory
+ * await database.ensureSchema();
+ * const storage = createSqlStorage(database, { clock: systemClock, random: cryptoRandom });
+ *
  * const { config } = loadConfig({ env: {} });
- * const report = await syncDefinitions(planDefinitions(config.authz), { catalog, realms, roles });
+ * const report = await syncDefinitions(planDefinitions(config.authz), {
+ *   catalog: storage.permissionCatalog,
+ *   realms: storage.realms,
+ *   roles: storage.roles,
+ *   storage, // the realm and role changes join the realm's audit chain
+ * });
+ * report.defaultRealm.name; // → "default" (created on first boot)
  * report.catalog.retired; // permission ids no longer declared, now tombstoned
+ * await database.close();
  * ```
  */
 export async function syncDefinitions(

@@ -16,6 +16,7 @@ export const RS256_PARAMS = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" } as co
 export interface GeneratedSigningKey {
   /** 22 base64url characters (128 random bits): unique per realm in practice. */
   readonly kid: string;
+  /** Always `RS256`. */
   readonly algorithm: typeof SIGNING_ALGORITHM;
   /** PKCS#8 DER. */
   readonly privateKey: Uint8Array;
@@ -27,11 +28,16 @@ export interface GeneratedSigningKey {
  *
  * @example
  * ```ts
- * import { cryptoRandom, generateSigningKey, type Storage } from "@svc/svc";
+ * import { createSqlStorage, cryptoRandom, generateSigningKey, openDatabase, systemClock } from "@svc/svc";
  *
- * declare const storage: Storage, realmId: string;
- * const key = await generateSigningKey(cryptoRandom);
- * await storage.signingKeys.insert(realmId, { ...key, isPrimary: true });
+ * const database = await openDatabase({ kind: "embedded" }); // PGlite in memory
+ * await database.ensureSchema();
+ * const storage = createSqlStorage(database, { clock: systemClock, random: cryptoRandom });
+ * const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
+ *
+ * const key = await generateSigningKey(cryptoRandom); // { kid, algorithm: "RS256", privateKey }
+ * await storage.signingKeys.insert(realm.id, { ...key, isPrimary: true });
+ * await database.close();
  * ```
  */
 export async function generateSigningKey(random: RandomSource): Promise<GeneratedSigningKey> {

@@ -22,8 +22,11 @@ import { type LoadedSigningKey, loadSigningKey, type PublicSigningJwk } from "./
 
 /** What a key ring is built from. */
 export interface KeyRingOptions {
+  /** Where the realms' signing keys are stored. */
   store: SigningKeyStore;
+  /** Decides when cached key sets expire and when retired keys leave the overlap window. */
   clock: Clock;
+  /** Draws the `kid` of each key the ring generates (a realm's first primary, rotations). */
   random: RandomSource;
   /** How long a retired key stays published and accepted, in milliseconds. */
   overlapMs: number;
@@ -37,6 +40,7 @@ export interface KeyRingOptions {
 
 /** A JSON Web Key Set as published. */
 export interface JwksDocument {
+  /** The public JWKs of the realm's verifying keys, primary first. */
   keys: PublicSigningJwk[];
 }
 
@@ -49,6 +53,7 @@ interface RealmKeys {
 
 /** The key ring is not usable (no primary, or the primary cannot sign). Code `key_ring_unavailable`. */
 export class KeyRingError extends SvcError {
+  /** A message saying why the ring cannot sign; the status is 503. */
   constructor(message: string) {
     super("key_ring_unavailable", message, 503);
   }
@@ -59,13 +64,25 @@ export class KeyRingError extends SvcError {
  *
  * @example
  * ```ts
- * import { cryptoRandom as random, KeyRing, type Storage, systemClock as clock } from "@svc/svc";
+ * import {
+ *   createSqlStorage,
+ *   cryptoRandom as random,
+ *   KeyRing,
+ *   openDatabase,
+ *   systemClock as clock,
+ * } from "@svc/svc";
  *
- * declare const storage: Storage, realmId: string;
+ * const database = await openDatabase({ kind: "embedded" }); // PGlite in memory
+ * await database.ensureSchema();
+ * const storage = createSqlStorage(database, { clock, random });
+ * const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
+ *
  * const ring = new KeyRing({ store: storage.signingKeys, clock, random, overlapMs: 86_400_000 });
- * await ring.ensurePrimary(realmId);
- * const key = await ring.signingKey(realmId); // { kid, privateKey, … }
- * await ring.rotate(realmId); // a new primary; the old key verifies for one more day
+ * await ring.ensurePrimary(realm.id);
+ * const key = await ring.signingKey(realm.id); // { kid, privateKey, … }
+ * const { retiredKid } = await ring.rotate(realm.id); // a new primary; the old key verifies for one more day
+ * await ring.verificationKey(realm.id, retiredKid!); // → key (still inside the overlap window)
+ * await database.close();
  * ```
  */
 export class KeyRing {
@@ -75,6 +92,7 @@ export class KeyRing {
   /** Imported keys by realm and kid: importing is costly, and a stored key never changes. */
   readonly #imported = new Map<string, LoadedSigningKey>();
 
+  /** A ring over `options.store`; the optional bounds default to 60 s, 10 s and 10 000 realms. */
   constructor(options: KeyRingOptions) {
     this.#options = { cacheTtlMs: 60_000, refreshIntervalMs: 10_000, maxRealms: 10_000, ...options };
   }

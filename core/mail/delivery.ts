@@ -13,8 +13,10 @@
  *
  * @module
  */
+import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import type { Clock } from "../clock.ts";
 import { PollingLoop } from "../polling-loop.ts";
+import { inSpan } from "../tracing.ts";
 import {
   MAIL_RETRY_DELAYS_MS,
   type MailDeliveryStatus,
@@ -110,7 +112,24 @@ export class MailDeliveryWorker {
     await this.#o.relay.close?.();
   }
 
-  async #deliver(message: OutboxMessage): Promise<MailDeliveryOutcome> {
+  #deliver(message: OutboxMessage): Promise<MailDeliveryOutcome> {
+    return inSpan("svc.mail.deliver", {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        "svc.mail.kind": message.kind,
+        "svc.mail.message_id": message.id,
+        "svc.mail.relay": this.#o.relay.name,
+        "svc.mail.attempt": message.attempts,
+      },
+    }, async (span) => {
+      const outcome = await this.#deliverNow(message);
+      span.setAttribute("svc.mail.outcome", outcome.ok ? "sent" : outcome.status ?? "failed");
+      if (!outcome.ok) span.setStatus({ code: SpanStatusCode.ERROR });
+      return outcome;
+    });
+  }
+
+  async #deliverNow(message: OutboxMessage): Promise<MailDeliveryOutcome> {
     let error: string | null = null;
     try {
       await this.#o.relay.deliver(message);

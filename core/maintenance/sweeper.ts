@@ -37,15 +37,19 @@ export type SweepReport = Record<string, number>;
  *
  * @example
  * ```ts
- * import { systemClock } from "../clock.ts";
+ * import { createSqlStorage, cryptoRandom, openDatabase, systemClock } from "@svc/svc";
  * import { MaintenanceSweeper } from "./sweeper.ts";
  *
- * declare const deps: ConstructorParameters<typeof MaintenanceSweeper>[0];
- * const { storage, counters } = deps;
- * const sweeper = new MaintenanceSweeper({ storage, counters, clock: systemClock, intervalMs: 300_000 });
+ * const database = await openDatabase({ kind: "embedded" }); // PGlite in memory
+ * await database.ensureSchema();
+ * const storage = createSqlStorage(database, { clock: systemClock, random: cryptoRandom });
+ *
+ * // `counters` (optional): the abuse counter store, when it is not in memory.
+ * const sweeper = new MaintenanceSweeper({ storage, clock: systemClock, intervalMs: 300_000 });
  * sweeper.start();
- * // …
+ * await sweeper.runOnce(); // → { consumedTokens: 0, samlAssertions: 0, … } (rows deleted per task)
  * await sweeper.stop();
+ * await database.close();
  * ```
  */
 export class MaintenanceSweeper {

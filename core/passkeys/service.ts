@@ -218,23 +218,36 @@ export interface PasskeyServiceOptions {
  * @example
  * ```ts
  * import {
- *   type AuthenticationResponse,
+ *   createSqlStorage,
  *   cryptoRandom as random,
- *   type EventSink,
+ *   EventHub,
  *   loadConfig,
+ *   openDatabase,
  *   PasskeyService,
- *   type Storage,
  *   systemClock as clock,
  * } from "@svc/svc";
  *
- * declare const storage: Storage, events: EventSink, realmId: string, response: AuthenticationResponse;
+ * const database = await openDatabase({ kind: "embedded" }); // PGlite in memory
+ * await database.ensureSchema();
+ * const storage = createSqlStorage(database, { clock, random });
+ * const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
+ *
  * const { config } = loadConfig({ env: {} });
- * const passkeys = new PasskeyService({ credentials: storage.passkeyCredentials,
- *   ceremonies: storage.passkeyCeremonies, users: storage.users, events, clock, random,
- *   relyingParty: config.relyingParty });
- * const { ceremonyId, options } = await passkeys.startLogin({ realmId });
- * // … navigator.credentials.get({ publicKey: options }) in the browser …
- * const { user } = await passkeys.finishLogin(ceremonyId, response);
+ * const passkeys = new PasskeyService({
+ *   credentials: storage.passkeyCredentials,
+ *   ceremonies: storage.passkeyCeremonies,
+ *   users: storage.users,
+ *   events: new EventHub(),
+ *   clock,
+ *   random,
+ *   relyingParty: config.relyingParty, // { id: "localhost", … } by default
+ * });
+ * const { ceremonyId, options } = await passkeys.startLogin({ realmId: realm.id });
+ * options.rpId; // → "localhost"
+ * // The browser answers with the JSON of `navigator.credentials.get({ publicKey: options })`;
+ * // validate it with `AuthenticationResponseSchema`, then (once, within five minutes):
+ * // const { user } = await passkeys.finishLogin(ceremonyId, response);
+ * await database.close();
  * ```
  */
 export class PasskeyService {

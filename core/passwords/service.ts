@@ -8,6 +8,7 @@
  * @module
  */
 import { ValidationError } from "../errors.ts";
+import { inSpan } from "../tracing.ts";
 import { cryptoRandom, type RandomSource, randomToken } from "../random.ts";
 import { ARGON2ID_SALT_BYTES, type Argon2idParams, DEFAULT_ARGON2ID_PARAMS } from "./argon2-params.ts";
 import { ARGON2ID_TAG } from "./argon2id.ts";
@@ -78,7 +79,12 @@ export class PasswordService {
   async hash(password: string): Promise<TaggedPasswordHash & { algorithm: "argon2id" }> {
     if (password.length === 0) throw new ValidationError("The password is empty.", { field: "password" });
     const salt = this.#random.bytes(ARGON2ID_SALT_BYTES);
-    return { algorithm: ARGON2ID_TAG, hash: await this.#hasher.hashArgon2id(password, this.params, salt) };
+    const hash = await inSpan(
+      "svc.password.hash",
+      { attributes: { "svc.password.algorithm": ARGON2ID_TAG } },
+      () => this.#hasher.hashArgon2id(password, this.params, salt),
+    );
+    return { algorithm: ARGON2ID_TAG, hash };
   }
 
   /**
@@ -86,7 +92,7 @@ export class PasswordService {
    * `UnknownPasswordAlgorithmError` for a tag svc does not know.
    */
   async verify(stored: TaggedPasswordHash, password: string): Promise<PasswordVerification> {
-    const valid = await this.#hasher.verify(stored.algorithm, stored.hash, password);
+    const valid = await this.#verifySpan(stored.algorithm, stored.hash, password);
     return { valid, needsRehash: valid && this.needsRehash(stored.algorithm, stored.hash) };
   }
 
@@ -101,7 +107,7 @@ export class PasswordService {
    */
   async verifyAgainstDummy(password: string): Promise<false> {
     const dummy = await this.#dummyHash();
-    await this.#hasher.verify(ARGON2ID_TAG, dummy, password);
+    await this.#verifySpan(ARGON2ID_TAG, dummy, password);
     this.#dummyCount++;
     this.#onDummy?.({ params: this.params });
     return false;
@@ -120,6 +126,15 @@ export class PasswordService {
   /** Closes the hasher. */
   close(): Promise<void> {
     return this.#hasher.close();
+  }
+
+  /** A verification in a span that looks the same for a real hash and for the dummy one. */
+  #verifySpan(tag: string, hash: string, password: string): Promise<boolean> {
+    return inSpan(
+      "svc.password.verify",
+      { attributes: { "svc.password.algorithm": tag } },
+      () => this.#hasher.verify(tag, hash, password),
+    );
   }
 
   #dummyHash(): Promise<string> {

@@ -26,12 +26,15 @@ import { type CacheBus, type CacheInvalidation, MAX_SESSION_IDS_PER_MESSAGE } fr
 
 /** A session that ended, and when (clock milliseconds). */
 export interface EndedSession {
+  /** The session id (a UUID). */
   readonly id: string;
+  /** When the session ended, in clock milliseconds. */
   readonly endedAt: number;
 }
 
 /** Announces ended sessions to every instance (after the transaction that ended them committed). */
 export interface SessionEndAnnouncer {
+  /** Makes every instance refuse the access tokens of these sessions. */
   announce(ended: readonly EndedSession[]): Promise<void>;
 }
 
@@ -72,13 +75,28 @@ export type SessionEndStatus = "ended" | "live" | "unknown";
  *
  * @example
  * ```ts
- * import { type AccessTokenClaims, type CacheBus, EndedSessions, type Storage, systemClock as clock } from "@svc/svc";
+ * import {
+ *   createSqlStorage,
+ *   cryptoRandom as random,
+ *   EndedSessions,
+ *   InProcessCacheBus,
+ *   openDatabase,
+ *   systemClock as clock,
+ * } from "@svc/svc";
  *
- * declare const bus: CacheBus, storage: Storage, sessionId: string, claims: AccessTokenClaims;
+ * const database = await openDatabase({ kind: "embedded" }); // PGlite in memory
+ * await database.ensureSchema();
+ * const storage = createSqlStorage(database, { clock, random });
+ * const bus = new InProcessCacheBus(); // instances sharing a Postgres server: a NotificationCacheBus
  * const ended = new EndedSessions({ clock, retainMs: (600 + 60) * 1000, bus, source: storage.sessions });
- * await ended.start();
- * await ended.announce([{ id: sessionId, endedAt: clock.now() }]); // every instance refuses its tokens
- * ended.status(claims.sid, claims.iat * 1000); // "ended"
+ * await ended.start(); // subscribes, then preloads the recent ends from storage
+ *
+ * const sid = crypto.randomUUID(); // an access token's `sid`
+ * const issuedAt = clock.now(); // its `iat`, in milliseconds
+ * await ended.announce([{ id: sid, endedAt: clock.now() }]); // every instance refuses its tokens
+ * ended.status(sid, issuedAt); // "ended"
+ * await ended.stop();
+ * await database.close();
  * ```
  */
 export class EndedSessions implements SessionEndAnnouncer {
@@ -91,6 +109,7 @@ export class EndedSessions implements SessionEndAnnouncer {
   #overflowUntil = -Infinity;
   #unsubscribe: (() => Promise<void>) | null = null;
 
+  /** The set of this instance; call `start` to subscribe and preload. */
   constructor(options: EndedSessionsOptions) {
     this.#o = options;
     this.#max = Math.max(1, options.maxEntries ?? DEFAULT_ENDED_SESSIONS_MAX);

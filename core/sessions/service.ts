@@ -156,11 +156,28 @@ export async function endAllSessionsOfUser(
  *
  * @example
  * ```ts
- * import type { SessionService } from "@svc/svc";
+ * import {
+ *   createAuthStack,
+ *   createSqlStorage,
+ *   cryptoRandom as random,
+ *   loadConfig,
+ *   nullEventSink as events,
+ *   openDatabase,
+ *   systemClock as clock,
+ * } from "@svc/svc";
  *
- * declare const sessions: SessionService, realmId: string, userId: string;
- * const { tokens } = await sessions.signIn({ realmId, userId, mfa: "Password" });
+ * const database = await openDatabase({ kind: "embedded" }); // PGlite in memory
+ * await database.ensureSchema();
+ * const storage = createSqlStorage(database, { clock, random });
+ * const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
+ * const user = await storage.users.create({ realmId: realm.id, email: "ada@example.com" });
+ * const { config } = loadConfig({ env: {} });
+ * const { sessions } = createAuthStack({ config, storage, clock, random, events });
+ *
+ * const { tokens } = await sessions.signIn({ realmId: realm.id, userId: user.id, mfa: "Password" });
  * const next = await sessions.refresh(tokens.refreshToken); // rotated; the old one is now used
+ * next.session.id; // the same session
+ * await database.close();
  * ```
  */
 export class SessionService {

@@ -51,9 +51,21 @@ export interface BuiltSnapshot {
  * ```ts
  * import { buildSnapshot, evaluate, type SubjectRows, systemClock as clock } from "@svc/svc";
  *
- * declare const rows: SubjectRows, orgId: string;
+ * const orgId = crypto.randomUUID();
+ * // As `storage.subjectGrants.loadSubject(userId, orgId)` returns them:
+ * const rows: SubjectRows = {
+ *   userId: crypto.randomUUID(),
+ *   realmId: crypto.randomUUID(),
+ *   status: "Active",
+ *   attributes: {},
+ *   isOrgMember: true,
+ *   teamIds: [],
+ *   grants: [
+ *     { pattern: "docs:org:*", effect: "Allow", orgId, teamIds: [], condition: null, source: "role:editor" },
+ *   ],
+ * };
  * const built = buildSnapshot(rows, orgId, clock.now());
- * evaluate(built.subject, { permission: "docs:org:read", resourceOrgId: orgId }).decision;
+ * evaluate(built.subject, { permission: "docs:org:read", resourceOrgId: orgId }).decision; // "Allowed"
  * ```
  */
 export function buildSnapshot(rows: SubjectRows, orgId: string | null, builtAt: number): BuiltSnapshot {

@@ -17,9 +17,13 @@ export const INVALID_GRANTS_EVENT = "authz.invalid_grants_skipped";
 
 /** What {@link SubjectSnapshots} is built from. */
 export interface SubjectSnapshotsOptions {
+  /** Where a user's grants are read to build a snapshot. */
   source: SubjectGrantSource;
+  /** Carries invalidations between instances. */
   bus: CacheBus;
+  /** Receives {@link INVALID_GRANTS_EVENT}. */
   events: EventSink;
+  /** Decides when cached snapshots expire. */
   clock: Clock;
   /** Lifetime of a cached snapshot in milliseconds (0 disables the cache). */
   ttlMs: number;
@@ -32,13 +36,33 @@ export interface SubjectSnapshotsOptions {
  *
  * @example
  * ```ts
- * import { type CacheBus, type EventSink, type SubjectGrantSource, SubjectSnapshots, systemClock as clock } from "@svc/svc";
+ * import {
+ *   createSqlStorage,
+ *   cryptoRandom as random,
+ *   InProcessCacheBus,
+ *   nullEventSink as events,
+ *   openDatabase,
+ *   SubjectSnapshots,
+ *   systemClock as clock,
+ * } from "@svc/svc";
  *
- * declare const source: SubjectGrantSource, bus: CacheBus, events: EventSink, userId: string, orgId: string;
+ * const database = await openDatabase({ kind: "embedded" }); // PGlite in memory
+ * await database.ensureSchema();
+ * const storage = createSqlStorage(database, { clock, random });
+ * const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
+ * const org = await storage.organizations.create({ realmId: realm.id, name: "acme", displayName: "Acme" });
+ * const user = await storage.users.create({ realmId: realm.id, email: "ada@example.com" });
+ * await storage.organizations.addMember(org.id, user.id);
+ *
+ * const source = storage.subjectGrants;
+ * const bus = new InProcessCacheBus(); // instances sharing a Postgres server: a NotificationCacheBus
  * const snapshots = new SubjectSnapshots({ source, bus, events, clock, ttlMs: 60_000, maxEntries: 10_000 });
  * await snapshots.start();
- * const built = await snapshots.get(userId, orgId); // cached
- * await snapshots.invalidateUser(userId); // evicts on every instance sharing the bus
+ * const built = await snapshots.get(user.id, org.id); // built from storage, then cached
+ * built?.isOrgMember; // true
+ * await snapshots.invalidateUser(user.id); // evicts on every instance sharing the bus
+ * await snapshots.stop();
+ * await database.close();
  * ```
  */
 export class SubjectSnapshots {
@@ -50,6 +74,7 @@ export class SubjectSnapshots {
   #misses = 0;
   #unsubscribe: (() => Promise<void>) | null = null;
 
+  /** The provider over `options`, with an empty cache; call `start` to follow the bus. */
   constructor(options: SubjectSnapshotsOptions) {
     this.#options = options;
     this.#cache = new TtlLruCache(options.clock, { ttlMs: options.ttlMs, maxEntries: options.maxEntries });

@@ -8,6 +8,7 @@ import { SignJWT } from "jose";
 import type { KeyRing } from "../keys/ring.ts";
 import { SIGNING_ALGORITHM } from "../keys/generate.ts";
 import { type RandomSource, randomToken } from "../random.ts";
+import { inSpan } from "../tracing.ts";
 import type { TokenClaimsByType, TokenMintInput, TokenType } from "./types.ts";
 
 /** A minted token and its claims. */
@@ -50,9 +51,14 @@ export async function mintToken<T extends TokenType>(
     jti: randomToken(context.random, 16),
   } as unknown as TokenClaimsByType[T];
   const key = await context.keys.signingKey((input as { realm: string }).realm);
-  const token = await new SignJWT(claims as unknown as Record<string, unknown>)
-    .setProtectedHeader({ alg: SIGNING_ALGORITHM, typ, kid: key.kid })
-    .sign(key.privateKey);
+  const token = await inSpan(
+    "svc.token.sign",
+    { attributes: { "svc.token.type": typ, "svc.token.algorithm": SIGNING_ALGORITHM } },
+    () =>
+      new SignJWT(claims as unknown as Record<string, unknown>)
+        .setProtectedHeader({ alg: SIGNING_ALGORITHM, typ, kid: key.kid })
+        .sign(key.privateKey),
+  );
   return { token, claims };
 }
 

@@ -26,8 +26,11 @@ import { verifyToken } from "./verify.ts";
 
 /** What a {@link TokenService} is built from. */
 export interface TokenServiceOptions {
+  /** Signs minted tokens and verifies presented ones. */
   keys: KeyRing;
+  /** Gives minted tokens their `iat` and `exp`, and checks expiry on verification. */
   clock: Clock;
+  /** Draws each token's `jti`. */
   random: RandomSource;
   /** The `iss` of every token (svc's base URL). */
   issuer: string;
@@ -58,18 +61,35 @@ export interface VerifyOptions {
  *
  * @example
  * ```ts
- * import { cryptoRandom as random, type KeyRing, type Storage, systemClock as clock, TokenService } from "@svc/svc";
+ * import {
+ *   createSqlStorage,
+ *   cryptoRandom as random,
+ *   KeyRing,
+ *   openDatabase,
+ *   systemClock as clock,
+ *   TokenService,
+ * } from "@svc/svc";
  *
- * declare const keys: KeyRing, storage: Storage, realm: string, userId: string, stamp: string;
+ * const database = await openDatabase({ kind: "embedded" }); // PGlite in memory
+ * await database.ensureSchema();
+ * const storage = createSqlStorage(database, { clock, random });
+ * const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
+ * const user = await storage.users.create({ realmId: realm.id, email: "ada@example.com" });
+ * const stamp = (await storage.users.credentialStamp(user.id))!;
+ *
+ * const keys = new KeyRing({ store: storage.signingKeys, clock, random, overlapMs: 86_400_000 });
  * const issuer = "https://id.example.com";
  * const tokens = new TokenService({ keys, clock, random, issuer, consumed: storage.consumedTokens });
- * const { token } = await tokens.mint("pwreset+svc", { realm, sub: userId, stamp });
+ * const { token } = await tokens.mint("pwreset+svc", { realm: realm.id, sub: user.id, stamp });
  * const claims = await tokens.consume("pwreset+svc", token); // a second call throws invalid_token
+ * claims.sub === user.id; // true
+ * await database.close();
  * ```
  */
 export class TokenService {
   readonly #options: TokenServiceOptions;
 
+  /** The service over `options`. */
   constructor(options: TokenServiceOptions) {
     this.#options = options;
   }

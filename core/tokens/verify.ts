@@ -46,11 +46,30 @@ const ALLOWED_HEADER = new Set(["alg", "typ", "kid"]);
  *
  * @example
  * ```ts
+ * import {
+ *   createSqlStorage,
+ *   cryptoRandom as random,
+ *   KeyRing,
+ *   openDatabase,
+ *   systemClock as clock,
+ *   TokenService,
+ * } from "@svc/svc";
  * import { type VerifyContext, verifyToken } from "./verify.ts";
  *
- * declare const ctx: VerifyContext, token: string, issuer: string;
+ * const database = await openDatabase({ kind: "embedded" }); // PGlite in memory
+ * await database.ensureSchema();
+ * const storage = createSqlStorage(database, { clock, random });
+ * const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
+ * const keys = new KeyRing({ store: storage.signingKeys, clock, random, overlapMs: 86_400_000 });
+ * const issuer = "https://id.example.com";
+ * const tokens = new TokenService({ keys, clock, random, issuer, consumed: storage.consumedTokens });
+ * const sub = crypto.randomUUID(), sid = crypto.randomUUID(); // a user and a session
+ * const { token } = await tokens.mint("at+svc", { realm: realm.id, sub, sid, mfa: "Password", aud: issuer });
+ *
+ * const ctx: VerifyContext = { keys, now: clock.now(), issuer };
  * const claims = await verifyToken(ctx, "at+svc", token, [issuer]);
  * claims.sub; // the user id
+ * await database.close();
  * ```
  */
 export async function verifyToken<T extends TokenType>(

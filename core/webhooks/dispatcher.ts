@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import type { Clock } from "../clock.ts";
 import type { RandomSource } from "../random.ts";
 import type { Storage } from "../../storage/storage.ts";
@@ -25,6 +26,7 @@ import {
 } from "../../storage/contract/webhooks.ts";
 import { EVENT_KINDS } from "../events/catalog.ts";
 import { PollingLoop } from "../polling-loop.ts";
+import { inSpan } from "../tracing.ts";
 import type { EventPublisher } from "../events/publisher.ts";
 import type { EventSink, SvcEvent } from "../events/sink.ts";
 import { checkReceiverUrl, PUBLIC_RECEIVERS_ONLY, type ReceiverPolicy } from "./receivers.ts";
@@ -169,7 +171,32 @@ export class WebhookDispatcher {
     }
   }
 
-  async #deliver({ delivery, endpoint }: ClaimedWebhookDelivery): Promise<DispatchOutcome> {
+  #deliver(claimed: ClaimedWebhookDelivery): Promise<DispatchOutcome> {
+    const { delivery, endpoint } = claimed;
+    // The receiver's host only: a URL's path or query may carry the receiver's own secret.
+    let host = "";
+    try {
+      host = new URL(endpoint.url).hostname;
+    } catch { /* refused below */ }
+    return inSpan("svc.webhook.deliver", {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        "http.request.method": "POST",
+        "server.address": host,
+        "svc.webhook.endpoint_id": endpoint.id,
+        "svc.webhook.delivery_id": delivery.id,
+        "svc.event.kind": delivery.eventKind,
+      },
+    }, async (span) => {
+      const outcome = await this.#deliverNow(claimed);
+      if (outcome.statusCode !== null) span.setAttribute("http.response.status_code", outcome.statusCode);
+      span.setAttribute("svc.webhook.outcome", outcome.ok ? "delivered" : "failed");
+      if (!outcome.ok) span.setStatus({ code: SpanStatusCode.ERROR });
+      return outcome;
+    });
+  }
+
+  async #deliverNow({ delivery, endpoint }: ClaimedWebhookDelivery): Promise<DispatchOutcome> {
     const base = { deliveryId: delivery.id, endpointId: endpoint.id };
     let statusCode: number | null = null;
     let error: string | null = null;

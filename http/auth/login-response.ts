@@ -57,8 +57,11 @@ export const TRANSPORT_HEADER = "X-Svc-Transport";
 
 /** What {@link respondWithSignIn} needs. */
 export interface SignInResponder {
+  /** Creates the session and issues its tokens. */
   sessions: SessionService;
+  /** How the session and device cookies are set (cookie transport). */
   cookies: CookieSettings;
+  /** Source of the CSRF token and of new device ids. */
   random: RandomSource;
   /** Seconds the refresh cookie lives. */
   refreshTokenTtlSeconds: number;
@@ -69,14 +72,53 @@ export interface SignInResponder {
  *
  * @example
  * ```ts
- * import type { SvcApp } from "../app.ts";
+ * import assert from "node:assert/strict";
+ * import {
+ *   cookieSettings,
+ *   createApp,
+ *   createAuthStack,
+ *   createSqlStorage,
+ *   cryptoRandom as random,
+ *   loadConfig,
+ *   nullEventSink as events,
+ *   openDatabase,
+ *   type RouteInstaller,
+ *   systemClock as clock,
+ * } from "@svc/svc";
  * import { respondWithSignIn, type SignInResponder } from "./login-response.ts";
  *
- * declare const app: SvcApp, responder: SignInResponder, realmId: string, userId: string;
- * app.post("/auth/login", async (c) => {
- *   // … verify the credentials …
- *   return (await respondWithSignIn(c, responder, { realmId, userId, mfa: "Password" })).response;
+ * const database = await openDatabase({ kind: "embedded" }); // PGlite, in memory
+ * await database.ensureSchema();
+ * const storage = createSqlStorage(database, { clock, random });
+ * const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
+ * const user = await storage.users.create({ realmId: realm.id, email: "ada@example.com" });
+ * const { config } = loadConfig({ env: {} });
+ * const auth = createAuthStack({ config, storage, clock, random, events });
+ * await auth.ensureKeys();
+ *
+ * const responder: SignInResponder = {
+ *   sessions: auth.sessions,
+ *   cookies: cookieSettings(config),
+ *   random,
+ *   refreshTokenTtlSeconds: config.tokens.refreshTokenTtlSeconds,
+ * };
+ * const loginRoutes: RouteInstaller = (app) => {
+ *   app.post("/auth/login", async (c) => {
+ *     // … verify the credentials …
+ *     const signIn = { realmId: realm.id, userId: user.id, mfa: "Password" };
+ *     return (await respondWithSignIn(c, responder, signIn)).response;
+ *   });
+ * };
+ * const app = createApp({ config, readinessChecks: [], clock, random, routes: [loginRoutes] });
+ *
+ * const bearer = await app.request("/auth/login", { method: "POST" });
+ * assert.equal((await bearer.json()).tokenType, "Bearer"); // accessToken, refreshToken, expiresIn
+ * const browser = await app.request("/auth/login", {
+ *   method: "POST",
+ *   headers: { "X-Svc-Transport": "cookie" },
  * });
+ * assert.ok("csrfToken" in await browser.json()); // the tokens went into Set-Cookie
+ * await database.close();
  * ```
  */
 export async function respondWithSignIn(

@@ -82,24 +82,43 @@ export interface AuthStack {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import {
- *   type CacheBus,
  *   createApp,
  *   createAuthStack,
+ *   createSqlStorage,
  *   cryptoRandom as random,
- *   type EventSink,
+ *   InProcessCacheBus,
  *   loadConfig,
- *   type Storage,
+ *   nullEventSink as events,
+ *   openDatabase,
  *   systemClock as clock,
  * } from "@svc/svc";
  *
- * declare const storage: Storage, events: EventSink, bus: CacheBus;
+ * const database = await openDatabase({ kind: "embedded" }); // PGlite, in memory
+ * await database.ensureSchema();
+ * const storage = createSqlStorage(database, { clock, random });
+ * await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
+ *
  * const { config } = loadConfig({ env: {} });
- * const auth = createAuthStack({ config, storage, clock, random, events, bus });
- * await auth.ensureKeys();
+ * const auth = createAuthStack({ config, storage, clock, random, events, bus: new InProcessCacheBus() });
+ * assert.equal(await auth.ensureKeys(), 1); // the default realm's first signing key
  * await auth.start();
- * const app = createApp({ config, readinessChecks: [auth.readinessCheck], clock, random,
- *   authenticator: auth.authenticator, routes: auth.routes });
+ * const app = createApp({
+ *   config,
+ *   readinessChecks: [auth.readinessCheck],
+ *   clock,
+ *   random,
+ *   authenticator: auth.authenticator,
+ *   routes: auth.routes,
+ * });
+ *
+ * assert.equal((await app.request("/readyz")).status, 200);
+ * const jwks = await (await app.request("/.well-known/jwks.json")).json();
+ * assert.equal(jwks.keys.length, 1);
+ *
+ * await auth.stop();
+ * await database.close();
  * ```
  */
 export function createAuthStack(options: AuthStackOptions): AuthStack {

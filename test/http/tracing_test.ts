@@ -4,11 +4,20 @@
  * host's propagator reads one from `traceparent`.
  */
 import assert from "node:assert/strict";
-import { type Context, createContextKey, propagation, SpanStatusCode, type Tracer } from "@opentelemetry/api";
+import {
+  type Context,
+  createContextKey,
+  propagation,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+} from "@opentelemetry/api";
 import { ManualClock } from "../../core/clock.ts";
 import { loadConfig } from "../../core/config/mod.ts";
 import { seededRandom } from "../../core/random.ts";
 import { createApp } from "../../http/app.ts";
+import { loginBed } from "../support/login.ts";
+import { type RecordedSpan as GlobalSpan, recordSpans, stopRecording } from "../support/spans.ts";
 
 interface RecordedSpan {
   name: string;
@@ -100,3 +109,65 @@ Deno.test("tracing: the caller's trace is continued through the host's propagato
     propagation.disable();
   }
 });
+
+Deno.test("tracing: a request's work nests under its span: statements, password checks, signatures", async () => {
+  const bed = await loginBed();
+  const spans = recordSpans();
+  try {
+    await bed.user("ada@example.test", "correct horse battery");
+    spans.length = 0;
+    const known = await bed.post("/auth/login", {
+      email: "ada@example.test",
+      password: "correct horse battery",
+    });
+    assert.equal(known.status, 200);
+    const { refreshToken } = await known.json();
+    const unknown = await bed.post("/auth/login", {
+      email: "nobody@example.test",
+      password: "correct horse battery",
+    });
+    assert.equal(unknown.status, 401);
+    const refreshed = await bed.post("/auth/refresh", { refreshToken });
+    assert.equal(refreshed.status, 200);
+
+    const requests = spans.filter((s) => s.parent === undefined);
+    assert.deepEqual(requests.map((s) => s.name), [
+      "POST /auth/login",
+      "POST /auth/login",
+      "POST /auth/refresh",
+    ]);
+    const under = (request: GlobalSpan) => spans.filter((s) => root(s) === request && s !== request);
+    const [knownLogin, unknownLogin, refresh] = requests.map(under);
+
+    // The password check is one span, the same for a known user and for the dummy verification.
+    const verify = (children: GlobalSpan[]) => children.filter((s) => s.name === "svc.password.verify");
+    assert.equal(verify(knownLogin).length, 1);
+    assert.deepEqual(
+      verify(unknownLogin).map((s) => s.attributes),
+      verify(knownLogin).map((s) => s.attributes),
+    );
+    assert.ok(
+      knownLogin.some((s) => s.name === "svc.token.sign" && s.attributes["svc.token.type"] === "at+svc"),
+    );
+    assert.ok(!unknownLogin.some((s) => s.name === "svc.token.sign"));
+    assert.ok(
+      knownLogin.some((s) => s.attributes["db.system.name"] === "postgresql"),
+      "statements of the login",
+    );
+
+    // A refresh grant: its one statement and the access token's signature.
+    assert.ok(refresh.some((s) => s.name === "WITH" && s.kind === SpanKind.CLIENT));
+    assert.ok(refresh.some((s) => s.name === "svc.token.sign"));
+    assert.ok(spans.every((s) => s.ended));
+    assert.doesNotMatch(JSON.stringify(spans), /correct horse|srt_|nobody@/);
+  } finally {
+    stopRecording();
+    await bed.close();
+  }
+});
+
+function root(span: GlobalSpan): GlobalSpan {
+  let at = span;
+  while (at.parent !== undefined) at = at.parent;
+  return at;
+}
