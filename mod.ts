@@ -667,7 +667,7 @@ export { KnownDevices, type KnownDevicesOptions } from "./core/devices/known-dev
  * const storage = createSqlStorage(database, { clock, random });
  * const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
  * const { config } = loadConfig({ env: { SVC_ARGON2_MEMORY_KIB: "8192", SVC_PASSWORD_HASH_WORKERS: "0" } });
- * const events = new EventPublisher({ storage, sink: nullEventSink, clock, random });
+ * const events = new EventPublisher({ storage, sink: nullEventSink, random });
  * const auth = createAuthStack({ config, storage, clock, random, events });
  * await auth.ensureKeys();
  * const snapshots = new SubjectSnapshots({

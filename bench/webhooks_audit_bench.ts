@@ -75,7 +75,6 @@ const dispatcher = new WebhookDispatcher({
   storage,
   fetch,
   clock: systemClock,
-  random: cryptoRandom,
   receiverPolicy: { allowPrivate: ["127.0.0.1"] },
   batchSize: BATCH,
   concurrency: 8,

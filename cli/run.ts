@@ -342,7 +342,6 @@ async function serve(
   const publisher = new EventPublisher({
     storage,
     sink: events,
-    clock: systemClock,
     random: cryptoRandom,
     onError: (error, event) => runtime.printError(`events: ${event.kind} not recorded: ${firstLine(error)}`),
     onQueued: () => dispatcher.wake(),
@@ -351,7 +350,6 @@ async function serve(
     storage,
     fetch: (input, init) => fetch(input, init),
     clock: systemClock,
-    random: cryptoRandom,
     publisher,
     retryDelaysMs: config.webhooks.retryScheduleSeconds.map((s) => s * 1000),
     disableAfter: config.webhooks.disableAfterConsecutiveFailures,

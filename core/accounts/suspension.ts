@@ -87,7 +87,7 @@ export interface SuspensionDeps {
  * const admin = await storage.users.create({ realmId: realm.id, email: "admin@example.com" });
  * const user = await storage.users.create({ realmId: realm.id, email: "ada@example.com" });
  *
- * const publisher = new EventPublisher({ storage, sink: new EventHub(), clock, random });
+ * const publisher = new EventPublisher({ storage, sink: new EventHub(), random });
  * // A server also passes `sessions: auth.endedSessions` and `snapshots` (its SubjectSnapshots).
  * const report = await suspendUser({ storage, clock, publisher }, realm.id, user.id, {
  *   id: admin.id,

@@ -11,7 +11,6 @@
  *
  * @module
  */
-import type { Clock } from "../clock.ts";
 import { type RandomSource, randomUuid } from "../random.ts";
 import type { Storage } from "../../storage/storage.ts";
 import { isSecurityLedgerKind } from "./catalog.ts";
@@ -63,8 +62,6 @@ export interface EventPublisherOptions {
   readonly storage: Storage;
   /** The in-process sink (an `EventHub`), told after commit. */
   readonly sink: EventSink;
-  /** The server clock; the publisher does not stamp events with it (each carries its own `occurredAt`). */
-  readonly clock: Clock;
   /** Source of the random event ids (UUIDs) in webhook bodies. */
   readonly random: RandomSource;
   /** Told when a fire-and-forget {@link EventPublisher.emit} could not be stored. */

@@ -16,7 +16,6 @@
  */
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import type { Clock } from "../clock.ts";
-import type { RandomSource } from "../random.ts";
 import type { Storage } from "../../storage/storage.ts";
 import {
   type ClaimedWebhookDelivery,
@@ -46,8 +45,6 @@ export interface WebhookDispatcherOptions {
    * `occurredAt`.
    */
   readonly clock: Clock;
-  /** A random source; the dispatcher itself draws nothing from it. */
-  readonly random: RandomSource;
   /** Records `webhook.endpoint_disabled` durably (outbox, then the in-process sink). */
   readonly publisher?: EventPublisher;
   /** Without a publisher: where `webhook.endpoint_disabled` goes after commit. */

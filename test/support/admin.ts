@@ -29,7 +29,6 @@ export function fullApp(bed: LoginBed, snapshots: SubjectSnapshots = bed.snapsho
   const publisher = new EventPublisher({
     storage: bed.storage,
     sink: { emit: (event) => void bed.events.push(event) },
-    clock: bed.clock,
     random: bed.random,
   });
   const passkeys = createPasskeyRoutes({

@@ -95,7 +95,7 @@ export async function loginBed(
   const storage = createSqlStorage(database, { clock, random });
   const events: SvcEvent[] = [];
   const sink = { emit: (event: SvcEvent) => void events.push(event) };
-  const publisher = new EventPublisher({ storage, sink, clock, random });
+  const publisher = new EventPublisher({ storage, sink, random });
   const config = loadConfig({ env: { ...FAST_PASSWORD_ENV, ...env } }).config;
   const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
   const auth = createAuthStack({ config, storage, clock, random, events: publisher });

@@ -54,7 +54,6 @@ export async function pluginBed(
     const publisher = new EventPublisher({
       storage: bed.storage,
       sink: { emit: (event) => void bed.events.push(event) },
-      clock: bed.clock,
       random: bed.random,
     });
     const sql = pluginSql(bed.database.db);

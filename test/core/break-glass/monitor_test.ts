@@ -20,7 +20,6 @@ Deno.test("break-glass monitor: drill window edges, hourly rotation reminders un
     const publisher = new EventPublisher({
       storage: bed.storage,
       sink: { emit: (e) => void events.push(e) },
-      clock: bed.clock,
       random: bed.random,
     });
     const monitor = new BreakGlassMonitor({

@@ -96,7 +96,7 @@ Deno.test("known devices: SHA-256 keys, first sighting emits the event and the a
       "through the event publisher the new device lands in the user's security ledger",
       async () => {
         const hub = new EventHub();
-        const publisher = new EventPublisher({ storage, sink: hub, clock, random });
+        const publisher = new EventPublisher({ storage, sink: hub, random });
         const announced = new Promise<SvcEvent>((resolve) => hub.subscribe(resolve));
         const devices = new KnownDevices({ store: storage.knownDevices, sink: publisher, clock });
         await devices.recordLogin({

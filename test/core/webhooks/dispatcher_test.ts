@@ -23,7 +23,7 @@ Deno.test("webhook dispatcher against a loopback receiver", async (t) => {
   hub.subscribe((e) => {
     seen.push(e);
   });
-  const publisher = new EventPublisher({ storage, sink: hub, clock, random });
+  const publisher = new EventPublisher({ storage, sink: hub, random });
   const realm = await seeder(database.db).realm();
   const secrets = new Set<string>();
   const receiver = startReceiver({
@@ -35,7 +35,6 @@ Deno.test("webhook dispatcher against a loopback receiver", async (t) => {
       storage,
       fetch,
       clock,
-      random,
       publisher,
       receiverPolicy: { allowPrivate: ["127.0.0.1"] },
       timeoutMs: 300,

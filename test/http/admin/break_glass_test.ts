@@ -190,7 +190,6 @@ Deno.test("/readyz with break_glass_drill: reported (200) by default, 503 when r
     const publisher = new EventPublisher({
       storage: bed.storage,
       sink: { emit: () => {} },
-      clock: bed.clock,
       random: bed.random,
     });
     const monitor = new BreakGlassMonitor({

@@ -21,7 +21,6 @@ function directoryApp(admin: AdminBed, resolveTxt: TxtResolver | undefined, even
   const publisher = new EventPublisher({
     storage: bed.storage,
     sink: { emit: (event) => void events.push(event) },
-    clock: bed.clock,
     random: bed.random,
   });
   return createApp({

@@ -60,7 +60,7 @@ Deno.test("impersonation on Postgres: end on instance A stops the token on insta
     const random = seededRandom(seed);
     const storage = createSqlStorage(database, { clock, random });
     const bus = new NotificationCacheBus(database.notifications);
-    const publisher = new EventPublisher({ storage, sink: { emit: () => {} }, clock, random });
+    const publisher = new EventPublisher({ storage, sink: { emit: () => {} }, random });
     const auth = createAuthStack({ config, storage, clock, random, events: publisher, bus });
     const snapshots = new SubjectSnapshots({
       source: createSqlSubjectGrantSource(database.db),

@@ -41,7 +41,7 @@ Deno.test("audit, retention, erasure and security-event routes", async (t) => {
   hub.subscribe((e) => {
     seen.push(e);
   });
-  const publisher = new EventPublisher({ storage, sink: hub, clock, random });
+  const publisher = new EventPublisher({ storage, sink: hub, random });
   const app = createApp({
     config: loadConfig({ env: {} }).config,
     readinessChecks: [],

@@ -34,7 +34,7 @@ Deno.test("webhook admin routes", async (t) => {
     maxEntries: 0,
   });
   await snapshots.start();
-  const publisher = new EventPublisher({ storage, sink: new EventHub(), clock, random });
+  const publisher = new EventPublisher({ storage, sink: new EventHub(), random });
   let woken = 0;
   const config = loadConfig({
     env: { SVC_WEBHOOK_MOUNT: "/admin/hooks", SVC_WEBHOOK_ALLOW_PRIVATE_RECEIVERS: "127.0.0.0/8" },
@@ -168,7 +168,6 @@ Deno.test("webhook admin routes", async (t) => {
         storage,
         fetch,
         clock,
-        random,
         receiverPolicy: { allowPrivate: config.webhooks.allowPrivateReceivers },
       });
       await dispatcher.runOnce();
@@ -194,7 +193,6 @@ Deno.test("webhook admin routes", async (t) => {
         storage,
         fetch,
         clock,
-        random,
         receiverPolicy: { allowPrivate: ["127.0.0.1"] },
       }).runOnce();
       const got = receiver.received.at(-1)!;
@@ -210,7 +208,6 @@ Deno.test("webhook admin routes", async (t) => {
         storage,
         fetch,
         clock,
-        random,
         receiverPolicy: { allowPrivate: ["127.0.0.1"] },
         retryDelaysMs: [],
       });
