@@ -5,15 +5,15 @@
  * the plugin contract. `@svc/svc` (the package root) holds the same app, storage and plugin API
  * beside everything else svc exports; the runtime adapters are here only.
  *
- * @example A host on Deno with a plugin of its own (it runs `svc` until stopped, so it is not run as a test)
- * ```ts ignore
+ * @example A host on Deno with a plugin of its own (`deno run -A host.ts start`)
+ * ```ts
  * import { definePlugin, denoRuntime, runCli } from "@svc/svc/server";
  *
  * const hello = definePlugin({
  *   name: "hello",
  *   routes: [(app) => app.get("/hello", (c) => c.text("hello"))],
  * });
- * Deno.exit(await runCli(Deno.args, denoRuntime, { plugins: [hello] }));
+ * if (import.meta.main) Deno.exit(await runCli(Deno.args, denoRuntime, { plugins: [hello] }));
  * ```
  *
  * @example Open the storage and serve the app yourself

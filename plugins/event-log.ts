@@ -18,12 +18,13 @@ export interface EventLogOptions {
 /**
  * A plugin that logs events as JSON lines: `{"kind", "occurredAt" (ISO), "realmId", "orgId", "userId", "data"}`.
  *
- * @example Started with svc (it serves until stopped, so it is not run as a test)
- * ```ts ignore
+ * @example Installed in a host file (`deno run -A host.ts`)
+ * ```ts
  * import { eventLogPlugin } from "@svc/svc";
  * import { denoRuntime as runtime, runCli } from "@svc/svc/server";
  *
- * await runCli(["start"], runtime, { plugins: [eventLogPlugin({ write: console.log, kinds: ["login.*"] })] });
+ * const plugins = [eventLogPlugin({ write: console.log, kinds: ["login.*"] })];
+ * if (import.meta.main) Deno.exit(await runCli(["start"], runtime, { plugins }));
  * ```
  */
 export function eventLogPlugin(options: EventLogOptions): SvcPlugin {
