@@ -6,7 +6,7 @@
  */
 import { type Child, render, useEffect, useState } from "hono/jsx/dom";
 import { api, onSessionExpired } from "./api.ts";
-import { href, useRoute } from "./router.ts";
+import { href, type Route, useRoute } from "./router.ts";
 import { makeSession, type Profile, type Session, SessionContext } from "./session.ts";
 import { ErrorNote, focusNextPage, Page } from "./ui.tsx";
 import { SignIn } from "./pages/sign-in.tsx";
@@ -87,10 +87,14 @@ function Routed(props: { segments: string[] }) {
   }
 }
 
-function Layout(props: { session: Session; children: Child }) {
+/**
+ * The frame around every page. It takes the route from `App` rather than subscribing to
+ * `hashchange` itself: one subscription means one re-render per navigation (a parent and a child
+ * both updating on the same event could reconcile the new page twice).
+ */
+function Layout(props: { session: Session; route: Route; children: Child }) {
   const { session } = props;
-  const route = useRoute();
-  const current = `/${route.segments[0] ?? ""}`;
+  const current = `/${props.route.segments[0] ?? ""}`;
   return (
     <>
       <a
@@ -189,7 +193,7 @@ function App() {
     case "signed-in":
       return (
         <SessionContext.Provider value={state.session}>
-          <Layout session={state.session}>
+          <Layout session={state.session} route={route}>
             <Routed segments={route.segments} />
           </Layout>
         </SessionContext.Provider>
