@@ -105,7 +105,12 @@ export async function api<T = any>(
   if (res.status === 401 && options.refresh !== false) {
     if (await refreshSession()) res = await send(method, path, body);
     if (res.status === 401) {
-      expiredListener?.();
+      // The caller gets its error first, while its page is still mounted; the switch to sign-in
+      // (which unmounts that page) comes after. Switching first let a page that was being
+      // unmounted set its state afterwards, and the renderer could bring it back later: the
+      // next visit to that page then showed it twice.
+      const listener = expiredListener;
+      if (listener) setTimeout(listener, 0);
       throw new SessionExpiredError();
     }
   }
