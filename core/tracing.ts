@@ -27,8 +27,6 @@ export interface SvcSpanOptions {
   readonly kind?: SpanKind;
   /** Attributes known before the work starts. */
   readonly attributes?: Attributes;
-  /** Default {@link svcTracer}. */
-  readonly tracer?: Tracer;
 }
 
 /**
@@ -53,8 +51,7 @@ export function inSpan<T>(
   options: SvcSpanOptions,
   work: (span: Span) => Promise<T>,
 ): Promise<T> {
-  const tracer = options.tracer ?? TRACER;
-  return tracer.startActiveSpan(
+  return TRACER.startActiveSpan(
     name,
     { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes },
     async (span) => {

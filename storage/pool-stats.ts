@@ -8,7 +8,8 @@
  *
  * @module
  */
-import type { DatabaseConnection, Dialect, Driver } from "kysely";
+import type { DatabaseConnection, Dialect } from "kysely";
+import { delegatingDriver, withDriver } from "./driver-wrapper.ts";
 
 /** The pool as it stands, read at scrape time. */
 export interface DatabasePoolStats {
@@ -61,47 +62,29 @@ export class PoolStatsRecorder implements DatabasePoolStats {
 
   /** The dialect with its driver counted by this recorder. */
   wrap(dialect: Dialect): Dialect {
-    return {
-      createAdapter: () => dialect.createAdapter(),
-      createQueryCompiler: () => dialect.createQueryCompiler(),
-      createIntrospector: (db) => dialect.createIntrospector(db),
-      createDriver: () => this.#wrapDriver(dialect.createDriver()),
-    };
-  }
-
-  #wrapDriver(inner: Driver): Driver {
-    const driver: Driver = {
-      init: (options) => inner.init(options),
-      acquireConnection: async (options) => {
-        const started = this.#now();
-        this.#waiting++;
-        let connection: DatabaseConnection;
-        try {
-          connection = await inner.acquireConnection(options);
-        } finally {
-          this.#waiting--;
-          this.#waitMs += this.#now() - started;
-        }
-        this.#inUse++;
-        this.#acquisitions++;
-        return connection;
-      },
-      beginTransaction: (connection, settings) => inner.beginTransaction(connection, settings),
-      commitTransaction: (connection) => inner.commitTransaction(connection),
-      rollbackTransaction: (connection) => inner.rollbackTransaction(connection),
-      releaseConnection: async (connection, options) => {
-        try {
-          await inner.releaseConnection(connection, options);
-        } finally {
-          this.#inUse--;
-        }
-      },
-      destroy: (options) => inner.destroy(options),
-    };
-    // Savepoints exist only where the inner driver has them (kysely checks for the methods).
-    if (inner.savepoint) driver.savepoint = inner.savepoint.bind(inner);
-    if (inner.rollbackToSavepoint) driver.rollbackToSavepoint = inner.rollbackToSavepoint.bind(inner);
-    if (inner.releaseSavepoint) driver.releaseSavepoint = inner.releaseSavepoint.bind(inner);
-    return driver;
+    return withDriver(dialect, (inner) =>
+      delegatingDriver(inner, {
+        acquireConnection: async (options) => {
+          const started = this.#now();
+          this.#waiting++;
+          let connection: DatabaseConnection;
+          try {
+            connection = await inner.acquireConnection(options);
+          } finally {
+            this.#waiting--;
+            this.#waitMs += this.#now() - started;
+          }
+          this.#inUse++;
+          this.#acquisitions++;
+          return connection;
+        },
+        releaseConnection: async (connection, options) => {
+          try {
+            await inner.releaseConnection(connection, options);
+          } finally {
+            this.#inUse--;
+          }
+        },
+      }));
   }
 }

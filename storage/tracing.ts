@@ -9,8 +9,9 @@
  * @module
  */
 import { SpanKind } from "@opentelemetry/api";
-import type { DatabaseConnection, Dialect, Driver, QueryResult } from "kysely";
+import type { DatabaseConnection, Dialect, QueryResult } from "kysely";
 import { inSpan } from "../core/tracing.ts";
+import { delegatingDriver, withDriver } from "./driver-wrapper.ts";
 
 const TRACED = Symbol("svc traced connection");
 
@@ -22,28 +23,10 @@ export function operationName(sql: string): string {
 
 /** `dialect` with a client span around every statement its connections execute. */
 export function traceQueries(dialect: Dialect, system = "postgresql"): Dialect {
-  return {
-    createAdapter: () => dialect.createAdapter(),
-    createQueryCompiler: () => dialect.createQueryCompiler(),
-    createIntrospector: (db) => dialect.createIntrospector(db),
-    createDriver: () => tracedDriver(dialect.createDriver(), system),
-  };
-}
-
-function tracedDriver(inner: Driver, system: string): Driver {
-  const driver: Driver = {
-    init: (options) => inner.init(options),
-    acquireConnection: async (options) => traced(await inner.acquireConnection(options), system),
-    beginTransaction: (connection, settings) => inner.beginTransaction(connection, settings),
-    commitTransaction: (connection) => inner.commitTransaction(connection),
-    rollbackTransaction: (connection) => inner.rollbackTransaction(connection),
-    releaseConnection: (connection, options) => inner.releaseConnection(connection, options),
-    destroy: (options) => inner.destroy(options),
-  };
-  if (inner.savepoint) driver.savepoint = inner.savepoint.bind(inner);
-  if (inner.rollbackToSavepoint) driver.rollbackToSavepoint = inner.rollbackToSavepoint.bind(inner);
-  if (inner.releaseSavepoint) driver.releaseSavepoint = inner.releaseSavepoint.bind(inner);
-  return driver;
+  return withDriver(dialect, (inner) =>
+    delegatingDriver(inner, {
+      acquireConnection: async (options) => traced(await inner.acquireConnection(options), system),
+    }));
 }
 
 /**
