@@ -414,7 +414,11 @@ export class LoginPipeline {
     const gate = await d.abuse.check(attempt);
     if (gate.outcome === "Blocked") throw new LoginBlockedError(gate.retryAfterSeconds);
 
-    const outcome = await this.#checkFactor(user, claims.jti, request.factor, request.code);
+    const outcome = request.factor === "recovery_code"
+      ? await this.#spendRecoveryCode(user.id, claims.jti, new Date(claims.exp * 1000), request.code)
+      : await this.#checkFactor(user, claims.jti, request.factor, request.code);
+    // A concurrent attempt completed the login first (the slot stays: nothing was verified here).
+    if (outcome === "consumed") throw new InvalidTokenError("consumed");
     if (outcome !== "ok") {
       // The attempt's lockout slot stays: it is the failure.
       await this.#emit({
@@ -427,7 +431,10 @@ export class LoginPipeline {
       throw new InvalidMfaCodeError();
     }
     await d.abuse.release(attempt, gate);
-    if (!await d.storage.consumedTokens.consume(claims.jti, new Date(claims.exp * 1000))) {
+    if (
+      request.factor !== "recovery_code" &&
+      !await d.storage.consumedTokens.consume(claims.jti, new Date(claims.exp * 1000))
+    ) {
       throw new InvalidTokenError("consumed");
     }
     const data: Record<string, unknown> = { factor: request.factor };
@@ -545,10 +552,36 @@ export class LoginPipeline {
     }
   }
 
+  /**
+   * A recovery code is spent only by the attempt that wins the `mfa+svc` token: the token's jti
+   * and the code are consumed in one transaction (the token first, so concurrent attempts queue
+   * on it), and a wrong code or a token another attempt consumed rolls both back.
+   */
+  async #spendRecoveryCode(
+    userId: string,
+    jti: string,
+    expiresAt: Date,
+    code: string,
+  ): Promise<"ok" | "consumed" | "invalid_code"> {
+    const d = this.#d;
+    try {
+      return await d.storage.transaction(async (tx) => {
+        if (!await tx.consumedTokens.consume(jti, expiresAt)) throw new RecoveryCodeNotSpent("consumed");
+        if (!await d.recoveryCodes.consume(userId, code, tx.recoveryCodes)) {
+          throw new RecoveryCodeNotSpent("invalid_code");
+        }
+        return "ok" as const;
+      });
+    } catch (error) {
+      if (error instanceof RecoveryCodeNotSpent) return error.outcome;
+      throw error;
+    }
+  }
+
   async #checkFactor(
     user: User,
     jti: string,
-    factor: MfaFactor,
+    factor: Exclude<MfaFactor, "recovery_code">, // a recovery code is spent in #spendRecoveryCode
     code: string,
   ): Promise<"ok" | string> {
     const d = this.#d;
@@ -561,8 +594,6 @@ export class LoginPipeline {
         const result = await d.emailOtp.verify(MFA_CHALLENGE_PREFIX + jti, code);
         return result.ok ? "ok" : result.outcome;
       }
-      case "recovery_code":
-        return await d.recoveryCodes.consume(user.id, code) ? "ok" : "invalid_code";
     }
   }
 
@@ -591,6 +622,13 @@ export class LoginPipeline {
     } catch (error) {
       this.#d.onError?.(`login: event ${event.kind} not recorded`, error);
     }
+  }
+}
+
+/** Rolls back the transaction of a recovery code attempt that did not win (the outcome says why). */
+class RecoveryCodeNotSpent extends Error {
+  constructor(readonly outcome: "consumed" | "invalid_code") {
+    super(outcome);
   }
 }
 
