@@ -279,15 +279,20 @@ export class LoginPipeline {
       }
     }
 
+    // The organization asked for is checked only after the steps of spec 5.2 that can refuse a
+    // right password (the risk gate below), so that its answer (403) never tells a blocked right
+    // password from a wrong one; and a refusal keeps the attempt's lockout slot.
     const orgId = request.org ?? null;
-    if (orgId !== null && !await d.storage.organizations.isMember(orgId, user.id)) {
-      await d.abuse.release(attempt, gate);
-      throw new ForbiddenError("You are not a member of this organization.");
-    }
+    const checkOrganization = async () => {
+      if (orgId !== null && !await d.storage.organizations.isMember(orgId, user.id)) {
+        throw new ForbiddenError("You are not a member of this organization.");
+      }
+    };
 
     // A break-glass account (spec 3, 5.2): no risk block and no MFA step-up (the abuse gate above
     // still applies); every such login is recorded before the session exists.
     if (user.isBreakGlass) {
+      await checkOrganization();
       await d.abuse.release(attempt, gate);
       await this.#recordBreakGlassLogin(user, request);
       return {
@@ -326,6 +331,7 @@ export class LoginPipeline {
       await this.#alertRiskBlock(user, risk, request);
       throw new LoginFailedError();
     }
+    await checkOrganization();
     await d.abuse.release(attempt, gate);
 
     // 5. MFA step-up: TOTP when enrolled; else email OTP when enrolled, or when the risk gate asks.
