@@ -226,15 +226,22 @@ export class LoginPipeline {
     const audience = await this.#audience(request.audience ?? null);
     const realm = await this.#realm(request.realm ?? null);
     const realmId = realm?.id ?? null;
-    const attempt = { ip: ip ?? UNKNOWN_IP, identifier: request.email, realmId };
+    // The account is read first (no side effect, and the same read whether or not it exists) so
+    // that the abuse gate knows a break-glass account, which strangers must not lock out.
+    const user = realm === null ? null : await d.storage.users.findByEmail(realm.id, request.email);
+    const attempt = {
+      ip: ip ?? UNKNOWN_IP,
+      identifier: request.email,
+      realmId,
+      breakGlassStamp: await this.#breakGlassStamp(user),
+    };
 
     // 1. Abuse gate.
     const gate = await d.abuse.check({ ...attempt, captchaToken: request.captchaToken ?? null });
     if (gate.outcome === "Blocked") throw new LoginBlockedError(gate.retryAfterSeconds);
     if (gate.outcome === "CaptchaRequired") throw new CaptchaRequiredError(gate.captcha!);
 
-    // 2. User lookup; a miss does the same argon2id work as a wrong password.
-    const user = realm === null ? null : await d.storage.users.findByEmail(realm.id, request.email);
+    // 2. User lookup (read above); a miss does the same argon2id work as a wrong password.
     const credential = user === null ? null : await d.storage.passwordCredentials.get(user.id);
     // From here on the attempt holds a lockout slot: every failure below keeps it.
     if (user === null || credential === null) {
@@ -481,7 +488,12 @@ export class LoginPipeline {
     const d = this.#d;
     const { user, origin } = login;
     const ip = origin.ip ?? null;
-    await d.abuse.recordSuccess({ ip: ip ?? UNKNOWN_IP, identifier: user.email, realmId: user.realmId });
+    await d.abuse.recordSuccess({
+      ip: ip ?? UNKNOWN_IP,
+      identifier: user.email,
+      realmId: user.realmId,
+      breakGlassStamp: await this.#breakGlassStamp(user),
+    });
     let newDevice = false;
     if (origin.deviceId) {
       try {
@@ -538,6 +550,12 @@ export class LoginPipeline {
         data: { lastUseAt: state.lastUseAt?.toISOString() ?? null, reason: "login" },
       }, where);
     });
+  }
+
+  /** A break-glass account's credential stamp (its abuse counters' epoch); null for any other. */
+  async #breakGlassStamp(user: User | null): Promise<string | null> {
+    if (user === null || !user.isBreakGlass) return null;
+    return await this.#d.storage.users.credentialStamp(user.id);
   }
 
   async #alertRiskBlock(user: User, risk: RiskDecision, origin: LoginOrigin): Promise<void> {
