@@ -143,6 +143,7 @@ export type {
 } from "./core/sessions/ended.ts";
 export type {
   AccessTokenResponse,
+  CreatedSession,
   IssuedTokens,
   OpenedSession,
   SessionService,

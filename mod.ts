@@ -297,6 +297,7 @@ export { hashRefreshToken, newRefreshToken, REFRESH_TOKEN_PREFIX } from "./core/
 /** Sessions: sign-in, refresh rotation with reuse detection, organization switch, logout. */
 export {
   type AccessTokenResponse,
+  type CreatedSession,
   type IssuedTokens,
   type OpenedSession,
   REFRESH_REUSE_EVENT,

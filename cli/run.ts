@@ -19,14 +19,12 @@ import {
 import { StorageError } from "../core/errors.ts";
 import { cryptoRandom } from "../core/random.ts";
 import { DefinitionError, type DefinitionPlan, planDefinitions } from "../core/definitions/declarations.ts";
-import { syncDefinitions } from "../core/definitions/sync.ts";
 import { EventHub } from "../core/events/sink.ts";
 import { EventPublisher } from "../core/events/publisher.ts";
 import { WebhookDispatcher } from "../core/webhooks/dispatcher.ts";
 import { MailDeliveryWorker } from "../core/mail/delivery.ts";
 import { createOutboxTransport } from "../core/mail/outbox.ts";
 import { mailRelayFromConfig } from "./mail-relay.ts";
-import { createSqlStorage } from "../storage/storage.ts";
 import { AUDIT_USAGE, auditCommand } from "./audit.ts";
 import { BREAK_GLASS_USAGE, breakGlassCommand, breakGlassLockedLine } from "./break-glass.ts";
 import {
@@ -48,10 +46,8 @@ import { type LogLines, logLines } from "./log-lines.ts";
 import { createApp } from "../http/app.ts";
 import { resolveClientAddress, TrustedProxies } from "../http/client-ip.ts";
 import { svcRoutes } from "../http/svc-routes.ts";
-import { KeyRing } from "../core/keys/ring.ts";
 import { createAuthStack } from "../http/auth/stack.ts";
 import { createLoginStack } from "../http/auth/login-stack.ts";
-import { bootstrapAdmin } from "../core/accounts/bootstrap.ts";
 import { argon2idParamsFromConfig } from "../core/passwords/argon2-params.ts";
 import { createPasswordHasher } from "../core/passwords/create.ts";
 import type { PasswordHasher } from "../core/passwords/hasher.ts";
@@ -63,10 +59,10 @@ import { MaintenanceSweeper } from "../core/maintenance/sweeper.ts";
 import { createPasskeyRoutes } from "../http/routes/passkeys.ts";
 import { type EmbeddedStoreFilesSource, openDatabase, type SvcDatabase } from "../storage/open.ts";
 import { schemaScript } from "../storage/schema.ts";
+import { BootStepError, type PreparedStorage, prepareStorage } from "./prepare-storage.ts";
 import { PluginError, type SvcPlugin } from "../plugins/plugin.ts";
 import {
   claimMerger,
-  ensurePluginTables,
   type InstalledPlugin,
   loadPluginConfig,
   outboundGuard,
@@ -300,35 +296,45 @@ async function serve(
     return 1;
   }
   const sql = pluginSql(database.db);
+  // The schema, plugin tables, definitions, signing keys and bootstrap administrator: safe when
+  // several instances boot at once on one empty database.
+  const { adminEmail, adminPassword } = config.bootstrap;
+  let prepared: PreparedStorage;
   try {
-    await ensurePluginTables(sql, plugins);
+    prepared = await prepareStorage(database, {
+      plan,
+      plugins,
+      signingKeyOverlapMs: config.tokens.signingKeyOverlapSeconds * 1000,
+      bootstrap: adminEmail !== undefined && adminPassword !== undefined
+        ? { email: adminEmail, password: adminPassword }
+        : null,
+      passwords: async () => {
+        await passwordsReady;
+        return passwords;
+      },
+      clock: systemClock,
+      random: cryptoRandom,
+    });
   } catch (err) {
-    runtime.printError(firstLine(err));
+    runtime.printError(err instanceof BootStepError ? err.message : firstLine(err));
     await database.close();
     await passwords.close();
     return 1;
   }
-
-  const deps = { clock: systemClock, random: cryptoRandom };
-  const storage = createSqlStorage(database, deps);
-  let rolesChanged = false;
-  try {
-    const report = await syncDefinitions(plan, {
-      catalog: storage.permissionCatalog,
-      realms: storage.realms,
-      roles: storage.roles,
-      storage,
-    });
-    const { added, retired } = report.catalog;
-    rolesChanged = report.rolesCreated.length + report.rolesUpdated.length > 0;
+  const { storage, keyRing } = prepared;
+  const { added, retired } = prepared.definitions.catalog;
+  let rolesChanged = prepared.definitions.rolesCreated.length + prepared.definitions.rolesUpdated.length > 0;
+  runtime.print(
+    `definitions: ${plan.permissions.length} permissions published (${added.length} new, ${retired.length} retired), ${plan.roles.length} declared roles`,
+  );
+  if (prepared.bootstrap !== null) {
+    const report = prepared.bootstrap;
+    if (report.assignmentCreated || report.grantAdded) rolesChanged = true;
     runtime.print(
-      `definitions: ${plan.permissions.length} permissions published (${added.length} new, ${retired.length} retired), ${plan.roles.length} declared roles`,
+      `bootstrap: administrator ${adminEmail} ${report.userCreated ? "created" : "present"}${
+        report.passwordSet ? ", password set" : ""
+      }`,
     );
-  } catch (err) {
-    runtime.printError(`definitions: sync failed: ${firstLine(err)}`);
-    await database.close();
-    await passwords.close();
-    return 1;
   }
 
   const events = new EventHub({
@@ -357,45 +363,14 @@ async function serve(
     resolveHost: runtime.resolveHost ? (hostname) => runtime.resolveHost!(hostname) : undefined,
     onError: runtime.printError,
   });
-  // A primary signing key for every realm (the default realm at least), before serving.
-  const keyRing = new KeyRing({
-    store: storage.signingKeys,
-    clock: systemClock,
-    random: cryptoRandom,
-    overlapMs: config.tokens.signingKeyOverlapSeconds * 1000,
-  });
-  try {
-    for (const realm of await storage.realms.list()) await keyRing.ensurePrimary(realm.id);
-  } catch (err) {
-    runtime.printError(`signing keys: cannot create or load the realms' primary keys: ${firstLine(err)}`);
-    await database.close();
-    await passwords.close();
-    return 1;
-  }
-  // Password login: hashing off the event loop, shared abuse counters, offline risk files, and
-  // the bootstrap administrator (before listening, so the first request can sign in).
+  // Password login: hashing off the event loop, shared abuse counters and offline risk files
+  // (before listening, so the first request can sign in).
   let riskProviders: Awaited<ReturnType<typeof loadRiskProviders>>;
   let captcha: CaptchaProvider | null;
   try {
     captcha = captchaProviderFromConfig(config.abuse.captcha);
     riskProviders = await loadRiskProviders(config.risk, runtime.readTextFile);
     await passwordsReady;
-    const { adminEmail, adminPassword } = config.bootstrap;
-    if (adminEmail !== undefined && adminPassword !== undefined) {
-      const realm = await storage.realms.getDefault();
-      if (realm === null) throw new Error("the default realm does not exist");
-      const report = await bootstrapAdmin({ storage, passwords }, {
-        realmId: realm.id,
-        email: adminEmail,
-        password: adminPassword,
-      });
-      if (report.assignmentCreated || report.grantAdded) rolesChanged = true;
-      runtime.print(
-        `bootstrap: administrator ${adminEmail} ${report.userCreated ? "created" : "present"}${
-          report.passwordSet ? ", password set" : ""
-        }`,
-      );
-    }
   } catch (err) {
     runtime.printError(`login: cannot prepare password login: ${firstLine(err)}`);
     await passwords.close();

@@ -15,6 +15,7 @@ import { checkReceiverUrl, parseIp, type ReceiverPolicy } from "../core/webhooks
 import { refuseUnderImpersonation } from "../http/admin/kit.ts";
 import { auditActor } from "../http/auth/audit-actor.ts";
 import { fence } from "../http/auth/fence.ts";
+import { applyDdlOnce } from "../storage/open.ts";
 import type { Storage } from "../storage/storage.ts";
 import type { SvcConfig } from "../core/config/mod.ts";
 import { type EventCatalogEntry, extendEventCatalog, isSecurityLedgerKind } from "../core/events/catalog.ts";
@@ -160,15 +161,18 @@ export function pluginSql(db: Kysely<any>): PluginSql {
   };
 }
 
-/** Creates the plugins' tables (their statements are idempotent). */
-export async function ensurePluginTables(sql: PluginSql, plugins: readonly SvcPlugin[]): Promise<void> {
+/**
+ * Creates the plugins' tables (their statements are idempotent): each plugin's statements in one
+ * transaction under svc's schema lock, once per version of them, so that instances booting at once
+ * on one database neither collide nor deadlock.
+ */
+// deno-lint-ignore no-explicit-any
+export async function ensurePluginTables(db: Kysely<any>, plugins: readonly SvcPlugin[]): Promise<void> {
   for (const plugin of plugins) {
-    for (const statement of plugin.tables ?? []) {
-      try {
-        await sql.query(statement);
-      } catch (err) {
-        throw new PluginError(`plugin ${plugin.name}: tables: ${(err as Error).message.split("\n")[0]}`);
-      }
+    try {
+      await applyDdlOnce(db, `plugin:${plugin.name}`, plugin.tables ?? []);
+    } catch (err) {
+      throw new PluginError(`plugin ${plugin.name}: tables: ${(err as Error).message.split("\n")[0]}`);
     }
   }
 }

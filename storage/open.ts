@@ -4,7 +4,9 @@
  * same Postgres dialect to the same schema, through kysely.
  */
 import { PGlite } from "@electric-sql/pglite";
-import { Kysely, sql } from "kysely";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex } from "@noble/hashes/utils.js";
+import { Kysely, sql, type Transaction } from "kysely";
 import { PostgresJSDialect } from "kysely-postgres-js";
 import postgres from "postgres";
 import type { Database } from "./database.ts";
@@ -231,11 +233,69 @@ async function createSchema(db: Kysely<Database>, schema: string | undefined): P
   await db.transaction().execute(async (trx) => {
     // Many instances may boot at once against one server; serialize their DDL.
     await sql`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK_KEY})`.execute(trx);
+    // Another instance may have run it while this one waited: running it again would take its
+    // tables' locks (ADD COLUMN IF NOT EXISTS takes an exclusive one) while that instance already
+    // writes to them, which can deadlock with its next steps.
+    if (await appliedFingerprint(trx) === fingerprint) return;
     if (schema) await sql.raw(`CREATE SCHEMA IF NOT EXISTS ${schema}`).execute(trx);
     for (const statement of schemaStatements()) await sql.raw(statement).execute(trx);
     await sql`INSERT INTO svc_schema_state (id, fingerprint) VALUES (1, ${fingerprint})
       ON CONFLICT (id) DO UPDATE SET fingerprint = excluded.fingerprint`.execute(trx);
   });
+}
+
+/**
+ * Runs `work` in a transaction that holds the Postgres advisory lock `key` (transaction-scoped),
+ * so that instances booting at once do a one-time step (such as creating the realms' first
+ * signing keys) one after the other: the later ones find the first one's result.
+ */
+export async function withAdvisoryLock<T>(
+  db: Kysely<Database>,
+  key: number,
+  work: (trx: Transaction<Database>) => Promise<T>,
+): Promise<T> {
+  return await db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(${key})`.execute(trx);
+    return await work(trx);
+  });
+}
+
+/**
+ * Runs idempotent DDL of its own (a plugin's tables), named `name`, once per version of the
+ * statements: under the lock svc's schema creation takes, so that instances booting at once do
+ * not race (two `CREATE TABLE IF NOT EXISTS` of one table collide on the catalog), and skipped
+ * when the same statements already ran (recorded in `svc_ddl_state`), so that a boot next to
+ * running instances takes none of their tables' locks. A failing statement rolls the whole set back.
+ */
+// deno-lint-ignore no-explicit-any
+export async function applyDdlOnce(
+  db: Kysely<any>,
+  name: string,
+  statements: readonly string[],
+): Promise<void> {
+  if (statements.length === 0) return;
+  const fingerprint = bytesToHex(sha256(new TextEncoder().encode(statements.join("\n;\n"))));
+  if (await appliedDdl(db, name) === fingerprint) return;
+  await db.transaction().execute(async (trx) => {
+    await sql`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK_KEY})`.execute(trx);
+    await sql`CREATE TABLE IF NOT EXISTS svc_ddl_state (name text PRIMARY KEY, fingerprint text NOT NULL)`
+      .execute(trx);
+    if (await appliedDdl(trx, name) === fingerprint) return;
+    for (const statement of statements) await sql.raw(statement).execute(trx);
+    await sql`INSERT INTO svc_ddl_state (name, fingerprint) VALUES (${name}, ${fingerprint})
+      ON CONFLICT (name) DO UPDATE SET fingerprint = excluded.fingerprint`.execute(trx);
+  });
+}
+
+/** The fingerprint of the DDL named `name` that last ran in the connection's schema, or null. */
+// deno-lint-ignore no-explicit-any
+async function appliedDdl(db: Kysely<any>, name: string): Promise<string | null> {
+  const table = await sql<{ t: string | null }>`
+    SELECT to_regclass(quote_ident(current_schema()) || '.svc_ddl_state')::text AS t`.execute(db);
+  if (table.rows[0]?.t == null) return null;
+  const state = await sql<{ fingerprint: string }>`SELECT fingerprint FROM svc_ddl_state WHERE name = ${name}`
+    .execute(db);
+  return state.rows[0]?.fingerprint ?? null;
 }
 
 /** The fingerprint of the DDL that last ran in the connection's schema, or null (none yet). */

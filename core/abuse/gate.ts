@@ -36,6 +36,12 @@
  * default) skips the layer, `closed` blocks the attempt. Either way the gate emits
  * `abuse.counter_store_unavailable` (one event per call, naming the failing layers).
  *
+ * Break-glass accounts (`LoginAttempt.breakGlassStamp`): the emergency account must stay usable
+ * when strangers guess at it, so its `accountLockout` layer counts failures per address and
+ * account (one address can lock out only itself), and its per-account counters are keyed by the
+ * account's credential stamp, which every password rotation changes (a rotation resets them).
+ * Its password is generated with high entropy, so per-address limits bound guessing enough.
+ *
  * @module
  */
 import type { Clock } from "../clock.ts";
@@ -104,6 +110,13 @@ export interface LoginAttempt {
   readonly realmId?: string | null;
   /** The CAPTCHA widget's token, when the client sent one. */
   readonly captchaToken?: string | null;
+  /**
+   * Set when the account is a break-glass account: its credential stamp (changed by every
+   * password rotation). The emergency account cannot be locked out by strangers: its lockout
+   * counts failures per address (one address locks out only itself), and its counters are keyed
+   * by this stamp, so a rotation starts them afresh.
+   */
+  readonly breakGlassStamp?: string | null;
 }
 
 /** How one layer judged an attempt. */
@@ -421,10 +434,24 @@ export class AbuseGate {
     });
   }
 
-  #keys(attempt: { ip: string; identifier: string; realmId?: string | null }) {
+  #keys(
+    attempt: { ip: string; identifier: string; realmId?: string | null; breakGlassStamp?: string | null },
+  ) {
     // Digests only: counter keys never hold an address (erasure has nothing to find there).
     const ip = sha256Hex(this.#ipBucket(attempt.ip));
     const accountHash = sha256Hex(`${attempt.realmId ?? ""}\n${attempt.identifier.trim().toLowerCase()}`);
+    const stamp = attempt.breakGlassStamp ?? null;
+    if (stamp !== null) {
+      // A break-glass account: its lockout is per address, and a rotation (a new stamp) resets it.
+      const epoch = sha256Hex(`${accountHash}\n${stamp}`);
+      return {
+        ip: `ip:${ip}`,
+        ipAccount: `bgipacct:${ip}:${epoch}`,
+        account: `bgacct:${ip}:${epoch}`,
+        stuffing: `stuff:${ip}`,
+        accountHash,
+      };
+    }
     return {
       ip: `ip:${ip}`,
       ipAccount: `ipacct:${ip}:${accountHash}`,

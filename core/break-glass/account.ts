@@ -202,9 +202,15 @@ export async function drillBreakGlass(
 ) {
   const account = await deps.storage.breakGlass.account(input.realmId);
   if (account === null) throw new BreakGlassAccountMissingError();
-  // The account's lockout (shared with its sign-ins) bounds password guesses through drills.
+  // The account's limits (shared with its sign-ins: per address, reset by a rotation) bound
+  // password guesses through drills.
   const user = await deps.storage.users.get(account.userId);
-  const attempt = { ip: input.ip ?? "", identifier: user?.email ?? account.userId, realmId: input.realmId };
+  const attempt = {
+    ip: input.ip ?? "",
+    identifier: user?.email ?? account.userId,
+    realmId: input.realmId,
+    breakGlassStamp: await deps.storage.users.credentialStamp(account.userId),
+  };
   const decision = deps.abuse ? await deps.abuse.check(attempt) : null;
   if (decision !== null && decision.outcome !== "Allowed") {
     throw new LoginBlockedError(decision.retryAfterSeconds);

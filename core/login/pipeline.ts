@@ -226,15 +226,22 @@ export class LoginPipeline {
     const audience = await this.#audience(request.audience ?? null);
     const realm = await this.#realm(request.realm ?? null);
     const realmId = realm?.id ?? null;
-    const attempt = { ip: ip ?? UNKNOWN_IP, identifier: request.email, realmId };
+    // The account is read first (no side effect, and the same read whether or not it exists) so
+    // that the abuse gate knows a break-glass account, which strangers must not lock out.
+    const user = realm === null ? null : await d.storage.users.findByEmail(realm.id, request.email);
+    const attempt = {
+      ip: ip ?? UNKNOWN_IP,
+      identifier: request.email,
+      realmId,
+      breakGlassStamp: await this.#breakGlassStamp(user),
+    };
 
     // 1. Abuse gate.
     const gate = await d.abuse.check({ ...attempt, captchaToken: request.captchaToken ?? null });
     if (gate.outcome === "Blocked") throw new LoginBlockedError(gate.retryAfterSeconds);
     if (gate.outcome === "CaptchaRequired") throw new CaptchaRequiredError(gate.captcha!);
 
-    // 2. User lookup; a miss does the same argon2id work as a wrong password.
-    const user = realm === null ? null : await d.storage.users.findByEmail(realm.id, request.email);
+    // 2. User lookup (read above); a miss does the same argon2id work as a wrong password.
     const credential = user === null ? null : await d.storage.passwordCredentials.get(user.id);
     // From here on the attempt holds a lockout slot: every failure below keeps it.
     if (user === null || credential === null) {
@@ -279,15 +286,20 @@ export class LoginPipeline {
       }
     }
 
+    // The organization asked for is checked only after the steps of spec 5.2 that can refuse a
+    // right password (the risk gate below), so that its answer (403) never tells a blocked right
+    // password from a wrong one; and a refusal keeps the attempt's lockout slot.
     const orgId = request.org ?? null;
-    if (orgId !== null && !await d.storage.organizations.isMember(orgId, user.id)) {
-      await d.abuse.release(attempt, gate);
-      throw new ForbiddenError("You are not a member of this organization.");
-    }
+    const checkOrganization = async () => {
+      if (orgId !== null && !await d.storage.organizations.isMember(orgId, user.id)) {
+        throw new ForbiddenError("You are not a member of this organization.");
+      }
+    };
 
     // A break-glass account (spec 3, 5.2): no risk block and no MFA step-up (the abuse gate above
     // still applies); every such login is recorded before the session exists.
     if (user.isBreakGlass) {
+      await checkOrganization();
       await d.abuse.release(attempt, gate);
       await this.#recordBreakGlassLogin(user, request);
       return {
@@ -326,6 +338,7 @@ export class LoginPipeline {
       await this.#alertRiskBlock(user, risk, request);
       throw new LoginFailedError();
     }
+    await checkOrganization();
     await d.abuse.release(attempt, gate);
 
     // 5. MFA step-up: TOTP when enrolled; else email OTP when enrolled, or when the risk gate asks.
@@ -414,7 +427,11 @@ export class LoginPipeline {
     const gate = await d.abuse.check(attempt);
     if (gate.outcome === "Blocked") throw new LoginBlockedError(gate.retryAfterSeconds);
 
-    const outcome = await this.#checkFactor(user, claims.jti, request.factor, request.code);
+    const outcome = request.factor === "recovery_code"
+      ? await this.#spendRecoveryCode(user.id, claims.jti, new Date(claims.exp * 1000), request.code)
+      : await this.#checkFactor(user, claims.jti, request.factor, request.code);
+    // A concurrent attempt completed the login first (the slot stays: nothing was verified here).
+    if (outcome === "consumed") throw new InvalidTokenError("consumed");
     if (outcome !== "ok") {
       // The attempt's lockout slot stays: it is the failure.
       await this.#emit({
@@ -427,7 +444,10 @@ export class LoginPipeline {
       throw new InvalidMfaCodeError();
     }
     await d.abuse.release(attempt, gate);
-    if (!await d.storage.consumedTokens.consume(claims.jti, new Date(claims.exp * 1000))) {
+    if (
+      request.factor !== "recovery_code" &&
+      !await d.storage.consumedTokens.consume(claims.jti, new Date(claims.exp * 1000))
+    ) {
       throw new InvalidTokenError("consumed");
     }
     const data: Record<string, unknown> = { factor: request.factor };
@@ -468,7 +488,12 @@ export class LoginPipeline {
     const d = this.#d;
     const { user, origin } = login;
     const ip = origin.ip ?? null;
-    await d.abuse.recordSuccess({ ip: ip ?? UNKNOWN_IP, identifier: user.email, realmId: user.realmId });
+    await d.abuse.recordSuccess({
+      ip: ip ?? UNKNOWN_IP,
+      identifier: user.email,
+      realmId: user.realmId,
+      breakGlassStamp: await this.#breakGlassStamp(user),
+    });
     let newDevice = false;
     if (origin.deviceId) {
       try {
@@ -527,6 +552,12 @@ export class LoginPipeline {
     });
   }
 
+  /** A break-glass account's credential stamp (its abuse counters' epoch); null for any other. */
+  async #breakGlassStamp(user: User | null): Promise<string | null> {
+    if (user === null || !user.isBreakGlass) return null;
+    return await this.#d.storage.users.credentialStamp(user.id);
+  }
+
   async #alertRiskBlock(user: User, risk: RiskDecision, origin: LoginOrigin): Promise<void> {
     const hook = this.#d.onRiskBlock;
     if (!hook) return;
@@ -545,10 +576,36 @@ export class LoginPipeline {
     }
   }
 
+  /**
+   * A recovery code is spent only by the attempt that wins the `mfa+svc` token: the token's jti
+   * and the code are consumed in one transaction (the token first, so concurrent attempts queue
+   * on it), and a wrong code or a token another attempt consumed rolls both back.
+   */
+  async #spendRecoveryCode(
+    userId: string,
+    jti: string,
+    expiresAt: Date,
+    code: string,
+  ): Promise<"ok" | "consumed" | "invalid_code"> {
+    const d = this.#d;
+    try {
+      return await d.storage.transaction(async (tx) => {
+        if (!await tx.consumedTokens.consume(jti, expiresAt)) throw new RecoveryCodeNotSpent("consumed");
+        if (!await d.recoveryCodes.consume(userId, code, tx.recoveryCodes)) {
+          throw new RecoveryCodeNotSpent("invalid_code");
+        }
+        return "ok" as const;
+      });
+    } catch (error) {
+      if (error instanceof RecoveryCodeNotSpent) return error.outcome;
+      throw error;
+    }
+  }
+
   async #checkFactor(
     user: User,
     jti: string,
-    factor: MfaFactor,
+    factor: Exclude<MfaFactor, "recovery_code">, // a recovery code is spent in #spendRecoveryCode
     code: string,
   ): Promise<"ok" | string> {
     const d = this.#d;
@@ -561,8 +618,6 @@ export class LoginPipeline {
         const result = await d.emailOtp.verify(MFA_CHALLENGE_PREFIX + jti, code);
         return result.ok ? "ok" : result.outcome;
       }
-      case "recovery_code":
-        return await d.recoveryCodes.consume(user.id, code) ? "ok" : "invalid_code";
     }
   }
 
@@ -591,6 +646,13 @@ export class LoginPipeline {
     } catch (error) {
       this.#d.onError?.(`login: event ${event.kind} not recorded`, error);
     }
+  }
+}
+
+/** Rolls back the transaction of a recovery code attempt that did not win (the outcome says why). */
+class RecoveryCodeNotSpent extends Error {
+  constructor(readonly outcome: "consumed" | "invalid_code") {
+    super(outcome);
   }
 }
 

@@ -95,12 +95,13 @@ export class RecoveryCodeService {
 
   /**
    * Consumes a presented code: true when it was one of the user's unused codes (now deleted),
-   * false otherwise, including for a second use, concurrent or not.
+   * false otherwise, including for a second use, concurrent or not. `store` is the service's own
+   * by default; pass a store bound to a transaction to spend the code only if that commits.
    */
-  async consume(userId: string, code: string): Promise<boolean> {
+  async consume(userId: string, code: string, store: RecoveryCodeStore = this.#deps.store): Promise<boolean> {
     const canonical = normalizeRecoveryCode(code);
     if (canonical === null) return false;
-    return await this.#deps.store.consume(userId, canonical);
+    return await store.consume(userId, canonical);
   }
 
   /** How many unused codes the user has left. */

@@ -75,6 +75,22 @@ export interface OpenedSession {
   readonly familyId: string | null;
 }
 
+/** A session {@link SessionService.createSession} stored, whose access token is not minted yet. */
+export interface CreatedSession {
+  /** The new session. */
+  readonly session: SessionRecord;
+  /** The organization the tokens act in, or null. */
+  readonly orgId: string | null;
+  /** The access token's audience. */
+  readonly audience: string;
+  /** The impersonation the session carries, or null. */
+  readonly impersonation: NonNullable<SignInInput["impersonation"]> | null;
+  /** Null when no refresh token was asked for. */
+  readonly refreshToken: string | null;
+  /** The refresh family, or null. */
+  readonly familyId: string | null;
+}
+
 /** What signing in records. */
 export interface SignInInput {
   /** The realm the user signs in to. */
@@ -203,7 +219,21 @@ export class SessionService {
    * only with `refresh` (an OIDC grant without `offline_access` gets none).
    */
   async openSession(input: SignInInput, options: { readonly refresh: boolean }): Promise<OpenedSession> {
-    const { storage, random, clock } = this.#o;
+    return await this.issueAccess(await this.createSession(this.#o.storage, input, options));
+  }
+
+  /**
+   * The stored half of {@link openSession}: creates the session (and with `refresh` its refresh
+   * family) through `storage`, for example a transaction's, so that it commits or rolls back with
+   * the caller's other changes. It uses no other connection. Mint the access token with
+   * {@link issueAccess} after the commit.
+   */
+  async createSession(
+    storage: Storage,
+    input: SignInInput,
+    options: { readonly refresh: boolean },
+  ): Promise<CreatedSession> {
+    const { random, clock } = this.#o;
     const orgId = input.orgId ?? null;
     if (orgId !== null && !await storage.organizations.isMember(orgId, input.userId)) {
       throw new ForbiddenError("You are not a member of this organization.");
@@ -236,10 +266,16 @@ export class SessionService {
       });
       refreshToken = refresh.token;
     }
-    const act = input.impersonation
-      ? { sub: input.impersonation.actorId, imp: input.impersonation.impersonationId }
+    return { session, orgId, audience, impersonation: input.impersonation ?? null, refreshToken, familyId };
+  }
+
+  /** Mints the access token of a session {@link createSession} created. */
+  async issueAccess(created: CreatedSession): Promise<OpenedSession> {
+    const { session, orgId, audience, impersonation, refreshToken, familyId } = created;
+    const act = impersonation !== null
+      ? { sub: impersonation.actorId, imp: impersonation.impersonationId }
       : undefined;
-    const access = await this.#mintAccess(session, orgId, audience, act, input.impersonation?.expiresAt);
+    const access = await this.#mintAccess(session, orgId, audience, act, impersonation?.expiresAt);
     return { session, response: access.response, claims: access.claims, refreshToken, familyId };
   }
 

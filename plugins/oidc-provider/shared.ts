@@ -13,7 +13,7 @@ import {
   sha256Hex,
   SIGNING_ALGORITHM,
 } from "../../mod.ts";
-import type { ClientRecord } from "../../mod.ts";
+import type { ClientRecord, PluginSql } from "../../mod.ts";
 import { assertionClientId, ClientAssertionError, verifyClientAssertion } from "./client-assertion.ts";
 
 /** The provider's config section. */
@@ -273,8 +273,8 @@ export const TABLES = [
 ];
 
 /** Records the grant of a session opened for a client. */
-export async function recordGrant(p: Provider, grant: OidcGrant): Promise<void> {
-  await p.ctx.sql.query(
+export async function recordGrant(p: Provider, grant: OidcGrant, sql: PluginSql = p.ctx.sql): Promise<void> {
+  await sql.query(
     `INSERT INTO oidc_provider_grants (session_id, realm_id, client_id, user_id, scopes, auth_time, browser_session_id, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
     [

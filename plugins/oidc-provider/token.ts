@@ -16,12 +16,14 @@ import { decodeJwt } from "jose";
 import {
   CLIENT_ASSERTION_ALGORITHMS,
   type ClientRecord,
+  type CreatedSession,
   InvalidRefreshTokenError,
   mintServiceAccountToken,
   noStore,
   type RouteInstaller,
   sha256Hex,
   SIGNING_ALGORITHM,
+  type Storage,
 } from "../../mod.ts";
 import {
   authenticateClient,
@@ -165,6 +167,18 @@ function refused(p: Provider, c: Context, clientId: string, reason: string, desc
   return oauthError(c, 400, "invalid_grant", description);
 }
 
+/** An authorization code as its exchange answers it. */
+type AuthorizationCode = Extract<
+  Awaited<ReturnType<Storage["authorizationCodes"]["exchange"]>>,
+  { outcome: "Reused" }
+>["code"];
+
+/** What the transaction of a code exchange decided. */
+type CodeExchange =
+  | { outcome: "Reused"; code: AuthorizationCode }
+  | { outcome: "Refused"; reason: string; description: string }
+  | { outcome: "Issued"; code: AuthorizationCode; created: CreatedSession; browserSessionId: string };
+
 async function codeGrant(
   p: Provider,
   c: Context,
@@ -176,8 +190,71 @@ async function codeGrant(
     return oauthError(c, 400, "invalid_request", "code and redirect_uri are required");
   }
   const codeHash = sha256Hex(form.code);
-  const exchange = await storage.authorizationCodes.exchange(codeHash);
-  if (exchange.outcome === "Reused") {
+  const redirectUri = form.redirect_uri;
+  const verifier = form.code_verifier;
+  // One transaction consumes the code and records what it grants: the code's row stays locked
+  // until the grant is stored, so a concurrent replay (which queues on that lock) always finds
+  // the grant it must revoke. The transaction uses its own connection only.
+  const exchanged = await storage.transaction(async (tx): Promise<CodeExchange> => {
+    const exchange = await tx.authorizationCodes.exchange(codeHash);
+    if (exchange.outcome === "Reused") return { outcome: "Reused", code: exchange.code };
+    const refuse = (reason: string, description: string): CodeExchange => ({
+      outcome: "Refused",
+      reason,
+      description,
+    });
+    if (exchange.outcome !== "Consumed") return refuse("unknown_code", "unknown or expired code");
+    const code = exchange.code;
+    if (code.clientId !== client.clientId || code.realmId !== p.realmId) {
+      return refuse("client_mismatch", "the code was issued to another client");
+    }
+    if (code.redirectUri !== redirectUri) {
+      return refuse("redirect_uri_mismatch", "redirect_uri does not match");
+    }
+    if (code.codeChallenge !== null) {
+      if (verifier === undefined || !/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) {
+        return refuse("pkce_missing", "code_verifier is missing or malformed");
+      }
+      if (await s256(verifier) !== code.codeChallenge) {
+        return refuse("pkce_mismatch", "code_verifier does not match");
+      }
+    } else if (verifier !== undefined) {
+      return refuse("pkce_unexpected", "no code_challenge was sent");
+    }
+    const browser = await tx.sessions.getActive(code.sessionId);
+    const user = await tx.users.get(code.userId);
+    if (browser === null || user === null || user.status !== "Active") {
+      return refuse("session_ended", "the sign-in session has ended");
+    }
+    const created = await sessions.createSession(tx, {
+      realmId: p.realmId,
+      userId: user.id,
+      mfa: browser.mfa,
+      audience: client.clientId,
+      ipAddress: browser.ipAddress,
+      deviceDescription: browser.deviceDescription,
+    }, { refresh: code.scopes.includes("offline_access") });
+    await tx.tokenGrants.store({
+      codeHash,
+      clientId: client.clientId,
+      realmId: p.realmId,
+      userId: user.id,
+      sessionId: created.session.id,
+      scopes: code.scopes,
+      issuedAt: new Date(clock.now()),
+      refreshFamilyId: created.familyId,
+    });
+    await recordGrant(p, {
+      sessionId: created.session.id,
+      clientId: client.clientId,
+      userId: user.id,
+      scopes: code.scopes,
+      authTime: code.authTime.getTime(),
+      browserSessionId: browser.id,
+    }, tx.pluginSql);
+    return { outcome: "Issued", code, created, browserSessionId: browser.id };
+  });
+  if (exchanged.outcome === "Reused") {
     // A replayed code: whatever was issued from it stops now.
     const grant = await storage.tokenGrants.findByCodeHash(codeHash);
     if (grant !== null) {
@@ -190,80 +267,32 @@ async function codeGrant(
       kind: OIDC_EVENTS.codeReused,
       occurredAt: clock.now(),
       realmId: p.realmId,
-      userId: exchange.code.userId,
-      data: { clientId: exchange.code.clientId, revokedSessionId: grant?.sessionId ?? null },
+      userId: exchanged.code.userId,
+      data: { clientId: exchanged.code.clientId, revokedSessionId: grant?.sessionId ?? null },
     });
     return refused(p, c, client.clientId, "code_reused", "the authorization code was already used");
   }
-  if (exchange.outcome !== "Consumed") {
-    return refused(p, c, client.clientId, "unknown_code", "unknown or expired code");
+  if (exchanged.outcome === "Refused") {
+    return refused(p, c, client.clientId, exchanged.reason, exchanged.description);
   }
-  const code = exchange.code;
-  if (code.clientId !== client.clientId || code.realmId !== p.realmId) {
-    return refused(p, c, client.clientId, "client_mismatch", "the code was issued to another client");
-  }
-  if (code.redirectUri !== form.redirect_uri) {
-    return refused(p, c, client.clientId, "redirect_uri_mismatch", "redirect_uri does not match");
-  }
-  const verifier = form.code_verifier;
-  if (code.codeChallenge !== null) {
-    if (verifier === undefined || !/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) {
-      return refused(p, c, client.clientId, "pkce_missing", "code_verifier is missing or malformed");
-    }
-    if (await s256(verifier) !== code.codeChallenge) {
-      return refused(p, c, client.clientId, "pkce_mismatch", "code_verifier does not match");
-    }
-  } else if (verifier !== undefined) {
-    return refused(p, c, client.clientId, "pkce_unexpected", "no code_challenge was sent");
-  }
-  const browser = await storage.sessions.getActive(code.sessionId);
-  const user = await storage.users.get(code.userId);
-  if (browser === null || user === null || user.status !== "Active") {
-    return refused(p, c, client.clientId, "session_ended", "the sign-in session has ended");
-  }
-  const offline = code.scopes.includes("offline_access");
-  const opened = await sessions.openSession({
-    realmId: p.realmId,
-    userId: user.id,
-    mfa: browser.mfa,
-    audience: client.clientId,
-    ipAddress: browser.ipAddress,
-    deviceDescription: browser.deviceDescription,
-  }, { refresh: offline });
+  const { code, created, browserSessionId } = exchanged;
+  const opened = await sessions.issueAccess(created);
   const now = clock.now();
-  await storage.tokenGrants.store({
-    codeHash,
-    clientId: client.clientId,
-    realmId: p.realmId,
-    userId: user.id,
-    sessionId: opened.session.id,
-    scopes: code.scopes,
-    issuedAt: new Date(now),
-    refreshFamilyId: opened.familyId,
-  });
-  await recordGrant(p, {
-    sessionId: opened.session.id,
-    clientId: client.clientId,
-    userId: user.id,
-    scopes: code.scopes,
-    authTime: code.authTime.getTime(),
-    browserSessionId: browser.id,
-  });
-  const idToken = await idTokenFor(p, client.clientId, user.id, code.scopes, {
+  const idToken = await idTokenFor(p, client.clientId, created.session.userId, code.scopes, {
     authTime: code.authTime.getTime(),
     nonce: code.nonce,
-    sid: browser.id,
+    sid: browserSessionId,
   });
   p.ctx.events.emit({
     kind: OIDC_EVENTS.tokensIssued,
     occurredAt: now,
     realmId: p.realmId,
-    userId: user.id,
+    userId: created.session.userId,
     data: {
       clientId: client.clientId,
       grantType: "authorization_code",
       scopes: code.scopes,
-      refresh: offline,
+      refresh: opened.refreshToken !== null,
     },
   });
   return c.json({

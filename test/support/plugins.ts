@@ -57,7 +57,7 @@ export async function pluginBed(
       random: bed.random,
     });
     const sql = pluginSql(bed.database.db);
-    await ensurePluginTables(sql, plugins);
+    await ensurePluginTables(bed.database.db, plugins);
     const contributeClaims = claimMerger(plugins, () => {});
     const contexts: PluginContext[] = [];
     const grants = tokenGrantRegistry();

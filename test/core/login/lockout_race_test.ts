@@ -104,27 +104,30 @@ Deno.test("login lockout (postgres): the per-IP-and-account layer holds under a 
   }
 });
 
-Deno.test("login lockout: a right password gives its reservation back; failures stay counted", async () => {
+Deno.test("login lockout: a right password gives its reservation back; failures and org refusals stay counted", async () => {
   const bed = await loginBed({ SVC_ABUSE_PER_IP_LIMIT: "1000" });
   try {
     await bed.user("pat@example.test", "pat's password");
     const attempt = (password: string) =>
       settle(bed.login.pipeline.login({ email: "pat@example.test", password, ip: "198.51.100.5" }));
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 3; i++) {
       const wrong = await attempt("wrong");
       assert.equal("error" in wrong && (wrong.error as { code?: string }).code, "invalid_credentials");
     }
-    // A right password that ends in a pending second factor or an org refusal is no failure.
-    const org = await bed.storage.organizations.create({ realmId: bed.realmId, name: "o", displayName: "O" });
+    // A right password is no failure.
     for (let i = 0; i < 3; i++) {
-      const foreign = await settle(bed.login.pipeline.login({
-        email: "pat@example.test",
-        password: "pat's password",
-        org: org.id,
-        ip: "198.51.100.5",
-      }));
-      assert.equal("error" in foreign && (foreign.error as { code?: string }).code, "forbidden");
+      const right = await attempt("pat's password");
+      assert.ok("value" in right && right.value.kind === "signIn");
     }
+    // An org refusal keeps its slot (issue 25): it counts as a failure.
+    const org = await bed.storage.organizations.create({ realmId: bed.realmId, name: "o", displayName: "O" });
+    const foreign = await settle(bed.login.pipeline.login({
+      email: "pat@example.test",
+      password: "pat's password",
+      org: org.id,
+      ip: "198.51.100.5",
+    }));
+    assert.equal("error" in foreign && (foreign.error as { code?: string }).code, "forbidden");
     const fifth = await attempt("wrong");
     assert.equal("error" in fifth && (fifth.error as { code?: string }).code, "invalid_credentials");
     const sixth = await attempt("pat's password");

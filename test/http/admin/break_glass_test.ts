@@ -3,7 +3,9 @@
  * and no risk block but the abuse gate; it sets LastUseAt and emits `breakglass.login` and
  * `breakglass.rotation_required`; its session's `mfa` is `BreakGlass`, so its admin mutations
  * carry actor kind `BreakGlass`; status, drill (right and wrong password) and rotation (clears
- * rotation_required, ends the account's sessions); `/readyz` with `break_glass_drill` in both modes.
+ * rotation_required, ends the account's sessions); its limiter (issue 25): failures lock out only
+ * the address they came from (strangers cannot lock the emergency account out), drills share it,
+ * and a rotation resets it; `/readyz` with `break_glass_drill` in both modes.
  */
 import { strict as assert } from "node:assert";
 import { createBreakGlassAccount } from "../../../core/break-glass/account.ts";
@@ -159,17 +161,37 @@ Deno.test("break-glass: login, events, actor kind, status, drill, rotation", asy
       )
         .execute();
     });
-    await t.step("the abuse gate still applies", async () => {
+    await t.step("the abuse gate still applies, per address: one address locks out only itself", async () => {
       for (let i = 0; i < 3; i++) {
         const wrong = await login({ email: account.email, password: "wrong" }, "198.51.100.7");
         assert.equal(wrong.status, 401);
         await wrong.body?.cancel();
       }
       const locked = await login({ email: account.email, password: rotatedPassword }, "198.51.100.7");
-      assert.equal(locked.status, 429, "locked out even with the right password");
+      assert.equal(locked.status, 429, "locked out even with the right password, from that address");
       await locked.body?.cancel();
+      // Strangers cannot lock the emergency account out: from another address it signs in.
+      const elsewhere = await login({ email: account.email, password: rotatedPassword }, "198.51.100.9");
+      assert.equal(elsewhere.status, 200, await elsewhere.clone().text());
+      await elsewhere.body?.cancel();
+      // More wrong guesses from the first address change nothing for the others.
+      for (let i = 0; i < 5; i++) {
+        const again = await login({ email: account.email, password: "wrong" }, "198.51.100.7");
+        assert.equal(again.status, 429);
+        await again.body?.cancel();
+      }
+      const still = await login({ email: account.email, password: rotatedPassword }, "198.51.100.10");
+      assert.equal(still.status, 200);
+      await still.body?.cancel();
     });
-    await t.step("drills are password checks: they share the account's lockout", async () => {
+    await t.step("drills are password checks: they share the limit of their address", async () => {
+      for (let i = 0; i < 3; i++) {
+        const wrong = await admin.request("POST", "/svc-admin/break-glass/drill", {
+          body: { password: "nope" },
+        });
+        assert.equal(wrong.status, 422);
+        await wrong.body?.cancel();
+      }
       const before = (await bed.storage.breakGlass.get(admin.realmId))?.lastDrillAt?.getTime();
       const res = await admin.request("POST", "/svc-admin/break-glass/drill", {
         body: { password: rotatedPassword },
@@ -177,6 +199,19 @@ Deno.test("break-glass: login, events, actor kind, status, drill, rotation", asy
       assert.equal(res.status, 429);
       assert.equal((await res.json()).error.code, "login_blocked");
       assert.equal((await bed.storage.breakGlass.get(admin.realmId))?.lastDrillAt?.getTime(), before);
+    });
+    await t.step("a rotation resets the break-glass limits", async () => {
+      const res = await admin.request("POST", "/svc-admin/break-glass/rotate");
+      assert.equal(res.status, 200);
+      const { password: fresh } = await res.json();
+      const signIn = await login({ email: account.email, password: fresh }, "198.51.100.7");
+      assert.equal(signIn.status, 200, "the address that was locked out signs in with the new password");
+      await signIn.body?.cancel();
+      const drill = await admin.request("POST", "/svc-admin/break-glass/drill", {
+        body: { password: fresh },
+      });
+      assert.equal(drill.status, 200);
+      await drill.body?.cancel();
     });
   } finally {
     await admin.close();

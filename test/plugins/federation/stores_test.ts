@@ -18,7 +18,7 @@ async function bed() {
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
   const storage = createSqlStorage(database, { clock, random: cryptoRandom });
   const sql = pluginSql(database.db);
-  await ensurePluginTables(sql, [federationPlugin()]);
+  await ensurePluginTables(database.db, [federationPlugin()]);
   const ctx = { clock, random: cryptoRandom, storage, sql } as unknown as PluginContext<unknown>;
   return { database, clock, storage, sql, ctx };
 }
