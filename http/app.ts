@@ -20,7 +20,7 @@ import { operationsOf } from "./openapi/operation.ts";
 import { installOpenApiRoutes, OPENAPI_OPERATIONS } from "./openapi/routes.ts";
 import { SVC_VERSION } from "../core/version.ts";
 import { securityHeaders } from "./security-headers.ts";
-import { rejectNulInUrl } from "./validate.ts";
+import { jsonLimits, rejectNulInUrl } from "./validate.ts";
 import type { SvcMetrics } from "../core/metrics/svc-metrics.ts";
 import { metricsRoutes, requestMetrics } from "./metrics.ts";
 import { requestLog, type RequestLogEntry } from "./request-log.ts";
@@ -74,7 +74,9 @@ export interface AppDeps {
  * documented operation (health, the route modules of `deps.routes`, and its own) is served at
  * `/openapi.json`, with the browsable reference at `/openapi`. Every answer carries the
  * security headers (and CORS headers for a listed origin); a body over `config.server.maxBodyBytes`
- * answers 413 unless its route declares its own `bodyLimit`; `%00` in the URL answers 400.
+ * answers 413 unless its route declares its own `bodyLimit`; `%00` in the URL answers 400; a JSON
+ * body nested deeper than `config.server.maxJsonDepth` or with an object or array wider than
+ * `config.server.maxJsonMembers` answers 400 `invalid_request` (`parseBody`).
  *
  * @example
  * ```ts
@@ -97,6 +99,10 @@ export function createApp(deps: AppDeps): SvcApp {
   app.use(cors(deps.config.server.corsOrigins));
   app.use(defaultBodyLimit(deps.config.server.maxBodyBytes));
   app.use(rejectNulInUrl());
+  app.use(jsonLimits({
+    maxDepth: deps.config.server.maxJsonDepth,
+    maxMembers: deps.config.server.maxJsonMembers,
+  }));
   app.use(authenticate(deps.authenticator));
   // Under impersonation: no admin mutation, no change of the target's credentials or email.
   app.use(impersonationGuard({
