@@ -18,11 +18,32 @@ import type { SvcEnv } from "./request-id.ts";
 /** The content type of the Prometheus text exposition format. */
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
+/** The methods counted under their own name; any other method is counted as `other`. */
+export const KNOWN_METHODS: ReadonlySet<string> = new Set([
+  "GET",
+  "HEAD",
+  "POST",
+  "PUT",
+  "PATCH",
+  "DELETE",
+  "OPTIONS",
+]);
+
+/** The method label of a request: a known method, else `other` (the method is the client's to choose). */
+export function methodLabel(method: string): string {
+  return KNOWN_METHODS.has(method) ? method : "other";
+}
+
+/** The status label of an answer: the code when it is a valid HTTP status (100–599), else `other`. */
+export function statusLabel(status: number): string {
+  return Number.isInteger(status) && status >= 100 && status <= 599 ? String(status) : "other";
+}
+
 /**
- * Records each answer in `metrics` (install it first, so errors and 404s are counted too). The
- * route label is the registered path (`/svc-admin/users/:id`), never the raw URL, so the number
- * of series stays bounded; a request no route matched is `unmatched`. `now` is a monotonic clock
- * in milliseconds.
+ * Records each answer in `metrics` (install it first, so errors and 404s are counted too). Every
+ * label is bounded whatever the client sends: the route label is the registered path
+ * (`/svc-admin/users/:id`), never the raw URL, and a request no route matched is `unmatched`; a
+ * method outside {@link KNOWN_METHODS} is `other`. `now` is a monotonic clock in milliseconds.
  */
 export function requestMetrics(metrics: SvcMetrics, now: () => number): MiddlewareHandler<SvcEnv> {
   return async (c, next) => {
@@ -32,8 +53,8 @@ export function requestMetrics(metrics: SvcMetrics, now: () => number): Middlewa
     } finally {
       const matched = routePath(c, -1);
       const route = matched === "*" || matched === "/*" || matched === "" ? "unmatched" : matched;
-      const method = c.req.method;
-      metrics.httpRequests.inc({ method, route, status: String(c.res.status) });
+      const method = methodLabel(c.req.method);
+      metrics.httpRequests.inc({ method, route, status: statusLabel(c.res.status) });
       metrics.httpDuration.observe({ method, route }, Math.max(0, now() - started) / 1000);
     }
   };
