@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
 import * as v from "valibot";
 import { constantTimeEqual } from "../core/digest.ts";
@@ -60,14 +60,19 @@ export function requestMetrics(metrics: SvcMetrics, now: () => number): Middlewa
   };
 }
 
+/** Whether the request carries `Authorization: Bearer <token>` (compared in constant time). */
+export function presentsBearer(c: Context, token: string): boolean {
+  const header = c.req.header("Authorization") ?? "";
+  const presented = header.startsWith("Bearer ") ? header.slice("Bearer ".length) : "";
+  return constantTimeEqual(presented, token);
+}
+
 /** `GET /metrics` with `Authorization: Bearer <token>`; `token` undefined installs nothing. */
 export function metricsRoutes(metrics: SvcMetrics, token: string | undefined) {
   return documented((app) => {
     if (token === undefined) return;
     app.get("/metrics", async (c) => {
-      const header = c.req.header("Authorization") ?? "";
-      const presented = header.startsWith("Bearer ") ? header.slice("Bearer ".length) : "";
-      if (!constantTimeEqual(presented, token)) {
+      if (!presentsBearer(c, token)) {
         throw new UnauthenticatedError("The metrics token is missing or wrong.");
       }
       c.header("Cache-Control", "no-store");
