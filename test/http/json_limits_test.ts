@@ -2,7 +2,7 @@
  * JSON body limits: a body nested too deeply or with too wide an object or array answers 400
  * `invalid_request` before it is parsed, on unauthenticated routes, admin routes and any route
  * reading its body with `parseBody` (plugins included: they take it from mod.ts); nothing is
- * logged as an unexpected error.
+ * logged as an unexpected error. An Auth0 import over HTTP reports a deep line and imports the rest.
  */
 import assert from "node:assert/strict";
 import * as v from "valibot";
@@ -53,6 +53,16 @@ Deno.test("deep JSON bodies (5,000 and 100,000 levels) answer 400 invalid_reques
       body: { key: "fine", displayName: "Fine" },
     });
     assert.equal(ok.status, 201);
+    // An Auth0 import over HTTP: the deep line is an Error issue, the others import.
+    const deepLine = `{"email":"deep@example.test","app_metadata":${deepObject(5_000)}}`;
+    const imported = await admin.request("POST", "/svc-admin/imports/auth0", {
+      body: `{"email":"one@example.test"}\n${deepLine}\n{"email":"two@example.test"}\n`,
+      headers: { "Content-Type": "application/x-ndjson" },
+    });
+    assert.equal(imported.status, 200);
+    const report = await imported.json();
+    assert.deepEqual(report.users, { created: 2, updated: 0, skipped: 0, total: 2 });
+    assert.deepEqual(report.issues.map((i: { key: string }) => i.key), ["line 2"]);
   } finally {
     await admin.close();
   }
