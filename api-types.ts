@@ -429,6 +429,7 @@ export type { EmbeddedStoreFiles, EmbeddedStoreFilesSource, Notifications } from
 export type { ImportFiles } from "./cli/import.ts";
 export type { LockFiles } from "./cli/data-dir-lock.ts";
 export type { SvcEnv } from "./http/request-id.ts";
+export type { JsonLimits } from "./core/json-limits.ts";
 export type { RawSqlStore } from "./storage/contract/raw-sql.ts";
 export type { ListBody, OptionalNumberParam, Page } from "./http/admin/kit.ts";
 export type { InstalledPlugin } from "./plugins/host.ts";

@@ -41,6 +41,7 @@ import { type CacheBus, InProcessCacheBus, NotificationCacheBus } from "../core/
 import { endedSessionRetainMs, EndedSessions } from "../core/sessions/ended.ts";
 import { SubjectSnapshots } from "../core/snapshots/service.ts";
 import { createSvcMetrics } from "../core/metrics/svc-metrics.ts";
+import { readinessDetailsForAdmins } from "../http/admin/readiness-details.ts";
 import type { RequestLogEntry } from "../http/request-log.ts";
 import { type LogLines, logLines } from "./log-lines.ts";
 import { createApp } from "../http/app.ts";
@@ -573,6 +574,7 @@ async function serve(
       })),
     ],
     authenticator: auth.authenticator,
+    readinessDetails: readinessDetailsForAdmins(snapshots),
     clock: systemClock,
     random: cryptoRandom,
     logError: runtime.printError,

@@ -363,6 +363,10 @@ const svcConfigSchema = v.pipe(
         maxBodyBytes: v.optional(int(1024, 104_857_600, "bytes"), 65_536),
         /** Largest request body of the routes that take files (they declare it themselves). */
         maxUploadBytes: v.optional(int(1024, 1_073_741_824, "bytes"), 10_485_760),
+        /** Most levels of nested objects and arrays in a JSON body or import line (400 invalid_request above). */
+        maxJsonDepth: v.optional(int(1, 1000, "levels"), 32),
+        /** Most members (keys or items) of one JSON object or array in a body or import line. */
+        maxJsonMembers: v.optional(int(1, 1_000_000, "members"), 1000),
         /** Origins allowed to call svc from a browser with credentials (CORS); none: CORS is off. */
         corsOrigins: v.optional(corsOrigins(), []),
       }),
@@ -835,6 +839,20 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     path: "server.maxUploadBytes",
     kind: "int",
     doc: "largest request body of the routes that take files (10 MiB)",
+  },
+  {
+    name: "SVC_MAX_JSON_DEPTH",
+    path: "server.maxJsonDepth",
+    kind: "int",
+    doc:
+      "most levels of nested objects and arrays in a JSON request body or import line; deeper answers 400 invalid_request",
+  },
+  {
+    name: "SVC_MAX_JSON_MEMBERS",
+    path: "server.maxJsonMembers",
+    kind: "int",
+    doc:
+      "most members (keys or items) of one object or array in a JSON request body or import line; more answers 400 invalid_request",
   },
   {
     name: "SVC_CORS_ORIGINS",

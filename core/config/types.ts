@@ -76,6 +76,8 @@ export interface SvcConfig {
     trustedProxies: string[];
     maxBodyBytes: number;
     maxUploadBytes: number;
+    maxJsonDepth: number;
+    maxJsonMembers: number;
     corsOrigins: string[];
   };
   /** The database. */
@@ -242,6 +244,8 @@ export interface SvcConfigInput {
     trustedProxies?: string[];
     maxBodyBytes?: number;
     maxUploadBytes?: number;
+    maxJsonDepth?: number;
+    maxJsonMembers?: number;
     corsOrigins?: string[];
   };
   /** See `SvcConfig.storage`. */

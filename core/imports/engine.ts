@@ -6,12 +6,16 @@
  * one transaction, so a long stream runs in flat memory. A dry run runs the very same code in one
  * transaction that is rolled back at the end: the same matching and counts, nothing persisted.
  *
- * Suspended is sticky: an import never reactivates a suspended user (spec 3).
+ * Suspended is sticky: an import never reactivates a suspended user (spec 3). A user whose
+ * attributes nest deeper or hold a wider object or array than the JSON limits allow is an Error
+ * issue and is not imported; the import goes on (Postgres would refuse a deep enough jsonb and
+ * fail the whole batch).
  *
  * @module
  */
 import { canonicalJson } from "../canonical-json.ts";
 import { NotFoundError } from "../errors.ts";
+import { DEFAULT_JSON_LIMITS, type JsonLimits, jsonValueBreach } from "../json-limits.ts";
 import { type RandomSource, randomToken } from "../random.ts";
 import type { ClientFields, ClientRecord } from "../../storage/contract/clients.ts";
 import type { PasswordCredentialRecord } from "../../storage/contract/password-credentials.ts";
@@ -60,6 +64,8 @@ export interface ImportEngineDeps {
   readonly batchSize?: number;
   /** Called after each batch with the number of items applied so far. */
   readonly onProgress?: (applied: number) => void;
+  /** The shape limits of a user's attributes (default {@link DEFAULT_JSON_LIMITS}). */
+  readonly jsonLimits?: JsonLimits;
 }
 
 /** Length of a generated client secret in random bytes. */
@@ -181,6 +187,7 @@ class BatchApplier {
       );
     };
     for (const item of items) {
+      if (item.kind === "user" && this.#refuseShape(item.user)) continue;
       if (item.kind === "user" && !JSON.stringify(item).includes("\\u0000")) {
         const email = normalizeEmail(item.user.email);
         const simple = item.user.roleKeys.length === 0 && item.user.groupKeys.length === 0;
@@ -219,6 +226,21 @@ class BatchApplier {
       case "client":
         return await this.#client(tx, item.client);
     }
+  }
+
+  /** A user whose attributes break the JSON limits is an Error issue, counted skipped; true when refused. */
+  #refuseShape(user: ImportedUser): boolean {
+    const breach = jsonValueBreach(user.attributes, this.deps.jsonLimits ?? DEFAULT_JSON_LIMITS);
+    if (breach === null) return false;
+    this.report.users.total++;
+    this.report.users.skipped++;
+    this.#issue({
+      severity: "Error",
+      entity: "User",
+      key: user.email.replaceAll("\u0000", ""),
+      message: `The user's attributes are refused: ${breach.message}`,
+    });
+    return true;
   }
 
   /** U+0000 is refused everywhere: the item is not imported. */

@@ -138,7 +138,7 @@ async function itemsOf(
 ): Promise<AsyncIterable<ImportItem> | Iterable<ImportItem>> {
   if (kind === "auth0") {
     const body = c.req.raw.body;
-    return auth0Items(body === null ? [] : decodeUtf8(body));
+    return auth0Items(body === null ? [] : decodeUtf8(body), c.get("jsonLimits"));
   }
   const text = await c.req.text();
   if (text.includes("\u0000")) {
@@ -173,7 +173,12 @@ export function importRoutes(deps: AdminRouteDeps) {
       const realmId = query.realm ?? scope.principal.realmId;
       if (realmId !== scope.principal.realmId) throw hidden("realm");
       const dryRun = query.dryRun ?? false;
-      const engine: ImportEngineDeps = { storage: deps.storage, random, ...secretsOf(deps.passwords) };
+      const engine: ImportEngineDeps = {
+        storage: deps.storage,
+        random,
+        ...secretsOf(deps.passwords),
+        jsonLimits: c.get("jsonLimits"),
+      };
       const items = await itemsOf(c, kind as ImportKind, new Date(clock.now()));
       const report = await runImport(
         engine,
