@@ -17,8 +17,11 @@ export interface JsonLimits {
   readonly maxMembers: number;
 }
 
-/** The default limits: 32 levels, 1000 members per object or array. */
-export const DEFAULT_JSON_LIMITS: JsonLimits = { maxDepth: 32, maxMembers: 1000 };
+/**
+ * The default limits: 160 levels (room for the deepest grant condition, 64 levels of `and`/`or` at two JSON
+ * levels each, inside a request body), 1000 members per object or array.
+ */
+export const DEFAULT_JSON_LIMITS: JsonLimits = { maxDepth: 160, maxMembers: 1000 };
 
 /** Which limit a document breaks, with a sentence saying so. */
 export interface JsonLimitBreach {

@@ -120,7 +120,7 @@ function jsonLimitsOf(c: Context): JsonLimits {
 
 /**
  * Middleware giving {@link parseBody} the app's JSON limits (`server.maxJsonDepth`,
- * `server.maxJsonMembers`); without it the defaults apply (32 levels, 1000 members).
+ * `server.maxJsonMembers`); without it the defaults apply (160 levels, 1000 members).
  */
 export function jsonLimits(limits: JsonLimits): MiddlewareHandler<SvcEnv> {
   return async (c, next) => {

@@ -364,7 +364,7 @@ const svcConfigSchema = v.pipe(
         /** Largest request body of the routes that take files (they declare it themselves). */
         maxUploadBytes: v.optional(int(1024, 1_073_741_824, "bytes"), 10_485_760),
         /** Most levels of nested objects and arrays in a JSON body or import line (400 invalid_request above). */
-        maxJsonDepth: v.optional(int(1, 1000, "levels"), 32),
+        maxJsonDepth: v.optional(int(1, 1000, "levels"), 160),
         /** Most members (keys or items) of one JSON object or array in a body or import line. */
         maxJsonMembers: v.optional(int(1, 1_000_000, "members"), 1000),
         /** Origins allowed to call svc from a browser with credentials (CORS); none: CORS is off. */

@@ -92,10 +92,10 @@ Deno.test("JSON limits: 100,000 levels are refused without overflowing the stack
     assert.equal(jsonTextBreach(objects, DEFAULT_JSON_LIMITS)?.limit, "depth");
   }
   const at = (n: number) => "[".repeat(n) + "]".repeat(n);
-  assert.equal(jsonTextBreach(at(32), DEFAULT_JSON_LIMITS), null);
+  assert.equal(jsonTextBreach(at(160), DEFAULT_JSON_LIMITS), null);
   assert.equal(
-    jsonTextBreach(at(33), DEFAULT_JSON_LIMITS)?.message,
-    "The JSON is nested more than 32 levels deep.",
+    jsonTextBreach(at(161), DEFAULT_JSON_LIMITS)?.message,
+    "The JSON is nested more than 160 levels deep.",
   );
   const wide = (n: number) =>
     JSON.stringify(Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i])));

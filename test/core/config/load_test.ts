@@ -46,7 +46,7 @@ Deno.test("config: with nothing set, development defaults for localhost and the 
     trustedProxies: [],
     maxBodyBytes: 65_536,
     maxUploadBytes: 10_485_760,
-    maxJsonDepth: 32,
+    maxJsonDepth: 160,
     maxJsonMembers: 1000,
     corsOrigins: [],
   });

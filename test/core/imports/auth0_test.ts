@@ -169,7 +169,7 @@ for (const driver of drivers) {
       );
       assert.deepEqual(report.users, { created: 2, updated: 0, skipped: 0, total: 2 });
       assert.deepEqual(report.issues.map((i) => [i.severity, i.key, i.message]), [
-        ["Error", "line 2", "The JSON is nested more than 32 levels deep. The line was not imported."],
+        ["Error", "line 2", "The JSON is nested more than 160 levels deep. The line was not imported."],
         ["Error", "line 3", "A JSON object or array has more than 1000 members. The line was not imported."],
       ]);
       assert.notEqual(await bed.storage.users.findByEmail(bed.realmId, "two@example.test"), null);
