@@ -92,7 +92,7 @@ export type {
   MailLocale,
   SignUpExistingInput,
 } from "./core/mail/messages.ts";
-export type { MailKind, MailMessage, MailTransport } from "./core/mail/transport.ts";
+export type { MailAddressee, MailKind, MailMessage, MailTransport } from "./core/mail/transport.ts";
 export type { Counter, GaugeSample, Histogram, Labels, MetricsRegistry } from "./core/metrics/registry.ts";
 export type { SvcMetrics } from "./core/metrics/svc-metrics.ts";
 export type {
