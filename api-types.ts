@@ -282,7 +282,13 @@ export type {
   PermissionCatalogEntry,
   PermissionCatalogStore,
 } from "./storage/contract/permission-catalog.ts";
-export type { PersonalDataStore, StoredMailText, StoredPayload } from "./storage/contract/personal-data.ts";
+export type {
+  PersonalDataStore,
+  StoredAuditPayloads,
+  StoredFreeText,
+  StoredMailText,
+  StoredPayload,
+} from "./storage/contract/personal-data.ts";
 export type {
   CreatePolicyInput,
   Policy,
