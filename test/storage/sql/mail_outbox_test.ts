@@ -1,9 +1,10 @@
 import { strict as assert } from "node:assert";
+import fc from "fast-check";
 import { sql } from "kysely";
 import { ManualClock } from "../../../core/clock.ts";
 import { cryptoRandom } from "../../../core/random.ts";
 import { createSqlMailOutboxStore } from "../../../storage/sql/mail-outbox.ts";
-import { drivers } from "../../support/db.ts";
+import { drivers, freshPostgres } from "../../support/db.ts";
 import { seeder } from "../../support/seed.ts";
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -173,3 +174,54 @@ for (const driver of drivers) {
     }
   });
 }
+
+Deno.test("postgres: property: the outbox's realm fence and erasure by user never cross realms", async () => {
+  const database = await freshPostgres({ maxConnections: 1 });
+  try {
+    const clock = new ManualClock(T0);
+    const outbox = createSqlMailOutboxStore(database.db, { clock, random: cryptoRandom });
+    const realms = [REALM_1, REALM_2];
+    const users = [USER_1, "9b0c3c1e-2222-4a4a-8888-0000000000b2", null];
+    const addresses = ["a@example.test", "A@example.test", "b@example.test"];
+    const spec = fc.record({
+      realm: fc.constantFrom(...realms),
+      user: fc.constantFrom(...users),
+      to: fc.constantFrom(...addresses),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(spec, { maxLength: 8 }), fc.constantFrom(...realms), async (specs, realm) => {
+        await outbox.prune(new Date(T0 + 1));
+        const added = [];
+        for (const m of specs) {
+          added.push(
+            await outbox.add(message(m.to, "password_reset", "s", { realmId: m.realm, userId: m.user })),
+          );
+        }
+        const mine = added.filter((m) => m.realmId === realm).map((m) => m.id).sort();
+        const listed = (await outbox.list({ realmId: realm, limit: 1000 })).map((m) => m.id).sort();
+        assert.deepEqual(listed, mine);
+        assert.equal(
+          await outbox.count({ realmId: realm, to: "a@example.test" }),
+          added.filter((m) => m.realmId === realm && m.to.toLowerCase() === "a@example.test").length,
+        );
+        for (const m of added) {
+          assert.equal(
+            (await outbox.get(m.id, { realmId: realm }))?.id ?? null,
+            m.realmId === realm ? m.id : null,
+          );
+        }
+        // Erasing USER_1 of `realm` (with its address a@…): its mail anywhere, the realm's user-less mail to it.
+        await outbox.deleteForUser(USER_1, { realmId: realm, addresses: ["a@example.test"] });
+        const left = new Set((await outbox.list({ limit: 1000 })).map((m) => m.id));
+        for (const m of added) {
+          const gone = m.userId === USER_1 ||
+            (m.userId === null && m.realmId === realm && m.to.toLowerCase() === "a@example.test");
+          assert.equal(left.has(m.id), !gone, JSON.stringify(m));
+        }
+      }),
+      { numRuns: 25 },
+    );
+  } finally {
+    await database.close();
+  }
+});
