@@ -15,9 +15,9 @@
  *
  * Every address the person ever had counts, and every name (issue 25): the current ones, those
  * their mail went to (mail is keyed by user id, so it is deleted whatever address it went to) and
- * those the admin audit entries about them record (an email or display name change). Mail is
- * deleted and rewritten in the user's realm only (another realm's account with the same address
- * is another person's). In the realm, free text that names them is rewritten (impersonation
+ * those the admin audit entries about them record (an email or display name change). Mail and
+ * webhook deliveries are deleted and rewritten in the user's realm only (another realm's account
+ * with the same address is another person's). In the realm, free text that names them is rewritten (impersonation
  * reasons, API key names, other users' security event data), and the payloads of other admin
  * audit entries that name them are nulled, as retention does: the digests and hashes stay, so the
  * chain still verifies.
@@ -189,7 +189,9 @@ async function erasePersonalCopies(
     mailRedacted++;
   }
   let webhookPayloadsRedacted = 0;
-  for (const delivery of await tx.personalData.webhookPayloadsMentioning([...redact.needles, userId])) {
+  for (
+    const delivery of await tx.personalData.webhookPayloadsMentioning(realmId, [...redact.needles, userId])
+  ) {
     const payload = redact.webhookBody(delivery.payload, userId);
     if (payload === delivery.payload) continue;
     await tx.personalData.replaceWebhookPayload(delivery.id, payload);

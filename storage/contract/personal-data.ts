@@ -57,8 +57,11 @@ export interface PersonalDataStore {
   ipAddressesOf(userId: string): Promise<string[]>;
   /** Clears the IP address and device description of every session of the user; returns how many. */
   forgetSessionOrigins(userId: string): Promise<number>;
-  /** Webhook deliveries whose payload contains any of `needles` (case-insensitive). */
-  webhookPayloadsMentioning(needles: readonly string[]): Promise<StoredPayload[]>;
+  /**
+   * Webhook deliveries to the realm's endpoints whose payload contains any of `needles`
+   * (case-insensitive); another realm's deliveries are not the realm's to rewrite.
+   */
+  webhookPayloadsMentioning(realmId: string, needles: readonly string[]): Promise<StoredPayload[]>;
   /** Replaces a delivery's payload (and drops its last error, which may quote it). */
   replaceWebhookPayload(id: string, payload: string): Promise<void>;
   /**

@@ -44,10 +44,16 @@ export function createSqlPersonalDataStore(db: Executor): PersonalDataStore {
       return Number(result.numUpdatedRows);
     },
 
-    async webhookPayloadsMentioning(needles) {
+    async webhookPayloadsMentioning(realmId, needles) {
       const wanted = needles.filter((n) => n !== "");
-      if (wanted.length === 0) return [];
+      if (wanted.length === 0 || !isUuid(realmId)) return [];
       return await db.selectFrom("webhook_deliveries").select(["id", "payload"])
+        .where(
+          "endpoint_id",
+          "in",
+          (eb) =>
+            eb.selectFrom("webhook_endpoints").select("id").where("realm_id", "=", realmId.toLowerCase()),
+        )
         .where((eb) => mentions(eb, ["payload", "last_error"], wanted)).orderBy("id").execute();
     },
 
