@@ -145,6 +145,7 @@ export class AccountFlows {
         ttlSeconds: claims.exp - claims.iat,
         locale,
       }),
+      { realmId: user.realmId, userId: user.id },
     );
     await this.#emit({
       kind: ACCOUNT_EVENTS.passwordResetRequested,
@@ -212,6 +213,7 @@ export class AccountFlows {
         ttlSeconds: claims.exp - claims.iat,
         locale,
       }),
+      { realmId: user.realmId, userId: user.id },
     );
     await this.#emit({
       kind: ACCOUNT_EVENTS.emailVerificationRequested,
@@ -241,6 +243,7 @@ export class AccountFlows {
         factors,
         locale,
       }),
+      { realmId: user.realmId, userId: user.id },
     );
     return true;
   }
@@ -360,15 +363,18 @@ export class AccountFlows {
     });
     if (mailed) {
       const inviter = await d.storage.users.get(input.inviterId);
-      await d.mail.send((await this.#messagesFor(user.realmId)).invitation({
-        to: user.email,
-        token,
-        ttlSeconds: claims.exp - claims.iat,
-        inviterName: inviter?.displayName ?? inviter?.email ?? undefined,
-        organizationName: org?.displayName ?? undefined,
-        existingAccount: hasPassword,
-        locale: input.locale,
-      }));
+      await d.mail.send(
+        (await this.#messagesFor(user.realmId)).invitation({
+          to: user.email,
+          token,
+          ttlSeconds: claims.exp - claims.iat,
+          inviterName: inviter?.displayName ?? inviter?.email ?? undefined,
+          organizationName: org?.displayName ?? undefined,
+          existingAccount: hasPassword,
+          locale: input.locale,
+        }),
+        { realmId: user.realmId, userId: user.id },
+      );
     }
     return { userId: user.id, email: user.email, orgId, expiresAt: new Date(claims.exp * 1000) };
   }
@@ -458,7 +464,13 @@ export class AccountFlows {
       const hasCredential = await d.storage.passwordCredentials.get(user.id) !== null ||
         (await d.storage.passkeyCredentials.listByUser(user.id)).length > 0;
       if (hasCredential) {
-        await d.mail.send((await this.#messagesFor(user.realmId)).signUpExisting({ to: user.email, locale }));
+        await d.mail.send(
+          (await this.#messagesFor(user.realmId)).signUpExisting({ to: user.email, locale }),
+          {
+            realmId: user.realmId,
+            userId: user.id,
+          },
+        );
         return "existing";
       }
     } else {
@@ -488,12 +500,15 @@ export class AccountFlows {
       userId: user.id,
       data: {},
     });
-    await d.mail.send((await this.#messagesFor(user.realmId)).signUp({
-      to: user.email,
-      token,
-      ttlSeconds: claims.exp - claims.iat,
-      locale,
-    }));
+    await d.mail.send(
+      (await this.#messagesFor(user.realmId)).signUp({
+        to: user.email,
+        token,
+        ttlSeconds: claims.exp - claims.iat,
+        locale,
+      }),
+      { realmId: user.realmId, userId: user.id },
+    );
     return "link";
   }
 

@@ -361,6 +361,7 @@ export class LoginPipeline {
       if (!totpEnrolled) {
         await d.emailOtp.issue({
           to: user.email,
+          addressee: { realmId: user.realmId, userId: user.id },
           challengeId: MFA_CHALLENGE_PREFIX + minted.claims.jti,
           locale: request.locale ?? null,
         });

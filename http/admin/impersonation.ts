@@ -351,15 +351,18 @@ export function impersonationRoutes(deps: ImpersonationRouteDeps) {
             act: { sub: principal.userId, imp: id },
           }, { ttlSeconds: consentTtlSeconds });
           const own = realmMessages(messages, await tx.realms.get(target.realmId));
-          await createOutboxTransport(tx.mailOutbox).send(own.impersonationConsent({
-            to: target.email,
-            token: consent.token,
-            ttlSeconds: consentTtlSeconds,
-            actorName: actor?.displayName ?? actor?.email ?? "",
-            reason: body.reason,
-            durationSeconds,
-            locale: mailLocaleOf(c.req.header("Accept-Language")),
-          }));
+          await createOutboxTransport(tx.mailOutbox).send(
+            own.impersonationConsent({
+              to: target.email,
+              token: consent.token,
+              ttlSeconds: consentTtlSeconds,
+              actorName: actor?.displayName ?? actor?.email ?? "",
+              reason: body.reason,
+              durationSeconds,
+              locale: mailLocaleOf(c.req.header("Accept-Language")),
+            }),
+            { realmId: target.realmId, userId: target.id },
+          );
           await emit(event(IMPERSONATION_EVENTS.consentRequested, record, now, { ...data, durationSeconds }));
         } else {
           await emit(event(IMPERSONATION_EVENTS.started, record, now, data));

@@ -147,14 +147,17 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
       const user = await storage.users.get(alert.userId);
       if (user === null) return;
       const own = realmMessages(messages, await storage.realms.get(user.realmId));
-      await mail.send(own.newDeviceAlert({
-        to: user.email,
-        seenAt: alert.device.firstSeenAt,
-        device: alert.device.description ?? undefined,
-        ipAddress: alert.ip ?? undefined,
-        location: alert.location?.country || undefined,
-        locale: alert.locale ?? undefined,
-      }));
+      await mail.send(
+        own.newDeviceAlert({
+          to: user.email,
+          seenAt: alert.device.firstSeenAt,
+          device: alert.device.description ?? undefined,
+          ipAddress: alert.ip ?? undefined,
+          location: alert.location?.country || undefined,
+          locale: alert.locale ?? undefined,
+        }),
+        { realmId: user.realmId, userId: user.id },
+      );
     },
     onAlertError: (error) => report("login: new-device alert not sent", error),
   });
@@ -214,6 +217,7 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
             ipAddress: alert.ip ?? undefined,
             locale: alert.locale ?? undefined,
           }),
+          { realmId: alert.user.realmId, userId: alert.user.id },
         )
       );
       return Promise.resolve();

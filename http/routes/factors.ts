@@ -214,6 +214,7 @@ export function factorRoutes(deps: FactorRouteDeps): DocumentedInstaller {
       if (user === null) throw new NotFoundError("No such user.");
       const issued = await deps.emailOtp.issue({
         to: user.email,
+        addressee: { realmId: user.realmId, userId: user.id },
         challengeId: enrollmentChallenge(user.id),
         locale: mailLocaleOf(c.req.header("Accept-Language")),
       });
