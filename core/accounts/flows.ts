@@ -20,6 +20,7 @@
  * @module
  */
 import type { Clock } from "../clock.ts";
+import { BreakGlassManagedError } from "../break-glass/guard.ts";
 import { type AuditActor, runAdminMutation } from "../audit/mutation.ts";
 import {
   ConflictError,
@@ -123,14 +124,15 @@ export class AccountFlows {
 
   /**
    * Mails a reset link (in `locale`, default English) when `email` names an active user of the
-   * realm; does nothing otherwise.
+   * realm that is not a break-glass account; does nothing otherwise.
    * Callers answer the same way in both cases (and should not await it on the request path).
    */
   async forgotPassword(realmId: string | null, email: string, locale?: MailLocale): Promise<void> {
     const d = this.#d;
     if (realmId === null) return;
     const user = await d.storage.users.findByEmail(realmId, email);
-    if (user === null || user.status !== "Active") return;
+    // A break-glass password changes only by rotation: nothing is sent, and the caller answers alike.
+    if (user === null || user.status !== "Active" || user.isBreakGlass) return;
     const stamp = await d.storage.users.credentialStamp(user.id);
     if (stamp === null) return;
     const { token, claims } = await d.tokens.mint("pwreset+svc", {
@@ -158,7 +160,7 @@ export class AccountFlows {
    * Sets a new password with a reset token, in one transaction: the token is spent (a second use
    * fails), its credential stamp must still be the user's (then it is rotated), the password
    * replaces every credential of the user, every session ends and every refresh token is
-   * revoked. Returns the counts.
+   * revoked. Returns the counts. A break-glass account is refused (403 `break_glass_managed`).
    */
   async resetPassword(
     token: string,
@@ -168,6 +170,7 @@ export class AccountFlows {
     assertChoosablePassword(password);
     const claims = await d.tokens.verify("pwreset+svc", token);
     const user = await this.#activeUser(claims.sub, claims.realm);
+    if (user.isBreakGlass) throw new BreakGlassManagedError("password_reset");
     // Hashing is slow: before the transaction, which then holds its locks briefly.
     const hash = await d.passwords.hash(password);
     const ended = await d.storage.transaction(async (tx) => {

@@ -34,6 +34,7 @@ import {
   RESETTABLE_FACTORS,
   USER_FACTORS_RESET_EVENT,
 } from "../../core/accounts/factor-reset.ts";
+import { BreakGlassManagedError } from "../../core/break-glass/guard.ts";
 import { reactivateUser, suspendUser } from "../../core/accounts/suspension.ts";
 import { mailTexts } from "../../core/mail/catalogue.ts";
 import { mailLocaleOf } from "../../core/mail/messages.ts";
@@ -427,6 +428,7 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
         checkVersion(expected, before.version);
         const email = body.email === undefined ? undefined : normalizeEmail(body.email);
         const emailChanged = email !== undefined && email !== before.email;
+        if (emailChanged && before.isBreakGlass) throw new BreakGlassManagedError("email_change");
         let after: User;
         try {
           after = await tx.users.update(before.id, {

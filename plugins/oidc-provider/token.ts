@@ -230,6 +230,8 @@ async function codeGrant(
     ipAddress: browser.ipAddress,
     deviceDescription: browser.deviceDescription,
   }, { refresh: offline });
+  // A break-glass browser session's grant is a use of the account (LastUseAt, breakglass.login).
+  await sessions.recordBreakGlassUse(opened.session, "token");
   const now = clock.now();
   await storage.tokenGrants.store({
     codeHash,
