@@ -163,10 +163,19 @@ Deno.test("break-glass: nothing of it outlives rotation; every use is recorded",
         transports: ["internal"],
         name: "left over",
       });
-      assert.equal((await call("GET", "/svc-admin/users", legacy.token)).status, 200, "the key works before");
+      assert.equal(
+        (await call("GET", "/svc-admin/users", legacy.token)).status,
+        401,
+        "a key it owns never acts, rotated or not",
+      );
       const rotate = await admin.request("POST", "/svc-admin/break-glass/rotate");
       assert.equal(rotate.status, 200, await rotate.clone().text());
       assert.equal((await call("GET", "/svc-admin/users", legacy.token)).status, 401, "the API key");
+      assert.notEqual(
+        (await bed.storage.apiKeys.get(legacy.key.id))?.revokedAt,
+        null,
+        "revoked by the rotation",
+      );
       assert.equal((await call("GET", "/profile/me", token)).status, 401, "the access token");
       assert.equal(
         (await call("POST", "/auth/refresh", null, { refreshToken })).status,
