@@ -71,6 +71,17 @@ Deno.test("break-glass: nothing of it outlives rotation; every use is recorded",
         }),
         "OIDC client",
       );
+      const someId = crypto.randomUUID();
+      await refused(
+        await call("POST", `/svc-admin/service-accounts/${someId}/rotate-secret`, token),
+        "service-account secret",
+      );
+      await refused(
+        await call("PATCH", `/svc-admin/oidc/clients/${someId}`, token, {
+          jwksUri: "https://keys.example.test/",
+        }),
+        "client keys",
+      );
       assert.equal(await admin.chainLength(), before, "nothing was created");
       assert.deepEqual(await bed.storage.apiKeys.listByOwner("User", account.userId), []);
     });
