@@ -26,6 +26,8 @@ import { signingKeyRoutes } from "./admin/signing-keys.ts";
 import type { SessionService } from "../core/sessions/service.ts";
 import type { TokenService } from "../core/tokens/service.ts";
 import { breakGlassRoutes } from "./admin/break-glass.ts";
+import { breakGlassGuard } from "./auth/break-glass-guard.ts";
+import { impersonationOrgFence } from "./auth/impersonation-org-fence.ts";
 import { impersonationRoutes } from "./admin/impersonation.ts";
 import { importRoutes } from "./admin/imports.ts";
 import { shadowRoutes } from "./admin/shadow.ts";
@@ -95,6 +97,10 @@ export function svcRoutes(deps: SvcRoutesDeps): RouteInstaller[] {
     abuse: deps.login.abuse,
   };
   return [
+    // Before the token routes: an impersonation moves only where its actor could impersonate.
+    impersonationOrgFence({ storage, snapshots }),
+    // Before the routes it covers: a break-glass caller creates no credential and enrolls no factor.
+    breakGlassGuard(storage),
     ...deps.auth.routes,
     authzRoutes(snapshots),
     webhookRoutes({ storage, snapshots, publisher, wake: deps.wake }),

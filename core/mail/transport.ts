@@ -12,6 +12,8 @@ export type MailKind =
   | "email_otp"
   | "password_reset"
   | "email_verification"
+  | "email_change"
+  | "email_change_in_use"
   | "invitation"
   | "sign_up"
   | "sign_up_existing"

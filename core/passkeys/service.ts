@@ -549,6 +549,9 @@ export class PasskeyService {
     if (user === null || user.status !== "Active" || user.anonymizedAt !== null) {
       throw new PasskeyLoginError("user missing or not active");
     }
+    // A break-glass account signs in with its rotated password only (a passkey left from before
+    // enrollment was refused to it is not a way in).
+    if (user.isBreakGlass) throw new PasskeyLoginError("break-glass account");
     if (ceremony.realmId !== null && user.realmId !== ceremony.realmId) {
       throw new PasskeyLoginError("user of another realm");
     }

@@ -630,7 +630,7 @@ export function impersonationRoutes(deps: ImpersonationRouteDeps) {
  * Whether the target holds a published `svc:` permission (realm-wide, or in one of its
  * organizations) that the actor, with the organization of its token, does not hold there.
  */
-async function holdsMoreThanActor(
+export async function holdsMoreThanActor(
   deps: Pick<AdminRouteDeps, "snapshots">,
   actorId: string,
   actorOrgId: string | null,

@@ -34,6 +34,7 @@ import {
   RESETTABLE_FACTORS,
   USER_FACTORS_RESET_EVENT,
 } from "../../core/accounts/factor-reset.ts";
+import { BreakGlassManagedError } from "../../core/break-glass/guard.ts";
 import { reactivateUser, suspendUser } from "../../core/accounts/suspension.ts";
 import { mailTexts } from "../../core/mail/catalogue.ts";
 import { mailLocaleOf } from "../../core/mail/messages.ts";
@@ -226,13 +227,21 @@ const OPERATIONS: OperationDoc[] = [
     path: "/svc-admin/users/:userId",
     summary: "Change a user",
     description: "Display name, attribute bag (replaced), email (re-verified: `emailVerified` becomes " +
-      "false and a verification link goes to the new address). `If-Match` makes the write conditional.",
+      "false and a verification link goes to the new address). An organization administrator's email " +
+      "change is pending (202) until the new address confirms it through a mailed link; a taken address " +
+      "is told to its owner by mail, never to the caller. A break-glass account's email never changes " +
+      "(403 `break_glass_managed`). `If-Match` makes the write conditional.",
     tags: TAGS,
     permissions: MANAGE.global.concat(MANAGE.org),
     params: userParam,
     body: UpdateUserSchema,
     responses: {
       200: { description: "The user", body: AdminUserSchema, headers: { ETag: "The user's version" } },
+      202: {
+        description: "The user, the email change pending confirmation (organization administrators)",
+        body: AdminUserSchema,
+        headers: { ETag: "The user's version" },
+      },
       ...errorResponses(400, 401, 403, 404, 409, 412),
     },
   },
@@ -426,7 +435,12 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
         if (before === null) throw hidden("user");
         checkVersion(expected, before.version);
         const email = body.email === undefined ? undefined : normalizeEmail(body.email);
-        const emailChanged = email !== undefined && email !== before.email;
+        const emailRequested = email !== undefined && email !== before.email;
+        if (emailRequested && before.isBreakGlass) throw new BreakGlassManagedError("email_change");
+        // An organization administrator's change is pending until the new address confirms it
+        // (requestEmailChange, after commit): the answer never tells whether the address is taken.
+        const pendingEmail = emailRequested && !scope.global ? email : null;
+        const emailChanged = emailRequested && pendingEmail === null;
         let after: User;
         try {
           after = await tx.users.update(before.id, {
@@ -454,12 +468,12 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
           data: { fields },
         });
         return {
-          value: { user: after, emailChanged },
+          value: { user: after, emailChanged, pendingEmail },
           audit: {
             action: "user.update",
             target: after.id,
             before: userAuditView(before),
-            after: userAuditView(after),
+            after: { ...userAuditView(after), ...(pendingEmail !== null ? { pendingEmail } : {}) },
           },
         };
       });
@@ -467,6 +481,15 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
       // The existing flow: an `everify+svc` link to the new address (the old address's links die).
       if (value.emailChanged) await deps.accounts.requestEmailVerification(value.user.id);
       setVersionTag(c, value.user.version);
+      if (value.pendingEmail !== null) {
+        await deps.accounts.requestEmailChange(
+          value.user.id,
+          value.pendingEmail,
+          mailLocaleOf(c.req.header("Accept-Language")),
+        );
+        // 202: the address changes once confirmed (the same answer whether it is free or taken).
+        return c.json(adminUserView(value.user), 202);
+      }
       return c.json(adminUserView(value.user));
     });
 

@@ -120,11 +120,15 @@ const OPERATIONS: readonly OperationDoc[] = [
     method: "POST",
     path: "/auth/password/reset",
     summary: "Set a new password with a reset token",
-    description: "Every refresh token of the user is revoked.",
+    description: "Every refresh token of the user is revoked. A break-glass account's password changes by " +
+      "rotation only (403 `break_glass_managed`).",
     tags: ["Account"],
     auth: "public",
     body: ResetPasswordSchema,
-    responses: { 200: { description: "Done", body: status("password_reset") }, ...errorResponses(400, 401) },
+    responses: {
+      200: { description: "Done", body: status("password_reset") },
+      ...errorResponses(400, 401, 403),
+    },
   },
   {
     method: "POST",
