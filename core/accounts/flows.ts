@@ -273,7 +273,10 @@ export class AccountFlows {
     if (owner !== null) {
       // Told to the owner of the address, not to the caller; an erased account gets nothing.
       if (owner.anonymizedAt === null) {
-        await d.mail.send(messages.emailChangeInUse({ to: owner.email, locale }));
+        await d.mail.send(messages.emailChangeInUse({ to: owner.email, locale }), {
+          realmId: owner.realmId,
+          userId: owner.id,
+        });
       }
       return;
     }
@@ -285,6 +288,7 @@ export class AccountFlows {
     });
     await d.mail.send(
       messages.emailChange({ to: address, token, ttlSeconds: claims.exp - claims.iat, locale }),
+      { realmId: user.realmId, userId: user.id },
     );
     await this.#emit({
       kind: ACCOUNT_EVENTS.emailChangeRequested,
