@@ -11,6 +11,7 @@ import { strict as assert } from "node:assert";
 import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
 import { ManualClock } from "../../../mod.ts";
 import { UpstreamError, Upstreams } from "../../../plugins/federation/upstream.ts";
+import { testOutbound } from "../../support/outbound.ts";
 
 const ISSUER = "https://idp.example.test";
 const CLIENT = "svc-client";
@@ -23,7 +24,7 @@ async function fakeUpstream(options: { authMethods?: string[]; issuer?: string }
   const calls: { url: string; init?: RequestInit }[] = [];
   let idToken = "";
   let tokenStatus = 200;
-  const fetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+  const raw = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const url = String(input instanceof Request ? input.url : input);
     calls.push({ url, init });
     if (url === `${ISSUER}/.well-known/openid-configuration`) {
@@ -54,7 +55,7 @@ async function fakeUpstream(options: { authMethods?: string[]; issuer?: string }
       .setExpirationTime(Math.floor(now / 1000) + 300)
       .sign(privateKey);
   return {
-    fetch,
+    fetch: testOutbound({ fetch: raw }),
     calls,
     sign,
     setIdToken: (token: string) => idToken = token,
@@ -141,7 +142,9 @@ Deno.test("upstream discovery: cached by the clock, must name its issuer, https 
   await refusedWith(upstreams.metadata("http://idp.example.test"), "federation_upstream_invalid");
   assert.equal(upstreams.issuerAllowed("http://idp.example.test"), false);
   assert.equal(
-    new Upstreams({ clock, discoveryTtlMs: 0, allowHttp: true }).issuerAllowed("http://idp.example.test"),
+    new Upstreams({ clock, fetch: testOutbound(), discoveryTtlMs: 0, allowHttp: true }).issuerAllowed(
+      "http://idp.example.test",
+    ),
     true,
   );
 });
