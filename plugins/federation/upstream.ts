@@ -82,13 +82,13 @@ const str = (value: unknown): value is string => typeof value === "string" && va
 /** The upstream providers svc talks to, with their discovery documents and key sets cached. */
 export class Upstreams {
   readonly #options: UpstreamOptions;
-  readonly #fetch: OutboundFetch;
+  readonly #outbound: OutboundFetch;
   readonly #metadata = new Map<string, { value: UpstreamMetadata; expiresAt: number }>();
   readonly #jwks = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
 
   constructor(options: UpstreamOptions) {
     this.#options = options;
-    this.#fetch = options.fetch;
+    this.#outbound = options.fetch;
   }
 
   /** Whether an issuer URL is acceptable (https, or http when allowed; no query or fragment). */
@@ -120,7 +120,7 @@ export class Upstreams {
     const url = `${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
     let doc: Record<string, unknown>;
     try {
-      const res = await this.#fetch(url, {
+      const res = await this.#outbound(url, {
         headers: { Accept: "application/json" },
         maxRedirects: DISCOVERY_REDIRECTS,
         maxResponseBytes: MAX_UPSTREAM_BYTES,
@@ -207,7 +207,7 @@ export class Upstreams {
     let body: Record<string, unknown>;
     let status: number;
     try {
-      const res = await this.#fetch(metadata.tokenEndpoint, {
+      const res = await this.#outbound(metadata.tokenEndpoint, {
         method: "POST",
         headers,
         body: form,
@@ -240,7 +240,7 @@ export class Upstreams {
   ): Promise<JWTPayload & { sub: string }> {
     let jwks = this.#jwks.get(metadata.jwksUri);
     if (jwks === undefined) {
-      const outbound = this.#fetch;
+      const outbound = this.#outbound;
       jwks = createRemoteJWKSet(new URL(metadata.jwksUri), {
         timeoutDuration: this.#options.timeoutMs ?? 10_000,
         [customFetch]: (url: string, init: RequestInit) =>
