@@ -15,6 +15,15 @@ import { Readable } from "node:stream";
 
 const NULL_BODY = new Set([101, 204, 205, 304]);
 
+/**
+ * Kept-alive connections, pooled by host name and port: a pooled socket is connected to an
+ * address the guard checked when it was opened.
+ */
+const AGENTS = {
+  "http:": new http.Agent({ keepAlive: true, maxFreeSockets: 16 }),
+  "https:": new https.Agent({ keepAlive: true, maxFreeSockets: 16 }),
+};
+
 /** Sends `init` to `url`, connecting to `address` (an IPv4 or IPv6 literal) whatever DNS says. */
 export async function pinnedFetch(url: URL, address: string, init: RequestInit): Promise<Response> {
   // Request normalizes every body kind (string, form, bytes, stream) and sets its content type.
@@ -39,6 +48,7 @@ export async function pinnedFetch(url: URL, address: string, init: RequestInit):
       method: request.method,
       headers,
       lookup,
+      agent: url.protocol === "https:" ? AGENTS["https:"] : AGENTS["http:"],
       signal: init.signal ?? undefined,
       ...(url.protocol === "https:" ? { servername: url.hostname } : {}),
     }, (res) => {

@@ -22,6 +22,7 @@
  *
  * @module
  */
+import type { Clock } from "../clock.ts";
 import { SvcError } from "../errors.ts";
 import { parseIp } from "./ip.ts";
 import {
@@ -103,6 +104,12 @@ export interface OutboundGuardOptions {
   readonly timeoutMs?: number;
   /** Default body cap in bytes (default 1 MiB). */
   readonly maxResponseBytes?: number;
+  /**
+   * Reuses a name's checked addresses for `ttlMs` (by `clock`), at most 1000 names; absent: every
+   * fetch resolves. Only with `connect`: the cached address is the one connected to, so a DNS
+   * answer that changes meanwhile cannot reach the connection.
+   */
+  readonly resolveCache?: { readonly clock: Clock; readonly ttlMs: number };
 }
 
 /** A request through the guard: `RequestInit` and per-request limits. */
@@ -126,18 +133,20 @@ export interface OutboundFetch {
   refusal(url: string | URL): Promise<OutboundErrorCode | null>;
 }
 
-/** The address to connect to when the guard may pin one; throws the refusal otherwise. */
-async function admit(
-  url: URL,
+/** Checked DNS answers by name, while fresh. */
+type ResolveCache = Map<string, { addresses: readonly string[]; expiresAt: number }>;
+
+const RESOLVE_CACHE_SIZE = 1000;
+
+async function resolveChecked(
+  host: string,
   options: OutboundGuardOptions,
+  cache: ResolveCache | null,
   signal: AbortSignal,
-): Promise<{ address: string | null }> {
-  const refused = checkOutboundUrl(url, options.policy);
-  if (refused !== null) throw new OutboundError(REFUSAL_CODES[refused]);
-  const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-  if (parseIp(host) !== null) return { address: host };
-  // A name the operator allowed by name is trusted whatever it resolves to.
-  if (isAllowedDestination(host, options.policy)) return { address: null };
+): Promise<readonly string[]> {
+  const now = options.resolveCache?.clock.now() ?? 0;
+  const hit = cache?.get(host);
+  if (hit !== undefined && hit.expiresAt > now) return hit.addresses;
   let addresses: readonly string[];
   try {
     addresses = await abortable(options.resolveHost(host), signal);
@@ -145,6 +154,28 @@ async function admit(
     if (signal.aborted) throw err;
     throw new OutboundError("outbound_unresolvable");
   }
+  if (cache !== null && addresses.length > 0) {
+    cache.delete(host);
+    if (cache.size >= RESOLVE_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    cache.set(host, { addresses, expiresAt: now + options.resolveCache!.ttlMs });
+  }
+  return addresses;
+}
+
+/** The address to connect to when the guard may pin one; throws the refusal otherwise. */
+async function admit(
+  url: URL,
+  options: OutboundGuardOptions,
+  signal: AbortSignal,
+  cache: ResolveCache | null = null,
+): Promise<{ address: string | null }> {
+  const refused = checkOutboundUrl(url, options.policy);
+  if (refused !== null) throw new OutboundError(REFUSAL_CODES[refused]);
+  const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
+  if (parseIp(host) !== null) return { address: host };
+  // A name the operator allowed by name is trusted whatever it resolves to.
+  if (isAllowedDestination(host, options.policy)) return { address: null };
+  const addresses = await resolveChecked(host, options, cache, signal);
   if (addresses.length === 0) throw new OutboundError("outbound_unresolvable");
   const again = checkOutboundUrl(url, options.policy, addresses);
   if (again !== null) throw new OutboundError(REFUSAL_CODES[again]);
@@ -219,6 +250,9 @@ const CREDENTIAL_HEADERS = ["authorization", "cookie", "proxy-authorization"];
  * ```
  */
 export function createOutboundFetch(options: OutboundGuardOptions): OutboundFetch {
+  const cache: ResolveCache | null = options.resolveCache !== undefined && options.connect !== undefined
+    ? new Map()
+    : null;
   const send = async (url: string | URL, init: OutboundRequestInit = {}): Promise<Response> => {
     const { maxRedirects = 0, timeoutMs, maxResponseBytes, ...request } = init;
     const limit = maxResponseBytes ?? options.maxResponseBytes ?? DEFAULT_OUTBOUND_MAX_BYTES;
@@ -236,7 +270,7 @@ export function createOutboundFetch(options: OutboundGuardOptions): OutboundFetc
     for (let hop = 0;; hop++) {
       let response: Response;
       try {
-        const { address } = await admit(target, options, signal);
+        const { address } = await admit(target, options, signal, cache);
         const hopInit: RequestInit = { ...request, method, headers, redirect: "manual", signal };
         response = await (
           (address !== null ? options.connect?.(target, address, hopInit) : null) ??

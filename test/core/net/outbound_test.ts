@@ -10,6 +10,7 @@
 import { strict as assert } from "node:assert";
 import { pinnedFetch } from "../../../cli/pinned-fetch.ts";
 import { createOutboundFetch, MAX_REDIRECTS, OutboundError } from "../../../core/net/outbound.ts";
+import { ManualClock } from "../../../core/clock.ts";
 import { testOutbound } from "../../support/outbound.ts";
 
 async function rejectsWith(promise: Promise<unknown>, code: string): Promise<void> {
@@ -215,6 +216,50 @@ Deno.test("outbound guard: the pinned connection goes to the checked address, th
     assert.equal(answers, 1, "resolved once");
     assert.equal(unpinned, 0, "the runtime never resolved the name itself");
     assert.equal(server.seen.length, 1);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("outbound guard: checked answers are reused for the cache's time when pinned, and checked again", async () => {
+  const server = loopback(() => new Response("ok"));
+  try {
+    const port = new URL(server.base).port;
+    const clock = new ManualClock(0);
+    let answer = ["127.0.0.1"];
+    let lookups = 0;
+    const guard = (connect: boolean, allowPrivate: string[]) =>
+      createOutboundFetch({
+        policy: { allowPrivate },
+        resolveHost: () => {
+          lookups++;
+          return Promise.resolve(answer);
+        },
+        ...(connect ? { connect: pinnedFetch } : {}),
+        fetch: (input, init) => fetch(input, init),
+        resolveCache: { clock, ttlMs: 5000 },
+      });
+    const outbound = guard(true, ["127.0.0.1"]);
+    const url = `http://cached.example:${port}/`;
+    await (await outbound(url)).text();
+    answer = ["169.254.169.254"]; // the name rebinds
+    await (await outbound(url)).text();
+    assert.equal(lookups, 1, "the second fetch used the checked answer, and connected to it");
+    clock.advance(5001);
+    await rejectsWith(outbound(url), "outbound_address_refused");
+    assert.equal(lookups, 2);
+    assert.equal(server.seen.length, 2);
+    // A policy that no longer allows the cached address refuses it though cached.
+    answer = ["127.0.0.1"];
+    const strict = guard(true, []);
+    await rejectsWith(strict(url), "outbound_address_refused");
+    // Without a pinning connector nothing is cached (the runtime would resolve again anyway).
+    lookups = 0;
+    const unpinned = guard(false, ["127.0.0.1"]);
+    await (await unpinned(`http://127.0.0.1:${port}/`)).text();
+    await rejectsWith(unpinned("http://cached.example:1/"), "outbound_unreachable");
+    await rejectsWith(unpinned("http://cached.example:1/"), "outbound_unreachable");
+    assert.equal(lookups, 2);
   } finally {
     await server.close();
   }
