@@ -77,11 +77,14 @@ function embeddedV4(ip: IpAddress): IpAddress | null {
  * CGNAT, unique-local, multicast, unspecified, reserved, documentation or cloud metadata (IPv4,
  * IPv6, and IPv6 forms carrying such an IPv4 address). Text that is no address: false.
  */
-export function isRefusedAddress(address: string | IpAddress): boolean {
-  const ip = typeof address === "string" ? parseIp(address) : address;
-  if (ip === null) return false;
+export function isRefusedAddress(address: string): boolean {
+  const ip = parseIp(address);
+  return ip !== null && refused(ip);
+}
+
+function refused(ip: IpAddress): boolean {
   const inner = embeddedV4(ip);
-  if (inner !== null && isRefusedAddress(inner)) return true;
+  if (inner !== null && refused(inner)) return true;
   return REFUSED_RANGES.some((range) => inRange(ip, range));
 }
 
