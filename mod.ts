@@ -833,12 +833,7 @@ export type { FederatedIdentityRecord } from "./storage/contract/federated-ident
  * The claims no plugin may contribute; the admin helpers and the extension-grant registry hosts
  * hand to plugins.
  */
-export {
-  pluginAdmin,
-  type PluginAdminDeps,
-  RESERVED_CLAIMS,
-  tokenGrantRegistry,
-} from "./plugins/host.ts";
+export { pluginAdmin, type PluginAdminDeps, RESERVED_CLAIMS, tokenGrantRegistry } from "./plugins/host.ts";
 /**
  * Route documentation for the served OpenAPI document: a route module (a plugin's too) wraps its
  * installer with `documented(install, operations)`; `errorResponses(…)` are the error answers.
