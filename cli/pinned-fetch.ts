@@ -10,7 +10,7 @@
  */
 import http from "node:http";
 import https from "node:https";
-import type { LookupFunction } from "node:net";
+import { isIP, type LookupFunction } from "node:net";
 import { Readable } from "node:stream";
 
 const NULL_BODY = new Set([101, 204, 205, 304]);
@@ -24,8 +24,16 @@ const AGENTS = {
   "https:": new https.Agent({ keepAlive: true, maxFreeSockets: 16 }),
 };
 
-/** Sends `init` to `url`, connecting to `address` (an IPv4 or IPv6 literal) whatever DNS says. */
-export async function pinnedFetch(url: URL, address: string, init: RequestInit): Promise<Response> {
+/**
+ * Sends `init` to `url`, connecting to one of `addresses` (IPv4 or IPv6 literals, tried as a DNS
+ * answer would be) whatever DNS says.
+ */
+export async function pinnedFetch(
+  url: URL,
+  addresses: readonly string[],
+  init: RequestInit,
+): Promise<Response> {
+  if (addresses.length === 0) throw new Error("no address to connect to");
   // Request normalizes every body kind (string, form, bytes, stream) and sets its content type.
   const request = new Request(url, { method: init.method, headers: init.headers, body: init.body });
   const body = request.body === null ? null : new Uint8Array(await request.arrayBuffer());
@@ -36,11 +44,10 @@ export async function pinnedFetch(url: URL, address: string, init: RequestInit):
     headers["content-type"] ??= "application/x-www-form-urlencoded;charset=UTF-8";
   }
   if (body !== null) headers["content-length"] = String(body.byteLength);
-  const family = address.includes(":") ? 6 : 4;
+  const answer = addresses.map((address) => ({ address, family: isIP(address) === 6 ? 6 : 4 }));
   const lookup: LookupFunction = (_host, options, callback) => {
-    if (options.all) {
-      (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
-    } else callback(null, address, family);
+    if (options.all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, answer);
+    else callback(null, answer[0].address, answer[0].family);
   };
   const transport = url.protocol === "https:" ? https : http;
   return await new Promise<Response>((resolve, reject) => {
@@ -50,7 +57,10 @@ export async function pinnedFetch(url: URL, address: string, init: RequestInit):
       lookup,
       agent: url.protocol === "https:" ? AGENTS["https:"] : AGENTS["http:"],
       signal: init.signal ?? undefined,
-      ...(url.protocol === "https:" ? { servername: url.hostname } : {}),
+      // SNI carries the name (never an address literal, which TLS forbids there).
+      ...(url.protocol === "https:" && isIP(url.hostname.replace(/^\[|\]$/g, "")) === 0
+        ? { servername: url.hostname }
+        : {}),
     }, (res) => {
       const answer = new Headers();
       for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) {

@@ -82,10 +82,15 @@ export class OutboundError extends SvcError {
 export type OutboundResolver = (hostname: string) => Promise<readonly string[]>;
 
 /**
- * Sends a request to `address` (the one the guard checked) while keeping `url`'s host for the
- * `Host` header and TLS; null when the runtime cannot pin this request (then the guard fetches).
+ * Sends a request to one of `addresses` (all checked by the guard; the runtime picks among them as
+ * it would among a DNS answer) while keeping `url`'s host for the `Host` header and TLS; null when
+ * the runtime cannot pin this request (then the guard fetches).
  */
-export type OutboundConnector = (url: URL, address: string, init: RequestInit) => Promise<Response> | null;
+export type OutboundConnector = (
+  url: URL,
+  addresses: readonly string[],
+  init: RequestInit,
+) => Promise<Response> | null;
 
 /** The runtime's plain fetch, as injected. */
 export type RuntimeFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -162,24 +167,24 @@ async function resolveChecked(
   return addresses;
 }
 
-/** The address to connect to when the guard may pin one; throws the refusal otherwise. */
+/** The addresses to connect to when the guard may pin them; throws the refusal otherwise. */
 async function admit(
   url: URL,
   options: OutboundGuardOptions,
   signal: AbortSignal,
   cache: ResolveCache | null = null,
-): Promise<{ address: string | null }> {
+): Promise<{ addresses: readonly string[] | null }> {
   const refused = checkOutboundUrl(url, options.policy);
   if (refused !== null) throw new OutboundError(REFUSAL_CODES[refused]);
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
-  if (parseIp(host) !== null) return { address: host };
+  if (parseIp(host) !== null) return { addresses: [host] };
   // A name the operator allowed by name is trusted whatever it resolves to.
-  if (isAllowedDestination(host, options.policy)) return { address: null };
+  if (isAllowedDestination(host, options.policy)) return { addresses: null };
   const addresses = await resolveChecked(host, options, cache, signal);
   if (addresses.length === 0) throw new OutboundError("outbound_unresolvable");
   const again = checkOutboundUrl(url, options.policy, addresses);
   if (again !== null) throw new OutboundError(REFUSAL_CODES[again]);
-  return { address: addresses[0] };
+  return { addresses };
 }
 
 function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -270,10 +275,10 @@ export function createOutboundFetch(options: OutboundGuardOptions): OutboundFetc
     for (let hop = 0;; hop++) {
       let response: Response;
       try {
-        const { address } = await admit(target, options, signal, cache);
+        const { addresses } = await admit(target, options, signal, cache);
         const hopInit: RequestInit = { ...request, method, headers, redirect: "manual", signal };
         response = await (
-          (address !== null ? options.connect?.(target, address, hopInit) : null) ??
+          (addresses !== null ? options.connect?.(target, addresses, hopInit) : null) ??
             options.fetch(target, hopInit)
         );
       } catch (err) {
