@@ -4,12 +4,14 @@
  * unauthenticated, so
  *
  * - an issuer on the loopback (not in `SVC_OUTBOUND_ALLOW_PRIVATE`) or at the cloud metadata
- *   address is never fetched;
+ *   address is refused when registered, and never fetched when stored all the same (an allowance
+ *   withdrawn since);
  * - every outbound failure gets one neutral answer (status, code and page identical), whether the
  *   address was refused, the port closed, or an allowed port open but not an OpenID provider:
  *   the answers cannot be used to scan internal ports.
  */
 import { strict as assert } from "node:assert";
+import { sql } from "kysely";
 import { federationPlugin } from "../../../plugins/federation/mod.ts";
 import { UPSTREAM_FAILURE_CODE } from "../../../plugins/federation/flow.ts";
 import { pluginBed } from "../../support/plugins.ts";
@@ -52,25 +54,47 @@ Deno.test("federation start: inward issuers are never fetched, and every outboun
     const token =
       (await bed.auth.sessions.signIn({ realmId, userId: admin, orgId: null, mfa: "MultiFactor" }))
         .tokens.accessToken;
-    const provider = async (issuer: string) => {
-      const res = await plugged.app.request("/svc-admin/federation/providers", {
+    const create = (issuer: string) =>
+      plugged.app.request("/svc-admin/federation/providers", {
         method: "POST",
         headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
         body: JSON.stringify({ orgId: org, issuer, clientId: "svc", clientSecret: "the client secret" }),
       });
+    const provider = async (issuer: string) => {
+      const res = await create(issuer);
       assert.equal(res.status, 201, await res.clone().text());
       return (await res.json()).id as string;
     };
-    const start = async (issuer: string) => {
-      const res = await plugged.app.request(`/federation/start?provider=${await provider(issuer)}`);
+    const startOf = async (id: string) => {
+      const res = await plugged.app.request(`/federation/start?provider=${id}`);
       return { status: res.status, body: await res.text() };
     };
+    const start = async (issuer: string) => startOf(await provider(issuer));
+    /** A provider whose stored issuer is `issuer` (registered on an allowed address, then changed). */
+    const stored = async (issuer: string) => {
+      const id = await provider(`http://127.0.0.2:${allowed.addr.port}`);
+      await sql`UPDATE federation_providers SET issuer = ${issuer} WHERE id = ${id}`.execute(bed.database.db);
+      return id;
+    };
 
+    // An issuer plainly inward is refused when it is registered…
+    for (
+      const issuer of [
+        `http://127.0.0.1:${internal.addr.port}`,
+        "http://169.254.169.254",
+        "https://169.254.169.254/computeMetadata",
+        `http://[::ffff:7f00:1]:${internal.addr.port}`,
+      ]
+    ) {
+      const res = await create(issuer);
+      assert.equal(res.status, 400, issuer);
+      assert.match((await res.json()).error.message, /private, loopback or metadata address/);
+    }
+    // …and one stored before the operator withdrew an allowance is refused at the fetch.
+    const stale = await stored(`http://127.0.0.1:${internal.addr.port}`);
     const answers = {
-      loopback: await start(`http://127.0.0.1:${internal.addr.port}`),
-      metadata: await start("http://169.254.169.254"),
-      metadataHttps: await start("https://169.254.169.254/computeMetadata"),
-      mappedLoopback: await start(`http://[::ffff:7f00:1]:${internal.addr.port}`),
+      loopback: await startOf(stale),
+      metadata: await startOf(await stored("http://169.254.169.254")),
       allowedClosedPort: await start(`http://127.0.0.2:${freePort("127.0.0.2")}`),
       allowedOpenPort: await start(`http://127.0.0.2:${allowed.addr.port}`),
     };
