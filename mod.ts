@@ -186,7 +186,34 @@ export {
   WebhookDispatcher,
   type WebhookDispatcherOptions,
 } from "./core/webhooks/dispatcher.ts";
-/** The SSRF guard of webhook receivers and its allow-list. */
+/**
+ * svc's one outbound guard (SSRF) for every server-side fetch: the address rules, the policy from
+ * the configuration, and the guarded fetch with its stable error codes.
+ */
+export {
+  checkOutboundUrl,
+  isRefusedAddress,
+  type OutboundPolicy,
+  outboundPolicyFromConfig,
+  type OutboundRefusal,
+  PUBLIC_DESTINATIONS_ONLY,
+} from "./core/net/outbound-rules.ts";
+/** The guarded fetch: DNS-checked, pinned where the runtime allows, redirects re-checked, timed, capped. */
+export {
+  createOutboundFetch,
+  DEFAULT_OUTBOUND_MAX_BYTES,
+  DEFAULT_OUTBOUND_TIMEOUT_MS,
+  MAX_REDIRECTS,
+  type OutboundConnector,
+  OutboundError,
+  type OutboundErrorCode,
+  type OutboundFetch,
+  type OutboundGuardOptions,
+  type OutboundRequestInit,
+  type OutboundResolver,
+  type RuntimeFetch,
+} from "./core/net/outbound.ts";
+/** The SSRF guard of webhook receivers and its allow-list (the outbound rules under their webhook names). */
 export {
   checkReceiverUrl,
   isPrivateAddress,
@@ -804,16 +831,10 @@ export {
 /** A user's link to a subject at an external identity provider. */
 export type { FederatedIdentityRecord } from "./storage/contract/federated-identities.ts";
 /**
- * The claims no plugin may contribute; the admin helpers, the SSRF guard and the extension-grant
- * registry hosts hand to plugins.
+ * The claims no plugin may contribute; the admin helpers and the extension-grant registry hosts
+ * hand to plugins.
  */
-export {
-  outboundGuard,
-  pluginAdmin,
-  type PluginAdminDeps,
-  RESERVED_CLAIMS,
-  tokenGrantRegistry,
-} from "./plugins/host.ts";
+export { pluginAdmin, type PluginAdminDeps, RESERVED_CLAIMS, tokenGrantRegistry } from "./plugins/host.ts";
 /**
  * Route documentation for the served OpenAPI document: a route module (a plugin's too) wraps its
  * installer with `documented(install, operations)`; `errorResponses(…)` are the error answers.

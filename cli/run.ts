@@ -55,6 +55,8 @@ import type { PasswordHasher } from "../core/passwords/hasher.ts";
 import { PasswordService } from "../core/passwords/service.ts";
 import { loadRiskProviders } from "../core/risk/providers.ts";
 import { type CaptchaProvider, captchaProviderFromConfig } from "../core/abuse/captcha.ts";
+import { createOutboundFetch, type OutboundConnector } from "../core/net/outbound.ts";
+import { outboundPolicyFromConfig } from "../core/net/outbound-rules.ts";
 import { createSqlCounterStore } from "../storage/sql/abuse-counters.ts";
 import { MaintenanceSweeper } from "../core/maintenance/sweeper.ts";
 import { createPasskeyRoutes } from "../http/routes/passkeys.ts";
@@ -66,7 +68,6 @@ import {
   claimMerger,
   type InstalledPlugin,
   loadPluginConfig,
-  outboundGuard,
   pluginAdmin,
   pluginEnvNames,
   pluginEventCatalog,
@@ -114,10 +115,17 @@ export interface RuntimeAdapter {
    */
   createPasswordHasher?(workers: number | undefined, idleMs?: number): PasswordHasher;
   /**
-   * The addresses a host name resolves to, for the webhook SSRF guard (a public name that
-   * resolves to a private address is refused); absent: literal addresses only are checked.
+   * The addresses a host name resolves to, for the outbound guard (a public name that resolves
+   * to a private address is refused); absent: no name resolves, and only literal public
+   * addresses can be fetched.
    */
   resolveHost?(hostname: string): Promise<readonly string[]>;
+  /**
+   * Sends a request to the address the outbound guard checked (keeping the URL's host for the
+   * `Host` header and TLS), so a DNS answer that changes after the check cannot redirect it; null
+   * when this runtime cannot pin that request (the guard then fetches right after its check).
+   */
+  connectPinned?: OutboundConnector;
   /**
    * The TXT records of a DNS name (each record as its character strings), for organization
    * domain verification; absent: only the audited admin override verifies domains.
@@ -353,15 +361,27 @@ async function serve(
     onError: (error, event) => runtime.printError(`events: ${event.kind} not recorded: ${firstLine(error)}`),
     onQueued: () => dispatcher.wake(),
   });
+  // The one outbound guard every server-side fetch goes through (webhooks, JWKS, federation,
+  // CAPTCHA): the runtime's DNS, its pinning connector where it has one, and its fetch.
+  const outbound = createOutboundFetch({
+    policy: outboundPolicyFromConfig(config),
+    resolveHost: runtime.resolveHost
+      ? (hostname) => runtime.resolveHost!(hostname)
+      : () => Promise.reject(new Error("this runtime resolves no names")),
+    connect: runtime.connectPinned?.bind(runtime),
+    // A name's checked addresses serve 5 s of fetches (pinned: the connection goes to them).
+    resolveCache: { clock: systemClock, ttlMs: 5000 },
+    fetch: (input, init) => fetch(input, init),
+    timeoutMs: config.outbound.timeoutMs,
+    maxResponseBytes: config.outbound.maxResponseKib * 1024,
+  });
   const dispatcher = new WebhookDispatcher({
     storage,
-    fetch: (input, init) => fetch(input, init),
+    outbound,
     clock: systemClock,
     publisher,
     retryDelaysMs: config.webhooks.retryScheduleSeconds.map((s) => s * 1000),
     disableAfter: config.webhooks.disableAfterConsecutiveFailures,
-    receiverPolicy: { allowPrivate: config.webhooks.allowPrivateReceivers },
-    resolveHost: runtime.resolveHost ? (hostname) => runtime.resolveHost!(hostname) : undefined,
     onError: runtime.printError,
   });
   // Password login: hashing off the event loop, shared abuse counters and offline risk files
@@ -369,7 +389,7 @@ async function serve(
   let riskProviders: Awaited<ReturnType<typeof loadRiskProviders>>;
   let captcha: CaptchaProvider | null;
   try {
-    captcha = captchaProviderFromConfig(config.abuse.captcha);
+    captcha = captchaProviderFromConfig(config.abuse.captcha, { fetch: outbound });
     riskProviders = await loadRiskProviders(config.risk, runtime.readTextFile);
     await passwordsReady;
   } catch (err) {
@@ -512,10 +532,7 @@ async function serve(
       cookies: cookieSettings(bound.config),
       events: publisher,
       admin: pluginAdmin({ storage, snapshots, publisher }),
-      outboundRefusal: outboundGuard(
-        { allowPrivate: bound.config.webhooks.allowPrivateReceivers },
-        runtime.resolveHost ? (hostname) => runtime.resolveHost!(hostname) : undefined,
-      ),
+      outbound,
       verifySecret: async (stored, plaintext) => {
         try {
           return (await passwords.verify(stored, plaintext)).valid;

@@ -11,7 +11,6 @@ import { runAdminMutation } from "../core/audit/mutation.ts";
 import { ConfigError } from "../core/config/mod.ts";
 import type { EventPublisher } from "../core/events/publisher.ts";
 import type { SubjectSnapshots } from "../core/snapshots/service.ts";
-import { checkReceiverUrl, parseIp, type ReceiverPolicy } from "../core/webhooks/receivers.ts";
 import { refuseUnderImpersonation } from "../http/admin/kit.ts";
 import { auditActor } from "../http/auth/audit-actor.ts";
 import { fence } from "../http/auth/fence.ts";
@@ -284,30 +283,6 @@ export function pluginAdmin(deps: PluginAdminDeps): PluginAdmin {
       refuseUnderImpersonation(caller);
       return (await runAdminMutation(deps, caller.realmId, auditActor(caller), work)).value;
     },
-  };
-}
-
-/**
- * The SSRF guard plugins get (`PluginContext.outboundRefusal`): the receiver policy checked on
- * the URL, then on the addresses its host name resolves to. A name that does not resolve is left
- * to the fetch, which fails.
- */
-export function outboundGuard(
-  policy: ReceiverPolicy,
-  resolveHost?: (hostname: string) => Promise<readonly string[]>,
-): (url: string) => Promise<string | null> {
-  return async (url) => {
-    const first = checkReceiverUrl(url, policy);
-    if (first !== null || resolveHost === undefined) return first;
-    const hostname = new URL(url).hostname;
-    if (parseIp(hostname) !== null) return null; // an address: judged above
-    let addresses: readonly string[];
-    try {
-      addresses = await resolveHost(hostname);
-    } catch {
-      return null;
-    }
-    return checkReceiverUrl(url, policy, addresses);
   };
 }
 

@@ -24,6 +24,7 @@ import type { SvcConfig } from "../core/config/mod.ts";
 import { SvcError } from "../core/errors.ts";
 import type { PermissionDefinition } from "../core/definitions/svc-permissions.ts";
 import { EVENT_FAMILIES } from "../core/events/catalog.ts";
+import type { OutboundFetch } from "../core/net/outbound.ts";
 import type { EventSink, EventSubscriber } from "../core/events/sink.ts";
 import type { KeyRing } from "../core/keys/ring.ts";
 import type { LoginPipeline } from "../core/login/pipeline.ts";
@@ -191,11 +192,13 @@ export interface PluginContext<C = unknown> {
   /** The permission fence and audited mutations for the plugin's admin routes. */
   readonly admin: PluginAdmin;
   /**
-   * The SSRF guard of outbound fetches (a JWKS URL…): why svc must not fetch `url`, or null. The
-   * webhook receiver policy (`webhooks.allowPrivateReceivers`), applied to the URL and to the
-   * addresses its host name resolves to (when the runtime resolves names).
+   * svc's outbound guard: the only fetch a plugin may use for a server-side request (a JWKS URL,
+   * an upstream provider…). Private, loopback and metadata addresses are refused after DNS
+   * resolution unless the operator allows them (`outbound.allowPrivate`), redirects are followed
+   * only when asked and re-checked per hop, the exchange is timed and the body capped; failures
+   * are `OutboundError`s with stable codes. `outbound.refusal(url)` judges a URL without fetching.
    */
-  outboundRefusal(url: string): Promise<string | null>;
+  readonly outbound: OutboundFetch;
   /**
    * Whether `plaintext` matches a secret svc stored hashed by its password hasher (`argon2id`,
    * or a verify-only tag such as `bcrypt`), for example an imported OAuth client's secret. False

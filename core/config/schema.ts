@@ -572,6 +572,20 @@ const svcConfigSchema = v.pipe(
       }),
       {},
     ),
+    outbound: v.optional(
+      v.strictObject({
+        /**
+         * Private or loopback destinations every server-side fetch may reach despite the outbound
+         * guard (empty: public only). Development and tests: `127.0.0.1`.
+         */
+        allowPrivate: v.optional(receiverAllowList(), []),
+        /** Time limit of one outbound exchange (resolution, connection, body). */
+        timeoutMs: v.optional(int(100, 120_000, "milliseconds"), 10_000),
+        /** Largest outbound response body read, in KiB. */
+        maxResponseKib: v.optional(int(1, 65_536, "KiB"), 1024),
+      }),
+      {},
+    ),
     maintenance: v.optional(
       v.strictObject({ intervalSeconds: v.optional(int(0, 86400, "seconds"), 300) }),
       {},
@@ -1196,6 +1210,26 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     kind: "string-list",
     doc: "comma-separated hosts, IPs or CIDR ranges of private/loopback receivers allowed (SSRF guard)",
     defaultText: "unset (public only)",
+  },
+  {
+    name: "SVC_OUTBOUND_ALLOW_PRIVATE",
+    path: "outbound.allowPrivate",
+    kind: "string-list",
+    doc:
+      "comma-separated hosts, IPs or CIDR ranges any server-side fetch may reach though private (dev and tests)",
+    defaultText: "unset (public only)",
+  },
+  {
+    name: "SVC_OUTBOUND_TIMEOUT_MS",
+    path: "outbound.timeoutMs",
+    kind: "int",
+    doc: "time limit of one server-side fetch: DNS, connection and body",
+  },
+  {
+    name: "SVC_OUTBOUND_MAX_RESPONSE_KIB",
+    path: "outbound.maxResponseKib",
+    kind: "int",
+    doc: "largest response body a server-side fetch reads (cut at the first byte past it)",
   },
   {
     name: "SVC_MAINTENANCE_INTERVAL_SECONDS",

@@ -155,6 +155,12 @@ export interface SvcConfig {
     disableAfterConsecutiveFailures: number;
     allowPrivateReceivers: string[];
   };
+  /** The outbound guard of every server-side fetch (SSRF). */
+  outbound: {
+    allowPrivate: string[];
+    timeoutMs: number;
+    maxResponseKib: number;
+  };
   /** Periodic sweeps. */
   maintenance: { intervalSeconds: number };
   /** Subject snapshots and declared permissions and roles. */
@@ -321,6 +327,12 @@ export interface SvcConfigInput {
     retryScheduleSeconds?: number[];
     disableAfterConsecutiveFailures?: number;
     allowPrivateReceivers?: string[];
+  };
+  /** See `SvcConfig.outbound`. */
+  outbound?: {
+    allowPrivate?: string[];
+    timeoutMs?: number;
+    maxResponseKib?: number;
   };
   /** See `SvcConfig.maintenance`. */
   maintenance?: { intervalSeconds?: number };

@@ -9,6 +9,7 @@
  */
 import { AbuseGate } from "../../core/abuse/gate.ts";
 import { type CaptchaProvider, captchaProviderFromConfig } from "../../core/abuse/captcha.ts";
+import type { OutboundFetch } from "../../core/net/outbound.ts";
 import { type CounterStore, MemoryCounterStore } from "../../core/abuse/counter-store.ts";
 import { RequestThrottle } from "../../core/abuse/request-throttle.ts";
 import { AccountFlows } from "../../core/accounts/flows.ts";
@@ -70,8 +71,10 @@ export interface LoginStackOptions {
   reputation?: IpReputation | null;
   /** An external risk score provider composed with svc's own score, or none. */
   external?: ExternalRiskProvider | null;
-  /** The CAPTCHA provider (default: from `config.abuse.captcha`). */
+  /** The CAPTCHA provider (default: from `config.abuse.captcha`, calling siteverify through `outbound`). */
   captcha?: CaptchaProvider | null;
+  /** svc's outbound guard, for the configured CAPTCHA provider's siteverify calls. */
+  outbound?: OutboundFetch;
   /** Mail (default: the outbox). */
   mail?: MailTransport;
   /** Seals TOTP secrets (default: the subject-key cipher). */
@@ -135,7 +138,7 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
     sink: events,
     captcha: options.captcha !== undefined
       ? options.captcha
-      : captchaProviderFromConfig(config.abuse.captcha),
+      : captchaProviderFromConfig(config.abuse.captcha, { fetch: options.outbound }),
   });
   const mail = options.mail ?? createOutboxTransport(storage.mailOutbox);
   const messages = mailMessages(mailSettingsFromConfig(config));

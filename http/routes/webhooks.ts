@@ -34,6 +34,7 @@ import { type EventPublisher, webhookBody } from "../../core/events/publisher.ts
 import { ConflictError, NotFoundError, SvcError } from "../../core/errors.ts";
 import { randomToken, randomUuid } from "../../core/random.ts";
 import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
+import { outboundPolicyFromConfig } from "../../core/net/outbound-rules.ts";
 import { checkReceiverUrl, type ReceiverPolicy } from "../../core/webhooks/receivers.ts";
 import { WEBHOOK_SECRET_PREFIX } from "../../core/webhooks/signature.ts";
 import type { WebhookDeliveryRecord, WebhookEndpointRecord } from "../../storage/contract/webhooks.ts";
@@ -348,7 +349,7 @@ function refuseReceiver(target: string, policy: ReceiverPolicy): void {
     throw new SvcError(
       "webhook_receiver_refused",
       refusal === "private_address"
-        ? "The receiver is on a private or loopback address; allow it with SVC_WEBHOOK_ALLOW_PRIVATE_RECEIVERS."
+        ? "The receiver is on a private or loopback address; allow it with SVC_OUTBOUND_ALLOW_PRIVATE (or SVC_WEBHOOK_ALLOW_PRIVATE_RECEIVERS)."
         : `The receiver URL is not acceptable (${refusal}); use an http(s) URL without credentials.`,
       400,
       { reason: refusal },
@@ -360,7 +361,7 @@ function refuseReceiver(target: string, policy: ReceiverPolicy): void {
 export function webhookRoutes(deps: WebhookRoutesDeps): DocumentedInstaller {
   return documented((app, appDeps: AppDeps) => {
     const mount = appDeps.config.webhooks.mountPath;
-    const policy: ReceiverPolicy = { allowPrivate: appDeps.config.webhooks.allowPrivateReceivers };
+    const policy: ReceiverPolicy = outboundPolicyFromConfig(appDeps.config);
     const { storage, snapshots } = deps;
     const mutationDeps = { storage, publisher: deps.publisher };
     const newSecret = () => `${WEBHOOK_SECRET_PREFIX}${randomToken(appDeps.random, 32)}`;

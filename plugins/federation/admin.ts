@@ -19,6 +19,7 @@
  */
 import * as v from "valibot";
 import {
+  checkOutboundUrl,
   covers,
   documented,
   errorResponses,
@@ -28,6 +29,7 @@ import {
   listBodyOf,
   listSchema,
   type OperationDoc,
+  outboundPolicyFromConfig,
   PAGE_QUERY_ENTRIES,
   pageOf,
   parseBody,
@@ -273,6 +275,13 @@ export function adminRoutes(f: Federation): RouteInstaller {
     if (value !== undefined && !f.upstreams.issuerAllowed(value)) {
       throw new ValidationError(
         "Invalid request: issuer must be https (http only with SVC_FEDERATION_ALLOW_HTTP_ISSUERS=true).",
+      );
+    }
+    // The outbound guard refuses it at every fetch anyway (names resolving inward included); an
+    // address that is plainly inward is refused here already.
+    if (value !== undefined && checkOutboundUrl(value, outboundPolicyFromConfig(ctx.svcConfig)) !== null) {
+      throw new ValidationError(
+        "Invalid request: issuer is on a private, loopback or metadata address (SVC_OUTBOUND_ALLOW_PRIVATE allows one, for development).",
       );
     }
   };

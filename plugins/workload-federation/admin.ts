@@ -24,6 +24,7 @@ import {
   IsoTimeSchema,
   NotFoundError,
   type OperationDoc,
+  outboundPolicyFromConfig,
   parseBody,
   type PermissionDefinition,
   type PluginContext,
@@ -267,9 +268,7 @@ export function adminRoutes(ctx: PluginContext): RouteInstaller {
       throw new ValidationError("a trust policy has either jwks or jwksUri");
     }
     if (fields.jwksUri !== null) {
-      const problem = clientJwksUriProblem(fields.jwksUri, {
-        allowPrivate: ctx.svcConfig.webhooks.allowPrivateReceivers,
-      });
+      const problem = clientJwksUriProblem(fields.jwksUri, outboundPolicyFromConfig(ctx.svcConfig));
       if (problem !== null) throw new ValidationError(problem);
     }
     const account = await storage.serviceAccounts.get(fields.serviceAccountId);

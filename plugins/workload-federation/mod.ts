@@ -54,7 +54,7 @@ export function workloadFederationPlugin(): SvcPlugin<WorkloadFederationConfig> 
         if (realmId === null) throw new Error("workload-federation: not started");
         return realmId;
       },
-      remoteJwks: remoteJwksCache(ctx.outboundRefusal),
+      remoteJwks: remoteJwksCache(ctx.outbound),
     };
   return definePlugin<WorkloadFederationConfig>({
     name: "workload-federation",
