@@ -488,6 +488,19 @@ export type { ClientFields, ClientRecord, ClientStore } from "./storage/contract
 export type { ServiceAccountRecord } from "./storage/contract/service-accounts.ts";
 export type { SessionRecord } from "./storage/contract/sessions.ts";
 export type { User } from "./storage/contract/users.ts";
+/**
+ * The one normalization of email addresses (NFKC, trimmed, lowercased, IDNA ASCII domain without a
+ * trailing dot) that every entry point and the user store apply, and the request-body schemas built on it.
+ */
+export {
+  EMAIL_MAX_LENGTH,
+  EmailAddressSchema,
+  type EmailAddressSchemaType,
+  EmailLookupSchema,
+  type EmailLookupSchemaType,
+  isEmailAddress,
+  normalizeEmail,
+} from "./core/accounts/email.ts";
 
 // ---------------------------------------------------------------------------
 // Passwords

@@ -38,6 +38,7 @@
  *
  * @module
  */
+import { normalizeEmail } from "../accounts/email.ts";
 import type { Clock } from "../clock.ts";
 import type { SvcConfig } from "../config/schema.ts";
 import { sha256Hex } from "../digest.ts";
@@ -424,7 +425,7 @@ export class AbuseGate {
   #keys(attempt: { ip: string; identifier: string; realmId?: string | null }) {
     // Digests only: counter keys never hold an address (erasure has nothing to find there).
     const ip = sha256Hex(this.#ipBucket(attempt.ip));
-    const accountHash = sha256Hex(`${attempt.realmId ?? ""}\n${attempt.identifier.trim().toLowerCase()}`);
+    const accountHash = sha256Hex(`${attempt.realmId ?? ""}\n${normalizeEmail(attempt.identifier)}`);
     return {
       ip: `ip:${ip}`,
       ipAccount: `ipacct:${ip}:${accountHash}`,

@@ -37,7 +37,8 @@ import type { PasswordService } from "../passwords/service.ts";
 import { endAllSessionsOfUser, type SessionService } from "../sessions/service.ts";
 import { InvalidTokenError } from "../tokens/errors.ts";
 import type { TokenService } from "../tokens/service.ts";
-import { normalizeEmail, type User } from "../../storage/contract/users.ts";
+import type { User } from "../../storage/contract/users.ts";
+import { normalizeEmail } from "./email.ts";
 import type { Storage } from "../../storage/storage.ts";
 
 /** Shortest password svc accepts when a user chooses one (reset, invitation). */

@@ -20,7 +20,8 @@ import {
 import { type RandomSource, randomToken } from "../random.ts";
 import type { ClientFields, ClientRecord } from "../../storage/contract/clients.ts";
 import type { PasswordCredentialRecord } from "../../storage/contract/password-credentials.ts";
-import { normalizeEmail, type UpdateUserInput, type User } from "../../storage/contract/users.ts";
+import type { UpdateUserInput, User } from "../../storage/contract/users.ts";
+import { normalizeEmail } from "../accounts/email.ts";
 import type { Storage } from "../../storage/storage.ts";
 import {
   emptyReport,
