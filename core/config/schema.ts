@@ -15,6 +15,11 @@
 import * as v from "valibot";
 import { parseCidr } from "../net/ip.ts";
 import {
+  MAX_PASSWORD_LENGTH,
+  MIN_PASSWORD_LENGTH,
+  passwordPolicyProblem,
+} from "../accounts/password-policy.ts";
+import {
   DEFAULT_PASSWORD_COST_CEILINGS as CEILING,
   PASSWORD_COST_CEILING_BOUNDS as CEILING_BOUNDS,
 } from "../passwords/cost.ts";
@@ -615,7 +620,19 @@ const svcConfigSchema = v.pipe(
     bootstrap: v.optional(
       v.strictObject({
         adminEmail: v.optional(email()),
-        adminPassword: v.optional(nonEmpty("the first administrator's password")),
+        /** Must follow the password policy (core/accounts/password-policy.ts): refused at start otherwise. */
+        adminPassword: v.optional(
+          v.pipe(
+            nonEmpty("the first administrator's password"),
+            v.check(
+              (s) => passwordPolicyProblem(s) === null,
+              rule(
+                "does not follow the password policy",
+                `a password of ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`,
+              ),
+            ),
+          ),
+        ),
       }),
       {},
     ),
