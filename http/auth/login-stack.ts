@@ -269,6 +269,8 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
         users: storage.users,
         emailOtp,
         emailOtpEnrollments: storage.emailOtpEnrollments,
+        events,
+        clock,
       }),
     ],
     async bootstrap(realmId) {
