@@ -516,6 +516,19 @@ export type { ClientFields, ClientRecord, ClientStore } from "./storage/contract
 export type { ServiceAccountRecord } from "./storage/contract/service-accounts.ts";
 export type { SessionRecord } from "./storage/contract/sessions.ts";
 export type { User } from "./storage/contract/users.ts";
+/**
+ * The one normalization of email addresses (NFKC, trimmed, lowercased, IDNA ASCII domain without a
+ * trailing dot) that every entry point and the user store apply, and the request-body schemas built on it.
+ */
+export {
+  EMAIL_MAX_LENGTH,
+  EmailAddressSchema,
+  type EmailAddressSchemaType,
+  EmailLookupSchema,
+  type EmailLookupSchemaType,
+  isEmailAddress,
+  normalizeEmail,
+} from "./core/accounts/email.ts";
 
 // ---------------------------------------------------------------------------
 // Passwords
@@ -535,6 +548,7 @@ export type { User } from "./storage/contract/users.ts";
  *   cryptoRandom as random,
  *   loadConfig,
  *   openDatabase,
+ *   passwordCostCeilingsFromConfig,
  *   PasswordService,
  *   systemClock as clock,
  * } from "@svc/svc";
@@ -549,7 +563,11 @@ export type { User } from "./storage/contract/users.ts";
  *
  * const { config } = loadConfig({ env: { SVC_ARGON2_MEMORY_KIB: "8192", SVC_ARGON2_ITERATIONS: "1" } });
  * const hasher = createPasswordHasher({ workers: config.password.hashWorkers }); // off the event loop
- * const passwords = new PasswordService({ hasher, params: argon2idParamsFromConfig(config.password) });
+ * const passwords = new PasswordService({
+ *   hasher,
+ *   params: argon2idParamsFromConfig(config.password),
+ *   ceilings: passwordCostCeilingsFromConfig(config.password), // the most work a stored hash may ask for
+ * });
  * await store.replace(userId, await passwords.hash(password)); // the user's one password
  *
  * const credential = await store.get(userId);
@@ -587,6 +605,17 @@ export {
   argon2idParamsFromConfig,
   DEFAULT_ARGON2ID_PARAMS,
 } from "./core/passwords/argon2-params.ts";
+/**
+ * Cost ceilings of stored hashes (`SVC_PASSWORD_MAX_*`): a hash asking for more work is refused at
+ * import and never verified at login.
+ */
+export {
+  costCeilingExceeded,
+  DEFAULT_PASSWORD_COST_CEILINGS,
+  type PasswordCostCeilingConfig,
+  type PasswordCostCeilings,
+  passwordCostCeilingsFromConfig,
+} from "./core/passwords/cost.ts";
 /** The algorithm-tag registry, the rehash decision and the unknown-tag error (`unknown_password_algorithm`). */
 export {
   CURRENT_PASSWORD_ALGORITHM,

@@ -37,6 +37,7 @@ import { decodeUtf8 } from "../core/imports/lines.ts";
 import { COUNTED_ENTITIES, type ImportItem, type ImportReport } from "../core/imports/model.ts";
 import { issueItem, parseJson } from "../core/imports/source.ts";
 import { argon2idParamsFromConfig } from "../core/passwords/argon2-params.ts";
+import { passwordCostCeilingsFromConfig } from "../core/passwords/cost.ts";
 import { createPasswordHasher } from "../core/passwords/create.ts";
 import { PasswordService } from "../core/passwords/service.ts";
 import { cryptoRandom } from "../core/random.ts";
@@ -220,6 +221,7 @@ export async function importCommand(args: ImportArgs, config: SvcConfig, io: Imp
   const passwords = new PasswordService({
     hasher: createPasswordHasher({ workers: 0 }),
     params: argon2idParamsFromConfig(config.password),
+    ceilings: passwordCostCeilingsFromConfig(config.password),
   });
   let close: (() => Promise<void>) | undefined;
   try {

@@ -50,6 +50,7 @@ import { svcRoutes } from "../http/svc-routes.ts";
 import { createAuthStack } from "../http/auth/stack.ts";
 import { createLoginStack } from "../http/auth/login-stack.ts";
 import { argon2idParamsFromConfig } from "../core/passwords/argon2-params.ts";
+import { passwordCostCeilingsFromConfig } from "../core/passwords/cost.ts";
 import { createPasswordHasher } from "../core/passwords/create.ts";
 import type { PasswordHasher } from "../core/passwords/hasher.ts";
 import { PasswordService } from "../core/passwords/service.ts";
@@ -292,6 +293,7 @@ async function serve(
           idleMs: config.password.workerIdleSeconds * 1000,
         }),
     params: argon2idParamsFromConfig(config.password),
+    ceilings: passwordCostCeilingsFromConfig(config.password),
   });
   const passwordsReady = passwords.prepare();
   passwordsReady.catch(() => {}); // awaited below, where a failure is reported

@@ -38,13 +38,13 @@ import type { PasswordService } from "../passwords/service.ts";
 import { endAllSessionsOfUser, type SessionService } from "../sessions/service.ts";
 import { InvalidTokenError } from "../tokens/errors.ts";
 import type { TokenService } from "../tokens/service.ts";
-import { normalizeEmail, type User } from "../../storage/contract/users.ts";
+import type { User } from "../../storage/contract/users.ts";
+import { normalizeEmail } from "./email.ts";
 import type { Storage } from "../../storage/storage.ts";
 
-/** Shortest password svc accepts when a user chooses one (reset, invitation). */
-export const MIN_PASSWORD_LENGTH = 8;
-/** Longest password svc accepts (hashing cost is bounded anyway; this bounds request sizes). */
-export const MAX_PASSWORD_LENGTH = 1024;
+import { assertChoosablePassword } from "./password-policy.ts";
+/** The password policy (`password-policy.ts`), re-exported where the flows always offered it. */
+export { assertChoosablePassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "./password-policy.ts";
 
 /** Event kinds of the account flows (the `user.*` family, in the user's ledger). */
 export const ACCOUNT_EVENTS = {
@@ -77,20 +77,6 @@ export interface AccountFlowDeps {
   readonly events: SecurityEventWriter;
   /** Stamps the events' `occurredAt`. */
   readonly clock: Clock;
-}
-
-/** Throws `ValidationError` (field `password`) unless the password may be chosen. */
-export function assertChoosablePassword(password: string): void {
-  if (password.length < MIN_PASSWORD_LENGTH) {
-    throw new ValidationError(`The password must have at least ${MIN_PASSWORD_LENGTH} characters.`, {
-      field: "password",
-    });
-  }
-  if (password.length > MAX_PASSWORD_LENGTH) {
-    throw new ValidationError(`The password must have at most ${MAX_PASSWORD_LENGTH} characters.`, {
-      field: "password",
-    });
-  }
 }
 
 /**

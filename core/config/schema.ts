@@ -14,6 +14,15 @@
  */
 import * as v from "valibot";
 import { parseCidr } from "../net/ip.ts";
+import {
+  MAX_PASSWORD_LENGTH,
+  MIN_PASSWORD_LENGTH,
+  passwordPolicyProblem,
+} from "../accounts/password-policy.ts";
+import {
+  DEFAULT_PASSWORD_COST_CEILINGS as CEILING,
+  PASSWORD_COST_CEILING_BOUNDS as CEILING_BOUNDS,
+} from "../passwords/cost.ts";
 import { isReceiverAllowEntry } from "../webhooks/receivers.ts";
 import type { SvcConfig, SvcConfigInput } from "./types.ts";
 
@@ -491,6 +500,14 @@ const svcConfigSchema = v.pipe(
         hashWorkers: v.optional(int(0, 256)),
         /** Seconds a hashing worker may sit idle before it stops (0: never). */
         workerIdleSeconds: v.optional(int(0, 86400, "seconds"), 60),
+        /** Cost ceilings of stored (imported) hashes: beyond them a hash is refused, never verified. */
+        maxBcryptCost: v.optional(int(...CEILING_BOUNDS.bcryptCost), CEILING.bcryptCost),
+        maxPbkdf2Iterations: v.optional(int(...CEILING_BOUNDS.pbkdf2Iterations), CEILING.pbkdf2Iterations),
+        maxArgon2MemoryKiB: v.optional(
+          int(...CEILING_BOUNDS.argon2MemoryKiB, "KiB"),
+          CEILING.argon2MemoryKiB,
+        ),
+        maxArgon2Iterations: v.optional(int(...CEILING_BOUNDS.argon2Iterations), CEILING.argon2Iterations),
       }),
       {},
     ),
@@ -621,7 +638,19 @@ const svcConfigSchema = v.pipe(
     bootstrap: v.optional(
       v.strictObject({
         adminEmail: v.optional(email()),
-        adminPassword: v.optional(nonEmpty("the first administrator's password")),
+        /** Must follow the password policy (core/accounts/password-policy.ts): refused at start otherwise. */
+        adminPassword: v.optional(
+          v.pipe(
+            nonEmpty("the first administrator's password"),
+            v.check(
+              (s) => passwordPolicyProblem(s) === null,
+              rule(
+                "does not follow the password policy",
+                `a password of ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`,
+              ),
+            ),
+          ),
+        ),
       }),
       {},
     ),
@@ -1031,6 +1060,31 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     kind: "int",
     doc: "a hashing worker idle this long stops and gives its memory back (argon2id's, 64 MiB by " +
       "default); the next hash starts one again (0: workers never stop)",
+  },
+  {
+    name: "SVC_PASSWORD_MAX_BCRYPT_COST",
+    path: "password.maxBcryptCost",
+    kind: "int",
+    doc: "largest bcrypt cost a stored (imported) hash may have; a costlier one is refused at import and " +
+      "never verified at login",
+  },
+  {
+    name: "SVC_PASSWORD_MAX_PBKDF2_ITERATIONS",
+    path: "password.maxPbkdf2Iterations",
+    kind: "int",
+    doc: "largest PBKDF2 iteration count a stored (imported) pbkdf2-sha256 or ASP.NET Identity hash may have",
+  },
+  {
+    name: "SVC_PASSWORD_MAX_ARGON2_MEMORY_KIB",
+    path: "password.maxArgon2MemoryKiB",
+    kind: "int",
+    doc: "largest argon2id memory a stored hash may ask for (never below SVC_ARGON2_MEMORY_KIB)",
+  },
+  {
+    name: "SVC_PASSWORD_MAX_ARGON2_ITERATIONS",
+    path: "password.maxArgon2Iterations",
+    kind: "int",
+    doc: "largest argon2id iteration count a stored hash may ask for (never below SVC_ARGON2_ITERATIONS)",
   },
   ...abuseLayerSettings("PER_IP", "perIp", "per IP"),
   ...abuseLayerSettings("PER_IP_ACCOUNT", "perIpAccount", "per IP and account"),

@@ -117,6 +117,14 @@ export interface SvcConfig {
     hashWorkers?: number;
     /** Seconds a hashing worker may sit idle before it stops (0: never). */
     workerIdleSeconds: number;
+    /** Largest bcrypt cost of a stored hash. */
+    maxBcryptCost: number;
+    /** Largest PBKDF2 iteration count of a stored hash. */
+    maxPbkdf2Iterations: number;
+    /** Largest argon2id memory (KiB) of a stored hash. */
+    maxArgon2MemoryKiB: number;
+    /** Largest argon2id iteration count of a stored hash. */
+    maxArgon2Iterations: number;
   };
   /** The login abuse gate and the adaptive CAPTCHA. */
   abuse: {
@@ -290,6 +298,10 @@ export interface SvcConfigInput {
     argon2Parallelism?: number;
     hashWorkers?: number;
     workerIdleSeconds?: number;
+    maxBcryptCost?: number;
+    maxPbkdf2Iterations?: number;
+    maxArgon2MemoryKiB?: number;
+    maxArgon2Iterations?: number;
   };
   /** See `SvcConfig.abuse`. */
   abuse?: {

@@ -16,10 +16,16 @@
 import { canonicalJson } from "../canonical-json.ts";
 import { NotFoundError } from "../errors.ts";
 import { DEFAULT_JSON_LIMITS, type JsonLimits, jsonValueBreach } from "../json-limits.ts";
+import {
+  costCeilingExceeded,
+  DEFAULT_PASSWORD_COST_CEILINGS,
+  type PasswordCostCeilings,
+} from "../passwords/cost.ts";
 import { type RandomSource, randomToken } from "../random.ts";
 import type { ClientFields, ClientRecord } from "../../storage/contract/clients.ts";
 import type { PasswordCredentialRecord } from "../../storage/contract/password-credentials.ts";
-import { normalizeEmail, type UpdateUserInput, type User } from "../../storage/contract/users.ts";
+import type { UpdateUserInput, User } from "../../storage/contract/users.ts";
+import { normalizeEmail } from "../accounts/email.ts";
 import type { Storage } from "../../storage/storage.ts";
 import {
   emptyReport,
@@ -60,6 +66,11 @@ export interface ImportEngineDeps {
   hashSecret(plaintext: string): Promise<HashedSecret>;
   /** Whether a plaintext secret matches a stored hash (a re-import of the same secret changes nothing). */
   verifySecret(plaintext: string, stored: HashedSecret): Promise<boolean>;
+  /**
+   * The cost ceilings imported password hashes are held to (the password service's); the
+   * defaults when absent. A hash beyond them is refused with an `Error` issue.
+   */
+  readonly hashCeilings?: PasswordCostCeilings;
   /** Items per transaction (default 1000). */
   readonly batchSize?: number;
   /** Called after each batch with the number of items applied so far. */
@@ -193,13 +204,16 @@ class BatchApplier {
         const simple = item.user.roleKeys.length === 0 && item.user.groupKeys.length === 0;
         if (plausibleEmail(email) && !known.has(email) && simple) {
           known.add(email);
-          pending.push({ email, user: item.user });
           this.report.users.total++;
           this.report.users.created++;
-          if (item.user.credential) {
+          let user = item.user;
+          if (user.credential && this.#refusedAsTooCostly(email, user.credential)) {
+            user = { ...user, credential: null };
+          } else if (user.credential) {
             this.report.credentials.total++;
             this.report.credentials.created++;
           }
+          pending.push({ email, user });
           continue;
         }
         // A second occurrence of a pending user must see it written.
@@ -402,7 +416,33 @@ class BatchApplier {
     if (user.groupKeys.length > 0) await this.#joinGroups(tx, userId, email, user.groupKeys);
   }
 
+  /**
+   * Whether an imported hash asks for more work than the cost ceilings allow: then it is
+   * counted (total, skipped) and reported as an `Error` issue, and must not be written.
+   */
+  #refusedAsTooCostly(email: string, credential: HashedSecret): boolean {
+    const tooCostly = costCeilingExceeded(
+      credential.algorithm,
+      credential.hash,
+      this.deps.hashCeilings ?? DEFAULT_PASSWORD_COST_CEILINGS,
+    );
+    if (tooCostly === null) return false;
+    this.report.credentials.total++;
+    this.report.credentials.skipped++;
+    this.#issue({
+      severity: "Error",
+      entity: "Credential",
+      key: email,
+      message: `The password hash was not imported: its ${tooCostly}.`,
+    });
+    return true;
+  }
+
   async #credential(tx: Storage, userId: string, email: string, credential: HashedSecret): Promise<void> {
+    if (this.#refusedAsTooCostly(email, credential)) {
+      this.#credentials.delete(userId);
+      return;
+    }
     const counts = this.report.credentials;
     counts.total++;
     const prefetched = this.#credentials.get(userId);
@@ -590,8 +630,10 @@ function sameClient(existing: ClientRecord, fields: ClientFields): boolean {
 export function secretsOf(passwords: {
   hash(plaintext: string): Promise<HashedSecret>;
   verify(stored: HashedSecret, plaintext: string): Promise<{ valid: boolean }>;
-}): Pick<ImportEngineDeps, "hashSecret" | "verifySecret"> {
+  readonly ceilings?: PasswordCostCeilings;
+}): Pick<ImportEngineDeps, "hashSecret" | "verifySecret" | "hashCeilings"> {
   return {
+    hashCeilings: passwords.ceilings,
     hashSecret: (plaintext) => passwords.hash(plaintext),
     verifySecret: async (plaintext, stored) => (await passwords.verify(stored, plaintext)).valid,
   };

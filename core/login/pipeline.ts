@@ -58,6 +58,7 @@ import {
   InvalidMfaCodeError,
   LoginBlockedError,
   LoginFailedError,
+  TotpCodeReplayedError,
   UnknownAudienceError,
 } from "./errors.ts";
 
@@ -442,6 +443,7 @@ export class LoginPipeline {
         orgId: claims.org,
         data: { factor: request.factor, reason: outcome },
       }, request);
+      if (outcome === "replayed") throw new TotpCodeReplayedError();
       throw new InvalidMfaCodeError();
     }
     await d.abuse.release(attempt, gate);

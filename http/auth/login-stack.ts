@@ -26,6 +26,7 @@ import type { MailTransport } from "../../core/mail/transport.ts";
 import { EmailOtpService } from "../../core/mfa/email-otp.ts";
 import { RecoveryCodeService } from "../../core/mfa/recovery-codes.ts";
 import { argon2idParamsFromConfig } from "../../core/passwords/argon2-params.ts";
+import { passwordCostCeilingsFromConfig } from "../../core/passwords/cost.ts";
 import { createPasswordHasher } from "../../core/passwords/create.ts";
 import type { PasswordHasher } from "../../core/passwords/hasher.ts";
 import { PasswordService } from "../../core/passwords/service.ts";
@@ -129,6 +130,7 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
         idleMs: config.password.workerIdleSeconds * 1000,
       }),
     params: argon2idParamsFromConfig(config.password),
+    ceilings: passwordCostCeilingsFromConfig(config.password),
     random,
   });
   const counters = options.counters ?? new MemoryCounterStore({ clock });
@@ -274,6 +276,8 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
         users: storage.users,
         emailOtp,
         emailOtpEnrollments: storage.emailOtpEnrollments,
+        events,
+        clock,
       }),
     ],
     async bootstrap(realmId) {

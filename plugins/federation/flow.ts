@@ -30,6 +30,7 @@ import {
   constantTimeEqual,
   documented,
   EMAIL_DOMAIN,
+  normalizeEmail,
   noStore,
   type RouteInstaller,
   setSessionCookies,
@@ -188,7 +189,7 @@ async function start(f: Federation, c: Context): Promise<Response> {
     if (provider !== null && !provider.enabled) provider = null;
   } else if (q.email !== undefined) {
     const realm = await f.ctx.storage.realms.getDefault();
-    const email = q.email.trim().toLowerCase();
+    const email = normalizeEmail(q.email);
     provider = realm === null
       ? null
       : await providerForDomain(f, realm.id, email.slice(email.lastIndexOf("@") + 1));
@@ -249,7 +250,8 @@ async function resolveUser(
     }
     return user;
   }
-  const email = claimText(claims, provider.claimMapping.email)?.trim().toLowerCase() ?? null;
+  const claimedEmail = claimText(claims, provider.claimMapping.email);
+  const email = claimedEmail == null ? null : normalizeEmail(claimedEmail);
   const emailVerified = claims.email_verified === true;
   const attributes: Record<string, unknown> = {};
   for (const [attribute, claim] of Object.entries(provider.claimMapping.attributes)) {
