@@ -12,10 +12,11 @@
  * sessions' recorded origins are cleared, outbox mail to the user is deleted and other mail that
  * mentions them is redacted, and webhook delivery payloads that mention them are redacted (the
  * `data` of the user's own events emptied). See `redaction.ts`.
- * A `user.erased` security event (kind and time only) and an admin audit entry record it.
+ * A `user.erased` security event (kind and time only) and an admin audit entry record it. Erasing
+ * an erased user again with nothing left to remove changes nothing: no entry, no event.
  *
  * Retention deletes security events older than one cutoff and redacts admin audit payloads
- * older than another.
+ * older than another; a run that finds nothing old enough writes no entry.
  *
  * @module
  */
@@ -114,6 +115,8 @@ export async function eraseUser(
       subjectKeyDestroyed: await tx.subjectKeys.delete(id),
       ...personal,
     };
+    // Erased already and nothing left to remove: a repeat, which changes nothing.
+    if (user.anonymizedAt !== null && !erasedAnything(report)) return { value: report, audit: null };
     await tx.users.anonymize(id);
     // Kind and time only: the ledger tells the (former) user that erasure happened, nothing more.
     await tx.securityEvents.append({ realmId: user.realmId, userId: id, kind: EVENT_KINDS.userErased });
@@ -133,6 +136,13 @@ export async function eraseUser(
   });
   await deps.sessions?.announce(ended);
   return value;
+}
+
+/** The erasure removed, ended or redacted something (its report is not all zero and false). */
+function erasedAnything(report: ErasureReport): boolean {
+  return Object.entries(report).some(([name, value]) =>
+    name !== "userId" && (value === true || (typeof value === "number" && value > 0))
+  );
 }
 
 /** Clears, deletes and redacts the copies of the user's email and IP addresses (see the module doc). */
@@ -197,6 +207,10 @@ export async function applyRetention(
         ? await tx.adminAudit.redactOlderThan(cutoffs.auditPayloadsBefore, { realmId })
         : 0,
     };
+    // Nothing old enough: a run that changes nothing writes no entry.
+    if (report.securityEventsDeleted + report.auditPayloadsRedacted === 0) {
+      return { value: report, audit: null };
+    }
     return {
       value: report,
       audit: {

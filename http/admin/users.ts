@@ -30,6 +30,7 @@
 import type { Context } from "hono";
 import * as v from "valibot";
 import {
+  type RemovedFactors,
   removeFactors,
   RESETTABLE_FACTORS,
   USER_FACTORS_RESET_EVENT,
@@ -60,6 +61,7 @@ import type { AdminRouteDeps } from "./deps.ts";
 import {
   adminMutation,
   asConflict,
+  changesNothing,
   checkVersion,
   hidden,
   ifMatchVersion,
@@ -426,6 +428,10 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
         if (before === null) throw hidden("user");
         checkVersion(expected, before.version);
         const email = body.email === undefined ? undefined : normalizeEmail(body.email);
+        const asked = { displayName: body.displayName, attributes: body.attributes, email };
+        if (changesNothing(before, asked)) {
+          return { value: { user: before, emailChanged: false }, audit: null };
+        }
         const emailChanged = email !== undefined && email !== before.email;
         let after: User;
         try {
@@ -575,6 +581,8 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
           sessionsEnded: result.sessions.length,
           refreshTokensRevoked: result.refreshTokensRevoked,
         };
+        // Nothing left to end: a repeat, which changes nothing.
+        if (report.sessionsEnded + report.refreshTokensRevoked === 0) return { value: report, audit: null };
         await emit({
           kind: USER_ADMIN_EVENTS.sessionsEnded,
           occurredAt: now(),
@@ -602,6 +610,10 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
       const { value } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         await stillVisible(tx, scope, target.id);
         const removed = await removeFactors(tx, target.id, factors);
+        // Nothing was there to remove: a repeat, which changes nothing (and tells the user nothing).
+        if (!removedAny(removed)) {
+          return { value: { report: { userId: target.id, factors, removed }, changed: false }, audit: null };
+        }
         await emit({
           kind: USER_ADMIN_EVENTS.factorsReset,
           occurredAt: now(),
@@ -611,7 +623,7 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
           data: { factors, removed },
         });
         return {
-          value: { userId: target.id, factors, removed },
+          value: { report: { userId: target.id, factors, removed }, changed: true },
           audit: {
             action: "user.factors.reset",
             target: target.id,
@@ -619,13 +631,15 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
           },
         };
       });
-      const locale = mailLocaleOf(c.req.header("Accept-Language"));
-      await deps.accounts.notifyFactorsReset(
-        target.id,
-        factors.map((f) => mailTexts(locale).factorLabels[f]),
-        locale,
-      );
-      return c.json(value);
+      if (value.changed) {
+        const locale = mailLocaleOf(c.req.header("Accept-Language"));
+        await deps.accounts.notifyFactorsReset(
+          target.id,
+          factors.map((f) => mailTexts(locale).factorLabels[f]),
+          locale,
+        );
+      }
+      return c.json(value.report);
     });
   }, OPERATIONS);
 }
@@ -635,6 +649,11 @@ async function visibleOrganization(storage: Storage, scope: FenceScope, orgId: s
   if (!covers(scope, orgId)) throw hidden("organization");
   const org = isUuid(orgId) ? await storage.organizations.get(orgId) : null;
   if (org === null || org.realmId !== scope.principal.realmId.toLowerCase()) throw hidden("organization");
+}
+
+/** A factor reset removed something. */
+function removedAny(removed: RemovedFactors): boolean {
+  return removed.totp || removed.emailOtp || removed.passkeys > 0 || removed.recoveryCodes > 0;
 }
 
 /** Inside a mutation's transaction: the user still exists in the realm and is still visible. */
