@@ -23,7 +23,10 @@
  *
  * Every mutation is one audited transaction (`adminMutation`) emitting a `user.*` event; the
  * user's snapshots are evicted after commit; ended sessions are announced, so their access
- * tokens stop at once on every instance.
+ * tokens stop at once on every instance. A request that changes nothing (an identical PATCH,
+ * suspending a suspended user with nothing left to end, reactivating an active user, ending the
+ * sessions of a user who has none, resetting factors the user does not have) answers as before
+ * but writes no audit entry, emits no event and sends no mail.
  *
  * @module
  */
