@@ -21,10 +21,11 @@
  * reasons, API key names, other users' security event data), and the payloads of other admin
  * audit entries that name them are nulled, as retention does: the digests and hashes stay, so the
  * chain still verifies.
- * A `user.erased` security event (kind and time only) and an admin audit entry record it.
+ * A `user.erased` security event (kind and time only) and an admin audit entry record it. Erasing
+ * an erased user again with nothing left to remove changes nothing: no entry, no event.
  *
  * Retention deletes security events older than one cutoff and redacts admin audit payloads
- * older than another.
+ * older than another; a run that finds nothing old enough writes no entry.
  *
  * @module
  */
@@ -128,6 +129,8 @@ export async function eraseUser(
       subjectKeyDestroyed: await tx.subjectKeys.delete(id),
       ...personal,
     };
+    // Erased already and nothing left to remove: a repeat, which changes nothing.
+    if (user.anonymizedAt !== null && !erasedAnything(report)) return { value: report, audit: null };
     await tx.users.anonymize(id);
     // Kind and time only: the ledger tells the (former) user that erasure happened, nothing more.
     await tx.securityEvents.append({ realmId: user.realmId, userId: id, kind: EVENT_KINDS.userErased });
@@ -147,6 +150,13 @@ export async function eraseUser(
   });
   await deps.sessions?.announce(ended);
   return value;
+}
+
+/** The erasure removed, ended or redacted something (its report is not all zero and false). */
+function erasedAnything(report: ErasureReport): boolean {
+  return Object.entries(report).some(([name, value]) =>
+    name !== "userId" && (value === true || (typeof value === "number" && value > 0))
+  );
 }
 
 /** Clears, deletes and redacts the copies of the user's addresses and names (see the module doc). */
@@ -284,6 +294,10 @@ export async function applyRetention(
         ? await tx.adminAudit.redactOlderThan(cutoffs.auditPayloadsBefore, { realmId })
         : 0,
     };
+    // Nothing old enough: a run that changes nothing writes no entry.
+    if (report.securityEventsDeleted + report.auditPayloadsRedacted === 0) {
+      return { value: report, audit: null };
+    }
     return {
       value: report,
       audit: {

@@ -510,6 +510,8 @@ export function impersonationRoutes(deps: ImpersonationRouteDeps) {
           orgId,
           consentRequired,
         );
+        // Already so: a repeat, which changes nothing.
+        if (before.consentRequired === after.consentRequired) return { value: after, audit: null };
         return {
           value: after,
           audit: {

@@ -47,6 +47,7 @@ import {
   pageOf,
   PageQuerySchema,
   parseQuery,
+  sameView,
 } from "./kit.ts";
 
 const READ = { global: [OIDC_CLIENTS_READ_GLOBAL, OIDC_CLIENTS_MANAGE_GLOBAL] };
@@ -360,6 +361,8 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
         }
         const after = await tx.clients.update(before.id, { ...rest, ...keys });
         if (after === null) throw hidden("client");
+        // An identical update changes nothing: no event, no entry.
+        if (sameView(oidcClientView(before), oidcClientView(after))) return { value: after, audit: null };
         await emit({
           kind: "oidc.client_updated",
           occurredAt: appDeps.clock.now(),

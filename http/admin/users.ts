@@ -23,13 +23,17 @@
  *
  * Every mutation is one audited transaction (`adminMutation`) emitting a `user.*` event; the
  * user's snapshots are evicted after commit; ended sessions are announced, so their access
- * tokens stop at once on every instance.
+ * tokens stop at once on every instance. A request that changes nothing (an identical PATCH,
+ * suspending a suspended user with nothing left to end, reactivating an active user, ending the
+ * sessions of a user who has none, resetting factors the user does not have) answers as before
+ * but writes no audit entry, emits no event and sends no mail.
  *
  * @module
  */
 import type { Context } from "hono";
 import * as v from "valibot";
 import {
+  type RemovedFactors,
   removeFactors,
   RESETTABLE_FACTORS,
   USER_FACTORS_RESET_EVENT,
@@ -61,6 +65,7 @@ import type { AdminRouteDeps } from "./deps.ts";
 import {
   adminMutation,
   asConflict,
+  changesNothing,
   checkVersion,
   hidden,
   ifMatchVersion,
@@ -437,6 +442,10 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
         const email = body.email === undefined ? undefined : normalizeEmail(body.email);
         const emailRequested = email !== undefined && email !== before.email;
         if (emailRequested && before.isBreakGlass) throw new BreakGlassManagedError("email_change");
+        const asked = { displayName: body.displayName, attributes: body.attributes, email };
+        if (changesNothing(before, asked)) {
+          return { value: { user: before, emailChanged: false, pendingEmail: null }, audit: null };
+        }
         // An organization administrator's change is pending until the new address confirms it
         // (requestEmailChange, after commit): the answer never tells whether the address is taken.
         const pendingEmail = emailRequested && !scope.global ? email : null;
@@ -598,6 +607,8 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
           sessionsEnded: result.sessions.length,
           refreshTokensRevoked: result.refreshTokensRevoked,
         };
+        // Nothing left to end: a repeat, which changes nothing.
+        if (report.sessionsEnded + report.refreshTokensRevoked === 0) return { value: report, audit: null };
         await emit({
           kind: USER_ADMIN_EVENTS.sessionsEnded,
           occurredAt: now(),
@@ -625,6 +636,10 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
       const { value } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         await stillVisible(tx, scope, target.id);
         const removed = await removeFactors(tx, target.id, factors);
+        // Nothing was there to remove: a repeat, which changes nothing (and tells the user nothing).
+        if (!removedAny(removed)) {
+          return { value: { report: { userId: target.id, factors, removed }, changed: false }, audit: null };
+        }
         await emit({
           kind: USER_ADMIN_EVENTS.factorsReset,
           occurredAt: now(),
@@ -634,7 +649,7 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
           data: { factors, removed },
         });
         return {
-          value: { userId: target.id, factors, removed },
+          value: { report: { userId: target.id, factors, removed }, changed: true },
           audit: {
             action: "user.factors.reset",
             target: target.id,
@@ -642,13 +657,15 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
           },
         };
       });
-      const locale = mailLocaleOf(c.req.header("Accept-Language"));
-      await deps.accounts.notifyFactorsReset(
-        target.id,
-        factors.map((f) => mailTexts(locale).factorLabels[f]),
-        locale,
-      );
-      return c.json(value);
+      if (value.changed) {
+        const locale = mailLocaleOf(c.req.header("Accept-Language"));
+        await deps.accounts.notifyFactorsReset(
+          target.id,
+          factors.map((f) => mailTexts(locale).factorLabels[f]),
+          locale,
+        );
+      }
+      return c.json(value.report);
     });
   }, OPERATIONS);
 }
@@ -658,6 +675,11 @@ async function visibleOrganization(storage: Storage, scope: FenceScope, orgId: s
   if (!covers(scope, orgId)) throw hidden("organization");
   const org = isUuid(orgId) ? await storage.organizations.get(orgId) : null;
   if (org === null || org.realmId !== scope.principal.realmId.toLowerCase()) throw hidden("organization");
+}
+
+/** A factor reset removed something. */
+function removedAny(removed: RemovedFactors): boolean {
+  return removed.totp || removed.emailOtp || removed.passkeys > 0 || removed.recoveryCodes > 0;
 }
 
 /** Inside a mutation's transaction: the user still exists in the realm and is still visible. */

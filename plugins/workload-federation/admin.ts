@@ -187,6 +187,12 @@ export function policyView(policy: TrustPolicy): v.InferOutput<typeof PolicySche
   };
 }
 
+/** An update left the policy as it was (its update time aside): an identical repeat. */
+function unchanged(before: TrustPolicy, after: TrustPolicy): boolean {
+  const shown = (policy: TrustPolicy) => JSON.stringify({ ...policyView(policy), updatedAt: null });
+  return shown(before) === shown(after);
+}
+
 const TAGS = ["Admin: workload federation"];
 const PARAMS = { policyId: "The trust policy's id" };
 
@@ -345,6 +351,8 @@ export function adminRoutes(ctx: PluginContext): RouteInstaller {
         await check(realmId, fields, tx);
         const after = await store.update(realmId, id, fields, new Date(ctx.clock.now())).catch(taken);
         if (after === null) throw hidden();
+        // An identical update changes nothing: no entry.
+        if (unchanged(before, after)) return { value: after, audit: null };
         return {
           value: after,
           audit: {
