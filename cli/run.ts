@@ -518,6 +518,7 @@ async function serve(
   events.subscribe(metrics.onEvent);
   const contributeClaims = claimMerger(plugins, runtime.printError);
   const grants = tokenGrantRegistry();
+  const pluginPermissions = plugins.flatMap((plugin) => (plugin.permissions ?? []).map((p) => p.id));
   const installed: InstalledPlugin[] = plugins.map((plugin) => ({
     plugin,
     context: {
@@ -535,7 +536,7 @@ async function serve(
       authenticator: auth.authenticator,
       cookies: cookieSettings(bound.config),
       events: publisher,
-      admin: pluginAdmin({ storage, snapshots, publisher }),
+      admin: pluginAdmin({ storage, snapshots, publisher, pluginPermissions }),
       outboundRefusal: outboundGuard(
         { allowPrivate: bound.config.webhooks.allowPrivateReceivers },
         runtime.resolveHost ? (hostname) => runtime.resolveHost!(hostname) : undefined,
@@ -612,6 +613,7 @@ async function serve(
         wake: () => dispatcher.wake(),
         resolveTxt: runtime.resolveTxt?.bind(runtime),
         signInDiscovery: signInDiscoverer(installed, runtime.printError),
+        pluginPermissions,
       }),
       ...installed.flatMap((
         { plugin, context },

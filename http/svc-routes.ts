@@ -78,6 +78,8 @@ export interface SvcRoutesDeps {
   readonly resolveTxt?: TxtResolver;
   /** The plugins' sign-in steps (home-realm discovery); none: discovery answers `{}`. */
   readonly signInDiscovery?: SignInDiscoverer;
+  /** The permissions the installed plugins declare (the authority rule judges them with svc's). */
+  readonly pluginPermissions?: readonly string[];
 }
 
 /** The route modules of a svc server. */
@@ -93,6 +95,7 @@ export function svcRoutes(deps: SvcRoutesDeps): RouteInstaller[] {
     resolveTxt: deps.resolveTxt,
     accounts: deps.login.accounts,
     abuse: deps.login.abuse,
+    pluginPermissions: deps.pluginPermissions,
   };
   return [
     ...deps.auth.routes,

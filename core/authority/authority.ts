@@ -23,6 +23,11 @@
  * organization, and never a `global` permission (a global permission is realm-only for
  * organization administrators, even one pinned to their organization).
  *
+ * The realm's root: a realm-wide caller that holds every `svc:` permission of the universe
+ * realm-wide (the bootstrap `svc-admin`) is the authority over the plugins' permissions too
+ * (plugins extend svc's admin surface), in every context, whether or not it holds them itself.
+ * Nobody else is: a plugin permission is handed out or reached only by who holds it there.
+ *
  * Pure: no I/O; an adapter loads the grants.
  *
  * @module
@@ -78,7 +83,10 @@ export interface CallerAuthority {
   readonly realmWide: boolean;
   /** The organization of an organization caller, else null (lower case). */
   readonly orgId: string | null;
-  /** Whether the caller holds `permission` in `context` (null: realm-wide, in every organization). */
+  /**
+   * Whether the caller holds `permission` in `context` (null: realm-wide, in every
+   * organization), or is the realm's root and it is a plugin's permission.
+   */
   holds(permission: string | PermissionId, context: string | null): boolean;
   /**
    * (a) The universe permissions one of `patterns` matches that the caller does not hold in
@@ -156,14 +164,25 @@ export function callerAuthority(input: CallerAuthorityInput, universe: Permissio
       resourceTeamIds: [EVERY_TEAM],
     }).decision === "Allowed";
 
-  const holds = (permission: string | PermissionId, context: string | null): boolean => {
-    const id = typeof permission === "string" ? parsePermissionIdCached(permission) : permission;
-    const orgId = lower(context);
+  const heldAt = (id: PermissionId, orgId: string | null): boolean => {
     if (!realmWide) {
       return orgId !== null && orgId === ownOrg && id.scope !== "global" && allowedAt(id, orgId);
     }
     if (orgId !== null) return allowedAt(id, orgId);
     return allowedAt(id, EVERY_ORGANIZATION) && pinnedOrgs.every((org) => allowedAt(id, org));
+  };
+  let root: boolean | undefined;
+  const isRoot = (): boolean => {
+    if (root === undefined) {
+      const svc = universe.filter((id) => id.service === "svc");
+      root = realmWide && svc.length > 0 && svc.every((id) => heldAt(id, null));
+    }
+    return root;
+  };
+  const holds = (permission: string | PermissionId, context: string | null): boolean => {
+    const id = typeof permission === "string" ? parsePermissionIdCached(permission) : permission;
+    if (heldAt(id, lower(context))) return true;
+    return id.service !== "svc" && isRoot();
   };
 
   return Object.freeze({

@@ -61,6 +61,7 @@ export async function pluginBed(
     const contributeClaims = claimMerger(plugins, () => {});
     const contexts: PluginContext[] = [];
     const grants = tokenGrantRegistry();
+    const pluginPermissions = plugins.flatMap((plugin) => (plugin.permissions ?? []).map((p) => p.id));
     for (const plugin of plugins) {
       const context: PluginContext = {
         name: plugin.name,
@@ -77,7 +78,7 @@ export async function pluginBed(
         authenticator: bed.auth.authenticator,
         cookies: cookieSettings(bed.config),
         events: publisher,
-        admin: pluginAdmin({ storage: bed.storage, snapshots: bed.snapshots, publisher }),
+        admin: pluginAdmin({ storage: bed.storage, snapshots: bed.snapshots, publisher, pluginPermissions }),
         outboundRefusal: outboundGuard({ allowPrivate: bed.config.webhooks.allowPrivateReceivers }),
         verifySecret: async (stored, plaintext) => {
           try {
@@ -116,6 +117,7 @@ export async function pluginBed(
           auth: bed.auth,
           login: bed.login,
           passkeys,
+          pluginPermissions,
         }),
         ...plugins.flatMap((plugin, i) => [...plugin.routes ?? [], ...plugin.mount?.(contexts[i]) ?? []]),
       ],

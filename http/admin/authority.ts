@@ -1,0 +1,208 @@
+/**
+ * The admin API's adapter of the authority rule (`core/authority`): it loads what the rule
+ * judges (the caller's and the subject's grants in every context they apply, the permission
+ * universe) and answers with the rule's decisions. Every admin route that hands out grants, acts
+ * on a subject or reads a subject's rows asks here.
+ *
+ * - {@link authorityOf}: the caller's {@link CallerAuthority} for a fence scope;
+ * - {@link subjectGrantsOf}: every grant of a user or service account, in every context;
+ * - {@link requireAuthorityOver}: 403 unless the caller's authority covers the subject's reach;
+ * - {@link realmOnlyFence}: the fence of plugin routes, where a global permission is realm-only.
+ *
+ * @module
+ */
+import {
+  type CallerAuthority,
+  callerAuthority,
+  type PermissionUniverse,
+  permissionUniverse,
+  type Shortfall,
+} from "../../core/authority/mod.ts";
+import type { Context } from "hono";
+import { evaluate, type Grant, parsePermissionIdCached } from "../../core/authz/mod.ts";
+import { SVC_PERMISSIONS } from "../../core/definitions/svc-permissions.ts";
+import { ForbiddenError, SvcError } from "../../core/errors.ts";
+import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
+import type { Storage } from "../../storage/storage.ts";
+import type { FenceScope } from "../auth/fence.ts";
+import { requirePrincipal } from "../auth/principal.ts";
+import type { SvcEnv } from "../request-id.ts";
+
+/** What the adapter reads. */
+export interface AuthorityDeps {
+  /** Organizations, role assignments, group memberships, policies and the permission catalog. */
+  readonly storage: Storage;
+  /** The subject snapshots (cached) the grants are read from. */
+  readonly snapshots: SubjectSnapshots;
+  /** The permissions the installed plugins declare (part of the universe). */
+  readonly pluginPermissions?: readonly string[];
+}
+
+/** The kind of a subject the rule judges. */
+export type SubjectKind = "User" | "ServiceAccount";
+
+/** The caller may not act on a subject that reaches further than the caller. */
+export class SubjectBeyondAuthorityError extends SvcError {
+  constructor(missing: readonly Shortfall[]) {
+    super(
+      "subject_beyond_authority",
+      "This account holds permissions you do not hold; someone with its authority manages it.",
+      403,
+      { missing: missing.map((m) => m.context === null ? m.permission : `${m.permission}@${m.context}`) },
+    );
+  }
+}
+
+/**
+ * The universe: svc's permissions, every `svc:` id of the catalog and the plugins' permissions.
+ * Operator-declared application permissions are not part of it (they are the applications'
+ * business, not admin power over svc).
+ */
+export async function permissionUniverseOf(deps: AuthorityDeps): Promise<PermissionUniverse> {
+  const ids = SVC_PERMISSIONS.map((p) => p.id);
+  for (const entry of await deps.storage.permissionCatalog.listActive()) {
+    if (entry.permissionId.startsWith("svc:")) ids.push(entry.permissionId);
+  }
+  ids.push(...(deps.pluginPermissions ?? []));
+  return permissionUniverse(ids);
+}
+
+const grantKey = (g: Grant) =>
+  JSON.stringify([g.pattern, g.effect, g.orgId ?? null, g.teamIds ?? [], g.condition ?? null, g.source]);
+
+/**
+ * Every grant of `id` (a user or a service account) that applies realm-wide or in one of
+ * `orgIds`, each once; null when there is no such subject or it is of another realm.
+ */
+async function grantsIn(
+  snapshots: SubjectSnapshots,
+  id: string,
+  realmId: string,
+  orgIds: Iterable<string | null>,
+): Promise<Grant[] | null> {
+  const seen = new Map<string, Grant>();
+  for (const orgId of new Set([null, ...[...orgIds].map((o) => o?.toLowerCase() ?? null)])) {
+    const built = await snapshots.get(id, orgId);
+    if (built === null || built.realmId.toLowerCase() !== realmId.toLowerCase()) return null;
+    for (const grant of built.snapshot.grants) seen.set(grantKey(grant), grant);
+  }
+  return [...seen.values()];
+}
+
+/**
+ * The organizations where grants of a subject may be pinned: its memberships, its role
+ * assignments, its groups' and its policies' organizations.
+ */
+export async function subjectContextsOf(storage: Storage, kind: SubjectKind, id: string): Promise<string[]> {
+  const orgs = new Set<string>();
+  for (const assignment of await storage.roles.listAssignmentsForPrincipal(kind, id)) {
+    if (assignment.orgId !== null) orgs.add(assignment.orgId.toLowerCase());
+  }
+  if (kind === "User") {
+    for (const org of await storage.organizations.listOrgsOfUser(id)) orgs.add(org.id.toLowerCase());
+    for (const group of await storage.groups.listGroupsOfUser(id)) {
+      if (group.orgId !== null) orgs.add(group.orgId.toLowerCase());
+    }
+    for (const policy of await storage.policies.listForPrincipal("User", id)) {
+      if (policy.orgId !== null) orgs.add(policy.orgId.toLowerCase());
+    }
+  }
+  return [...orgs].sort();
+}
+
+/**
+ * Every grant of a subject of the caller's realm, in every context it may hold them; null when
+ * there is no such subject in `realmId`.
+ */
+export async function subjectGrantsOf(
+  deps: AuthorityDeps,
+  realmId: string,
+  subject: { readonly kind: SubjectKind; readonly id: string },
+): Promise<Grant[] | null> {
+  const contexts = await subjectContextsOf(deps.storage, subject.kind, subject.id);
+  return await grantsIn(deps.snapshots, subject.id, realmId, contexts);
+}
+
+/**
+ * The authority of the caller of `scope`: realm-wide for a global scope, else its organization.
+ * `contexts` are the organizations it will be asked about (its grants pinned there are loaded);
+ * the caller's own organization always is.
+ */
+export async function authorityOf(
+  deps: AuthorityDeps,
+  scope: FenceScope,
+  contexts: Iterable<string | null> = [],
+  universe?: PermissionUniverse,
+): Promise<CallerAuthority> {
+  const { principal } = scope;
+  const grants = await grantsIn(deps.snapshots, principal.userId, principal.realmId, [
+    principal.orgId,
+    scope.orgId,
+    ...contexts,
+  ]);
+  if (grants === null) throw new ForbiddenError();
+  return callerAuthority(
+    {
+      callerId: principal.userId,
+      realmId: principal.realmId,
+      realmWide: scope.global,
+      orgId: scope.global ? null : scope.orgId,
+      grants,
+    },
+    universe ?? await permissionUniverseOf(deps),
+  );
+}
+
+/**
+ * Throws 403 unless the caller of `scope` may act on `subject` (manage, impersonate, import
+ * over, reset, map a workload to it): the subject's whole reach must be within the caller's.
+ * `refusal` makes the error (default {@link SubjectBeyondAuthorityError}). A subject that does
+ * not exist in the caller's realm passes (the route answers 404 for it).
+ */
+export async function requireAuthorityOver(
+  deps: AuthorityDeps,
+  scope: FenceScope,
+  subject: { readonly kind: SubjectKind; readonly id: string },
+  refusal: (missing: readonly Shortfall[]) => Error = (missing) => new SubjectBeyondAuthorityError(missing),
+): Promise<void> {
+  // Acting on oneself hands out nothing.
+  if (subject.id.toLowerCase() === scope.principal.userId.toLowerCase()) return;
+  const contexts = await subjectContextsOf(deps.storage, subject.kind, subject.id);
+  const grants = await grantsIn(deps.snapshots, subject.id, scope.principal.realmId, contexts);
+  if (grants === null) return;
+  const authority = await authorityOf(deps, scope, contexts);
+  const missing = authority.missingOver(grants);
+  if (missing.length > 0) throw refusal(missing);
+}
+
+/**
+ * The fence of a plugin's admin routes: as `fence` (`http/auth/fence.ts`), except that a `global` permission
+ * counts only where it is held realm-wide (grants pinned to an organization never give it: a
+ * plugin's global permission is realm-only for organization administrators), and an org
+ * permission only in the caller's own organization. 401 without a caller, 403 when neither applies.
+ */
+export async function realmOnlyFence(
+  c: Context<SvcEnv>,
+  snapshots: SubjectSnapshots,
+  permissions: { readonly global: readonly string[]; readonly org?: readonly string[] },
+  message = "You are not allowed to do this.",
+): Promise<FenceScope> {
+  const principal = await requirePrincipal(c);
+  const realm = await snapshots.get(principal.userId, null);
+  if (realm === null || realm.realmId !== principal.realmId) throw new ForbiddenError(message);
+  const global = permissions.global.some((permission) =>
+    parsePermissionIdCached(permission).scope === "global" &&
+    evaluate(realm.subject, { permission }).decision === "Allowed"
+  );
+  let org = false;
+  if (principal.orgId !== null && (permissions.org ?? []).length > 0) {
+    const inOrg = await snapshots.get(principal.userId, principal.orgId);
+    org = inOrg !== null && inOrg.realmId === principal.realmId &&
+      (permissions.org ?? []).some((permission) =>
+        parsePermissionIdCached(permission).scope !== "global" &&
+        evaluate(inOrg.subject, { permission, resourceOrgId: principal.orgId }).decision === "Allowed"
+      );
+  }
+  if (!global && !org) throw new ForbiddenError(message);
+  return { principal, global, orgId: org ? principal.orgId : null };
+}
