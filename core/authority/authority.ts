@@ -28,6 +28,12 @@
  * (plugins extend svc's admin surface), in every context, whether or not it holds them itself.
  * Nobody else is: a plugin permission is handed out or reached only by who holds it there.
  *
+ * Permissions outside the universe (an application's own, such as `docs:org:read`) are the
+ * applications' business: a caller may hand them out, and act on a subject holding them, wherever
+ * it acts at all (a realm-wide caller anywhere, an organization caller in its organization only:
+ * a subject holding anything realm-wide or pinned to another organization is beyond it; such a
+ * shortfall names the grant's pattern).
+ *
  * Pure: no I/O; an adapter loads the grants.
  *
  * @module
@@ -90,13 +96,15 @@ export interface CallerAuthority {
   holds(permission: string | PermissionId, context: string | null): boolean;
   /**
    * (a) The universe permissions one of `patterns` matches that the caller does not hold in
-   * `context` (where the grants would apply; null: realm-wide), sorted; empty: it may hand them
-   * out. Invalid patterns must be refused before (they throw).
+   * `context` (where the grants would apply; null: realm-wide), and every pattern when the caller
+   * does not act in `context` at all, sorted; empty: it may hand them out. Invalid patterns must
+   * be refused before (they throw).
    */
   missingToGrant(patterns: readonly string[], context: string | null): string[];
   /**
    * (b) Everything the subject with `grants` (every grant of it, every context) reaches that the
-   * caller does not hold where the subject holds it; empty: the caller may act on the subject.
+   * caller does not hold where the subject holds it (universe permissions), and the pattern of
+   * every Allow grant it holds where the caller does not act; empty: the caller may act on it.
    */
   missingOver(grants: readonly Grant[]): Shortfall[];
   /** (c) The realm and organization filter of the rows the caller may read. */
@@ -171,6 +179,8 @@ export function callerAuthority(input: CallerAuthorityInput, universe: Permissio
     if (orgId !== null) return allowedAt(id, orgId);
     return allowedAt(id, EVERY_ORGANIZATION) && pinnedOrgs.every((org) => allowedAt(id, org));
   };
+  /** Whether the caller acts in `context` at all: anywhere realm-wide, else its own organization only. */
+  const actsIn = (orgId: string | null): boolean => realmWide || (orgId !== null && orgId === ownOrg);
   let root: boolean | undefined;
   const isRoot = (): boolean => {
     if (root === undefined) {
@@ -192,14 +202,33 @@ export function callerAuthority(input: CallerAuthorityInput, universe: Permissio
     holds,
     missingToGrant(patterns: readonly string[], context: string | null): string[] {
       const compiledPatterns = patterns.map((pattern) => parsePermissionPattern(pattern));
-      return universe
-        .filter((id) => compiledPatterns.some((p) => p.matches(id)) && !holds(id, context))
-        .map((id) => id.text);
+      const missing = new Set(
+        universe
+          .filter((id) => compiledPatterns.some((p) => p.matches(id)) && !holds(id, context))
+          .map((id) => id.text),
+      );
+      if (!actsIn(lower(context))) { for (const p of compiledPatterns) missing.add(p.text); }
+      return [...missing].sort();
     },
     missingOver(subjectGrants: readonly Grant[]): Shortfall[] {
-      return reachOf(subjectGrants, universe)
+      const missing = reachOf(subjectGrants, universe)
         .filter((reached: Reached) => !holds(reached.permission, reached.context))
-        .map(({ permission, context }) => ({ permission, context }));
+        .map(({ permission, context }): Shortfall => ({ permission, context }));
+      const seen = new Set(missing.map((m) => `${m.permission} ${m.context}`));
+      for (const grant of subjectGrants) {
+        if (grant?.effect !== "Allow") continue;
+        let pattern;
+        try {
+          pattern = compileGrant(grant).pattern.text;
+        } catch {
+          continue;
+        }
+        const context = lower(grant.orgId);
+        if (actsIn(context) || seen.has(`${pattern} ${context}`)) continue;
+        seen.add(`${pattern} ${context}`);
+        missing.push({ permission: pattern, context });
+      }
+      return missing;
     },
     readFilter(): ReadFilter {
       return { realmId, orgId: ownOrg };

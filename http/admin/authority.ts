@@ -7,7 +7,8 @@
  * - {@link authorityOf}: the caller's {@link CallerAuthority} for a fence scope;
  * - {@link subjectGrantsOf}: every grant of a user or service account, in every context;
  * - {@link requireAuthorityOver}: 403 unless the caller's authority covers the subject's reach;
- * - {@link realmOnlyFence}: the fence of plugin routes, where a global permission is realm-only.
+ * - {@link realmOnlyFence}: the fence of plugin routes, where a global permission is realm-only;
+ * - {@link importGuard}: what an import may touch.
  *
  * @module
  */
@@ -21,6 +22,7 @@ import {
 import type { Context } from "hono";
 import { evaluate, type Grant, parsePermissionIdCached } from "../../core/authz/mod.ts";
 import { SVC_PERMISSIONS } from "../../core/definitions/svc-permissions.ts";
+import type { ImportGuard } from "../../core/imports/engine.ts";
 import { ForbiddenError, SvcError } from "../../core/errors.ts";
 import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
 import type { Storage } from "../../storage/storage.ts";
@@ -70,21 +72,50 @@ export async function permissionUniverseOf(deps: AuthorityDeps): Promise<Permiss
 const grantKey = (g: Grant) =>
   JSON.stringify([g.pattern, g.effect, g.orgId ?? null, g.teamIds ?? [], g.condition ?? null, g.source]);
 
+/** Loads the grants of a subject in one context (null: realm only), or null when there is none. */
+type GrantLoader = (
+  id: string,
+  orgId: string | null,
+) => Promise<{ readonly realmId: string; readonly grants: readonly Grant[] } | null>;
+
+/** Through the subject snapshots (cached). */
+const fromSnapshots = (snapshots: SubjectSnapshots): GrantLoader => async (id, orgId) => {
+  const built = await snapshots.get(id, orgId);
+  return built === null ? null : { realmId: built.realmId, grants: built.snapshot.grants };
+};
+
+/** Through storage (a transaction's, where the snapshots' connection would wait on it). */
+const fromStorage = (storage: Storage): GrantLoader => async (id, orgId) => {
+  const rows = await storage.subjectGrants.loadSubject(id, orgId);
+  if (rows === null) return null;
+  return {
+    realmId: rows.realmId,
+    grants: rows.grants.map((row) => ({
+      pattern: row.pattern,
+      effect: row.effect as Grant["effect"],
+      orgId: row.orgId,
+      teamIds: row.teamIds,
+      condition: row.condition,
+      source: row.source,
+    })),
+  };
+};
+
 /**
  * Every grant of `id` (a user or a service account) that applies realm-wide or in one of
  * `orgIds`, each once; null when there is no such subject or it is of another realm.
  */
 async function grantsIn(
-  snapshots: SubjectSnapshots,
+  load: GrantLoader,
   id: string,
   realmId: string,
   orgIds: Iterable<string | null>,
 ): Promise<Grant[] | null> {
   const seen = new Map<string, Grant>();
   for (const orgId of new Set([null, ...[...orgIds].map((o) => o?.toLowerCase() ?? null)])) {
-    const built = await snapshots.get(id, orgId);
-    if (built === null || built.realmId.toLowerCase() !== realmId.toLowerCase()) return null;
-    for (const grant of built.snapshot.grants) seen.set(grantKey(grant), grant);
+    const loaded = await load(id, orgId);
+    if (loaded === null || loaded.realmId.toLowerCase() !== realmId.toLowerCase()) return null;
+    for (const grant of loaded.grants) seen.set(grantKey(grant), grant);
   }
   return [...seen.values()];
 }
@@ -112,15 +143,19 @@ export async function subjectContextsOf(storage: Storage, kind: SubjectKind, id:
 
 /**
  * Every grant of a subject of the caller's realm, in every context it may hold them; null when
- * there is no such subject in `realmId`.
+ * there is no such subject in `realmId`. With `tx`, read through that storage (inside a
+ * transaction), else through the snapshots.
  */
 export async function subjectGrantsOf(
   deps: AuthorityDeps,
   realmId: string,
   subject: { readonly kind: SubjectKind; readonly id: string },
+  tx?: Storage,
 ): Promise<Grant[] | null> {
-  const contexts = await subjectContextsOf(deps.storage, subject.kind, subject.id);
-  return await grantsIn(deps.snapshots, subject.id, realmId, contexts);
+  const storage = tx ?? deps.storage;
+  const contexts = await subjectContextsOf(storage, subject.kind, subject.id);
+  const load = tx === undefined ? fromSnapshots(deps.snapshots) : fromStorage(tx);
+  return await grantsIn(load, subject.id, realmId, contexts);
 }
 
 /**
@@ -135,9 +170,16 @@ export async function authorityOf(
   universe?: PermissionUniverse,
 ): Promise<CallerAuthority> {
   const { principal } = scope;
-  const grants = await grantsIn(deps.snapshots, principal.userId, principal.realmId, [
+  // The caller's own contexts too: a Deny pinned to an organization narrows it there.
+  const own = await subjectContextsOf(
+    deps.storage,
+    principal.kind === "ServiceAccount" ? "ServiceAccount" : "User",
+    principal.userId,
+  );
+  const grants = await grantsIn(fromSnapshots(deps.snapshots), principal.userId, principal.realmId, [
     principal.orgId,
     scope.orgId,
+    ...own,
     ...contexts,
   ]);
   if (grants === null) throw new ForbiddenError();
@@ -168,7 +210,7 @@ export async function requireAuthorityOver(
   // Acting on oneself hands out nothing.
   if (subject.id.toLowerCase() === scope.principal.userId.toLowerCase()) return;
   const contexts = await subjectContextsOf(deps.storage, subject.kind, subject.id);
-  const grants = await grantsIn(deps.snapshots, subject.id, scope.principal.realmId, contexts);
+  const grants = await grantsIn(fromSnapshots(deps.snapshots), subject.id, scope.principal.realmId, contexts);
   if (grants === null) return;
   const authority = await authorityOf(deps, scope, contexts);
   const missing = authority.missingOver(grants);
@@ -205,4 +247,51 @@ export async function realmOnlyFence(
   }
   if (!global && !org) throw new ForbiddenError(message);
   return { principal, global, orgId: org ? principal.orgId : null };
+}
+
+/**
+ * What an import by the caller of `scope` may touch (`core/imports/engine.ts`): an existing user
+ * only when the caller's authority covers the user's whole reach (a holder of only
+ * `svc:global:import` changes no one holding an admin permission), and an existing role or group
+ * only when the caller may hand out every grant it carries where it applies. Reads go through the
+ * batch's transaction.
+ */
+export async function importGuard(deps: AuthorityDeps, scope: FenceScope): Promise<ImportGuard> {
+  const authority = await authorityOf(deps, scope);
+  const realmId = scope.principal.realmId;
+  return {
+    async mayChangeUser(tx, user) {
+      if (user.id.toLowerCase() === scope.principal.userId.toLowerCase()) return true;
+      const grants = await subjectGrantsOf(deps, realmId, { kind: "User", id: user.id }, tx);
+      return grants !== null && authority.missingOver(grants).length === 0;
+    },
+    async mayHandOut(tx, target) {
+      const grants: Grant[] = [];
+      const roleGrants = async (roleId: string, assignedIn: string | null) => {
+        const role = await tx.roles.get(roleId);
+        if (role === null) return;
+        for (const g of await tx.roles.listGrants(roleId)) {
+          grants.push({
+            pattern: g.pattern,
+            effect: g.effect,
+            orgId: g.orgId ?? assignedIn ?? role.orgId,
+            teamIds: g.teamIds,
+            condition: g.condition,
+            source: `role:${role.key}`,
+          });
+        }
+      };
+      if (target.kind === "Role") await roleGrants(target.id, null);
+      else {
+        const group = await tx.groups.get(target.id);
+        if (group === null) return false;
+        for (const assignment of await tx.roles.listAssignmentsForPrincipal("Group", target.id)) {
+          await roleGrants(assignment.roleId, assignment.orgId ?? group.orgId);
+        }
+        // A group's policies reach its members too; refuse rather than judge them here.
+        if ((await tx.policies.listForPrincipal("Group", target.id)).length > 0) return false;
+      }
+      return authority.missingOver(grants).length === 0;
+    },
+  };
 }

@@ -110,6 +110,9 @@ Deno.test("authority: handing out a pattern at a context is allowed exactly when
           patterns.map((p) => ({ pattern: p, effect: "Allow" as const, orgId: context, source: "x" })),
         );
         assert.deepEqual([...new Set(over.map((m) => m.permission))].sort(), missing);
+        // Outside the universe: free where the caller acts, refused elsewhere.
+        const app = authority.missingToGrant(["docs:*:read"], context);
+        assert.deepEqual(app, s.realmWide || context === s.orgId ? [] : ["docs:*:read"]);
       },
     ),
     { numRuns: 300 },
