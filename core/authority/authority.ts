@@ -81,6 +81,17 @@ export interface ReadFilter {
   readonly orgId: string | null;
 }
 
+/**
+ * The organization context a caller may read a subject's activity in (sessions, security events,
+ * addresses): rows of `orgId`, and rows of no organization context when `withoutOrg`.
+ */
+export interface OrgContextFilter {
+  /** The caller's organization. */
+  readonly orgId: string;
+  /** Whether rows of no organization context are readable too (the subject belongs to no other organization). */
+  readonly withoutOrg: boolean;
+}
+
 /** The decisions of one caller; see the module documentation. */
 export interface CallerAuthority {
   /** The caller's id. */
@@ -111,6 +122,13 @@ export interface CallerAuthority {
   readFilter(): ReadFilter;
   /** (c) Whether a row of `realmId` and `orgId` (null: realm-level) is one the caller may read. */
   mayRead(row: { readonly realmId: string; readonly orgId: string | null }): boolean;
+  /**
+   * (c) The activity of a subject (a member of `subjectOrgIds`) the caller may read: null for a
+   * realm-wide caller (all of it); for an organization caller, what happened in its organization,
+   * plus what happened in no organization context only when the subject belongs to no other
+   * organization (a shared member's logins, sessions and addresses elsewhere are not its business).
+   */
+  activityFilter(subjectOrgIds: readonly string[]): OrgContextFilter | null;
 }
 
 /** The effective organization of a realm-wide judgement: no pinned grant applies to it. */
@@ -236,6 +254,10 @@ export function callerAuthority(input: CallerAuthorityInput, universe: Permissio
     mayRead(row: { readonly realmId: string; readonly orgId: string | null }): boolean {
       if (row.realmId.toLowerCase() !== realmId) return false;
       return realmWide || (row.orgId !== null && row.orgId.toLowerCase() === ownOrg);
+    },
+    activityFilter(subjectOrgIds: readonly string[]): OrgContextFilter | null {
+      if (realmWide || ownOrg === null) return null;
+      return { orgId: ownOrg, withoutOrg: subjectOrgIds.every((org) => org.toLowerCase() === ownOrg) };
     },
   });
 }

@@ -17,4 +17,10 @@ export type { Reached } from "./reach.ts";
 /** Builds a caller's authority from everything it holds and its scope. */
 export { callerAuthority } from "./authority.ts";
 /** The caller's authority, its input, a shortfall and a read filter. */
-export type { CallerAuthority, CallerAuthorityInput, ReadFilter, Shortfall } from "./authority.ts";
+export type {
+  CallerAuthority,
+  CallerAuthorityInput,
+  OrgContextFilter,
+  ReadFilter,
+  Shortfall,
+} from "./authority.ts";

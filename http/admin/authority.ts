@@ -8,13 +8,15 @@
  * - {@link subjectGrantsOf}: every grant of a user or service account, in every context;
  * - {@link requireAuthorityOver}: 403 unless the caller's authority covers the subject's reach;
  * - {@link realmOnlyFence}: the fence of plugin routes, where a global permission is realm-only;
- * - {@link importGuard}: what an import may touch.
+ * - {@link importGuard}: what an import may touch;
+ * - {@link activityFilterOf}: which of a user's sessions and security events the caller reads.
  *
  * @module
  */
 import {
   type CallerAuthority,
   callerAuthority,
+  type OrgContextFilter,
   type PermissionUniverse,
   permissionUniverse,
   type Shortfall,
@@ -193,6 +195,31 @@ export async function authorityOf(
     },
     universe ?? await permissionUniverseOf(deps),
   );
+}
+
+/**
+ * The activity of user `userId` (sessions, security events, addresses) the caller of `scope` may
+ * read (`CallerAuthority.activityFilter`): undefined for a realm-wide caller (all of it), else its
+ * organization's context, and no-organization rows only for a member of no other organization.
+ */
+export async function activityFilterOf(
+  deps: Pick<AuthorityDeps, "storage">,
+  scope: FenceScope,
+  userId: string,
+): Promise<OrgContextFilter | undefined> {
+  if (scope.global) return undefined;
+  const orgIds = (await deps.storage.organizations.listOrgsOfUser(userId)).map((org) => org.id);
+  const authority = callerAuthority(
+    {
+      callerId: scope.principal.userId,
+      realmId: scope.principal.realmId,
+      realmWide: false,
+      orgId: scope.orgId,
+      grants: [],
+    },
+    [],
+  );
+  return authority.activityFilter(orgIds) ?? undefined;
 }
 
 /**

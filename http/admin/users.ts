@@ -58,7 +58,7 @@ import type { SvcEnv } from "../request-id.ts";
 import { parseBody } from "../validate.ts";
 import { documented, errorResponses, type OperationDoc } from "../openapi/operation.ts";
 import { SecurityEventSchema, SecurityEventsQuerySchema } from "../routes/audit.ts";
-import { requireAuthorityOver } from "./authority.ts";
+import { activityFilterOf, requireAuthorityOver } from "./authority.ts";
 import type { AdminRouteDeps } from "./deps.ts";
 import {
   adminMutation,
@@ -514,7 +514,8 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
       const scope = await fence(c, snapshots, READ, "You may not read users.");
       const page = pageOf(parseQuery(c, PageQuerySchema));
       const user = await visibleUser(storage, scope, userIdOf(c));
-      const sessions = await storage.sessions.listActiveForUser(user.id);
+      const orgContext = await activityFilterOf(deps, scope, user.id);
+      const sessions = await storage.sessions.listActiveForUser(user.id, { orgContext });
       return c.json(listBodyOf(sessions, page, adminSessionView));
     });
 
@@ -523,6 +524,7 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
       const query = parseQuery(c, SecurityEventsQuerySchema);
       const user = await visibleUser(storage, scope, userIdOf(c));
       const events = await storage.securityEvents.listByUser(user.id, {
+        orgContext: await activityFilterOf(deps, scope, user.id),
         limit: query.limit ?? 50,
         before: query.before === undefined ? undefined : new Date(query.before),
       });

@@ -150,6 +150,17 @@ Deno.test("authority: an organization caller never holds a global permission, an
   );
 });
 
+Deno.test("authority: an org caller reads a subject's activity of its own organization only", () => {
+  fc.assert(
+    fc.property(scope, fc.subarray(ORGS), (s, memberOf) => {
+      const filter = authorityOf(s, []).activityFilter(memberOf);
+      if (s.realmWide) return assert.equal(filter, null);
+      assert.equal(filter?.orgId, s.orgId);
+      assert.equal(filter?.withoutOrg, memberOf.every((org) => org === s.orgId));
+    }),
+  );
+});
+
 Deno.test("authority: the read filter and mayRead agree", () => {
   fc.assert(
     fc.property(
