@@ -42,6 +42,18 @@ export interface AuthorityDeps {
   readonly pluginPermissions?: readonly string[];
 }
 
+/** The caller tried to grant or assign a permission it may not hand out (`details.missing`). */
+export class EscalationRefusedError extends SvcError {
+  constructor(missing: readonly string[]) {
+    super(
+      "escalation_refused",
+      `You cannot grant permissions you do not hold yourself: ${missing.join(", ")}.`,
+      403,
+      { missing: [...missing] },
+    );
+  }
+}
+
 /** The kind of a subject the rule judges. */
 export type SubjectKind = "User" | "ServiceAccount";
 
@@ -277,6 +289,62 @@ export async function realmOnlyFence(
 }
 
 /**
+ * The grants a role or group hands out to whoever is assigned it or joins it (pinned where they
+ * apply: the grant's organization, else the assignment's, else the role's or group's); null when
+ * it cannot be judged here (a group with policies, or an unknown group).
+ */
+export async function handedOutBy(
+  storage: Storage,
+  target: { readonly kind: "Role" | "Group"; readonly id: string },
+): Promise<Grant[] | null> {
+  const grants: Grant[] = [];
+  const roleGrants = async (roleId: string, assignedIn: string | null) => {
+    const role = await storage.roles.get(roleId);
+    if (role === null) return;
+    for (const g of await storage.roles.listGrants(roleId)) {
+      grants.push({
+        pattern: g.pattern,
+        effect: g.effect,
+        orgId: g.orgId ?? assignedIn ?? role.orgId,
+        teamIds: g.teamIds,
+        condition: g.condition,
+        source: `role:${role.key}`,
+      });
+    }
+  };
+  if (target.kind === "Role") {
+    await roleGrants(target.id, null);
+    return grants;
+  }
+  const group = await storage.groups.get(target.id);
+  if (group === null) return null;
+  for (const assignment of await storage.roles.listAssignmentsForPrincipal("Group", target.id)) {
+    await roleGrants(assignment.roleId, assignment.orgId ?? group.orgId);
+  }
+  // A group's policies reach its members too; they are not judged here.
+  if ((await storage.policies.listForPrincipal("Group", target.id)).length > 0) return null;
+  return grants;
+}
+
+/**
+ * Throws 403 `escalation_refused` unless the caller of `scope` may hand out everything joining
+ * group `groupId` gives (its roles' grants where they apply; a group with policies is refused).
+ */
+export async function requireMayHandOutGroup(
+  deps: AuthorityDeps,
+  scope: FenceScope,
+  groupId: string,
+): Promise<void> {
+  const grants = await handedOutBy(deps.storage, { kind: "Group", id: groupId });
+  if (grants === null) throw new EscalationRefusedError(["(the group's policies)"]);
+  const contexts = grants.flatMap((g) => g.orgId ? [g.orgId] : []);
+  const missing = (await authorityOf(deps, scope, contexts)).missingOver(grants);
+  if (missing.length > 0) {
+    throw new EscalationRefusedError([...new Set(missing.map((m) => m.permission))].sort());
+  }
+}
+
+/**
  * What an import by the caller of `scope` may touch (`core/imports/engine.ts`): an existing user
  * only when the caller's authority covers the user's whole reach (a holder of only
  * `svc:global:import` changes no one holding an admin permission), and an existing role or group
@@ -293,32 +361,8 @@ export async function importGuard(deps: AuthorityDeps, scope: FenceScope): Promi
       return grants !== null && authority.missingOver(grants).length === 0;
     },
     async mayHandOut(tx, target) {
-      const grants: Grant[] = [];
-      const roleGrants = async (roleId: string, assignedIn: string | null) => {
-        const role = await tx.roles.get(roleId);
-        if (role === null) return;
-        for (const g of await tx.roles.listGrants(roleId)) {
-          grants.push({
-            pattern: g.pattern,
-            effect: g.effect,
-            orgId: g.orgId ?? assignedIn ?? role.orgId,
-            teamIds: g.teamIds,
-            condition: g.condition,
-            source: `role:${role.key}`,
-          });
-        }
-      };
-      if (target.kind === "Role") await roleGrants(target.id, null);
-      else {
-        const group = await tx.groups.get(target.id);
-        if (group === null) return false;
-        for (const assignment of await tx.roles.listAssignmentsForPrincipal("Group", target.id)) {
-          await roleGrants(assignment.roleId, assignment.orgId ?? group.orgId);
-        }
-        // A group's policies reach its members too; refuse rather than judge them here.
-        if ((await tx.policies.listForPrincipal("Group", target.id)).length > 0) return false;
-      }
-      return authority.missingOver(grants).length === 0;
+      const grants = await handedOutBy(tx, target);
+      return grants !== null && authority.missingOver(grants).length === 0;
     },
   };
 }

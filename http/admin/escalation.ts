@@ -17,21 +17,11 @@
  *
  * @module
  */
-import { SvcError } from "../../core/errors.ts";
 import type { FenceScope } from "../auth/fence.ts";
-import { type AuthorityDeps, authorityOf } from "./authority.ts";
+import { type AuthorityDeps, authorityOf, EscalationRefusedError } from "./authority.ts";
 
-/** The caller tried to grant or assign a `svc:` permission they do not hold. */
-export class EscalationRefusedError extends SvcError {
-  constructor(missing: readonly string[]) {
-    super(
-      "escalation_refused",
-      `You cannot grant permissions you do not hold yourself: ${missing.join(", ")}.`,
-      403,
-      { missing: [...missing] },
-    );
-  }
-}
+/** The caller tried to grant or assign a permission they may not hand out (403 `escalation_refused`). */
+export { EscalationRefusedError } from "./authority.ts";
 
 /** Judges grant patterns against what the caller holds where the grants apply. */
 export interface EscalationGuard {

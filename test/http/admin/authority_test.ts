@@ -240,6 +240,23 @@ Deno.test("authority over HTTP (issue 24): escalation, takeover, impersonation a
       },
     );
 
+    await t.step("2: an org admin cannot hand out a group's roles by adding members to it", async () => {
+      const powerful = await seed.group(realmId, "pinned-admins", [], orgA);
+      await seed.assign(realmId, svcAdminRole, { kind: "Group", id: powerful }, orgA);
+      const harmless = await seed.group(realmId, "readers", [], orgA);
+      await bed.snapshots.invalidateAll();
+      refused(
+        await call("POST", `/svc-admin/groups/${powerful}/members`, orgAdminA, { userId: admin.users.plain }),
+        403,
+        "escalation_refused",
+      );
+      assert.deepEqual(await storage.groups.listMembers(powerful), []);
+      const joined = await call("POST", `/svc-admin/groups/${harmless}/members`, orgAdminA, {
+        userId: admin.users.plain,
+      });
+      assert.equal(joined.status, 201, JSON.stringify(joined.body));
+    });
+
     await t.step("4: an org admin cannot impersonate more privileged members", async () => {
       for (const target of [pinnedAdmin, pluginAdmin]) {
         const res = await call("POST", "/svc-admin/impersonation", orgAdminA, {
