@@ -70,18 +70,24 @@ export class SubjectBeyondAuthorityError extends SvcError {
 }
 
 /**
- * The universe: svc's permissions, every `svc:` id of the catalog and the plugins' permissions.
+ * The universe: svc's permissions (exactly what svc publishes into the catalog) and the plugins'.
  * Operator-declared application permissions are not part of it (they are the applications'
  * business, not admin power over svc).
  */
-export async function permissionUniverseOf(deps: AuthorityDeps): Promise<PermissionUniverse> {
-  const ids = SVC_PERMISSIONS.map((p) => p.id);
-  for (const entry of await deps.storage.permissionCatalog.listActive()) {
-    if (entry.permissionId.startsWith("svc:")) ids.push(entry.permissionId);
+export function permissionUniverseOf(deps: Pick<AuthorityDeps, "pluginPermissions">): PermissionUniverse {
+  const plugins = deps.pluginPermissions ?? [];
+  const key = plugins.join(" ");
+  let universe = universes.get(key);
+  if (universe === undefined) {
+    universe = permissionUniverse([...SVC_PERMISSIONS.map((p) => p.id), ...plugins]);
+    if (universes.size > 16) universes.clear();
+    universes.set(key, universe);
   }
-  ids.push(...(deps.pluginPermissions ?? []));
-  return permissionUniverse(ids);
+  return universe;
 }
+
+/** The universes built, by plugin permission list (one per server in practice). */
+const universes = new Map<string, PermissionUniverse>();
 
 const grantKey = (g: Grant) =>
   JSON.stringify([g.pattern, g.effect, g.orgId ?? null, g.teamIds ?? [], g.condition ?? null, g.source]);
@@ -136,23 +142,16 @@ async function grantsIn(
 
 /**
  * The organizations where grants of a subject may be pinned: its memberships, its role
- * assignments, its groups' and its policies' organizations.
+ * assignments', its groups' and its policies' organizations. Read from the subject's cached
+ * realm-only snapshot when it carries them (`snapshots`), else in one query.
  */
-export async function subjectContextsOf(storage: Storage, kind: SubjectKind, id: string): Promise<string[]> {
-  const orgs = new Set<string>();
-  for (const assignment of await storage.roles.listAssignmentsForPrincipal(kind, id)) {
-    if (assignment.orgId !== null) orgs.add(assignment.orgId.toLowerCase());
-  }
-  if (kind === "User") {
-    for (const org of await storage.organizations.listOrgsOfUser(id)) orgs.add(org.id.toLowerCase());
-    for (const group of await storage.groups.listGroupsOfUser(id)) {
-      if (group.orgId !== null) orgs.add(group.orgId.toLowerCase());
-    }
-    for (const policy of await storage.policies.listForPrincipal("User", id)) {
-      if (policy.orgId !== null) orgs.add(policy.orgId.toLowerCase());
-    }
-  }
-  return [...orgs].sort();
+export async function subjectContextsOf(
+  storage: Storage,
+  id: string,
+  snapshots?: SubjectSnapshots,
+): Promise<readonly string[]> {
+  const cached = snapshots === undefined ? undefined : (await snapshots.get(id, null))?.orgContexts;
+  return cached ?? await storage.organizations.listOrgContextsOfSubject(id);
 }
 
 /**
@@ -166,8 +165,9 @@ export async function subjectGrantsOf(
   subject: { readonly kind: SubjectKind; readonly id: string },
   tx?: Storage,
 ): Promise<Grant[] | null> {
-  const storage = tx ?? deps.storage;
-  const contexts = await subjectContextsOf(storage, subject.kind, subject.id);
+  const contexts = tx === undefined
+    ? await subjectContextsOf(deps.storage, subject.id, deps.snapshots)
+    : await tx.organizations.listOrgContextsOfSubject(subject.id);
   const load = tx === undefined ? fromSnapshots(deps.snapshots) : fromStorage(tx);
   return await grantsIn(load, subject.id, realmId, contexts);
 }
@@ -185,11 +185,7 @@ export async function authorityOf(
 ): Promise<CallerAuthority> {
   const { principal } = scope;
   // The caller's own contexts too: a Deny pinned to an organization narrows it there.
-  const own = await subjectContextsOf(
-    deps.storage,
-    principal.kind === "ServiceAccount" ? "ServiceAccount" : "User",
-    principal.userId,
-  );
+  const own = await subjectContextsOf(deps.storage, principal.userId, deps.snapshots);
   const grants = await grantsIn(fromSnapshots(deps.snapshots), principal.userId, principal.realmId, [
     principal.orgId,
     scope.orgId,
@@ -205,7 +201,7 @@ export async function authorityOf(
       orgId: scope.global ? null : scope.orgId,
       grants,
     },
-    universe ?? await permissionUniverseOf(deps),
+    universe ?? permissionUniverseOf(deps),
   );
 }
 
@@ -248,7 +244,7 @@ export async function requireAuthorityOver(
 ): Promise<void> {
   // Acting on oneself hands out nothing.
   if (subject.id.toLowerCase() === scope.principal.userId.toLowerCase()) return;
-  const contexts = await subjectContextsOf(deps.storage, subject.kind, subject.id);
+  const contexts = await subjectContextsOf(deps.storage, subject.id, deps.snapshots);
   const grants = await grantsIn(fromSnapshots(deps.snapshots), subject.id, scope.principal.realmId, contexts);
   if (grants === null) return;
   const authority = await authorityOf(deps, scope, contexts);
