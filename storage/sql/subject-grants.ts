@@ -15,8 +15,8 @@ import { asObject, parseJson } from "./directory-support.ts";
 
 /**
  * Every organization a subject (user or service account) may hold grants pinned to: its
- * memberships, its groups' organizations, and the organizations of the role assignments and
- * policies reaching it (its own and its groups'). Sorted, lower case. One query.
+ * memberships, its groups' organizations, and the organizations of the role assignments, roles,
+ * policies and grants reaching it (its own and its groups'). Sorted, lower case. One query.
  */
 export async function orgContextsOfSubject(db: Executor, subjectId: string): Promise<string[]> {
   if (!isUuid(subjectId)) return [];
@@ -28,10 +28,12 @@ export async function orgContextsOfSubject(db: Executor, subjectId: string): Pro
     SELECT org_id FROM org_memberships WHERE user_id = ${subjectId}::uuid
     UNION SELECT g.org_id FROM group_members gm JOIN groups g ON g.id = gm.group_id
       WHERE gm.user_id = ${subjectId}::uuid AND g.org_id IS NOT NULL
-    UNION SELECT ra.org_id FROM role_assignments ra
-      WHERE ra.principal_id IN (SELECT id FROM principals) AND ra.org_id IS NOT NULL
-    UNION SELECT p.org_id FROM policies p
-      WHERE p.principal_id IN (SELECT id FROM principals) AND p.org_id IS NOT NULL
+    UNION SELECT coalesce(ra.org_id, r.org_id) FROM role_assignments ra JOIN roles r ON r.id = ra.role_id
+      WHERE ra.principal_id IN (SELECT id FROM principals) AND coalesce(ra.org_id, r.org_id) IS NOT NULL
+    UNION SELECT gr.org_id FROM role_assignments ra JOIN grants gr ON gr.role_id = ra.role_id
+      WHERE ra.principal_id IN (SELECT id FROM principals) AND gr.org_id IS NOT NULL
+    UNION SELECT coalesce(gr.org_id, p.org_id) FROM policies p LEFT JOIN grants gr ON gr.policy_id = p.id
+      WHERE p.principal_id IN (SELECT id FROM principals) AND coalesce(gr.org_id, p.org_id) IS NOT NULL
     ORDER BY 1`.execute(db);
   return rows.map((row) => String(row.org_id).toLowerCase());
 }
