@@ -374,6 +374,7 @@ export {
 } from "./core/imports/shadow.ts";
 export {
   type ImportEngineDeps,
+  type ImportGuard,
   ImportRealmNotFoundError,
   runImport,
   secretsOf,
