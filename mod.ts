@@ -402,6 +402,7 @@ export {
 } from "./core/imports/shadow.ts";
 export {
   type ImportEngineDeps,
+  type ImportGuard,
   ImportRealmNotFoundError,
   runImport,
   secretsOf,

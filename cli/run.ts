@@ -516,6 +516,7 @@ async function serve(
   events.subscribe(metrics.onEvent);
   const contributeClaims = claimMerger(plugins, runtime.printError);
   const grants = tokenGrantRegistry();
+  const pluginPermissions = plugins.flatMap((plugin) => (plugin.permissions ?? []).map((p) => p.id));
   const installed: InstalledPlugin[] = plugins.map((plugin) => ({
     plugin,
     context: {
@@ -533,7 +534,7 @@ async function serve(
       authenticator: auth.authenticator,
       cookies: cookieSettings(bound.config),
       events: publisher,
-      admin: pluginAdmin({ storage, snapshots, publisher }),
+      admin: pluginAdmin({ storage, snapshots, publisher, pluginPermissions }),
       outbound,
       verifySecret: async (stored, plaintext) => {
         try {
@@ -608,6 +609,7 @@ async function serve(
         wake: () => dispatcher.wake(),
         resolveTxt: runtime.resolveTxt?.bind(runtime),
         signInDiscovery: signInDiscoverer(installed, runtime.printError),
+        pluginPermissions,
       }),
       ...installed.flatMap((
         { plugin, context },

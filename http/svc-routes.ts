@@ -80,6 +80,8 @@ export interface SvcRoutesDeps {
   readonly resolveTxt?: TxtResolver;
   /** The plugins' sign-in steps (home-realm discovery); none: discovery answers `{}`. */
   readonly signInDiscovery?: SignInDiscoverer;
+  /** The permissions the installed plugins declare (the authority rule judges them with svc's). */
+  readonly pluginPermissions?: readonly string[];
 }
 
 /** The route modules of a svc server. */
@@ -95,10 +97,11 @@ export function svcRoutes(deps: SvcRoutesDeps): RouteInstaller[] {
     resolveTxt: deps.resolveTxt,
     accounts: deps.login.accounts,
     abuse: deps.login.abuse,
+    pluginPermissions: deps.pluginPermissions,
   };
   return [
     // Before the token routes: an impersonation moves only where its actor could impersonate.
-    impersonationOrgFence({ storage, snapshots }),
+    impersonationOrgFence({ storage, snapshots, pluginPermissions: deps.pluginPermissions }),
     // Before the routes it covers: a break-glass caller creates no credential and enrolls no factor.
     breakGlassGuard(storage),
     ...deps.auth.routes,

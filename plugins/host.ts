@@ -15,6 +15,7 @@ import { refuseUnderImpersonation } from "../http/admin/kit.ts";
 import { auditActor } from "../http/auth/audit-actor.ts";
 import { fence } from "../http/auth/fence.ts";
 import { applyDdlOnce } from "../storage/open.ts";
+import { realmOnlyFence, requireAuthorityOver } from "../http/admin/authority.ts";
 import type { Storage } from "../storage/storage.ts";
 import type { SvcConfig } from "../core/config/mod.ts";
 import { type EventCatalogEntry, extendEventCatalog, isSecurityLedgerKind } from "../core/events/catalog.ts";
@@ -268,16 +269,21 @@ export interface PluginAdminDeps {
   readonly snapshots: SubjectSnapshots;
   /** Records the events of admin mutations in their transaction; without it, none are recorded. */
   readonly publisher?: EventPublisher;
+  /** The permissions the installed plugins declare (the authority rule judges them with svc's). */
+  readonly pluginPermissions?: readonly string[];
 }
 
 /** The admin helpers plugins get in their context (`PluginContext.admin`). */
 export function pluginAdmin(deps: PluginAdminDeps): PluginAdmin {
   return {
     async fence(c, permissions) {
-      return (await fence(c, deps.snapshots, { global: permissions })).principal;
+      return (await realmOnlyFence(c, deps.snapshots, { global: permissions })).principal;
     },
     scope(c, permissions) {
-      return fence(c, deps.snapshots, permissions);
+      return realmOnlyFence(c, deps.snapshots, permissions);
+    },
+    async requireAuthorityOver(caller, subject) {
+      await requireAuthorityOver(deps, { principal: caller, global: true, orgId: null }, subject);
     },
     async mutate(caller, work) {
       refuseUnderImpersonation(caller);

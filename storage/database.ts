@@ -668,6 +668,8 @@ export interface SecurityEventsTable {
   realm_id: string | null;
   /** The user (`users.id`), or null. */
   user_id: string | null;
+  /** The organization context the event happened in, or null. */
+  org_id: Generated<string | null>;
   /** Stable event kind, for example `login.succeeded`. */
   kind: string;
   /** When it happened. */

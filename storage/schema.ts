@@ -443,6 +443,8 @@ const statements: readonly string[] = [
     device_description text
   )`,
   `CREATE INDEX IF NOT EXISTS security_events_by_user ON security_events (user_id, occurred_at)`,
+  // The organization context of the event (issue 24: organization admins read their own only).
+  `ALTER TABLE security_events ADD COLUMN IF NOT EXISTS org_id uuid`,
   `CREATE INDEX IF NOT EXISTS security_events_by_time ON security_events (occurred_at)`,
   `CREATE TABLE IF NOT EXISTS admin_audit_entries (
     realm_id uuid NOT NULL,

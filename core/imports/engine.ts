@@ -11,6 +11,13 @@
  * issue and is not imported; the import goes on (Postgres would refuse a deep enough jsonb and
  * fail the whole batch).
  *
+ * Privileged subjects are left alone: with an {@link ImportGuard}, an existing user the importer's
+ * authority does not cover (one holding an admin permission the importer lacks) is reported as an
+ * `Error` issue and nothing of it changes (credentials, status, attributes, roles, groups), and an
+ * existing role or group whose grants the importer could not hand out is not assigned. With a
+ * `suspend` hook, an existing user the export marks suspended is suspended through it after the
+ * run (sessions, refresh tokens and API keys end at once), not by a bare status change.
+ *
  * @module
  */
 import { canonicalJson } from "../canonical-json.ts";
@@ -56,6 +63,17 @@ export interface HashedSecret {
   readonly hash: string;
 }
 
+/**
+ * What the importer may touch, as the authority rule of the caller decides (the admin API's
+ * adapter builds it). Reads go through `tx`, the batch's transaction.
+ */
+export interface ImportGuard {
+  /** Whether the import may change this existing user (the user's whole reach is within the importer's). */
+  mayChangeUser(tx: Storage, user: User): Promise<boolean>;
+  /** Whether the import may make users members of this existing role or group (its grants are the importer's to hand out). */
+  mayHandOut(tx: Storage, target: { readonly kind: "Role" | "Group"; readonly id: string }): Promise<boolean>;
+}
+
 /** What the engine needs. */
 export interface ImportEngineDeps {
   /** Where items are written (realms, users, credentials, roles, groups, clients), batch by batch. */
@@ -77,6 +95,14 @@ export interface ImportEngineDeps {
   readonly onProgress?: (applied: number) => void;
   /** The shape limits of a user's attributes (default {@link DEFAULT_JSON_LIMITS}). */
   readonly jsonLimits?: JsonLimits;
+  /** What the importer may touch; absent: everything but break-glass and erased accounts (the CLI). */
+  readonly guard?: ImportGuard;
+  /**
+   * Suspends an existing user (one audited suspension: sessions, refresh tokens and API keys end
+   * at once), called after a real run for each user the export newly marks suspended; absent: the
+   * status alone changes, in the batch.
+   */
+  readonly suspend?: (userId: string) => Promise<void>;
 }
 
 /** Length of a generated client secret in random bytes. */
@@ -96,8 +122,9 @@ export async function runImport(
   const realm = await deps.storage.realms.get(options.targetRealmId);
   if (realm === null) throw new ImportRealmNotFoundError();
   const report = emptyReport(options.dryRun);
+  const suspensions: string[] = [];
   const run = async (storage: Storage) => {
-    const applier = new BatchApplier(deps, realm.id, report);
+    const applier = new BatchApplier(deps, realm.id, report, suspensions);
     const batchSize = Math.max(1, deps.batchSize ?? 1000);
     let batch: ImportItem[] = [];
     let applied = 0;
@@ -117,6 +144,7 @@ export async function runImport(
   };
   if (!options.dryRun) {
     await run(deps.storage);
+    for (const userId of suspensions) await deps.suspend!(userId);
     return report;
   }
   try {
@@ -151,6 +179,8 @@ class BatchApplier {
     private readonly deps: ImportEngineDeps,
     private readonly realmId: string,
     private readonly report: ImportReport,
+    /** Existing users to suspend through `deps.suspend` after the run. */
+    private readonly suspensions: string[],
   ) {}
 
   /**
@@ -395,6 +425,16 @@ class BatchApplier {
         });
         return;
       }
+      if (this.deps.guard !== undefined && !(await this.deps.guard.mayChangeUser(tx, existing))) {
+        counts.skipped++;
+        this.#issue({
+          severity: "Error",
+          entity: "User",
+          key: email,
+          message: "The user holds permissions beyond the importer's; imports do not change it.",
+        });
+        return;
+      }
       userId = existing.id;
       const changes: { -readonly [K in keyof UpdateUserInput]: UpdateUserInput[K] } = {};
       if (user.displayName != null && user.displayName !== existing.displayName) {
@@ -402,10 +442,13 @@ class BatchApplier {
       }
       if (user.emailVerified !== existing.emailVerified) changes.emailVerified = user.emailVerified;
       // Suspended is sticky: only ever Active → Suspended.
-      if (user.suspended && existing.status !== "Suspended") changes.status = "Suspended";
+      const suspend = user.suspended && existing.status !== "Suspended";
+      if (suspend && this.deps.suspend === undefined) changes.status = "Suspended";
+      else if (suspend) this.suspensions.push(existing.id);
       const merged = { ...existing.attributes, ...user.attributes };
       if (canonicalJson(merged) !== canonicalJson(existing.attributes)) changes.attributes = merged;
-      if (Object.keys(changes).length === 0) counts.skipped++;
+      if (Object.keys(changes).length === 0 && !suspend) counts.skipped++;
+      else if (Object.keys(changes).length === 0) counts.updated++;
       else {
         await tx.users.update(existing.id, changes);
         counts.updated++;
@@ -498,6 +541,7 @@ class BatchApplier {
       }
       const roleId = await this.#roleId(tx, key, sourceKey);
       if (assigned.has(roleId)) counts.skipped++;
+      else if (!(await this.#mayHandOut(tx, "Role", roleId, email, sourceKey))) counts.skipped++;
       else {
         await tx.roles.assign({ roleId, principalKind: "User", principalId: userId, orgId: null });
         assigned.add(roleId);
@@ -529,12 +573,33 @@ class BatchApplier {
       }
       const groupId = await this.#groupId(tx, key, sourceKey);
       if (member.has(groupId)) counts.skipped++;
+      else if (!(await this.#mayHandOut(tx, "Group", groupId, email, sourceKey))) counts.skipped++;
       else {
         await tx.groups.addMember(groupId, userId);
         member.add(groupId);
         counts.created++;
       }
     }
+  }
+
+  /** Whether the guard lets the import hand out a role or group; an `Error` issue when not. */
+  async #mayHandOut(
+    tx: Storage,
+    kind: "Role" | "Group",
+    id: string,
+    email: string,
+    sourceKey: string,
+  ): Promise<boolean> {
+    if (this.deps.guard === undefined || await this.deps.guard.mayHandOut(tx, { kind, id })) return true;
+    this.#issue({
+      severity: "Error",
+      entity: kind === "Role" ? "RoleAssignment" : "GroupMembership",
+      key: email,
+      message: `The ${kind.toLowerCase()} ${
+        JSON.stringify(sourceKey)
+      } grants permissions beyond the importer's; it was not assigned.`,
+    });
+    return false;
   }
 
   async #client(tx: Storage, client: ImportedClient): Promise<void> {

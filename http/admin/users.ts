@@ -17,9 +17,11 @@
  *
  * Read: `svc:global:users-read` or `-manage` (the realm), `svc:org:users-read` or `-manage` (the
  * members of the caller's organization; anyone else is 404). Manage: `svc:global:users-manage`,
- * or `svc:org:users-manage` for users who belong to the caller's organization only and hold no
- * realm-wide grant (anyone else in the organization is 403 `user_outside_organization`: an
- * organization admin cannot take over an account that reaches further than the organization).
+ * or `svc:org:users-manage` for users who belong to the caller's organization only; either way
+ * only users within the caller's authority (`./authority.ts`: everything they hold, in any
+ * context, the caller holds there). Anyone else is 403 (`user_outside_organization` for an
+ * organization admin, `subject_beyond_authority` for a realm admin): nobody takes over an
+ * account that reaches further than they do.
  *
  * Every mutation is one audited transaction (`adminMutation`) emitting a `user.*` event; the
  * user's snapshots are evicted after commit; ended sessions are announced, so their access
@@ -61,6 +63,7 @@ import type { SvcEnv } from "../request-id.ts";
 import { parseBody } from "../validate.ts";
 import { documented, errorResponses, type OperationDoc } from "../openapi/operation.ts";
 import { SecurityEventSchema, SecurityEventsQuerySchema } from "../routes/audit.ts";
+import { activityFilterOf, requireAuthorityOver } from "./authority.ts";
 import type { AdminRouteDeps } from "./deps.ts";
 import {
   adminMutation,
@@ -142,22 +145,27 @@ export async function visibleUser(storage: Storage, scope: FenceScope, userId: s
 }
 
 /**
- * The user `userId` if the scope may manage them: visible, and for an org scope belonging to no
- * other organization and holding no realm-wide Allow grant (403 `user_outside_organization`).
- * Called before the mutation's transaction (the snapshot is read outside it); the mutation
- * checks again inside that the user still is visible.
+ * The user `userId` if the scope may manage them: visible, for an org scope belonging to no
+ * other organization, and within the caller's authority (`requireAuthorityOver`: everything the
+ * user holds in any context, realm-wide or pinned, svc's and the plugins' permissions, the caller
+ * holds there). Refusals: 403 `user_outside_organization` for an org scope,
+ * `subject_beyond_authority` for a realm scope. Called before the mutation's transaction (the
+ * grants are read outside it); the mutation checks again inside that the user still is visible.
  */
 async function manageableUser(deps: AdminRouteDeps, scope: FenceScope, userId: string): Promise<User> {
   const user = await visibleUser(deps.storage, scope, userId);
-  if (scope.global) return user;
-  const orgs = await deps.storage.organizations.listOrgsOfUser(user.id);
-  if (orgs.some((org) => org.id.toLowerCase() !== scope.orgId?.toLowerCase())) {
-    throw new UserOutsideOrganizationError();
+  if (!scope.global) {
+    const orgs = await deps.storage.organizations.listOrgsOfUser(user.id);
+    if (orgs.some((org) => org.id.toLowerCase() !== scope.orgId?.toLowerCase())) {
+      throw new UserOutsideOrganizationError();
+    }
   }
-  const built = await deps.snapshots.get(user.id, scope.orgId);
-  if (built?.snapshot.grants.some((g) => g.effect === "Allow" && (g.orgId ?? null) === null)) {
-    throw new UserOutsideOrganizationError();
-  }
+  await requireAuthorityOver(
+    deps,
+    scope,
+    { kind: "User", id: user.id },
+    scope.global ? undefined : () => new UserOutsideOrganizationError(),
+  );
   return user;
 }
 
@@ -538,7 +546,8 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
       const scope = await fence(c, snapshots, READ, "You may not read users.");
       const page = pageOf(parseQuery(c, PageQuerySchema));
       const user = await visibleUser(storage, scope, userIdOf(c));
-      const sessions = await storage.sessions.listActiveForUser(user.id);
+      const orgContext = await activityFilterOf(deps, scope, user.id);
+      const sessions = await storage.sessions.listActiveForUser(user.id, { orgContext });
       return c.json(listBodyOf(sessions, page, adminSessionView));
     });
 
@@ -547,6 +556,7 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
       const query = parseQuery(c, SecurityEventsQuerySchema);
       const user = await visibleUser(storage, scope, userIdOf(c));
       const events = await storage.securityEvents.listByUser(user.id, {
+        orgContext: await activityFilterOf(deps, scope, user.id),
         limit: query.limit ?? 50,
         before: query.before === undefined ? undefined : new Date(query.before),
       });

@@ -8,8 +8,9 @@
  *   `svc:org:impersonate` in that very organization (of which they are a member);
  * - `orgId: null` (no organization) needs `svc:global:impersonate`: an organization
  *   administrator never reaches the target's realm-wide token;
- * - the target is still an active, non-break-glass member of the organization, holding no `svc:`
- *   permission the actor lacks there ({@link holdsMoreThanActor}, the start's check).
+ * - the target is still an active, non-break-glass member of the organization, holding no
+ *   permission, `svc:` or a plugin's, the actor lacks there (`requireAuthorityOver`, the start's
+ *   check: the target's whole reach within the actor's).
  *
  * Anything else is 403 `impersonation_forbidden`, before the route runs, and nothing changes:
  * the refresh token is not rotated, no token is minted. Requests that are not under
@@ -27,7 +28,7 @@ import { hashRefreshToken, isRefreshTokenShape } from "../../core/tokens/refresh
 import type { Impersonation } from "../../storage/contract/impersonations.ts";
 import type { Storage } from "../../storage/storage.ts";
 import type { RouteInstaller } from "../app.ts";
-import { holdsMoreThanActor } from "../admin/impersonation.ts";
+import { requireAuthorityOver, SubjectBeyondAuthorityError } from "../admin/authority.ts";
 import { ImpersonationForbiddenError } from "../admin/kit.ts";
 import type { SvcEnv } from "../request-id.ts";
 import { readCookie, REFRESH_COOKIE } from "./cookies.ts";
@@ -37,6 +38,8 @@ import { requirePrincipal } from "./principal.ts";
 export interface ImpersonationOrgFenceDeps {
   readonly storage: Storage;
   readonly snapshots: SubjectSnapshots;
+  /** The permissions the installed plugins declare (part of the authority rule's universe). */
+  readonly pluginPermissions?: readonly string[];
 }
 
 /**
@@ -66,7 +69,19 @@ export async function actorMayImpersonateIn(
   if (!global && !inOrg) return false;
   const targetOrgIds = (await storage.organizations.listOrgsOfUser(targetId)).map((org) => org.id);
   if (orgId !== null && !targetOrgIds.some((id) => id.toLowerCase() === orgId.toLowerCase())) return false;
-  return !await holdsMoreThanActor({ snapshots }, actorId, actorOrgId, targetId, targetOrgIds);
+  // The start's target check: the target's whole reach is within the actor's where it acts.
+  const scope = {
+    principal: { userId: actorId, realmId, orgId: actorOrgId, sessionId: null },
+    global,
+    orgId: inOrg ? orgId : null,
+  };
+  try {
+    await requireAuthorityOver(deps, scope, { kind: "User", id: targetId });
+    return true;
+  } catch (error) {
+    if (error instanceof SubjectBeyondAuthorityError) return false;
+    throw error;
+  }
 }
 
 /**

@@ -58,6 +58,7 @@ export function workloadFederationPlugin(): SvcPlugin<WorkloadFederationConfig> 
     };
   return definePlugin<WorkloadFederationConfig>({
     name: "workload-federation",
+    permissionNamespace: "workload",
     permissions: PERMISSIONS,
     config: {
       schema: ConfigSchema,

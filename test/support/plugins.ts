@@ -63,6 +63,7 @@ export async function pluginBed(
     const contributeClaims = claimMerger(plugins, () => {});
     const contexts: PluginContext[] = [];
     const grants = tokenGrantRegistry();
+    const pluginPermissions = plugins.flatMap((plugin) => (plugin.permissions ?? []).map((p) => p.id));
     for (const plugin of plugins) {
       const context: PluginContext = {
         name: plugin.name,
@@ -79,7 +80,7 @@ export async function pluginBed(
         authenticator: bed.auth.authenticator,
         cookies: cookieSettings(bed.config),
         events: publisher,
-        admin: pluginAdmin({ storage: bed.storage, snapshots: bed.snapshots, publisher }),
+        admin: pluginAdmin({ storage: bed.storage, snapshots: bed.snapshots, publisher, pluginPermissions }),
         outbound: createOutboundFetch({
           policy: outboundPolicyFromConfig(bed.config),
           resolveHost: (hostname) => denoRuntime.resolveHost!(hostname),
@@ -123,6 +124,7 @@ export async function pluginBed(
           auth: bed.auth,
           login: bed.login,
           passkeys,
+          pluginPermissions,
         }),
         ...plugins.flatMap((plugin, i) => [...plugin.routes ?? [], ...plugin.mount?.(contexts[i]) ?? []]),
       ],
