@@ -188,10 +188,14 @@ Deno.test({
         const reset = page.getByRole("form", { name: "Factors" });
         await reset.getByLabel("Reason").fill("lost phone");
         await reset.getByRole("button", { name: "Reset factors" }).click();
-        await page.getByText("Reset: TOTP none").waitFor();
+        // The user has no factor: the reset removes nothing, and a reset that changes nothing records
+        // nothing (issue 24); the suspension and the reactivation are in the user's security events.
+        await page.getByText("Reset: TOTP none, email OTP none, 0 passkeys, 0 recovery codes.").waitFor();
         await page.reload();
         await page.getByRole("heading", { name: "Security events" }).waitFor();
-        await page.getByRole("cell", { name: "user.factors_reset" }).first().waitFor();
+        await page.getByRole("cell", { name: "user.suspended" }).first().waitFor();
+        await page.getByRole("cell", { name: "user.reactivated" }).first().waitFor();
+        assert.equal(await page.getByRole("cell", { name: "user.factors_reset" }).count(), 0);
       });
 
       await step(

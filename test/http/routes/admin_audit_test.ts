@@ -70,12 +70,25 @@ Deno.test("every mutating /svc-admin route appends exactly one audit entry", asy
           }),
       },
       "POST /svc-admin/audit/retention": {
-        request: () =>
-          Promise.resolve({
+        // One security event older than the cutoff: a run that finds nothing old enough changes
+        // nothing and appends nothing.
+        request: async () => {
+          await bed.database.db.insertInto("security_events").values({
+            id: crypto.randomUUID(),
+            realm_id: bed.realmId,
+            user_id: admin,
+            kind: "login.succeeded",
+            occurred_at: new Date(bed.clock.now() - 3651 * 86_400_000),
+            data_json: null,
+            ip_address: null,
+            device_description: null,
+          }).execute();
+          return {
             path: "/svc-admin/audit/retention",
-            body: { auditPayloadsOlderThanDays: 3650 },
+            body: { securityEventsOlderThanDays: 3650 },
             status: 200,
-          }),
+          };
+        },
       },
       [`POST ${mount}`]: {
         request: () =>
