@@ -115,7 +115,8 @@ export const CreateOidcClientSchema = v.strictObject({
   ),
   redirectUris: v.pipe(uriList("redirectUris"), v.minLength(1, "redirectUris: at least one")),
   postLogoutRedirectUris: v.optional(uriList("postLogoutRedirectUris"), []),
-  allowedScopes: v.optional(scopeList, ["openid"]),
+  // Without a list, the standard scopes svc serves; `offline_access` (refresh tokens) is listed explicitly.
+  allowedScopes: v.optional(scopeList, ["openid", "profile", "email"]),
   requireConsent: v.optional(v.boolean("requireConsent must be true or false"), false),
   tokenEndpointAuthMethod: v.optional(
     v.picklist(

@@ -83,6 +83,9 @@ export function oauthError(
   return c.json({ error, error_description: description }, status);
 }
 
+/** The body limit of the provider's form endpoints (bytes). */
+export const FORM_BODY_LIMIT = 64 * 1024;
+
 /** The form fields of a POST, as strings (files and repeated fields refused). Null: not a form. */
 export async function formFields(c: Context): Promise<Record<string, string> | null> {
   const type = c.req.header("Content-Type") ?? "";
