@@ -321,9 +321,9 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
           secretHash: secret === null ? null : sha256Hex(secret),
           secretAlgorithm: secret === null ? null : "sha256",
           secretResetRequired: false,
-          tokenEndpointAuthMethod: method === "private_key_jwt" || method === "client_secret_post"
-            ? method
-            : null,
+          // A method named at registration is the only one the client may use; without one, a
+          // confidential client's secret works by Basic or in the form.
+          tokenEndpointAuthMethod: method === "none" ? null : body.tokenEndpointAuthMethod ?? null,
           jwks: body.jwks ?? null,
           jwksUri: body.jwksUri ?? null,
         }).catch(asConflict);

@@ -112,7 +112,8 @@ const AUTHORIZE_RESPONSES = {
   413: { description: "The body is larger than the limit" },
 };
 
-const OPERATIONS: readonly OperationDoc[] = [
+/** The operations (a function: `PATHS` is read once the modules are loaded). */
+const operations = (): readonly OperationDoc[] => [
   {
     method: "GET",
     path: PATHS.authorize,
@@ -147,7 +148,7 @@ export function authorizeRoutes(p: Provider): RouteInstaller {
     });
     app.get(PATHS.consent, noStore, (c) => consentPage(p, c));
     app.post(PATHS.consent, noStore, (c) => consentSubmit(p, c));
-  }, OPERATIONS);
+  }, operations);
 }
 
 /** The request's parameters that its `svc_req` is bound to (all but `svc_req` and `prompt`). */

@@ -2,13 +2,23 @@
  * The OIDC provider against the failures of issue 26 (openid-client 6, oauth4webapi 3 and the
  * OpenID Foundation's Basic OP, Config OP and RP-Initiated Logout items), over raw HTTP through
  * the app: authorization by POST, `prompt=login` and `max_age` bound to a time the server signed,
- * unknown scopes ignored and the default scopes of a client.
+ * unknown scopes ignored and the default scopes of a client, a code checked against its client
+ * before it is consumed, revocation of a service account's token, and the smaller points
+ * (introspection by public clients, `request_uri`, userinfo by form, `Pragma`, registered
+ * client authentication methods, RFC 8414 metadata).
  */
 import { strict as assert } from "node:assert";
+import { sha256Hex } from "../../../core/digest.ts";
 import { builtinPlugins } from "../../../plugins/builtin.ts";
 import { pluginBed } from "../../support/plugins.ts";
 
 const REDIRECT = "https://app.example.test/cb";
+
+/** The S256 PKCE challenge of a verifier. */
+async function s256(verifier: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+  return btoa(String.fromCharCode(...digest)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
 const FORM = { "Content-Type": "application/x-www-form-urlencoded" };
 
 Deno.test("oidc-provider: issue 26 conformance failures", async (t) => {
@@ -146,6 +156,203 @@ Deno.test("oidc-provider: issue 26 conformance failures", async (t) => {
           await get(`/oidc/authorize?${authorizeQuery({ scope: "openid offline_access" })}`, cookie),
         );
         assert.equal(refused.get("error"), "invalid_scope");
+      },
+    );
+
+    const form = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>
+      beds.app.request(path, {
+        method: "POST",
+        headers: { ...FORM, ...headers },
+        body: new URLSearchParams(fields).toString(),
+      });
+    const other = await beds.request("POST", "/svc-admin/oidc/clients", {
+      body: { clientId: "other", clientType: "confidential", redirectUris: [REDIRECT] },
+    });
+    assert.equal(other.status, 201);
+    const otherSecret = (await other.json()).clientSecret as string;
+    let codes = 0;
+    const VERIFIER = "v".repeat(43);
+    /** A code for a live browser session, as the authorization endpoint stores it. */
+    const issueCode = async (codeChallenge: string | null = null) => {
+      const browser = await bed.storage.sessions.create({
+        realmId,
+        userId: users.plain,
+        mfa: "Password",
+        ipAddress: null,
+        deviceDescription: null,
+        impersonationId: null,
+        idleTimeoutMs: 3_600_000,
+        absoluteTimeoutMs: 86_400_000,
+      });
+      const code = `conformance-code-${codes++}`;
+      await bed.storage.authorizationCodes.store({
+        codeHash: sha256Hex(code),
+        clientId: "app",
+        redirectUri: REDIRECT,
+        realmId,
+        userId: users.plain,
+        sessionId: browser.id,
+        scopes: ["openid"],
+        authTime: new Date(bed.clock.now()),
+        expiresAt: new Date(bed.clock.now() + 60_000),
+        ...(codeChallenge === null ? {} : { codeChallenge, codeChallengeMethod: "S256" }),
+      });
+      return code;
+    };
+
+    await t.step(
+      "another client's or a wrong redirect's failed exchange does not burn the code",
+      async () => {
+        const code = await issueCode();
+        const stolen = await form("/oidc/token", {
+          grant_type: "authorization_code",
+          code,
+          redirect_uri: REDIRECT,
+          client_id: "other",
+          client_secret: otherSecret,
+        });
+        assert.equal(stolen.status, 400);
+        assert.equal((await stolen.json()).error, "invalid_grant");
+        const wrongRedirect = await form("/oidc/token", {
+          grant_type: "authorization_code",
+          code,
+          redirect_uri: "https://app.example.test/other",
+          client_id: "app",
+          client_secret: secret,
+        });
+        assert.equal(wrongRedirect.status, 400);
+        const unauthenticated = await form("/oidc/token", {
+          grant_type: "authorization_code",
+          code,
+          redirect_uri: REDIRECT,
+          client_id: "app",
+          client_secret: `${secret}x`,
+        });
+        assert.equal(unauthenticated.status, 401);
+        assert.equal((await exchange(code)).status, 200);
+        // Replayed by another client afterwards: refused, and the real client's tokens live on.
+        assert.equal((await exchange(code)).status, 400);
+      },
+    );
+
+    await t.step("a wrong PKCE verifier from the right client consumes the code", async () => {
+      const code = await issueCode(await s256(VERIFIER));
+      const pkce = (verifier: string) =>
+        form("/oidc/token", {
+          grant_type: "authorization_code",
+          code,
+          redirect_uri: REDIRECT,
+          client_id: "app",
+          client_secret: secret,
+          code_verifier: verifier,
+        });
+      assert.equal((await pkce("w".repeat(43))).status, 400);
+      assert.equal((await pkce(VERIFIER)).status, 400);
+    });
+
+    await t.step("a service account's at+jwt: revocation answers unsupported_token_type", async () => {
+      const account = await beds.request("POST", "/svc-admin/service-accounts", {
+        body: { key: "batch-job", displayName: "Batch" },
+      });
+      assert.equal(account.status, 201);
+      const sas = (await account.json()).secret as string;
+      const issued = await form("/oidc/token", {
+        grant_type: "client_credentials",
+        client_id: "batch-job",
+        client_secret: sas,
+      });
+      assert.equal(issued.status, 200);
+      const accessToken = (await issued.json()).access_token as string;
+      for (const [id, key] of [["batch-job", sas], ["app", secret]]) {
+        const revoked = await form("/oidc/revoke", { token: accessToken, client_id: id, client_secret: key });
+        assert.equal(revoked.status, 400);
+        assert.equal((await revoked.json()).error, "unsupported_token_type");
+      }
+      const introspected = await form("/oidc/introspect", {
+        token: accessToken,
+        client_id: "app",
+        client_secret: secret,
+      });
+      assert.equal((await introspected.json()).active, true);
+    });
+
+    await t.step(
+      "smaller points: metadata, introspection, request_uri, userinfo, Pragma, auth methods",
+      async () => {
+        const metadata = await (await beds.app.request("/.well-known/openid-configuration")).json();
+        assert.ok(!metadata.introspection_endpoint_auth_methods_supported.includes("none"));
+        assert.ok(metadata.claims_supported.includes("azp"));
+        const rfc8414 = await beds.app.request("/.well-known/oauth-authorization-server");
+        assert.equal(rfc8414.status, 200);
+        assert.deepEqual(await rfc8414.json(), metadata);
+
+        const spa = await beds.request("POST", "/svc-admin/oidc/clients", {
+          body: { clientId: "spa", clientType: "public", redirectUris: [REDIRECT] },
+        });
+        assert.equal(spa.status, 201);
+        const publicIntrospection = await form("/oidc/introspect", { token: "x", client_id: "spa" });
+        assert.equal(publicIntrospection.status, 401);
+        assert.equal((await publicIntrospection.json()).error, "invalid_client");
+
+        const cookie = await signIn();
+        const requestUri = toClient(
+          await get(`/oidc/authorize?${authorizeQuery({ request_uri: "urn:example:1" })}`, cookie),
+        );
+        assert.equal(requestUri.get("error"), "request_uri_not_supported");
+
+        const back = toClient(
+          await get(`/oidc/authorize?${authorizeQuery({ scope: "openid email" })}`, cookie),
+        );
+        const tokens = await exchange(back.get("code")!);
+        assert.equal(tokens.headers.get("Cache-Control"), "no-store");
+        assert.equal(tokens.headers.get("Pragma"), "no-cache");
+        const accessToken = (await tokens.json()).access_token as string;
+        const byForm = await form("/oidc/userinfo", { access_token: accessToken });
+        assert.equal(byForm.status, 200);
+        assert.ok((await byForm.json()).email);
+        const twice = await form("/oidc/userinfo", { access_token: accessToken }, {
+          Authorization: `Bearer ${accessToken}`,
+        });
+        assert.equal(twice.status, 400);
+        const none = await beds.app.request("/oidc/userinfo");
+        assert.equal(none.status, 401);
+        const challenge = none.headers.get("WWW-Authenticate")!;
+        assert.match(challenge, /^Bearer/);
+        assert.doesNotMatch(challenge, /error=/);
+        const bad = await beds.app.request("/oidc/userinfo", { headers: { Authorization: "Bearer nope" } });
+        assert.match(bad.headers.get("WWW-Authenticate")!, /error="invalid_token"/);
+
+        for (const method of ["client_secret_basic", "client_secret_post"]) {
+          const made = await beds.request("POST", "/svc-admin/oidc/clients", {
+            body: {
+              clientId: `by-${method}`,
+              clientType: "confidential",
+              redirectUris: [REDIRECT],
+              tokenEndpointAuthMethod: method,
+            },
+          });
+          assert.equal(made.status, 201);
+          const key = (await made.json()).clientSecret as string;
+          const basic = await form("/oidc/introspect", { token: "x" }, {
+            Authorization: `Basic ${btoa(`by-${method}:${key}`)}`,
+          });
+          const post = await form("/oidc/introspect", {
+            token: "x",
+            client_id: `by-${method}`,
+            client_secret: key,
+          });
+          assert.equal(basic.status, method === "client_secret_basic" ? 200 : 401, method);
+          assert.equal(post.status, method === "client_secret_post" ? 200 : 401, method);
+        }
+        // A client registered without a method (the default) takes its secret either way.
+        assert.equal(
+          (await form("/oidc/introspect", { token: "x", client_id: "app", client_secret: secret })).status,
+          200,
+        );
+        const basicDefault = await form("/oidc/introspect", { token: "x" }, {
+          Authorization: `Basic ${btoa(`app:${secret}`)}`,
+        });
+        assert.equal(basicDefault.status, 200);
       },
     );
   } finally {
