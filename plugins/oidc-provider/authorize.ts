@@ -22,10 +22,8 @@
  * @module
  */
 import type { Context } from "hono";
-import { getCookie, setCookie } from "hono/cookie";
 import * as v from "valibot";
 import {
-  ACCESS_COOKIE,
   bodyLimit,
   type ClientRecord,
   documented,
@@ -47,18 +45,7 @@ import {
   SUPPORTED_SCOPES,
   verifyJwt,
 } from "./shared.ts";
-
-/**
- * The pages' CSP. `form-action` also governs the redirects after a form is sent, so the pages
- * whose form ends at the client's redirect URI allow that origin too.
- */
-function csp(formTarget: string | null): string {
-  return `default-src 'none'; form-action 'self'${
-    formTarget === null ? "" : ` ${formTarget}`
-  }; frame-ancestors 'none'; base-uri 'none'`;
-}
-
-const FORM_COOKIE = "svc_oidc_form";
+import { browserSession, errorPage, escape, formToken, formTokenValid, page } from "./pages.ts";
 
 /** The parameters of an authorization request, checked. */
 interface AuthorizationRequest {
@@ -263,24 +250,6 @@ function refuse(p: Provider, clientId: string | null, reason: string): void {
   });
 }
 
-/** The browser's live svc session (from the `svc_at` cookie), or null. */
-async function browserSession(p: Provider, c: Context) {
-  const token = getCookie(c, ACCESS_COOKIE);
-  if (token === undefined) return null;
-  let claims;
-  try {
-    claims = await p.ctx.tokens.verify("at+svc", token);
-  } catch {
-    return null;
-  }
-  if (claims.realm !== p.realmId || claims.act !== undefined) return null;
-  const session = await p.ctx.storage.sessions.getActive(claims.sid);
-  if (session === null || session.userId !== claims.sub) return null;
-  const user = await p.ctx.storage.users.get(session.userId);
-  if (user === null || user.status !== "Active") return null;
-  return { session, user };
-}
-
 async function authorize(p: Provider, c: Context, query: URLSearchParams): Promise<Response> {
   const checked = await checkRequest(p, c, query);
   if (!checked.ok) return checked.response;
@@ -364,55 +333,6 @@ function redirectWith(
   }
   target.searchParams.set("iss", p.issuer);
   return c.redirect(target.href, 303);
-}
-
-// --- pages ---------------------------------------------------------------------------------------
-
-function escape(text: string): string {
-  return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
-}
-
-function page(
-  c: Context,
-  status: 200 | 400 | 403,
-  title: string,
-  body: string,
-  formTarget: string | null = null,
-): Response {
-  c.header("Content-Security-Policy", csp(formTarget));
-  c.header("Cache-Control", "no-store");
-  c.header("X-Frame-Options", "DENY");
-  c.header("Referrer-Policy", "no-referrer");
-  return c.html(
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${
-      escape(title)
-    }</title></head><body><main><h1>${escape(title)}</h1>${body}</main></body></html>`,
-    status,
-  );
-}
-
-function errorPage(c: Context, status: 400 | 403, message: string): Response {
-  return page(c, status, "Sign-in cannot continue", `<p role="alert">${escape(message)}</p>`);
-}
-
-/** A form token bound to a cookie (double submit), against cross-site form posts. */
-function formToken(p: Provider, c: Context): string {
-  const existing = getCookie(c, FORM_COOKIE);
-  if (existing !== undefined && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
-  const token = randomToken(p.ctx.random, 32);
-  setCookie(c, FORM_COOKIE, token, {
-    path: p.path("/oidc"),
-    httpOnly: true,
-    secure: p.ctx.cookies.secure,
-    sameSite: "Strict",
-  });
-  return token;
-}
-
-function formTokenValid(c: Context, presented: string | undefined): boolean {
-  const cookie = getCookie(c, FORM_COOKIE);
-  return cookie !== undefined && presented !== undefined && presented.length === cookie.length &&
-    sha256Hex(cookie) === sha256Hex(presented);
 }
 
 async function consentPage(p: Provider, c: Context): Promise<Response> {

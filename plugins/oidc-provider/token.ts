@@ -1,6 +1,6 @@
 /**
- * Discovery, the token endpoint, userinfo, revocation (RFC 7009), introspection (RFC 7662) and
- * RP-initiated logout.
+ * Discovery (also as RFC 8414 metadata), the token endpoint, userinfo, revocation (RFC 7009) and
+ * introspection (RFC 7662).
  *
  * - Token grants: `authorization_code` (the code is single use: a replay is refused and ends
  *   the session and refresh family issued from it, `oidc.code_reused`), `refresh_token` (svc's
@@ -36,7 +36,6 @@ import {
   findGrant,
   FORM_BODY_LIMIT,
   formFields,
-  grantsOfBrowserSession,
   oauthError,
   OIDC_EVENTS,
   PATHS,
@@ -171,7 +170,7 @@ const operations = (): readonly OperationDoc[] => [
   },
 ];
 
-/** The discovery, token, userinfo, revocation, introspection and logout routes. */
+/** The discovery, token, userinfo, revocation and introspection routes. */
 export function tokenRoutes(p: Provider): RouteInstaller {
   return documented((app) => {
     app.get(PATHS.discovery, (c) => c.json(discovery(p)));
@@ -181,7 +180,6 @@ export function tokenRoutes(p: Provider): RouteInstaller {
     app.post(PATHS.userinfo, noStore, bodyLimit(FORM_BODY_LIMIT), (c) => userinfo(p, c));
     app.post(PATHS.revoke, noStore, bodyLimit(FORM_BODY_LIMIT), (c) => revoke(p, c));
     app.post(PATHS.introspect, noStore, bodyLimit(FORM_BODY_LIMIT), (c) => introspect(p, c));
-    app.get(PATHS.logout, noStore, (c) => logout(p, c));
   }, operations);
 }
 
@@ -756,48 +754,4 @@ async function introspect(p: Provider, c: Context): Promise<Response> {
     });
   }
   return inactive();
-}
-
-async function logout(p: Provider, c: Context): Promise<Response> {
-  const hint = c.req.query("id_token_hint");
-  const postLogout = c.req.query("post_logout_redirect_uri");
-  const state = c.req.query("state");
-  const claims = hint === undefined ? null : await verifyJwt(p, hint, ["JWT"], true);
-  if (hint !== undefined && claims === null) {
-    return c.json({ error: "invalid_request", error_description: "id_token_hint is not valid" }, 400);
-  }
-  const clientId = typeof claims?.aud === "string" ? claims.aud : c.req.query("client_id");
-  const client = clientId === undefined
-    ? null
-    : await p.ctx.storage.clients.getByClientId(p.realmId, clientId);
-  if (postLogout !== undefined && (client === null || !client.postLogoutRedirectUris.includes(postLogout))) {
-    return c.json({
-      error: "invalid_request",
-      error_description: "post_logout_redirect_uri is not registered for this client",
-    }, 400);
-  }
-  if (claims !== null && typeof claims.sid === "string" && typeof claims.sub === "string") {
-    const browser = await p.ctx.storage.sessions.get(claims.sid);
-    if (browser !== null && browser.userId === claims.sub) {
-      for (const sessionId of [claims.sid, ...await grantsOfBrowserSession(p, claims.sid)]) {
-        await p.ctx.sessions.logout(sessionId);
-      }
-      p.ctx.events.emit({
-        kind: OIDC_EVENTS.loggedOut,
-        occurredAt: p.ctx.clock.now(),
-        realmId: p.realmId,
-        userId: claims.sub,
-        data: { clientId: clientId ?? null, sessionId: claims.sid },
-      });
-    }
-  }
-  if (postLogout !== undefined) {
-    const target = new URL(postLogout);
-    if (state !== undefined) target.searchParams.set("state", state);
-    return c.redirect(target.href, 303);
-  }
-  c.header("Content-Security-Policy", "default-src 'none'");
-  return c.html(
-    '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Signed out</title></head><body><main><h1>Signed out</h1></main></body></html>',
-  );
 }

@@ -5,7 +5,8 @@
  * unknown scopes ignored and the default scopes of a client, a code checked against its client
  * before it is consumed, revocation of a service account's token, and the smaller points
  * (introspection by public clients, `request_uri`, userinfo by form, `Pragma`, registered
- * client authentication methods, RFC 8414 metadata).
+ * client authentication methods, RFC 8414 metadata), and RP-initiated logout by GET and POST
+ * with a confirmation page when there is no valid hint.
  */
 import { strict as assert } from "node:assert";
 import { sha256Hex } from "../../../core/digest.ts";
@@ -19,6 +20,7 @@ async function s256(verifier: string): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
   return btoa(String.fromCharCode(...digest)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
+const BYE = "https://app.example.test/bye";
 const FORM = { "Content-Type": "application/x-www-form-urlencoded" };
 
 Deno.test("oidc-provider: issue 26 conformance failures", async (t) => {
@@ -27,7 +29,12 @@ Deno.test("oidc-provider: issue 26 conformance failures", async (t) => {
   try {
     const { bed, realmId, users } = beds.admin;
     const created = await beds.request("POST", "/svc-admin/oidc/clients", {
-      body: { clientId: "app", clientType: "confidential", redirectUris: [REDIRECT] },
+      body: {
+        clientId: "app",
+        clientType: "confidential",
+        redirectUris: [REDIRECT],
+        postLogoutRedirectUris: [BYE],
+      },
     });
     assert.equal(created.status, 201, await created.clone().text());
     const secret = (await created.json()).clientSecret as string;
@@ -355,6 +362,120 @@ Deno.test("oidc-provider: issue 26 conformance failures", async (t) => {
         assert.equal(basicDefault.status, 200);
       },
     );
+
+    await t.step("RP-initiated logout: confirmation without a valid hint; GET and POST", async () => {
+      /** Whether the browser's session is alive: prompt=none gives a code. */
+      const alive = async (cookie: string) =>
+        toClient(await get(`/oidc/authorize?${authorizeQuery({ prompt: "none" })}`, cookie)).get("code") !==
+          null;
+      /** Signs in and gets an ID token for that browser session. */
+      const signedInWithIdToken = async () => {
+        const cookie = await signIn();
+        const back = toClient(await get(`/oidc/authorize?${authorizeQuery()}`, cookie));
+        const tokens = await exchange(back.get("code")!);
+        return { cookie, idToken: (await tokens.json()).id_token as string };
+      };
+      const confirmation = async (res: Response) => {
+        assert.equal(res.status, 200);
+        const csp = res.headers.get("Content-Security-Policy")!;
+        assert.match(csp, /default-src 'none'/);
+        assert.doesNotMatch(csp, /script-src/);
+        const html = await res.text();
+        assert.doesNotMatch(html, /<script/);
+        assert.match(html, /<form method="post"/);
+        const fields = new URLSearchParams();
+        for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
+          fields.set(m[1], m[2].replace(/&#(\d+);/g, (_, code) => String.fromCharCode(Number(code))));
+        }
+        const formCookie = res.headers.getSetCookie().map((line) => line.split(";")[0])
+          .find((pair) => pair.startsWith("svc_oidc_form="));
+        return { fields, formCookie: formCookie ?? "" };
+      };
+      const confirm = (cookie: string, formCookie: string, fields: URLSearchParams, decision = "yes") => {
+        const body = new URLSearchParams(fields);
+        body.set("confirm", decision);
+        return beds.app.request("/oidc/logout", {
+          method: "POST",
+          headers: { ...FORM, Cookie: `${cookie}; ${formCookie}` },
+          body: body.toString(),
+        });
+      };
+
+      // client_id and a registered post_logout_redirect_uri, no hint: nothing ends before confirming.
+      const first = await signIn();
+      const asked = await get(
+        `/oidc/logout?${new URLSearchParams({
+          client_id: "app",
+          post_logout_redirect_uri: BYE,
+          state: "s1",
+        })}`,
+        first,
+      );
+      const { fields, formCookie } = await confirmation(asked);
+      assert.equal(await alive(first), true);
+      // Without the form token (a cross-site post): refused, still signed in.
+      const forged = await confirm(first, "", fields);
+      assert.equal(forged.status, 403);
+      assert.equal(await alive(first), true);
+      const stay = await confirm(first, formCookie, fields, "no");
+      assert.equal(stay.status, 200);
+      assert.equal(await alive(first), true);
+      const confirmed = await confirm(first, formCookie, fields);
+      assert.equal(location(confirmed).href, `${BYE}?state=s1`);
+      assert.equal(await alive(first), false);
+
+      // No parameters: a confirmation page; POST works the same.
+      const second = await signIn();
+      await confirmation(await get("/oidc/logout", second));
+      const byPost = await beds.app.request("/oidc/logout", {
+        method: "POST",
+        headers: { ...FORM, Cookie: second },
+        body: "",
+      });
+      const posted = await confirmation(byPost);
+      assert.equal(await alive(second), true);
+      const ended = await confirm(second, posted.formCookie, posted.fields);
+      assert.equal(ended.status, 200);
+      assert.match(await ended.text(), /Signed out/);
+      assert.equal(await alive(second), false);
+
+      // A valid hint by POST ends the session at once and redirects with state.
+      const hinted = await signedInWithIdToken();
+      const direct = await form("/oidc/logout", {
+        id_token_hint: hinted.idToken,
+        post_logout_redirect_uri: BYE,
+        state: "s2",
+      });
+      assert.equal(location(direct).href, `${BYE}?state=s2`);
+      assert.equal(await alive(hinted.cookie), false);
+
+      // An expired hint identifies the client but needs confirmation.
+      const stale = await signedInWithIdToken();
+      bed.clock.advance(3_600_000);
+      const cookie = await signIn();
+      const expired = await get(
+        `/oidc/logout?${new URLSearchParams({
+          id_token_hint: stale.idToken,
+          post_logout_redirect_uri: BYE,
+        })}`,
+        cookie,
+      );
+      await confirmation(expired);
+      assert.equal(await alive(cookie), true);
+
+      // Unregistered redirect, a hint that is not svc's, a client_id the hint contradicts: 400.
+      const refusals: Record<string, string>[] = [
+        { client_id: "app", post_logout_redirect_uri: "https://evil.example/bye" },
+        { post_logout_redirect_uri: BYE },
+        { id_token_hint: "not.a.jwt" },
+        { id_token_hint: stale.idToken, client_id: "other" },
+      ];
+      for (const params of refusals) {
+        const res = await get(`/oidc/logout?${new URLSearchParams(params)}`, cookie);
+        assert.equal(res.status, 400, JSON.stringify(params));
+      }
+      assert.equal(await alive(cookie), true);
+    });
   } finally {
     await beds.close();
   }
