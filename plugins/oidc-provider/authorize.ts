@@ -120,7 +120,43 @@ const operations = (): readonly OperationDoc[] => [
     auth: "public",
     responses: AUTHORIZE_RESPONSES,
   },
+  {
+    method: "GET",
+    path: PATHS.consent,
+    summary: "OIDC consent page",
+    description: "The authorization request's parameters; a page (no scripts) whose form posts the decision.",
+    tags: ["OIDC provider"],
+    auth: "public",
+    query: AuthorizeParamsSchema,
+    responses: {
+      200: { description: "The consent page", mediaType: "text/html" },
+      303: { description: "To sign-in, or to the client's redirect URI with an error" },
+      400: { description: "Unknown client or unregistered redirect URI", mediaType: "text/html" },
+    },
+  },
+  {
+    method: "POST",
+    path: PATHS.consent,
+    summary: "OIDC consent decision",
+    description:
+      "An `application/x-www-form-urlencoded` body: `request` (the authorization request's query), `form` (the page's token), `decision` (`allow` or `deny`).",
+    tags: ["OIDC provider"],
+    auth: "public",
+    responses: {
+      303: { description: "Back to the authorization request, or to the client with `access_denied`" },
+      400: { description: "An unreadable form", mediaType: "text/html" },
+      403: { description: "The form's token is missing or stale", mediaType: "text/html" },
+      413: { description: "The body is larger than the limit" },
+    },
+  },
 ];
+
+/** The consent form. */
+const ConsentFormSchema = v.looseObject({
+  request: v.pipe(v.string(), v.maxLength(16_384)),
+  form: v.optional(v.pipe(v.string(), v.maxLength(256))),
+  decision: v.optional(v.pipe(v.string(), v.maxLength(16))),
+});
 
 /** The authorization, sign-in and consent routes. */
 export function authorizeRoutes(p: Provider): RouteInstaller {
@@ -134,7 +170,7 @@ export function authorizeRoutes(p: Provider): RouteInstaller {
       return await authorize(p, c, new URLSearchParams(form));
     });
     app.get(PATHS.consent, noStore, (c) => consentPage(p, c));
-    app.post(PATHS.consent, noStore, (c) => consentSubmit(p, c));
+    app.post(PATHS.consent, noStore, bodyLimit(FORM_BODY_LIMIT), (c) => consentSubmit(p, c));
   }, operations);
 }
 
@@ -362,7 +398,9 @@ async function consentPage(p: Provider, c: Context): Promise<Response> {
 
 async function consentSubmit(p: Provider, c: Context): Promise<Response> {
   const form = await formFields(c);
-  if (form === null || form.request === undefined) return errorPage(c, 400, "The form could not be read.");
+  if (form === null || !v.safeParse(ConsentFormSchema, form).success) {
+    return errorPage(c, 400, "The form could not be read.");
+  }
   if (!formTokenValid(c, form.form)) {
     return errorPage(c, 403, "The form expired; go back to the application.");
   }

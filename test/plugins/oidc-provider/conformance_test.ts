@@ -292,6 +292,23 @@ Deno.test("oidc-provider: issue 26 conformance failures", async (t) => {
         const rfc8414 = await beds.app.request("/.well-known/oauth-authorization-server");
         assert.equal(rfc8414.status, 200);
         assert.deepEqual(await rfc8414.json(), metadata);
+        const openapi = await (await beds.app.request("/openapi.json")).json();
+        for (
+          const [path, methods] of Object.entries({
+            "/oidc/authorize": ["get", "post"],
+            "/oidc/consent": ["get", "post"],
+            "/oidc/token": ["post"],
+            "/oidc/userinfo": ["get", "post"],
+            "/oidc/revoke": ["post"],
+            "/oidc/introspect": ["post"],
+            "/oidc/logout": ["get", "post"],
+            "/.well-known/oauth-authorization-server": ["get"],
+          })
+        ) {
+          for (const method of methods) assert.ok(openapi.paths[path]?.[method], `${method} ${path}`);
+        }
+        const huge = await form("/oidc/token", { grant_type: "x".repeat(70_000) });
+        assert.equal(huge.status, 413);
 
         const spa = await beds.request("POST", "/svc-admin/oidc/clients", {
           body: { clientId: "spa", clientType: "public", redirectUris: [REDIRECT] },
