@@ -174,8 +174,11 @@ export function authorizeRoutes(p: Provider): RouteInstaller {
   }, operations);
 }
 
-/** The request's parameters that its `svc_req` is bound to (all but `svc_req` and `prompt`). */
-function requestDigest(query: URLSearchParams): string {
+/**
+ * The digest of the request parameters a `svc_req` is bound to: all but `svc_req` and `prompt`,
+ * in any order (a change to any other name or value changes it).
+ */
+export function requestDigest(query: URLSearchParams): string {
   const pairs = [...query].filter(([name]) => name !== REQUEST_TIME_PARAM && name !== "prompt")
     .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`).sort();
   return sha256Hex(pairs.join("&"));

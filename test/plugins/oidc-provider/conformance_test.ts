@@ -9,8 +9,11 @@
  * with a confirmation page when there is no valid hint.
  */
 import { strict as assert } from "node:assert";
+import fc from "fast-check";
 import { sha256Hex } from "../../../core/digest.ts";
 import { builtinPlugins } from "../../../plugins/builtin.ts";
+// After the plugins (the provider's modules import each other through mod.ts).
+import { requestDigest } from "../../../plugins/oidc-provider/authorize.ts";
 import { pluginBed } from "../../support/plugins.ts";
 
 const REDIRECT = "https://app.example.test/cb";
@@ -496,4 +499,31 @@ Deno.test("oidc-provider: issue 26 conformance failures", async (t) => {
   } finally {
     await beds.close();
   }
+});
+
+Deno.test("oidc-provider: svc_req is bound to every parameter but prompt (property)", () => {
+  const name = fc.constantFrom("client_id", "redirect_uri", "scope", "state", "nonce", "max_age", "x", "a=b");
+  const pairs = fc.uniqueArray(fc.tuple(name, fc.string({ maxLength: 8 })), {
+    selector: ([key]) => key,
+    minLength: 1,
+    maxLength: 6,
+  });
+  fc.assert(fc.property(pairs, fc.string({ maxLength: 6 }), fc.nat(), (params, prompt, pick) => {
+    const base = new URLSearchParams(params);
+    // Reordered, with prompt and svc_req added: the same digest.
+    const same = new URLSearchParams([...params].reverse());
+    same.set("prompt", prompt);
+    same.set("svc_req", "anything");
+    assert.equal(requestDigest(same), requestDigest(base));
+    // Any other parameter changed, dropped or added: another digest.
+    const [key, value] = params[pick % params.length];
+    const changed = new URLSearchParams(params);
+    changed.set(key, `${value}!`);
+    assert.notEqual(requestDigest(changed), requestDigest(base));
+    const dropped = new URLSearchParams(params.filter(([other]) => other !== key));
+    assert.notEqual(requestDigest(dropped), requestDigest(base));
+    const added = new URLSearchParams(params);
+    added.append("extra_param", value);
+    assert.notEqual(requestDigest(added), requestDigest(base));
+  }));
 });
