@@ -243,7 +243,7 @@ const OPERATIONS: readonly OperationDoc[] = [
     path: BASE,
     summary: "Create an OIDC client",
     description:
-      "A confidential client's `soc_…` secret is in the answer this once (`Cache-Control: no-store`). Redirect URIs are matched exactly. With `tokenEndpointAuthMethod: private_key_jwt` the client has no secret and signs RFC 7523 assertions with one of its keys: `jwks` (public keys only) or `jwksUri` (https; http only for a private host allowed by `webhooks.allowPrivateReceivers`).",
+      "A confidential client's `soc_…` secret is in the answer this once (`Cache-Control: no-store`). Redirect URIs are matched exactly. Without `allowedScopes` the client gets `openid profile email` (`offline_access` only when listed). A client registered with `tokenEndpointAuthMethod` `client_secret_basic` or `client_secret_post` may use only that method; without one, its secret works either way. With `tokenEndpointAuthMethod: private_key_jwt` the client has no secret and signs RFC 7523 assertions with one of its keys: `jwks` (public keys only) or `jwksUri` (https; http only for a private host allowed by `webhooks.allowPrivateReceivers`).",
     tags: TAGS,
     permissions: MANAGE.global,
     body: CreateOidcClientSchema,
