@@ -10,6 +10,7 @@
  */
 import { strict as assert } from "node:assert";
 import fc from "fast-check";
+import { Validator } from "@seriousme/openapi-schema-validator";
 import { sha256Hex } from "../../../core/digest.ts";
 import { builtinPlugins } from "../../../plugins/builtin.ts";
 // After the plugins (the provider's modules import each other through mod.ts).
@@ -296,6 +297,9 @@ Deno.test("oidc-provider: issue 26 conformance failures", async (t) => {
         assert.equal(rfc8414.status, 200);
         assert.deepEqual(await rfc8414.json(), metadata);
         const openapi = await (await beds.app.request("/openapi.json")).json();
+        const validator = new Validator();
+        const validation = await validator.validate(structuredClone(openapi));
+        assert.equal(validation.valid, true, JSON.stringify(validation.errors));
         for (
           const [path, methods] of Object.entries({
             "/oidc/authorize": ["get", "post"],
