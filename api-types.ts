@@ -92,7 +92,7 @@ export type {
   MailLocale,
   SignUpExistingInput,
 } from "./core/mail/messages.ts";
-export type { MailKind, MailMessage, MailTransport } from "./core/mail/transport.ts";
+export type { MailAddressee, MailKind, MailMessage, MailTransport } from "./core/mail/transport.ts";
 export type { Counter, GaugeSample, Histogram, Labels, MetricsRegistry } from "./core/metrics/registry.ts";
 export type { SvcMetrics } from "./core/metrics/svc-metrics.ts";
 export type {
@@ -283,7 +283,13 @@ export type {
   PermissionCatalogEntry,
   PermissionCatalogStore,
 } from "./storage/contract/permission-catalog.ts";
-export type { PersonalDataStore, StoredMailText, StoredPayload } from "./storage/contract/personal-data.ts";
+export type {
+  PersonalDataStore,
+  StoredAuditPayloads,
+  StoredFreeText,
+  StoredMailText,
+  StoredPayload,
+} from "./storage/contract/personal-data.ts";
 export type {
   CreatePolicyInput,
   Policy,
@@ -429,6 +435,7 @@ export type { EmbeddedStoreFiles, EmbeddedStoreFilesSource, Notifications } from
 export type { ImportFiles } from "./cli/import.ts";
 export type { LockFiles } from "./cli/data-dir-lock.ts";
 export type { SvcEnv } from "./http/request-id.ts";
+export type { JsonLimits } from "./core/json-limits.ts";
 export type { RawSqlStore } from "./storage/contract/raw-sql.ts";
 export type { ListBody, OptionalNumberParam, Page } from "./http/admin/kit.ts";
 export type { InstalledPlugin } from "./plugins/host.ts";

@@ -186,7 +186,34 @@ export {
   WebhookDispatcher,
   type WebhookDispatcherOptions,
 } from "./core/webhooks/dispatcher.ts";
-/** The SSRF guard of webhook receivers and its allow-list. */
+/**
+ * svc's one outbound guard (SSRF) for every server-side fetch: the address rules, the policy from
+ * the configuration, and the guarded fetch with its stable error codes.
+ */
+export {
+  checkOutboundUrl,
+  isRefusedAddress,
+  type OutboundPolicy,
+  outboundPolicyFromConfig,
+  type OutboundRefusal,
+  PUBLIC_DESTINATIONS_ONLY,
+} from "./core/net/outbound-rules.ts";
+/** The guarded fetch: DNS-checked, pinned where the runtime allows, redirects re-checked, timed, capped. */
+export {
+  createOutboundFetch,
+  DEFAULT_OUTBOUND_MAX_BYTES,
+  DEFAULT_OUTBOUND_TIMEOUT_MS,
+  MAX_REDIRECTS,
+  type OutboundConnector,
+  OutboundError,
+  type OutboundErrorCode,
+  type OutboundFetch,
+  type OutboundGuardOptions,
+  type OutboundRequestInit,
+  type OutboundResolver,
+  type RuntimeFetch,
+} from "./core/net/outbound.ts";
+/** The SSRF guard of webhook receivers and its allow-list (the outbound rules under their webhook names). */
 export {
   checkReceiverUrl,
   isPrivateAddress,
@@ -375,6 +402,7 @@ export {
 } from "./core/imports/shadow.ts";
 export {
   type ImportEngineDeps,
+  type ImportGuard,
   ImportRealmNotFoundError,
   runImport,
   secretsOf,
@@ -489,6 +517,19 @@ export type { ClientFields, ClientRecord, ClientStore } from "./storage/contract
 export type { ServiceAccountRecord } from "./storage/contract/service-accounts.ts";
 export type { SessionRecord } from "./storage/contract/sessions.ts";
 export type { User } from "./storage/contract/users.ts";
+/**
+ * The one normalization of email addresses (NFKC, trimmed, lowercased, IDNA ASCII domain without a
+ * trailing dot) that every entry point and the user store apply, and the request-body schemas built on it.
+ */
+export {
+  EMAIL_MAX_LENGTH,
+  EmailAddressSchema,
+  type EmailAddressSchemaType,
+  EmailLookupSchema,
+  type EmailLookupSchemaType,
+  isEmailAddress,
+  normalizeEmail,
+} from "./core/accounts/email.ts";
 
 // ---------------------------------------------------------------------------
 // Passwords
@@ -508,6 +549,7 @@ export type { User } from "./storage/contract/users.ts";
  *   cryptoRandom as random,
  *   loadConfig,
  *   openDatabase,
+ *   passwordCostCeilingsFromConfig,
  *   PasswordService,
  *   systemClock as clock,
  * } from "@svc/svc";
@@ -522,7 +564,11 @@ export type { User } from "./storage/contract/users.ts";
  *
  * const { config } = loadConfig({ env: { SVC_ARGON2_MEMORY_KIB: "8192", SVC_ARGON2_ITERATIONS: "1" } });
  * const hasher = createPasswordHasher({ workers: config.password.hashWorkers }); // off the event loop
- * const passwords = new PasswordService({ hasher, params: argon2idParamsFromConfig(config.password) });
+ * const passwords = new PasswordService({
+ *   hasher,
+ *   params: argon2idParamsFromConfig(config.password),
+ *   ceilings: passwordCostCeilingsFromConfig(config.password), // the most work a stored hash may ask for
+ * });
  * await store.replace(userId, await passwords.hash(password)); // the user's one password
  *
  * const credential = await store.get(userId);
@@ -560,6 +606,17 @@ export {
   argon2idParamsFromConfig,
   DEFAULT_ARGON2ID_PARAMS,
 } from "./core/passwords/argon2-params.ts";
+/**
+ * Cost ceilings of stored hashes (`SVC_PASSWORD_MAX_*`): a hash asking for more work is refused at
+ * import and never verified at login.
+ */
+export {
+  costCeilingExceeded,
+  DEFAULT_PASSWORD_COST_CEILINGS,
+  type PasswordCostCeilingConfig,
+  type PasswordCostCeilings,
+  passwordCostCeilingsFromConfig,
+} from "./core/passwords/cost.ts";
 /** The algorithm-tag registry, the rehash decision and the unknown-tag error (`unknown_password_algorithm`). */
 export {
   CURRENT_PASSWORD_ALGORITHM,
@@ -804,16 +861,10 @@ export {
 /** A user's link to a subject at an external identity provider. */
 export type { FederatedIdentityRecord } from "./storage/contract/federated-identities.ts";
 /**
- * The claims no plugin may contribute; the admin helpers, the SSRF guard and the extension-grant
- * registry hosts hand to plugins.
+ * The claims no plugin may contribute; the admin helpers and the extension-grant registry hosts
+ * hand to plugins.
  */
-export {
-  outboundGuard,
-  pluginAdmin,
-  type PluginAdminDeps,
-  RESERVED_CLAIMS,
-  tokenGrantRegistry,
-} from "./plugins/host.ts";
+export { pluginAdmin, type PluginAdminDeps, RESERVED_CLAIMS, tokenGrantRegistry } from "./plugins/host.ts";
 /**
  * Route documentation for the served OpenAPI document: a route module (a plugin's too) wraps its
  * installer with `documented(install, operations)`; `errorResponses(…)` are the error answers.

@@ -27,6 +27,7 @@
 import { type Kysely, sql } from "kysely";
 import { systemClock } from "../core/clock.ts";
 import { cryptoRandom, randomUuid } from "../core/random.ts";
+import { createOutboundFetch } from "../core/net/outbound.ts";
 import { WebhookDispatcher } from "../core/webhooks/dispatcher.ts";
 import type { AdminAuditEntriesTable, Database, WebhookDeliveriesTable } from "../storage/database.ts";
 import { openDatabase } from "../storage/open.ts";
@@ -73,9 +74,12 @@ const endpoint = await storage.webhooks.createEndpoint({
 });
 const dispatcher = new WebhookDispatcher({
   storage,
-  fetch,
+  outbound: createOutboundFetch({
+    policy: { allowPrivate: ["127.0.0.1"] },
+    fetch: (input, init) => fetch(input, init),
+    resolveHost: () => Promise.reject(new Error("the bench sends to an address")),
+  }),
   clock: systemClock,
-  receiverPolicy: { allowPrivate: ["127.0.0.1"] },
   batchSize: BATCH,
   concurrency: 8,
 });

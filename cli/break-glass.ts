@@ -21,6 +21,7 @@ import { SvcError } from "../core/errors.ts";
 import { EventPublisher } from "../core/events/publisher.ts";
 import { isUuid } from "../core/ids.ts";
 import { argon2idParamsFromConfig } from "../core/passwords/argon2-params.ts";
+import { passwordCostCeilingsFromConfig } from "../core/passwords/cost.ts";
 import { createPasswordHasher } from "../core/passwords/create.ts";
 import { PasswordService } from "../core/passwords/service.ts";
 import { cryptoRandom } from "../core/random.ts";
@@ -93,6 +94,7 @@ export async function breakGlassCommand(
   const passwords = new PasswordService({
     hasher: createPasswordHasher({ workers: 0 }),
     params: argon2idParamsFromConfig(config.password),
+    ceilings: passwordCostCeilingsFromConfig(config.password),
   });
   try {
     await database.ensureSchema();

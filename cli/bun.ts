@@ -11,6 +11,7 @@ import { nodeLockFiles } from "./node-lock-files.ts";
 import { nodePreparedClusterFiles } from "./node-prepared-cluster.ts";
 import { preparedClusterSource } from "./prepared-cluster.ts";
 import { nodeImportFiles, nodeProgress } from "./node-import-files.ts";
+import { pinnedFetch } from "./pinned-fetch.ts";
 import { runCli, type RuntimeAdapter } from "./run.ts";
 
 /** The part of Bun's global this adapter uses (Bun's own types are not installed). */
@@ -40,12 +41,9 @@ const adapter: RuntimeAdapter = {
   readTextFile: (path) => readFile(path, "utf8"),
   embeddedStoreFiles: preparedClusterSource(nodePreparedClusterFiles),
   async resolveHost(hostname) {
-    try {
-      return (await lookup(hostname, { all: true })).map((entry) => entry.address);
-    } catch {
-      return [];
-    }
+    return (await lookup(hostname, { all: true })).map((entry) => entry.address);
   },
+  connectPinned: pinnedFetch,
   resolveTxt: (name) => resolveTxt(name),
   serve(fetch, { hostname, port }) {
     // Bun's graceful stop() also waits for idle keep-alive connections, which a client may hold

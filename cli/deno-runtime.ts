@@ -4,7 +4,9 @@
  *
  * @module
  */
+import { lookup } from "node:dns/promises";
 import { isProcessAlive } from "./node-lock-files.ts";
+import { pinnedFetch } from "./pinned-fetch.ts";
 import { nodeImportFiles, nodeProgress } from "./node-import-files.ts";
 import { preparedClusterSource } from "./prepared-cluster.ts";
 import type { RuntimeAdapter } from "./run.ts";
@@ -28,13 +30,12 @@ export const denoRuntime: RuntimeAdapter = {
   onShutdown(handler) {
     for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, () => void handler());
   },
+  // The system resolver (hosts file included), as the runtime's own connections use it; the
+  // outbound guard then connects to the address it checked.
   async resolveHost(hostname) {
-    const lookups = await Promise.allSettled([
-      Deno.resolveDns(hostname, "A"),
-      Deno.resolveDns(hostname, "AAAA"),
-    ]);
-    return lookups.flatMap((lookup) => lookup.status === "fulfilled" ? lookup.value : []);
+    return (await lookup(hostname, { all: true })).map((entry) => entry.address);
   },
+  connectPinned: pinnedFetch,
   resolveTxt: (name) => Deno.resolveDns(name, "TXT"),
   lockFiles: {
     // Read when the lock is taken, not when this module loads: a Node host imports this module

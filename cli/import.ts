@@ -31,11 +31,13 @@ import {
 import { auth0Items } from "../core/imports/auth0.ts";
 import { clientConfigItems } from "../core/imports/client-config.ts";
 import { runImport, secretsOf } from "../core/imports/engine.ts";
+import type { JsonLimits } from "../core/json-limits.ts";
 import { keycloakItems } from "../core/imports/keycloak.ts";
 import { decodeUtf8 } from "../core/imports/lines.ts";
 import { COUNTED_ENTITIES, type ImportItem, type ImportReport } from "../core/imports/model.ts";
 import { issueItem, parseJson } from "../core/imports/source.ts";
 import { argon2idParamsFromConfig } from "../core/passwords/argon2-params.ts";
+import { passwordCostCeilingsFromConfig } from "../core/passwords/cost.ts";
 import { createPasswordHasher } from "../core/passwords/create.ts";
 import { PasswordService } from "../core/passwords/service.ts";
 import { cryptoRandom } from "../core/random.ts";
@@ -146,6 +148,7 @@ async function textOf(io: ImportIo, path: string): Promise<string> {
 async function itemsOfSource(
   args: ImportArgs,
   io: ImportIo,
+  jsonLimits: JsonLimits,
 ): Promise<{ items: AsyncIterable<ImportItem> | Iterable<ImportItem>; close?: () => Promise<void> }> {
   const now = new Date(systemClock.now());
   const entries = io.importFiles ? await io.importFiles.listDirectory(args.source) : null;
@@ -154,6 +157,7 @@ async function itemsOfSource(
       return {
         items: auth0Items(
           io.importFiles ? decodeUtf8(io.importFiles.openFile(args.source)) : [await textOf(io, args.source)],
+          jsonLimits,
         ),
       };
     case "clients":
@@ -217,6 +221,7 @@ export async function importCommand(args: ImportArgs, config: SvcConfig, io: Imp
   const passwords = new PasswordService({
     hasher: createPasswordHasher({ workers: 0 }),
     params: argon2idParamsFromConfig(config.password),
+    ceilings: passwordCostCeilingsFromConfig(config.password),
   });
   let close: (() => Promise<void>) | undefined;
   try {
@@ -229,13 +234,15 @@ export async function importCommand(args: ImportArgs, config: SvcConfig, io: Imp
       io.printError(`import: no realm ${JSON.stringify(args.realm)}`);
       return 1;
     }
-    const source = await itemsOfSource(args, io);
+    const jsonLimits = { maxDepth: config.server.maxJsonDepth, maxMembers: config.server.maxJsonMembers };
+    const source = await itemsOfSource(args, io, jsonLimits);
     close = source.close;
     const report = await runImport(
       {
         storage,
         random: cryptoRandom,
         ...secretsOf(passwords),
+        jsonLimits,
         onProgress: io.progress ? (n) => io.progress!(`import: ${n} item(s) applied`) : undefined,
       },
       { targetRealmId: realm.id, dryRun: args.dryRun },

@@ -4,7 +4,8 @@
  * text body. On the embedded store a running server holds the data folder: the command then reads
  * that server's outbox over its HTTP API (`GET /svc-admin/mail`) with the access token in
  * `SVC_ADMIN_TOKEN` (an administrator holding `svc:global:mail-read`), which shows the mail of the
- * token's realm.
+ * token's realm only (issue 24: by each message's realm). Read from the store itself, the list
+ * holds every realm's mail: whoever runs it holds the database.
  *
  * @module
  */

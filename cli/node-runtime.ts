@@ -24,6 +24,7 @@ import { nodeLockFiles } from "./node-lock-files.ts";
 import { nodePreparedClusterFiles } from "./node-prepared-cluster.ts";
 import { preparedClusterSource } from "./prepared-cluster.ts";
 import { nodeImportFiles, nodeProgress } from "./node-import-files.ts";
+import { pinnedFetch } from "./pinned-fetch.ts";
 import type { RuntimeAdapter } from "./run.ts";
 
 /** How long in-flight requests get to finish on shutdown before their connections are cut. */
@@ -36,12 +37,9 @@ export const nodeRuntime: RuntimeAdapter = {
   readTextFile: (path) => readFile(path, "utf8"),
   embeddedStoreFiles: preparedClusterSource(nodePreparedClusterFiles),
   async resolveHost(hostname) {
-    try {
-      return (await lookup(hostname, { all: true })).map((entry) => entry.address);
-    } catch {
-      return [];
-    }
+    return (await lookup(hostname, { all: true })).map((entry) => entry.address);
   },
+  connectPinned: pinnedFetch,
   resolveTxt: (name) => resolveTxt(name),
   createPasswordHasher: (workers, idleMs) => createNodePasswordHasher(workers, idleMs),
   serve(fetch, { hostname, port }) {

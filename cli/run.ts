@@ -41,6 +41,7 @@ import { type CacheBus, InProcessCacheBus, NotificationCacheBus } from "../core/
 import { endedSessionRetainMs, EndedSessions } from "../core/sessions/ended.ts";
 import { SubjectSnapshots } from "../core/snapshots/service.ts";
 import { createSvcMetrics } from "../core/metrics/svc-metrics.ts";
+import { readinessDetailsForAdmins } from "../http/admin/readiness-details.ts";
 import type { RequestLogEntry } from "../http/request-log.ts";
 import { type LogLines, logLines } from "./log-lines.ts";
 import { createApp } from "../http/app.ts";
@@ -49,11 +50,14 @@ import { svcRoutes } from "../http/svc-routes.ts";
 import { createAuthStack } from "../http/auth/stack.ts";
 import { createLoginStack } from "../http/auth/login-stack.ts";
 import { argon2idParamsFromConfig } from "../core/passwords/argon2-params.ts";
+import { passwordCostCeilingsFromConfig } from "../core/passwords/cost.ts";
 import { createPasswordHasher } from "../core/passwords/create.ts";
 import type { PasswordHasher } from "../core/passwords/hasher.ts";
 import { PasswordService } from "../core/passwords/service.ts";
 import { loadRiskProviders } from "../core/risk/providers.ts";
 import { type CaptchaProvider, captchaProviderFromConfig } from "../core/abuse/captcha.ts";
+import { createOutboundFetch, type OutboundConnector } from "../core/net/outbound.ts";
+import { outboundPolicyFromConfig } from "../core/net/outbound-rules.ts";
 import { createSqlCounterStore } from "../storage/sql/abuse-counters.ts";
 import { MaintenanceSweeper } from "../core/maintenance/sweeper.ts";
 import { createPasskeyRoutes } from "../http/routes/passkeys.ts";
@@ -65,7 +69,6 @@ import {
   claimMerger,
   type InstalledPlugin,
   loadPluginConfig,
-  outboundGuard,
   pluginAdmin,
   pluginEnvNames,
   pluginEventCatalog,
@@ -113,10 +116,17 @@ export interface RuntimeAdapter {
    */
   createPasswordHasher?(workers: number | undefined, idleMs?: number): PasswordHasher;
   /**
-   * The addresses a host name resolves to, for the webhook SSRF guard (a public name that
-   * resolves to a private address is refused); absent: literal addresses only are checked.
+   * The addresses a host name resolves to, for the outbound guard (a public name that resolves
+   * to a private address is refused); absent: no name resolves, and only literal public
+   * addresses can be fetched.
    */
   resolveHost?(hostname: string): Promise<readonly string[]>;
+  /**
+   * Sends a request to the address the outbound guard checked (keeping the URL's host for the
+   * `Host` header and TLS), so a DNS answer that changes after the check cannot redirect it; null
+   * when this runtime cannot pin that request (the guard then fetches right after its check).
+   */
+  connectPinned?: OutboundConnector;
   /**
    * The TXT records of a DNS name (each record as its character strings), for organization
    * domain verification; absent: only the audited admin override verifies domains.
@@ -283,6 +293,7 @@ async function serve(
           idleMs: config.password.workerIdleSeconds * 1000,
         }),
     params: argon2idParamsFromConfig(config.password),
+    ceilings: passwordCostCeilingsFromConfig(config.password),
   });
   const passwordsReady = passwords.prepare();
   passwordsReady.catch(() => {}); // awaited below, where a failure is reported
@@ -352,15 +363,27 @@ async function serve(
     onError: (error, event) => runtime.printError(`events: ${event.kind} not recorded: ${firstLine(error)}`),
     onQueued: () => dispatcher.wake(),
   });
+  // The one outbound guard every server-side fetch goes through (webhooks, JWKS, federation,
+  // CAPTCHA): the runtime's DNS, its pinning connector where it has one, and its fetch.
+  const outbound = createOutboundFetch({
+    policy: outboundPolicyFromConfig(config),
+    resolveHost: runtime.resolveHost
+      ? (hostname) => runtime.resolveHost!(hostname)
+      : () => Promise.reject(new Error("this runtime resolves no names")),
+    connect: runtime.connectPinned?.bind(runtime),
+    // A name's checked addresses serve 5 s of fetches (pinned: the connection goes to them).
+    resolveCache: { clock: systemClock, ttlMs: 5000 },
+    fetch: (input, init) => fetch(input, init),
+    timeoutMs: config.outbound.timeoutMs,
+    maxResponseBytes: config.outbound.maxResponseKib * 1024,
+  });
   const dispatcher = new WebhookDispatcher({
     storage,
-    fetch: (input, init) => fetch(input, init),
+    outbound,
     clock: systemClock,
     publisher,
     retryDelaysMs: config.webhooks.retryScheduleSeconds.map((s) => s * 1000),
     disableAfter: config.webhooks.disableAfterConsecutiveFailures,
-    receiverPolicy: { allowPrivate: config.webhooks.allowPrivateReceivers },
-    resolveHost: runtime.resolveHost ? (hostname) => runtime.resolveHost!(hostname) : undefined,
     onError: runtime.printError,
   });
   // Password login: hashing off the event loop, shared abuse counters and offline risk files
@@ -368,7 +391,7 @@ async function serve(
   let riskProviders: Awaited<ReturnType<typeof loadRiskProviders>>;
   let captcha: CaptchaProvider | null;
   try {
-    captcha = captchaProviderFromConfig(config.abuse.captcha);
+    captcha = captchaProviderFromConfig(config.abuse.captcha, { fetch: outbound });
     riskProviders = await loadRiskProviders(config.risk, runtime.readTextFile);
     await passwordsReady;
   } catch (err) {
@@ -493,6 +516,7 @@ async function serve(
   events.subscribe(metrics.onEvent);
   const contributeClaims = claimMerger(plugins, runtime.printError);
   const grants = tokenGrantRegistry();
+  const pluginPermissions = plugins.flatMap((plugin) => (plugin.permissions ?? []).map((p) => p.id));
   const installed: InstalledPlugin[] = plugins.map((plugin) => ({
     plugin,
     context: {
@@ -510,11 +534,8 @@ async function serve(
       authenticator: auth.authenticator,
       cookies: cookieSettings(bound.config),
       events: publisher,
-      admin: pluginAdmin({ storage, snapshots, publisher }),
-      outboundRefusal: outboundGuard(
-        { allowPrivate: bound.config.webhooks.allowPrivateReceivers },
-        runtime.resolveHost ? (hostname) => runtime.resolveHost!(hostname) : undefined,
-      ),
+      admin: pluginAdmin({ storage, snapshots, publisher, pluginPermissions }),
+      outbound,
       verifySecret: async (stored, plaintext) => {
         try {
           return (await passwords.verify(stored, plaintext)).valid;
@@ -573,6 +594,7 @@ async function serve(
       })),
     ],
     authenticator: auth.authenticator,
+    readinessDetails: readinessDetailsForAdmins(snapshots),
     clock: systemClock,
     random: cryptoRandom,
     logError: runtime.printError,
@@ -587,6 +609,7 @@ async function serve(
         wake: () => dispatcher.wake(),
         resolveTxt: runtime.resolveTxt?.bind(runtime),
         signInDiscovery: signInDiscoverer(installed, runtime.printError),
+        pluginPermissions,
       }),
       ...installed.flatMap((
         { plugin, context },

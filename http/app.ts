@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { Clock } from "../core/clock.ts";
 import type { SvcConfig } from "../core/config/mod.ts";
 import type { RandomSource } from "../core/random.ts";
@@ -20,9 +20,9 @@ import { operationsOf } from "./openapi/operation.ts";
 import { installOpenApiRoutes, OPENAPI_OPERATIONS } from "./openapi/routes.ts";
 import { SVC_VERSION } from "../core/version.ts";
 import { securityHeaders } from "./security-headers.ts";
-import { rejectNulInUrl } from "./validate.ts";
+import { jsonLimits, rejectNulInUrl } from "./validate.ts";
 import type { SvcMetrics } from "../core/metrics/svc-metrics.ts";
-import { metricsRoutes, requestMetrics } from "./metrics.ts";
+import { metricsRoutes, presentsBearer, requestMetrics } from "./metrics.ts";
 import { requestLog, type RequestLogEntry } from "./request-log.ts";
 import { requestTracing } from "./tracing.ts";
 import type { Tracer } from "@opentelemetry/api";
@@ -58,6 +58,12 @@ export interface AppDeps {
   /** Time limit of each readiness check in milliseconds (default 2000). */
   readinessTimeoutMs?: number;
   /**
+   * Whether a caller may read each readiness check's result at `GET /readyz` (an administrator;
+   * an unauthenticated caller or a bad token must answer false, never throw). The metrics token
+   * (`config.metrics.token`) is always admitted; anyone else gets the status and check names only.
+   */
+  readinessDetails?: (c: Context<SvcEnv>) => Promise<boolean>;
+  /**
    * Metrics to record every answer in, and to serve at `GET /metrics` behind
    * `config.metrics.token`; `now` is a monotonic clock in milliseconds for latencies.
    */
@@ -74,7 +80,9 @@ export interface AppDeps {
  * documented operation (health, the route modules of `deps.routes`, and its own) is served at
  * `/openapi.json`, with the browsable reference at `/openapi`. Every answer carries the
  * security headers (and CORS headers for a listed origin); a body over `config.server.maxBodyBytes`
- * answers 413 unless its route declares its own `bodyLimit`; `%00` in the URL answers 400.
+ * answers 413 unless its route declares its own `bodyLimit`; `%00` in the URL answers 400; a JSON
+ * body nested deeper than `config.server.maxJsonDepth` or with an object or array wider than
+ * `config.server.maxJsonMembers` answers 400 `invalid_request` (`parseBody`).
  *
  * @example
  * ```ts
@@ -97,6 +105,10 @@ export function createApp(deps: AppDeps): SvcApp {
   app.use(cors(deps.config.server.corsOrigins));
   app.use(defaultBodyLimit(deps.config.server.maxBodyBytes));
   app.use(rejectNulInUrl());
+  app.use(jsonLimits({
+    maxDepth: deps.config.server.maxJsonDepth,
+    maxMembers: deps.config.server.maxJsonMembers,
+  }));
   app.use(authenticate(deps.authenticator));
   // Under impersonation: no admin mutation, no change of the target's credentials or email.
   app.use(impersonationGuard({
@@ -106,9 +118,11 @@ export function createApp(deps: AppDeps): SvcApp {
 
   const pathBase = deps.config.server.pathBase;
   const mounted = pathBase === "" ? app : app.basePath(pathBase);
-  healthRoutes(deps.readinessChecks, { timeoutMs: deps.readinessTimeoutMs, logError: deps.logError })(
-    mounted,
-  );
+  healthRoutes(deps.readinessChecks, {
+    timeoutMs: deps.readinessTimeoutMs,
+    logError: deps.logError,
+    canReadDetails: readinessReaders(deps.config.metrics.token, deps.readinessDetails),
+  })(mounted);
   const routes = [
     ...(deps.metrics ? [metricsRoutes(deps.metrics.recorder, deps.config.metrics.token)] : []),
     ...(deps.routes ?? []),
@@ -129,4 +143,15 @@ export function createApp(deps: AppDeps): SvcApp {
   );
   for (const install of routes) install(mounted, deps);
   return app;
+}
+
+/** Who reads the readiness details: the bearer of the metrics token, or whom `others` admits. */
+function readinessReaders(
+  metricsToken: string | undefined,
+  others: AppDeps["readinessDetails"],
+): (c: Context<SvcEnv>) => Promise<boolean> {
+  return async (c) => {
+    if (metricsToken !== undefined && presentsBearer(c, metricsToken)) return true;
+    return others === undefined ? false : await others(c);
+  };
 }

@@ -6,10 +6,16 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { type RandomSource, randomUuid } from "../core/random.ts";
+import type { JsonLimits } from "../core/json-limits.ts";
 import type { Principal } from "./auth/principal.ts";
 
-/** The Hono environment of every svc route: the variables middleware puts in the context. */
-export type SvcEnv = { Variables: { requestId: string; principal: () => Promise<Principal | null> } };
+/**
+ * The Hono environment of every svc route: the variables middleware puts in the context
+ * (`jsonLimits`: the JSON body limits `parseBody` enforces, set by the app).
+ */
+export type SvcEnv = {
+  Variables: { requestId: string; principal: () => Promise<Principal | null>; jsonLimits: JsonLimits };
+};
 
 /** The header carrying the request id, both ways. */
 export const REQUEST_ID_HEADER = "X-Request-Id";

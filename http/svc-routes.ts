@@ -26,6 +26,8 @@ import { signingKeyRoutes } from "./admin/signing-keys.ts";
 import type { SessionService } from "../core/sessions/service.ts";
 import type { TokenService } from "../core/tokens/service.ts";
 import { breakGlassRoutes } from "./admin/break-glass.ts";
+import { breakGlassGuard } from "./auth/break-glass-guard.ts";
+import { impersonationOrgFence } from "./auth/impersonation-org-fence.ts";
 import { impersonationRoutes } from "./admin/impersonation.ts";
 import { importRoutes } from "./admin/imports.ts";
 import { shadowRoutes } from "./admin/shadow.ts";
@@ -78,6 +80,8 @@ export interface SvcRoutesDeps {
   readonly resolveTxt?: TxtResolver;
   /** The plugins' sign-in steps (home-realm discovery); none: discovery answers `{}`. */
   readonly signInDiscovery?: SignInDiscoverer;
+  /** The permissions the installed plugins declare (the authority rule judges them with svc's). */
+  readonly pluginPermissions?: readonly string[];
 }
 
 /** The route modules of a svc server. */
@@ -93,8 +97,13 @@ export function svcRoutes(deps: SvcRoutesDeps): RouteInstaller[] {
     resolveTxt: deps.resolveTxt,
     accounts: deps.login.accounts,
     abuse: deps.login.abuse,
+    pluginPermissions: deps.pluginPermissions,
   };
   return [
+    // Before the token routes: an impersonation moves only where its actor could impersonate.
+    impersonationOrgFence({ storage, snapshots, pluginPermissions: deps.pluginPermissions }),
+    // Before the routes it covers: a break-glass caller creates no credential and enrolls no factor.
+    breakGlassGuard(storage),
     ...deps.auth.routes,
     authzRoutes(snapshots),
     webhookRoutes({ storage, snapshots, publisher, wake: deps.wake }),

@@ -11,11 +11,11 @@ import { runAdminMutation } from "../core/audit/mutation.ts";
 import { ConfigError } from "../core/config/mod.ts";
 import type { EventPublisher } from "../core/events/publisher.ts";
 import type { SubjectSnapshots } from "../core/snapshots/service.ts";
-import { checkReceiverUrl, parseIp, type ReceiverPolicy } from "../core/webhooks/receivers.ts";
 import { refuseUnderImpersonation } from "../http/admin/kit.ts";
 import { auditActor } from "../http/auth/audit-actor.ts";
 import { fence } from "../http/auth/fence.ts";
 import { applyDdlOnce } from "../storage/open.ts";
+import { realmOnlyFence, requireAuthorityOver } from "../http/admin/authority.ts";
 import type { Storage } from "../storage/storage.ts";
 import type { SvcConfig } from "../core/config/mod.ts";
 import { type EventCatalogEntry, extendEventCatalog, isSecurityLedgerKind } from "../core/events/catalog.ts";
@@ -269,45 +269,26 @@ export interface PluginAdminDeps {
   readonly snapshots: SubjectSnapshots;
   /** Records the events of admin mutations in their transaction; without it, none are recorded. */
   readonly publisher?: EventPublisher;
+  /** The permissions the installed plugins declare (the authority rule judges them with svc's). */
+  readonly pluginPermissions?: readonly string[];
 }
 
 /** The admin helpers plugins get in their context (`PluginContext.admin`). */
 export function pluginAdmin(deps: PluginAdminDeps): PluginAdmin {
   return {
     async fence(c, permissions) {
-      return (await fence(c, deps.snapshots, { global: permissions })).principal;
+      return (await realmOnlyFence(c, deps.snapshots, { global: permissions })).principal;
     },
     scope(c, permissions) {
-      return fence(c, deps.snapshots, permissions);
+      return realmOnlyFence(c, deps.snapshots, permissions);
+    },
+    async requireAuthorityOver(caller, subject) {
+      await requireAuthorityOver(deps, { principal: caller, global: true, orgId: null }, subject);
     },
     async mutate(caller, work) {
       refuseUnderImpersonation(caller);
       return (await runAdminMutation(deps, caller.realmId, auditActor(caller), work)).value;
     },
-  };
-}
-
-/**
- * The SSRF guard plugins get (`PluginContext.outboundRefusal`): the receiver policy checked on
- * the URL, then on the addresses its host name resolves to. A name that does not resolve is left
- * to the fetch, which fails.
- */
-export function outboundGuard(
-  policy: ReceiverPolicy,
-  resolveHost?: (hostname: string) => Promise<readonly string[]>,
-): (url: string) => Promise<string | null> {
-  return async (url) => {
-    const first = checkReceiverUrl(url, policy);
-    if (first !== null || resolveHost === undefined) return first;
-    const hostname = new URL(url).hostname;
-    if (parseIp(hostname) !== null) return null; // an address: judged above
-    let addresses: readonly string[];
-    try {
-      addresses = await resolveHost(hostname);
-    } catch {
-      return null;
-    }
-    return checkReceiverUrl(url, policy, addresses);
   };
 }
 

@@ -24,6 +24,7 @@ import type { SvcConfig } from "../core/config/mod.ts";
 import { SvcError } from "../core/errors.ts";
 import type { PermissionDefinition } from "../core/definitions/svc-permissions.ts";
 import { EVENT_FAMILIES } from "../core/events/catalog.ts";
+import type { OutboundFetch } from "../core/net/outbound.ts";
 import type { EventSink, EventSubscriber } from "../core/events/sink.ts";
 import type { KeyRing } from "../core/keys/ring.ts";
 import type { LoginPipeline } from "../core/login/pipeline.ts";
@@ -119,19 +120,32 @@ export interface PluginSql {
  */
 export interface PluginAdmin {
   /**
-   * The caller, who must hold one of `permissions` realm-wide: 401 without a caller, 403 when
-   * none applies.
+   * The caller, who must hold one of `permissions` (global ones) realm-wide, by grants pinned
+   * to no organization: 401 without a caller, 403 when none applies.
    */
   fence(c: Context, permissions: readonly string[]): Promise<Principal>;
   /**
-   * The caller's scope for a capability held realm-wide (`global`) or in the caller's own
-   * organization (`org`): 401 without a caller, 403 when neither applies. `covers(scope, orgId)`
-   * tells whether it reaches an organization's resource (show anything else as 404).
+   * The caller's scope for a capability held realm-wide (`global`: by grants pinned to no
+   * organization; a global permission is realm-only for organization administrators) or in the
+   * caller's own organization (`org`): 401 without a caller, 403 when neither applies.
+   * `covers(scope, orgId)` tells whether it reaches an organization's resource (show anything
+   * else as 404).
    */
   scope(
     c: Context,
     permissions: { readonly global: readonly string[]; readonly org?: readonly string[] },
   ): Promise<FenceScope>;
+  /**
+   * Throws 403 `subject_beyond_authority` unless `caller`, acting realm-wide, may act on the
+   * subject (a user or service account of its realm; an unknown one passes, for the route to
+   * refuse): everything the subject holds in any context (svc's and every plugin's permissions)
+   * must be held by the caller there. Ask before letting a caller act as or for a subject, such
+   * as a trust policy that maps to a service account.
+   */
+  requireAuthorityOver(
+    caller: Principal,
+    subject: { readonly kind: "User" | "ServiceAccount"; readonly id: string },
+  ): Promise<void>;
   /**
    * Runs an admin change by `caller` in one transaction: `work` writes through `ctx.tx` (its
    * `pluginSql` for the plugin's tables) and answers the audit record, appended to the caller's
@@ -191,11 +205,13 @@ export interface PluginContext<C = unknown> {
   /** The permission fence and audited mutations for the plugin's admin routes. */
   readonly admin: PluginAdmin;
   /**
-   * The SSRF guard of outbound fetches (a JWKS URL…): why svc must not fetch `url`, or null. The
-   * webhook receiver policy (`webhooks.allowPrivateReceivers`), applied to the URL and to the
-   * addresses its host name resolves to (when the runtime resolves names).
+   * svc's outbound guard: the only fetch a plugin may use for a server-side request (a JWKS URL,
+   * an upstream provider…). Private, loopback and metadata addresses are refused after DNS
+   * resolution unless the operator allows them (`outbound.allowPrivate`), redirects are followed
+   * only when asked and re-checked per hop, the exchange is timed and the body capped; failures
+   * are `OutboundError`s with stable codes. `outbound.refusal(url)` judges a URL without fetching.
    */
-  outboundRefusal(url: string): Promise<string | null>;
+  readonly outbound: OutboundFetch;
   /**
    * Whether `plaintext` matches a secret svc stored hashed by its password hasher (`argon2id`,
    * or a verify-only tag such as `bcrypt`), for example an imported OAuth client's secret. False
@@ -217,8 +233,17 @@ export interface PluginContext<C = unknown> {
 export interface SvcPlugin<C = unknown> {
   /** A unique name: 1 to 64 of `[a-z0-9-]`. */
   readonly name: string;
-  /** Permissions the plugin's routes check (never in the reserved `svc` service). */
+  /**
+   * Permissions the plugin's routes check, each `<namespace>:<scope>:<action>` in the plugin's
+   * own namespace (never the reserved `svc` service). A `global` one is realm-only: an
+   * organization administrator never holds it or hands it out through an organization role.
+   */
   readonly permissions?: readonly PermissionDefinition[];
+  /**
+   * The service segment of every permission the plugin declares (`[a-z0-9_-]+`, not `svc`);
+   * default: the plugin's name. No two plugins share one.
+   */
+  readonly permissionNamespace?: string;
   /** Route modules, installed under the path base after svc's own routes. */
   readonly routes?: readonly RouteInstaller[];
   /** Route modules that need svc's services, built from the context (installed after `routes`). */
@@ -278,6 +303,11 @@ export function pluginTablePrefix(name: string): string {
   return `${name.replaceAll("-", "_")}_`;
 }
 
+/** The service segment of a plugin's permissions: its `permissionNamespace`, else its name. */
+export function permissionNamespaceOf(plugin: Pick<SvcPlugin, "name" | "permissionNamespace">): string {
+  return plugin.permissionNamespace ?? plugin.name;
+}
+
 /**
  * Checks a plugin definition and returns it unchanged (literal types kept).
  *
@@ -305,6 +335,12 @@ export function definePlugin<C = unknown>(plugin: SvcPlugin<C>): SvcPlugin<C> {
     }
     if (permission.id.startsWith("svc:")) {
       throw new PluginError(`${at}: permission ${permission.id}: the svc service is reserved`);
+    }
+    const namespace = permissionNamespaceOf(plugin);
+    if (!permission.id.startsWith(`${namespace}:`)) {
+      throw new PluginError(
+        `${at}: permission ${permission.id}: a plugin's permissions are in its own namespace (${namespace}:…)`,
+      );
     }
   }
   const prefix = pluginTablePrefix(plugin.name);
@@ -368,6 +404,9 @@ export function checkPlugins(plugins: readonly SvcPlugin[]): void {
     if (names.has(plugin.name)) throw new PluginError(`plugin ${plugin.name}: installed twice`);
     names.add(plugin.name);
     for (const { id } of plugin.permissions ?? []) claim("permission", id, plugin.name);
+    if ((plugin.permissions ?? []).length > 0) {
+      claim("permission namespace", permissionNamespaceOf(plugin), plugin.name);
+    }
     for (const { kind } of plugin.events ?? []) claim("event", kind, plugin.name);
     for (const { env } of plugin.config?.settings ?? []) claim("variable", env, plugin.name);
   }

@@ -668,6 +668,8 @@ export interface SecurityEventsTable {
   realm_id: string | null;
   /** The user (`users.id`), or null. */
   user_id: string | null;
+  /** The organization context the event happened in, or null. */
+  org_id: Generated<string | null>;
   /** Stable event kind, for example `login.succeeded`. */
   kind: string;
   /** When it happened. */
@@ -798,6 +800,10 @@ export interface MailOutboxTable {
   next_attempt_at: Timestamp | null;
   /** Why the last delivery attempt failed (a one-line transport error), or null. */
   last_error: string | null;
+  /** The realm the message belongs to (issue 24); null only for older mail no single realm's user received. */
+  realm_id: string | null;
+  /** The user the message is for, or null (a sign-up link; older mail). */
+  user_id: string | null;
 }
 
 /** A row of the `abuse_counters` table. */

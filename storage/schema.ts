@@ -443,6 +443,8 @@ const statements: readonly string[] = [
     device_description text
   )`,
   `CREATE INDEX IF NOT EXISTS security_events_by_user ON security_events (user_id, occurred_at)`,
+  // The organization context of the event (issue 24: organization admins read their own only).
+  `ALTER TABLE security_events ADD COLUMN IF NOT EXISTS org_id uuid`,
   `CREATE INDEX IF NOT EXISTS security_events_by_time ON security_events (occurred_at)`,
   `CREATE TABLE IF NOT EXISTS admin_audit_entries (
     realm_id uuid NOT NULL,
@@ -556,6 +558,28 @@ const statements: readonly string[] = [
   `ALTER TABLE mail_outbox ADD COLUMN IF NOT EXISTS last_error text`,
   `CREATE INDEX IF NOT EXISTS mail_outbox_due ON mail_outbox (next_attempt_at, seq)
     WHERE delivery_status IN ('pending', 'retrying')`,
+  // Issue 24: the outbox is realm data. Each message carries its realm (the fence of every admin read)
+  // and the user it is for (erasure deletes a user's mail whatever address it went to). Rows older
+  // than the columns take the realm and user of the one user whose address they went to; a message
+  // whose address no user, or users of several realms, had keeps a null realm: no realm
+  // administrator reads it (the operator's `svc mail` still does). Run once, when the columns are
+  // added, so a later boot never hands such a message to a realm that takes the address afterwards.
+  `DO $$
+  BEGIN
+    IF NOT EXISTS (
+      SELECT 1 FROM information_schema.columns
+      WHERE table_schema = current_schema() AND table_name = 'mail_outbox' AND column_name = 'realm_id'
+    ) THEN
+      ALTER TABLE mail_outbox ADD COLUMN realm_id uuid;
+      ALTER TABLE mail_outbox ADD COLUMN user_id uuid;
+      UPDATE mail_outbox AS m SET realm_id = u.realm_id, user_id = u.id
+      FROM users AS u
+      WHERE lower(u.email) = lower(m.recipient)
+        AND (SELECT count(*) FROM users AS o WHERE lower(o.email) = lower(m.recipient)) = 1;
+    END IF;
+  END $$`,
+  `CREATE INDEX IF NOT EXISTS mail_outbox_by_realm ON mail_outbox (realm_id, seq)`,
+  `CREATE INDEX IF NOT EXISTS mail_outbox_by_user ON mail_outbox (user_id) WHERE user_id IS NOT NULL`,
   // The fingerprint of the DDL that last ran here: a boot whose DDL is the same skips it.
   `CREATE TABLE IF NOT EXISTS svc_schema_state (
     id integer PRIMARY KEY CHECK (id = 1),

@@ -66,8 +66,11 @@ export interface SiteverifyOptions {
   readonly minScore?: number;
   /** Timeout of the siteverify call in milliseconds (default 5000). */
   readonly timeoutMs?: number;
-  /** The fetch to use (default: the global one). */
-  readonly fetch?: FetchLike;
+  /**
+   * How siteverify is called: svc's outbound guard (`createOutboundFetch`) in servers, so an
+   * `endpoint` override cannot reach a private address; a fake in tests.
+   */
+  readonly fetch: FetchLike;
   /** Overrides the siteverify URL (for a proxy or the provider's enterprise endpoint). */
   readonly endpoint?: string;
 }
@@ -97,7 +100,7 @@ interface Flavor {
 
 function siteverifyProvider(flavor: Flavor, options: SiteverifyOptions): CaptchaProvider {
   if (!options.secret) throw new ValidationError(`The ${flavor.name} CAPTCHA adapter needs a secret.`);
-  const doFetch: FetchLike = options.fetch ?? ((input, init) => fetch(input, init));
+  const doFetch: FetchLike = options.fetch;
   const endpoint = options.endpoint ?? flavor.endpoint;
   const timeoutMs = options.timeoutMs ?? 5000;
   const hostnames = new Set((options.hostnames ?? []).map((h) => h.toLowerCase()));
@@ -139,7 +142,10 @@ function siteverifyProvider(flavor: Flavor, options: SiteverifyOptions): Captcha
       } catch (error) {
         const name = (error as { name?: string } | null)?.name;
         return failure(
-          timedOut || name === "TimeoutError" || name === "AbortError" ? "timeout" : "network-error",
+          timedOut || name === "TimeoutError" || name === "AbortError" ||
+            (error as { code?: string } | null)?.code === "outbound_timeout"
+            ? "timeout"
+            : "network-error",
         );
       } finally {
         clearTimeout(timer);
@@ -245,7 +251,8 @@ export class TestCaptchaProvider implements CaptchaProvider {
 
 /**
  * The provider the configuration names (`abuse.captcha`), or null for `none`. Throws a
- * `ValidationError` naming `SVC_ABUSE_CAPTCHA_SECRET` when a provider is chosen without a secret.
+ * `ValidationError` naming `SVC_ABUSE_CAPTCHA_SECRET` when a provider is chosen without a secret;
+ * `deps.fetch` (the outbound guard) is required for a provider.
  */
 export function captchaProviderFromConfig(
   config: SvcConfig["abuse"]["captcha"],
@@ -256,6 +263,9 @@ export function captchaProviderFromConfig(
     throw new ValidationError(
       `SVC_ABUSE_CAPTCHA_PROVIDER is ${config.provider} but SVC_ABUSE_CAPTCHA_SECRET is not set; set it to the provider's secret key.`,
     );
+  }
+  if (deps.fetch === undefined) {
+    throw new Error("a CAPTCHA provider needs svc's outbound guard (deps.fetch) to call siteverify");
   }
   const options: SiteverifyOptions = {
     secret: config.secret,

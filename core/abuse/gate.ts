@@ -44,6 +44,7 @@
  *
  * @module
  */
+import { normalizeEmail } from "../accounts/email.ts";
 import type { Clock } from "../clock.ts";
 import type { SvcConfig } from "../config/schema.ts";
 import { sha256Hex } from "../digest.ts";
@@ -439,7 +440,7 @@ export class AbuseGate {
   ) {
     // Digests only: counter keys never hold an address (erasure has nothing to find there).
     const ip = sha256Hex(this.#ipBucket(attempt.ip));
-    const accountHash = sha256Hex(`${attempt.realmId ?? ""}\n${attempt.identifier.trim().toLowerCase()}`);
+    const accountHash = sha256Hex(`${attempt.realmId ?? ""}\n${normalizeEmail(attempt.identifier)}`);
     const stamp = attempt.breakGlassStamp ?? null;
     if (stamp !== null) {
       // A break-glass account: its lockout is per address, and a rotation (a new stamp) resets it.

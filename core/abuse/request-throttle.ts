@@ -19,6 +19,7 @@
  *
  * @module
  */
+import { normalizeEmail } from "../accounts/email.ts";
 import type { Clock } from "../clock.ts";
 import { sha256Hex } from "../digest.ts";
 import { EVENT_KINDS } from "../events/catalog.ts";
@@ -92,7 +93,7 @@ export class RequestThrottle {
     input: { ip: string | null; realmId: string | null; email: string },
   ): Promise<ThrottleDecision> {
     const l = this.#limits.forgotPassword;
-    const account = sha256Hex(`${input.realmId ?? ""}\n${input.email.trim().toLowerCase()}`);
+    const account = sha256Hex(`${input.realmId ?? ""}\n${normalizeEmail(input.email)}`);
     return this.#count("forgotPassword", input.realmId, [
       { key: `throttle:forgot:acct:${account}`, rule: l.perAccount },
       ...this.#ip("forgot", input.ip, l.perIp),

@@ -20,6 +20,7 @@
  */
 import { type AuditActor, runAdminMutation } from "../audit/mutation.ts";
 import { ConflictError } from "../errors.ts";
+import { assertChoosablePassword } from "./password-policy.ts";
 import type { PasswordService } from "../passwords/service.ts";
 import type { Role } from "../../storage/contract/roles.ts";
 import type { User } from "../../storage/contract/users.ts";
@@ -52,12 +53,16 @@ export interface BootstrapReport {
   readonly passwordSet: boolean;
 }
 
-/** Ensures the bootstrap administrator of `realmId`. */
+/**
+ * Ensures the bootstrap administrator of `realmId`. Throws `ValidationError` (field
+ * `password`), before changing anything, when the password does not follow the password policy.
+ */
 export async function bootstrapAdmin(
   deps: { storage: Storage; passwords: PasswordService },
   input: { realmId: string; email: string; password: string },
 ): Promise<BootstrapReport> {
   const { storage, passwords } = deps;
+  assertChoosablePassword(input.password);
   const { role, created: roleCreated } = await ensureSvcAdminRole(storage, input.realmId);
   let grantAdded = false;
   if (await storage.roles.findGrantByLogicalIdentity(role.id, SVC_ADMIN_PATTERN, "Allow", null) === null) {

@@ -20,6 +20,7 @@
  * @module
  */
 import type { Clock } from "../clock.ts";
+import { BreakGlassManagedError } from "../break-glass/guard.ts";
 import { type AuditActor, runAdminMutation } from "../audit/mutation.ts";
 import {
   ConflictError,
@@ -37,13 +38,13 @@ import type { PasswordService } from "../passwords/service.ts";
 import { endAllSessionsOfUser, type SessionService } from "../sessions/service.ts";
 import { InvalidTokenError } from "../tokens/errors.ts";
 import type { TokenService } from "../tokens/service.ts";
-import { normalizeEmail, type User } from "../../storage/contract/users.ts";
+import type { User } from "../../storage/contract/users.ts";
+import { normalizeEmail } from "./email.ts";
 import type { Storage } from "../../storage/storage.ts";
 
-/** Shortest password svc accepts when a user chooses one (reset, invitation). */
-export const MIN_PASSWORD_LENGTH = 8;
-/** Longest password svc accepts (hashing cost is bounded anyway; this bounds request sizes). */
-export const MAX_PASSWORD_LENGTH = 1024;
+import { assertChoosablePassword } from "./password-policy.ts";
+/** The password policy (`password-policy.ts`), re-exported where the flows always offered it. */
+export { assertChoosablePassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "./password-policy.ts";
 
 /** Event kinds of the account flows (the `user.*` family, in the user's ledger). */
 export const ACCOUNT_EVENTS = {
@@ -51,6 +52,8 @@ export const ACCOUNT_EVENTS = {
   passwordReset: "user.password_reset",
   emailVerificationRequested: "user.email_verification_requested",
   emailVerified: "user.email_verified",
+  emailChangeRequested: "user.email_change_requested",
+  emailChanged: "user.email_changed",
   invited: "user.invited",
   invitationAccepted: "user.invitation_accepted",
   signUpRequested: "user.sign_up_requested",
@@ -74,20 +77,6 @@ export interface AccountFlowDeps {
   readonly events: SecurityEventWriter;
   /** Stamps the events' `occurredAt`. */
   readonly clock: Clock;
-}
-
-/** Throws `ValidationError` (field `password`) unless the password may be chosen. */
-export function assertChoosablePassword(password: string): void {
-  if (password.length < MIN_PASSWORD_LENGTH) {
-    throw new ValidationError(`The password must have at least ${MIN_PASSWORD_LENGTH} characters.`, {
-      field: "password",
-    });
-  }
-  if (password.length > MAX_PASSWORD_LENGTH) {
-    throw new ValidationError(`The password must have at most ${MAX_PASSWORD_LENGTH} characters.`, {
-      field: "password",
-    });
-  }
 }
 
 /**
@@ -123,14 +112,15 @@ export class AccountFlows {
 
   /**
    * Mails a reset link (in `locale`, default English) when `email` names an active user of the
-   * realm; does nothing otherwise.
+   * realm that is not a break-glass account; does nothing otherwise.
    * Callers answer the same way in both cases (and should not await it on the request path).
    */
   async forgotPassword(realmId: string | null, email: string, locale?: MailLocale): Promise<void> {
     const d = this.#d;
     if (realmId === null) return;
     const user = await d.storage.users.findByEmail(realmId, email);
-    if (user === null || user.status !== "Active") return;
+    // A break-glass password changes only by rotation: nothing is sent, and the caller answers alike.
+    if (user === null || user.status !== "Active" || user.isBreakGlass) return;
     const stamp = await d.storage.users.credentialStamp(user.id);
     if (stamp === null) return;
     const { token, claims } = await d.tokens.mint("pwreset+svc", {
@@ -145,6 +135,7 @@ export class AccountFlows {
         ttlSeconds: claims.exp - claims.iat,
         locale,
       }),
+      { realmId: user.realmId, userId: user.id },
     );
     await this.#emit({
       kind: ACCOUNT_EVENTS.passwordResetRequested,
@@ -158,7 +149,7 @@ export class AccountFlows {
    * Sets a new password with a reset token, in one transaction: the token is spent (a second use
    * fails), its credential stamp must still be the user's (then it is rotated), the password
    * replaces every credential of the user, every session ends and every refresh token is
-   * revoked. Returns the counts.
+   * revoked. Returns the counts. A break-glass account is refused (403 `break_glass_managed`).
    */
   async resetPassword(
     token: string,
@@ -168,6 +159,7 @@ export class AccountFlows {
     assertChoosablePassword(password);
     const claims = await d.tokens.verify("pwreset+svc", token);
     const user = await this.#activeUser(claims.sub, claims.realm);
+    if (user.isBreakGlass) throw new BreakGlassManagedError("password_reset");
     // Hashing is slow: before the transaction, which then holds its locks briefly.
     const hash = await d.passwords.hash(password);
     const ended = await d.storage.transaction(async (tx) => {
@@ -212,6 +204,7 @@ export class AccountFlows {
         ttlSeconds: claims.exp - claims.iat,
         locale,
       }),
+      { realmId: user.realmId, userId: user.id },
     );
     await this.#emit({
       kind: ACCOUNT_EVENTS.emailVerificationRequested,
@@ -241,14 +234,64 @@ export class AccountFlows {
         factors,
         locale,
       }),
+      { realmId: user.realmId, userId: user.id },
     );
     return true;
   }
 
-  /** Consumes a verification token and marks the address verified. */
+  /**
+   * An organization administrator's change of `userId`'s address to `email`, pending until the
+   * owner of the new address confirms it through a mailed `everify+svc` link (naming the new
+   * address and the one it replaces). When `email` already names an account of the realm, its
+   * owner gets a notice instead (no link) and nothing else happens: the caller's answer is the
+   * same either way, so it never learns whether the address is taken. A break-glass account's
+   * email never changes (403 `break_glass_managed`).
+   */
+  async requestEmailChange(userId: string, email: string, locale?: MailLocale): Promise<void> {
+    const d = this.#d;
+    const user = await d.storage.users.get(userId);
+    if (user === null) throw new NotFoundError("No such user.");
+    if (user.isBreakGlass) throw new BreakGlassManagedError("email_change");
+    const address = normalizeEmail(email);
+    if (address === user.email) return;
+    const messages = await this.#messagesFor(user.realmId);
+    const owner = await d.storage.users.findByEmail(user.realmId, address);
+    if (owner !== null) {
+      // Told to the owner of the address, not to the caller; an erased account gets nothing.
+      if (owner.anonymizedAt === null) {
+        await d.mail.send(messages.emailChangeInUse({ to: owner.email, locale }), {
+          realmId: owner.realmId,
+          userId: owner.id,
+        });
+      }
+      return;
+    }
+    const { token, claims } = await d.tokens.mint("everify+svc", {
+      realm: user.realmId,
+      sub: user.id,
+      email: address,
+      prev: user.email,
+    });
+    await d.mail.send(
+      messages.emailChange({ to: address, token, ttlSeconds: claims.exp - claims.iat, locale }),
+      { realmId: user.realmId, userId: user.id },
+    );
+    await this.#emit({
+      kind: ACCOUNT_EVENTS.emailChangeRequested,
+      realmId: user.realmId,
+      userId: user.id,
+      data: {},
+    });
+  }
+
+  /**
+   * Consumes a verification token and marks the address verified; a pending change's token
+   * (`prev`) first replaces the address, if `prev` is still the user's and nobody took the new one.
+   */
   async confirmEmailVerification(token: string): Promise<User> {
     const d = this.#d;
     const claims = await d.tokens.consume("everify+svc", token);
+    if (claims.prev !== undefined) return await this.#confirmEmailChange(claims.sub, claims.realm, claims);
     const user = await d.storage.users.get(claims.sub);
     if (user === null || user.realmId !== claims.realm || user.email !== normalizeEmail(claims.email)) {
       throw new InvalidTokenError("claims");
@@ -360,15 +403,18 @@ export class AccountFlows {
     });
     if (mailed) {
       const inviter = await d.storage.users.get(input.inviterId);
-      await d.mail.send((await this.#messagesFor(user.realmId)).invitation({
-        to: user.email,
-        token,
-        ttlSeconds: claims.exp - claims.iat,
-        inviterName: inviter?.displayName ?? inviter?.email ?? undefined,
-        organizationName: org?.displayName ?? undefined,
-        existingAccount: hasPassword,
-        locale: input.locale,
-      }));
+      await d.mail.send(
+        (await this.#messagesFor(user.realmId)).invitation({
+          to: user.email,
+          token,
+          ttlSeconds: claims.exp - claims.iat,
+          inviterName: inviter?.displayName ?? inviter?.email ?? undefined,
+          organizationName: org?.displayName ?? undefined,
+          existingAccount: hasPassword,
+          locale: input.locale,
+        }),
+        { realmId: user.realmId, userId: user.id },
+      );
     }
     return { userId: user.id, email: user.email, orgId, expiresAt: new Date(claims.exp * 1000) };
   }
@@ -458,7 +504,13 @@ export class AccountFlows {
       const hasCredential = await d.storage.passwordCredentials.get(user.id) !== null ||
         (await d.storage.passkeyCredentials.listByUser(user.id)).length > 0;
       if (hasCredential) {
-        await d.mail.send((await this.#messagesFor(user.realmId)).signUpExisting({ to: user.email, locale }));
+        await d.mail.send(
+          (await this.#messagesFor(user.realmId)).signUpExisting({ to: user.email, locale }),
+          {
+            realmId: user.realmId,
+            userId: user.id,
+          },
+        );
         return "existing";
       }
     } else {
@@ -488,12 +540,15 @@ export class AccountFlows {
       userId: user.id,
       data: {},
     });
-    await d.mail.send((await this.#messagesFor(user.realmId)).signUp({
-      to: user.email,
-      token,
-      ttlSeconds: claims.exp - claims.iat,
-      locale,
-    }));
+    await d.mail.send(
+      (await this.#messagesFor(user.realmId)).signUp({
+        to: user.email,
+        token,
+        ttlSeconds: claims.exp - claims.iat,
+        locale,
+      }),
+      { realmId: user.realmId, userId: user.id },
+    );
     return "link";
   }
 
@@ -563,6 +618,41 @@ export class AccountFlows {
    * The mail builders for a realm: its branding over the server's, and links that name the realm
    * (so the hosted pages show its branding and sign in to it). The default realm's links name none.
    */
+  /** Applies a confirmed email change (the token is spent already). */
+  async #confirmEmailChange(
+    userId: string,
+    realmId: string,
+    claims: { readonly email: string; readonly prev?: string },
+  ): Promise<User> {
+    const d = this.#d;
+    const user = await d.storage.users.get(userId);
+    if (
+      user === null || user.realmId !== realmId || user.isBreakGlass || user.anonymizedAt !== null ||
+      user.email !== normalizeEmail(claims.prev ?? "")
+    ) {
+      throw new InvalidTokenError("claims");
+    }
+    let updated: User;
+    try {
+      // Against the version read: of two changes confirmed at once, one wins.
+      updated = await d.storage.users.update(user.id, {
+        email: normalizeEmail(claims.email),
+        emailVerified: true,
+      }, { expectedVersion: user.version });
+    } catch (error) {
+      // The address was taken since, or the user changed meanwhile: the link is dead.
+      if (error instanceof ConflictError) throw new InvalidTokenError("claims");
+      throw error;
+    }
+    await this.#emit({
+      kind: ACCOUNT_EVENTS.emailChanged,
+      realmId: user.realmId,
+      userId: user.id,
+      data: {},
+    });
+    return updated;
+  }
+
   async #messagesFor(realmId: string): Promise<MailMessages> {
     return realmMessages(this.#d.messages, await this.#d.storage.realms.get(realmId));
   }

@@ -4,7 +4,8 @@
  * revoked, and `user.suspended` is recorded. After commit, the ended sessions are announced (their
  * access tokens stop on every instance) and the user's authorization snapshots are evicted.
  * Reactivating sets the status back to `Active` (`user.reactivated`); revoked API keys stay
- * revoked. The admin API's suspend and reactivate routes call these; so may a CLI command.
+ * revoked. A repeat that changes nothing (suspending a suspended user with nothing left to end or
+ * revoke, reactivating an active one) writes no audit entry and records no event. The admin API's suspend and reactivate routes call these; so may a CLI command.
  *
  * @module
  */
@@ -37,7 +38,10 @@ export interface StatusChangeOptions {
 export interface SuspensionReport {
   /** The suspended user's id. */
   readonly userId: string;
-  /** The user was suspended already (sessions and keys are still swept). */
+  /**
+   * The user was suspended already (sessions and keys are still swept; when none were left, nothing
+   * changed: no audit entry, no event).
+   */
   readonly wasSuspended: boolean;
   /** How many of the user's sessions were ended. */
   readonly sessionsEnded: number;
@@ -109,16 +113,20 @@ export async function suspendUser(
   const { value } = await runAdminMutation(deps, realmId, actor, async ({ tx, emit }) => {
     const user = await userOfRealm(tx, realmId, userId);
     await options.authorize?.(tx, user);
-    await tx.users.update(user.id, { status: "Suspended" });
+    const wasSuspended = user.status === "Suspended";
+    if (!wasSuspended) await tx.users.update(user.id, { status: "Suspended" });
     const sessions = await endAllSessionsOfUser(tx, user.id, deps.clock.now());
     ended = sessions.sessions;
     const report: SuspensionReport = {
       userId: user.id,
-      wasSuspended: user.status === "Suspended",
+      wasSuspended,
       sessionsEnded: sessions.sessions.length,
       refreshTokensRevoked: sessions.refreshTokensRevoked,
       apiKeysRevoked: await tx.apiKeys.revokeAllForOwner("User", user.id),
     };
+    // Suspended already and nothing left to sweep: a repeat, which changes nothing.
+    const swept = report.sessionsEnded + report.refreshTokensRevoked + report.apiKeysRevoked;
+    if (wasSuspended && swept === 0) return { value: report, audit: null };
     await emit({
       kind: USER_SUSPENDED_EVENT,
       occurredAt: deps.clock.now(),
@@ -159,6 +167,8 @@ export async function reactivateUser(
     const user = await userOfRealm(tx, realmId, userId);
     if (user.anonymizedAt !== null) throw new NotFoundError("No such user.");
     await options.authorize?.(tx, user);
+    // Active already: a repeat, which changes nothing.
+    if (user.status === "Active") return { value: user, audit: null };
     const updated = await tx.users.update(user.id, { status: "Active" });
     await emit({
       kind: USER_REACTIVATED_EVENT,

@@ -1,7 +1,11 @@
 /**
  * Admin mutations with their audit entry: the change, its entry in the realm's audit chain
  * (spec 2.7) and the events it causes are written in one transaction, so an admin change is
- * never committed without its entry. When two mutations of one realm race for the same
+ * never committed without its entry. The transaction first takes the realm's audit lock, so the
+ * admin mutations of a realm run one after the other: the work decides inside it, from what it
+ * reads there (or from the rows its conditional writes affected), whether anything changes. A
+ * work that changes nothing emits no event and returns a null audit record: no entry is written,
+ * and of concurrent identical requests exactly one changes state, is audited and emits. When two mutations of one realm race for the same
  * sequence number despite the per-realm lock (a writer that bypassed it), or the database
  * reports a serialization failure or deadlock, the whole transaction runs again, which
  * re-reads the chain's tail and relinks; a fault that persists surfaces as `StorageError`
@@ -106,6 +110,9 @@ export async function runAdminMutation<T>(
   for (let attempt = 1; attempt <= ADMIN_MUTATION_MAX_ATTEMPTS; attempt++) {
     try {
       return await inTransaction(async (tx, emit) => {
+        // First: the realm's admin mutations run one after the other, so the work reads what the
+        // previous one committed and a concurrent duplicate finds nothing left to change.
+        await tx.adminAudit.lock(realmId);
         const { value, audit } = await work({ tx, emit });
         const entry = audit === null ? null : await tx.adminAudit.append(realmId, {
           action: audit.action,

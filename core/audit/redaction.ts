@@ -1,8 +1,9 @@
 /**
- * Redaction of a person's email addresses and IP addresses inside free text and webhook bodies,
- * for erasure (spec 6): every occurrence becomes `[erased]`. An occurrence counts only as a whole
- * token (`10.0.0.1` is not found in `10.0.0.12`, `ada@example.test` not in `lada@example.test`);
- * addresses match case-insensitively and also in their HTML- and JSON-escaped forms.
+ * Redaction of a person's email addresses, IP addresses and names inside free text and webhook
+ * bodies, for erasure (spec 6): every occurrence becomes `[erased]`. An occurrence counts only as a
+ * whole token (`10.0.0.1` is not found in `10.0.0.12`, `ada@example.test` not in
+ * `lada@example.test`, the name `Ada` not in `Adam`); addresses and names match case-insensitively
+ * and also in their HTML- and JSON-escaped forms.
  *
  * @module
  */
@@ -12,10 +13,17 @@ import { escapeHtml } from "../mail/messages.ts";
 /** What an erased occurrence becomes. */
 export const ERASED = "[erased]";
 
+/** Names shorter than this (in characters) are not searched for: they cannot be told from ordinary words. */
+export const MIN_NAME_LENGTH = 3;
+
 /** The person whose traces are redacted. */
 export interface PersonalTraces {
+  /** Every address the person had. */
   readonly emails: readonly string[];
+  /** Every IP address recorded for them. */
   readonly ipAddresses: readonly string[];
+  /** Every display name they had (issue 25: it shows in other people's mail). */
+  readonly names?: readonly string[];
 }
 
 /** A compiled redaction of one person's traces. */
@@ -24,6 +32,8 @@ export interface Redaction {
   readonly needles: readonly string[];
   /** `text` with every occurrence replaced by {@link ERASED}. */
   text(text: string): string;
+  /** A JSON text with every occurrence in its keys and strings replaced; text that is not JSON is redacted as text. */
+  json(text: string): string;
   /**
    * A webhook body (JSON) with every occurrence replaced; when the body is about `userId` its
    * `data` is emptied, as the user's own ledger entries are. Text that is not JSON is redacted as text.
@@ -49,11 +59,22 @@ export function redaction(traces: PersonalTraces): Redaction {
     const parsed = parseIp(text);
     if (parsed) ips.add(formatIp(parsed));
   }
+  const names = new Set<string>();
+  for (const name of traces.names ?? []) {
+    const n = name.trim().replace(/\s+/g, " ");
+    // Shorter than 3 characters a name cannot be told from ordinary words ("Al", "Jo").
+    if ([...n].length < MIN_NAME_LENGTH) continue;
+    names.add(n).add(escapeHtml(n)).add(JSON.stringify(n).slice(1, -1));
+  }
   const alternatives = [
     ...[...emails].map((e) => `(?<![A-Za-z0-9._%+-])${escapeRegExp(e)}(?![A-Za-z0-9_%+-]|\\.[A-Za-z0-9])`),
     ...[...ips].map((ip) => `(?<![0-9A-Fa-f:.])${escapeRegExp(ip)}(?![0-9A-Fa-f:]|\\.[0-9])`),
+    // Longest first, so that "Ada Lovelace" is erased whole rather than "Ada" inside it.
+    ...[...names].sort((a, b) => b.length - a.length).map((n) =>
+      `(?<![\\p{L}\\p{N}_])${escapeRegExp(n).replaceAll(" ", "\\s+")}(?![\\p{L}\\p{N}_])`
+    ),
   ];
-  const pattern = alternatives.length === 0 ? null : new RegExp(alternatives.join("|"), "gi");
+  const pattern = alternatives.length === 0 ? null : new RegExp(alternatives.join("|"), "giu");
   const text = (input: string) => pattern === null ? input : input.replace(pattern, ERASED);
   const walk = (value: unknown): unknown => {
     if (typeof value === "string") return text(value);
@@ -64,8 +85,18 @@ export function redaction(traces: PersonalTraces): Redaction {
     return value;
   };
   return {
-    needles: [...emails, ...ips],
+    needles: [...emails, ...ips, ...names],
     text,
+    json(input) {
+      let value: unknown;
+      try {
+        value = JSON.parse(input);
+      } catch {
+        return text(input);
+      }
+      const walked = JSON.stringify(walk(value));
+      return walked === JSON.stringify(value) ? input : walked;
+    },
     webhookBody(payload, userId) {
       let body: unknown;
       try {

@@ -5,7 +5,8 @@
  * - {@link createBreakGlassAccount} (the CLI): the user (`isBreakGlass`, holding the realm-level
  *   `svc-admin` role) with a generated password, shown once to the operator;
  * - {@link rotateBreakGlassPassword} (the CLI or `POST /svc-admin/break-glass/rotate`): a new
- *   generated password, the account's sessions ended, rotation no longer required;
+ *   generated password, every credential of the account ended (sessions and refresh tokens, API
+ *   keys, factors: nothing of it outlives a rotation), rotation no longer required;
  * - {@link drillBreakGlass} (`POST /svc-admin/break-glass/drill`): proves the credential works by
  *   verifying the presented password, without creating a session, and records the drill.
  *
@@ -18,6 +19,7 @@ import type { AbuseGate } from "../abuse/gate.ts";
 import { LoginBlockedError } from "../login/errors.ts";
 import { type AuditActor, runAdminMutation, type TransactionalEvents } from "../audit/mutation.ts";
 import { ensureSvcAdminRole, SVC_ADMIN_ROLE_KEY } from "../accounts/bootstrap.ts";
+import { removeFactors, RESETTABLE_FACTORS } from "../accounts/factor-reset.ts";
 import type { Clock } from "../clock.ts";
 import { ConflictError, SvcError } from "../errors.ts";
 import type { PasswordService } from "../passwords/service.ts";
@@ -145,8 +147,9 @@ export async function createBreakGlassAccount(
 }
 
 /**
- * Rotates the break-glass password: a new generated password (returned once), every session of
- * the account ended (announce `ended` after this returns), rotation no longer required.
+ * Rotates the break-glass password: a new generated password (returned once), every credential
+ * of the account ended (its sessions and refresh tokens, announce `ended` after this returns; its
+ * API keys revoked; any factor removed), rotation no longer required.
  */
 export async function rotateBreakGlassPassword(
   deps: BreakGlassDeps,
@@ -163,14 +166,32 @@ export async function rotateBreakGlassPassword(
     async ({ tx, emit }) => {
       const before = await tx.breakGlass.get(input.realmId);
       await tx.passwordCredentials.replace(account.userId, hash);
+      // Every credential of the account ends: sessions and refresh tokens, API keys, factors.
       const ended = await endAllSessionsOfUser(tx, account.userId, deps.clock.now());
+      const apiKeysRevoked = await tx.apiKeys.revokeAllForOwner("User", account.userId);
+      const removed = await removeFactors(tx, account.userId, RESETTABLE_FACTORS);
+      const factorsRemoved = RESETTABLE_FACTORS.filter((factor) =>
+        factor === "totp"
+          ? removed.totp
+          : factor === "email_otp"
+          ? removed.emailOtp
+          : factor === "passkeys"
+          ? removed.passkeys > 0
+          : removed.recoveryCodes > 0
+      );
       const after = await tx.breakGlass.recordRotation(input.realmId);
+      const counts = {
+        sessionsEnded: ended.sessions.length,
+        refreshTokensRevoked: ended.refreshTokensRevoked,
+        apiKeysRevoked,
+        factorsRemoved,
+      };
       await emit({
         kind: BREAK_GLASS_EVENTS.rotated,
         occurredAt: deps.clock.now(),
         realmId: input.realmId,
         userId: account.userId,
-        data: { actorId: input.actor.id, actorKind: input.actor.kind, sessionsEnded: ended.sessions.length },
+        data: { actorId: input.actor.id, actorKind: input.actor.kind, ...counts },
       });
       return {
         value: ended.sessions,
@@ -178,7 +199,7 @@ export async function rotateBreakGlassPassword(
           action: "breakglass.rotate",
           target: account.userId,
           before: { rotationRequired: before?.rotationRequired ?? false },
-          after: { rotationRequired: after.rotationRequired, sessionsEnded: ended.sessions.length },
+          after: { rotationRequired: after.rotationRequired, ...counts },
         },
       };
     },

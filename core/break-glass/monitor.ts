@@ -3,9 +3,10 @@
  * last use, rotation required, drill due date) and the readiness evaluation behind the
  * `break_glass_drill` check of `/readyz`.
  *
- * A drill is due `drillWindowMs` after the last one (90 days by default): within the window the
- * realm is fine; from the due instant on, and when an account exists but was never drilled, it
- * is overdue. A realm without a break-glass account has nothing to drill and is not counted.
+ * A drill is due `drillWindowMs` after the last one (90 days by default), or, for an account never
+ * drilled, `drillWindowMs` after the account was created: within the window the realm is fine;
+ * from the due instant on it is overdue. A realm without a break-glass account has nothing to
+ * drill and is not counted.
  *
  * Each evaluation also reminds: for every realm whose account was used and not yet rotated, it
  * emits `breakglass.rotation_required`, at most once per `reminderIntervalMs` (an hour) per
@@ -33,9 +34,12 @@ export interface BreakGlassStatus {
   readonly lastUseAt: Date | null;
   readonly lastRotatedAt: Date | null;
   readonly rotationRequired: boolean;
-  /** When the next drill is due: the last drill plus the window; null when never drilled (due now). */
+  /**
+   * When the next drill is due: the last drill plus the window, or the account's creation plus
+   * the window when never drilled; null without an account.
+   */
   readonly drillDueAt: Date | null;
-  /** An account exists and its drill is due (never drilled, or the window has passed). */
+  /** An account exists and its drill's due instant has come. */
   readonly drillOverdue: boolean;
 }
 
@@ -47,7 +51,10 @@ export function breakGlassStatus(
   drillWindowMs: number,
 ): BreakGlassStatus {
   const lastDrillAt = state?.lastDrillAt ?? null;
-  const drillDueAt = lastDrillAt === null ? null : new Date(lastDrillAt.getTime() + drillWindowMs);
+  const windowStart = lastDrillAt ?? account?.createdAt ?? null;
+  const drillDueAt = account === null || windowStart === null
+    ? null
+    : new Date(windowStart.getTime() + drillWindowMs);
   return {
     account: account === null
       ? null
@@ -57,7 +64,7 @@ export function breakGlassStatus(
     lastRotatedAt: state?.lastRotatedAt ?? null,
     rotationRequired: state?.rotationRequired ?? false,
     drillDueAt,
-    drillOverdue: account !== null && (drillDueAt === null || now >= drillDueAt.getTime()),
+    drillOverdue: drillDueAt !== null && now >= drillDueAt.getTime(),
   };
 }
 

@@ -14,6 +14,15 @@
  */
 import * as v from "valibot";
 import { parseCidr } from "../net/ip.ts";
+import {
+  MAX_PASSWORD_LENGTH,
+  MIN_PASSWORD_LENGTH,
+  passwordPolicyProblem,
+} from "../accounts/password-policy.ts";
+import {
+  DEFAULT_PASSWORD_COST_CEILINGS as CEILING,
+  PASSWORD_COST_CEILING_BOUNDS as CEILING_BOUNDS,
+} from "../passwords/cost.ts";
 import { isReceiverAllowEntry } from "../webhooks/receivers.ts";
 import type { SvcConfig, SvcConfigInput } from "./types.ts";
 
@@ -363,6 +372,10 @@ const svcConfigSchema = v.pipe(
         maxBodyBytes: v.optional(int(1024, 104_857_600, "bytes"), 65_536),
         /** Largest request body of the routes that take files (they declare it themselves). */
         maxUploadBytes: v.optional(int(1024, 1_073_741_824, "bytes"), 10_485_760),
+        /** Most levels of nested objects and arrays in a JSON body or import line (400 invalid_request above). */
+        maxJsonDepth: v.optional(int(1, 1000, "levels"), 160),
+        /** Most members (keys or items) of one JSON object or array in a body or import line. */
+        maxJsonMembers: v.optional(int(1, 1_000_000, "members"), 1000),
         /** Origins allowed to call svc from a browser with credentials (CORS); none: CORS is off. */
         corsOrigins: v.optional(corsOrigins(), []),
       }),
@@ -487,6 +500,14 @@ const svcConfigSchema = v.pipe(
         hashWorkers: v.optional(int(0, 256)),
         /** Seconds a hashing worker may sit idle before it stops (0: never). */
         workerIdleSeconds: v.optional(int(0, 86400, "seconds"), 60),
+        /** Cost ceilings of stored (imported) hashes: beyond them a hash is refused, never verified. */
+        maxBcryptCost: v.optional(int(...CEILING_BOUNDS.bcryptCost), CEILING.bcryptCost),
+        maxPbkdf2Iterations: v.optional(int(...CEILING_BOUNDS.pbkdf2Iterations), CEILING.pbkdf2Iterations),
+        maxArgon2MemoryKiB: v.optional(
+          int(...CEILING_BOUNDS.argon2MemoryKiB, "KiB"),
+          CEILING.argon2MemoryKiB,
+        ),
+        maxArgon2Iterations: v.optional(int(...CEILING_BOUNDS.argon2Iterations), CEILING.argon2Iterations),
       }),
       {},
     ),
@@ -568,6 +589,20 @@ const svcConfigSchema = v.pipe(
       }),
       {},
     ),
+    outbound: v.optional(
+      v.strictObject({
+        /**
+         * Private or loopback destinations every server-side fetch may reach despite the outbound
+         * guard (empty: public only). Development and tests: `127.0.0.1`.
+         */
+        allowPrivate: v.optional(receiverAllowList(), []),
+        /** Time limit of one outbound exchange (resolution, connection, body). */
+        timeoutMs: v.optional(int(100, 120_000, "milliseconds"), 10_000),
+        /** Largest outbound response body read, in KiB. */
+        maxResponseKib: v.optional(int(1, 65_536, "KiB"), 1024),
+      }),
+      {},
+    ),
     maintenance: v.optional(
       v.strictObject({ intervalSeconds: v.optional(int(0, 86400, "seconds"), 300) }),
       {},
@@ -603,7 +638,19 @@ const svcConfigSchema = v.pipe(
     bootstrap: v.optional(
       v.strictObject({
         adminEmail: v.optional(email()),
-        adminPassword: v.optional(nonEmpty("the first administrator's password")),
+        /** Must follow the password policy (core/accounts/password-policy.ts): refused at start otherwise. */
+        adminPassword: v.optional(
+          v.pipe(
+            nonEmpty("the first administrator's password"),
+            v.check(
+              (s) => passwordPolicyProblem(s) === null,
+              rule(
+                "does not follow the password policy",
+                `a password of ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`,
+              ),
+            ),
+          ),
+        ),
       }),
       {},
     ),
@@ -837,6 +884,20 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     doc: "largest request body of the routes that take files (10 MiB)",
   },
   {
+    name: "SVC_MAX_JSON_DEPTH",
+    path: "server.maxJsonDepth",
+    kind: "int",
+    doc:
+      "most levels of nested objects and arrays in a JSON request body or import line; deeper answers 400 invalid_request",
+  },
+  {
+    name: "SVC_MAX_JSON_MEMBERS",
+    path: "server.maxJsonMembers",
+    kind: "int",
+    doc:
+      "most members (keys or items) of one object or array in a JSON request body or import line; more answers 400 invalid_request",
+  },
+  {
     name: "SVC_CORS_ORIGINS",
     path: "server.corsOrigins",
     kind: "string-list",
@@ -999,6 +1060,31 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     kind: "int",
     doc: "a hashing worker idle this long stops and gives its memory back (argon2id's, 64 MiB by " +
       "default); the next hash starts one again (0: workers never stop)",
+  },
+  {
+    name: "SVC_PASSWORD_MAX_BCRYPT_COST",
+    path: "password.maxBcryptCost",
+    kind: "int",
+    doc: "largest bcrypt cost a stored (imported) hash may have; a costlier one is refused at import and " +
+      "never verified at login",
+  },
+  {
+    name: "SVC_PASSWORD_MAX_PBKDF2_ITERATIONS",
+    path: "password.maxPbkdf2Iterations",
+    kind: "int",
+    doc: "largest PBKDF2 iteration count a stored (imported) pbkdf2-sha256 or ASP.NET Identity hash may have",
+  },
+  {
+    name: "SVC_PASSWORD_MAX_ARGON2_MEMORY_KIB",
+    path: "password.maxArgon2MemoryKiB",
+    kind: "int",
+    doc: "largest argon2id memory a stored hash may ask for (never below SVC_ARGON2_MEMORY_KIB)",
+  },
+  {
+    name: "SVC_PASSWORD_MAX_ARGON2_ITERATIONS",
+    path: "password.maxArgon2Iterations",
+    kind: "int",
+    doc: "largest argon2id iteration count a stored hash may ask for (never below SVC_ARGON2_ITERATIONS)",
   },
   ...abuseLayerSettings("PER_IP", "perIp", "per IP"),
   ...abuseLayerSettings("PER_IP_ACCOUNT", "perIpAccount", "per IP and account"),
@@ -1178,6 +1264,26 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     kind: "string-list",
     doc: "comma-separated hosts, IPs or CIDR ranges of private/loopback receivers allowed (SSRF guard)",
     defaultText: "unset (public only)",
+  },
+  {
+    name: "SVC_OUTBOUND_ALLOW_PRIVATE",
+    path: "outbound.allowPrivate",
+    kind: "string-list",
+    doc:
+      "comma-separated hosts, IPs or CIDR ranges any server-side fetch may reach though private (dev and tests)",
+    defaultText: "unset (public only)",
+  },
+  {
+    name: "SVC_OUTBOUND_TIMEOUT_MS",
+    path: "outbound.timeoutMs",
+    kind: "int",
+    doc: "time limit of one server-side fetch: DNS, connection and body",
+  },
+  {
+    name: "SVC_OUTBOUND_MAX_RESPONSE_KIB",
+    path: "outbound.maxResponseKib",
+    kind: "int",
+    doc: "largest response body a server-side fetch reads (cut at the first byte past it)",
   },
   {
     name: "SVC_MAINTENANCE_INTERVAL_SECONDS",

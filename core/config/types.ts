@@ -76,6 +76,8 @@ export interface SvcConfig {
     trustedProxies: string[];
     maxBodyBytes: number;
     maxUploadBytes: number;
+    maxJsonDepth: number;
+    maxJsonMembers: number;
     corsOrigins: string[];
   };
   /** The database. */
@@ -115,6 +117,14 @@ export interface SvcConfig {
     hashWorkers?: number;
     /** Seconds a hashing worker may sit idle before it stops (0: never). */
     workerIdleSeconds: number;
+    /** Largest bcrypt cost of a stored hash. */
+    maxBcryptCost: number;
+    /** Largest PBKDF2 iteration count of a stored hash. */
+    maxPbkdf2Iterations: number;
+    /** Largest argon2id memory (KiB) of a stored hash. */
+    maxArgon2MemoryKiB: number;
+    /** Largest argon2id iteration count of a stored hash. */
+    maxArgon2Iterations: number;
   };
   /** The login abuse gate and the adaptive CAPTCHA. */
   abuse: {
@@ -152,6 +162,12 @@ export interface SvcConfig {
     retryScheduleSeconds: number[];
     disableAfterConsecutiveFailures: number;
     allowPrivateReceivers: string[];
+  };
+  /** The outbound guard of every server-side fetch (SSRF). */
+  outbound: {
+    allowPrivate: string[];
+    timeoutMs: number;
+    maxResponseKib: number;
   };
   /** Periodic sweeps. */
   maintenance: { intervalSeconds: number };
@@ -242,6 +258,8 @@ export interface SvcConfigInput {
     trustedProxies?: string[];
     maxBodyBytes?: number;
     maxUploadBytes?: number;
+    maxJsonDepth?: number;
+    maxJsonMembers?: number;
     corsOrigins?: string[];
   };
   /** See `SvcConfig.storage`. */
@@ -280,6 +298,10 @@ export interface SvcConfigInput {
     argon2Parallelism?: number;
     hashWorkers?: number;
     workerIdleSeconds?: number;
+    maxBcryptCost?: number;
+    maxPbkdf2Iterations?: number;
+    maxArgon2MemoryKiB?: number;
+    maxArgon2Iterations?: number;
   };
   /** See `SvcConfig.abuse`. */
   abuse?: {
@@ -317,6 +339,12 @@ export interface SvcConfigInput {
     retryScheduleSeconds?: number[];
     disableAfterConsecutiveFailures?: number;
     allowPrivateReceivers?: string[];
+  };
+  /** See `SvcConfig.outbound`. */
+  outbound?: {
+    allowPrivate?: string[];
+    timeoutMs?: number;
+    maxResponseKib?: number;
   };
   /** See `SvcConfig.maintenance`. */
   maintenance?: { intervalSeconds?: number };

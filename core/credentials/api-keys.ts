@@ -3,7 +3,8 @@
  * SHA-256 hex is stored, and a presented key is looked up by that hash. Revoking keeps the
  * first revocation time; last use is recorded best effort. A key acts as its owner, so it
  * works only while the owner does: an owning user that is suspended or erased, or an owning
- * service account that is disabled or gone, makes the key fail like an unknown one.
+ * service account that is disabled or gone, makes the key fail like an unknown one. A key owned by
+ * a break-glass account fails alike: that account owns nothing that outlives its rotation.
  *
  * @module
  */
@@ -74,6 +75,7 @@ async function ownerCanAct(stores: ApiKeyAuthStores, key: ApiKeyRecord): Promise
     return account !== null && account.realmId === key.realmId && !account.disabled;
   }
   const user = await stores.users.get(key.ownerId);
+  // A break-glass account owns no key (issue 24): one left from before that rule never acts.
   return user !== null && user.realmId === key.realmId && user.status === "Active" &&
-    user.anonymizedAt === null;
+    user.anonymizedAt === null && !user.isBreakGlass;
 }

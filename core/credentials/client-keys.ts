@@ -92,7 +92,7 @@ export function clientJwksUriProblem(uri: string, policy: ReceiverPolicy): strin
   if (url.hash !== "") return "jwksUri must not have a fragment";
   const refusal = checkReceiverUrl(uri, policy);
   if (refusal === "private_address") {
-    return "jwksUri points at a private or loopback address the operator does not allow (webhooks.allowPrivateReceivers)";
+    return "jwksUri points at a private or loopback address the operator does not allow (outbound.allowPrivate)";
   }
   if (refusal !== null) return "jwksUri must be an https URL without credentials";
   if (url.protocol === "http:" && checkReceiverUrl(uri, PUBLIC_RECEIVERS_ONLY) !== "private_address") {

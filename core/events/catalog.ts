@@ -58,6 +58,12 @@ export const EVENT_KINDS = {
   passkeyRemoved: "passkey.removed",
   /** A user renamed one of their passkeys. */
   passkeyRenamed: "passkey.renamed",
+  /** A user confirmed a TOTP enrollment: TOTP is now their second factor. */
+  mfaTotpEnabled: "mfa.totp_enabled",
+  /** A user removed their TOTP enrollment. */
+  mfaTotpDisabled: "mfa.totp_disabled",
+  /** A user generated a new set of recovery codes (the previous set stops working). */
+  mfaRecoveryCodesGenerated: "mfa.recovery_codes_generated",
   /** Any break-glass login. */
   breakglassLogin: "breakglass.login",
   /** After break-glass use, until the account's secret is rotated. */
@@ -126,6 +132,9 @@ const NAMED_DESCRIPTIONS: Readonly<Record<NamedEventKind, string>> = {
   "passkey.login": "a passkey signed a user in (first or second factor)",
   "passkey.removed": "a user removed a passkey",
   "passkey.renamed": "a user renamed a passkey",
+  "mfa.totp_enabled": "a user confirmed a TOTP enrollment",
+  "mfa.totp_disabled": "a user removed their TOTP enrollment",
+  "mfa.recovery_codes_generated": "a user generated a new set of recovery codes",
   "breakglass.login": "any break-glass login",
   "breakglass.rotation_required": "after break-glass use until rotation",
   "webhook.endpoint_disabled": "ten consecutive delivery failures",

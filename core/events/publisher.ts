@@ -91,6 +91,7 @@ export class EventPublisher implements EventSink {
       await tx.securityEvents.append({
         realmId: event.realmId ?? null,
         userId: event.userId,
+        orgId: event.orgId ?? null,
         kind: event.kind,
         data: event.data,
         ipAddress: origin?.ipAddress ?? null,

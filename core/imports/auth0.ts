@@ -8,30 +8,39 @@
  *   `passwordHash` (`$2a$`/`$2b$` bcrypt).
  *
  * Bcrypt hashes are carried over under `bcrypt`; any other hash is a Warning and the user is
- * password-less; a line that is not a JSON object is an Error and the import goes on. Roles and
+ * password-less; a line that is not a JSON object, or nests deeper or has a wider object or array
+ * than the JSON limits allow (checked on the text before it is parsed), is an Error and the
+ * import goes on. Roles and
  * permissions are not consumed (spec 9). `app_metadata` keys go into the ABAC attribute bag.
  *
  * @module
  */
+import { DEFAULT_JSON_LIMITS, type JsonLimits, jsonTextBreach } from "../json-limits.ts";
 import { BCRYPT_TAG, isBcryptHash } from "../passwords/bcrypt.ts";
 import type { ImportedCredential, ImportItem } from "./model.ts";
 import { splitLines, type StreamLine } from "./lines.ts";
 import { isObject, issueItem as issue } from "./source.ts";
 
-/** The import items of an Auth0 NDJSON export given as text chunks. */
+/**
+ * The import items of an Auth0 NDJSON export given as text chunks; each line is held to
+ * `limits` (default {@link DEFAULT_JSON_LIMITS}).
+ */
 export async function* auth0Items(
   chunks: AsyncIterable<string> | Iterable<string>,
+  limits: JsonLimits = DEFAULT_JSON_LIMITS,
 ): AsyncGenerator<ImportItem> {
-  for await (const line of splitLines(chunks)) yield* auth0LineItems(line);
+  for await (const line of splitLines(chunks)) yield* auth0LineItems(line, limits);
 }
 
-/** The items of one line of an Auth0 export. */
-export function auth0LineItems(line: StreamLine): ImportItem[] {
+/** The items of one line of an Auth0 export, held to `limits` before it is parsed. */
+export function auth0LineItems(line: StreamLine, limits: JsonLimits = DEFAULT_JSON_LIMITS): ImportItem[] {
   const key = `line ${line.number}`;
   if (line.overlong) {
     return [issue("Error", "User", key, "The line is too long; it was not imported.")];
   }
   if (line.text.trim() === "") return [];
+  const breach = jsonTextBreach(line.text, limits);
+  if (breach !== null) return [issue("Error", "User", key, `${breach.message} The line was not imported.`)];
   let parsed: unknown;
   try {
     parsed = JSON.parse(line.text);

@@ -6,16 +6,33 @@
  * one transaction, so a long stream runs in flat memory. A dry run runs the very same code in one
  * transaction that is rolled back at the end: the same matching and counts, nothing persisted.
  *
- * Suspended is sticky: an import never reactivates a suspended user (spec 3).
+ * Suspended is sticky: an import never reactivates a suspended user (spec 3). A user whose
+ * attributes nest deeper or hold a wider object or array than the JSON limits allow is an Error
+ * issue and is not imported; the import goes on (Postgres would refuse a deep enough jsonb and
+ * fail the whole batch).
+ *
+ * Privileged subjects are left alone: with an {@link ImportGuard}, an existing user the importer's
+ * authority does not cover (one holding an admin permission the importer lacks) is reported as an
+ * `Error` issue and nothing of it changes (credentials, status, attributes, roles, groups), and an
+ * existing role or group whose grants the importer could not hand out is not assigned. With a
+ * `suspend` hook, an existing user the export marks suspended is suspended through it after the
+ * run (sessions, refresh tokens and API keys end at once), not by a bare status change.
  *
  * @module
  */
 import { canonicalJson } from "../canonical-json.ts";
 import { NotFoundError } from "../errors.ts";
+import { DEFAULT_JSON_LIMITS, type JsonLimits, jsonValueBreach } from "../json-limits.ts";
+import {
+  costCeilingExceeded,
+  DEFAULT_PASSWORD_COST_CEILINGS,
+  type PasswordCostCeilings,
+} from "../passwords/cost.ts";
 import { type RandomSource, randomToken } from "../random.ts";
 import type { ClientFields, ClientRecord } from "../../storage/contract/clients.ts";
 import type { PasswordCredentialRecord } from "../../storage/contract/password-credentials.ts";
-import { normalizeEmail, type UpdateUserInput, type User } from "../../storage/contract/users.ts";
+import type { UpdateUserInput, User } from "../../storage/contract/users.ts";
+import { normalizeEmail } from "../accounts/email.ts";
 import type { Storage } from "../../storage/storage.ts";
 import {
   emptyReport,
@@ -46,6 +63,17 @@ export interface HashedSecret {
   readonly hash: string;
 }
 
+/**
+ * What the importer may touch, as the authority rule of the caller decides (the admin API's
+ * adapter builds it). Reads go through `tx`, the batch's transaction.
+ */
+export interface ImportGuard {
+  /** Whether the import may change this existing user (the user's whole reach is within the importer's). */
+  mayChangeUser(tx: Storage, user: User): Promise<boolean>;
+  /** Whether the import may make users members of this existing role or group (its grants are the importer's to hand out). */
+  mayHandOut(tx: Storage, target: { readonly kind: "Role" | "Group"; readonly id: string }): Promise<boolean>;
+}
+
 /** What the engine needs. */
 export interface ImportEngineDeps {
   /** Where items are written (realms, users, credentials, roles, groups, clients), batch by batch. */
@@ -56,10 +84,25 @@ export interface ImportEngineDeps {
   hashSecret(plaintext: string): Promise<HashedSecret>;
   /** Whether a plaintext secret matches a stored hash (a re-import of the same secret changes nothing). */
   verifySecret(plaintext: string, stored: HashedSecret): Promise<boolean>;
+  /**
+   * The cost ceilings imported password hashes are held to (the password service's); the
+   * defaults when absent. A hash beyond them is refused with an `Error` issue.
+   */
+  readonly hashCeilings?: PasswordCostCeilings;
   /** Items per transaction (default 1000). */
   readonly batchSize?: number;
   /** Called after each batch with the number of items applied so far. */
   readonly onProgress?: (applied: number) => void;
+  /** The shape limits of a user's attributes (default {@link DEFAULT_JSON_LIMITS}). */
+  readonly jsonLimits?: JsonLimits;
+  /** What the importer may touch; absent: everything but break-glass and erased accounts (the CLI). */
+  readonly guard?: ImportGuard;
+  /**
+   * Suspends an existing user (one audited suspension: sessions, refresh tokens and API keys end
+   * at once), called after a real run for each user the export newly marks suspended; absent: the
+   * status alone changes, in the batch.
+   */
+  readonly suspend?: (userId: string) => Promise<void>;
 }
 
 /** Length of a generated client secret in random bytes. */
@@ -79,8 +122,9 @@ export async function runImport(
   const realm = await deps.storage.realms.get(options.targetRealmId);
   if (realm === null) throw new ImportRealmNotFoundError();
   const report = emptyReport(options.dryRun);
+  const suspensions: string[] = [];
   const run = async (storage: Storage) => {
-    const applier = new BatchApplier(deps, realm.id, report);
+    const applier = new BatchApplier(deps, realm.id, report, suspensions);
     const batchSize = Math.max(1, deps.batchSize ?? 1000);
     let batch: ImportItem[] = [];
     let applied = 0;
@@ -100,6 +144,7 @@ export async function runImport(
   };
   if (!options.dryRun) {
     await run(deps.storage);
+    for (const userId of suspensions) await deps.suspend!(userId);
     return report;
   }
   try {
@@ -134,6 +179,8 @@ class BatchApplier {
     private readonly deps: ImportEngineDeps,
     private readonly realmId: string,
     private readonly report: ImportReport,
+    /** Existing users to suspend through `deps.suspend` after the run. */
+    private readonly suspensions: string[],
   ) {}
 
   /**
@@ -181,18 +228,22 @@ class BatchApplier {
       );
     };
     for (const item of items) {
+      if (item.kind === "user" && this.#refuseShape(item.user)) continue;
       if (item.kind === "user" && !JSON.stringify(item).includes("\\u0000")) {
         const email = normalizeEmail(item.user.email);
         const simple = item.user.roleKeys.length === 0 && item.user.groupKeys.length === 0;
         if (plausibleEmail(email) && !known.has(email) && simple) {
           known.add(email);
-          pending.push({ email, user: item.user });
           this.report.users.total++;
           this.report.users.created++;
-          if (item.user.credential) {
+          let user = item.user;
+          if (user.credential && this.#refusedAsTooCostly(email, user.credential)) {
+            user = { ...user, credential: null };
+          } else if (user.credential) {
             this.report.credentials.total++;
             this.report.credentials.created++;
           }
+          pending.push({ email, user });
           continue;
         }
         // A second occurrence of a pending user must see it written.
@@ -219,6 +270,21 @@ class BatchApplier {
       case "client":
         return await this.#client(tx, item.client);
     }
+  }
+
+  /** A user whose attributes break the JSON limits is an Error issue, counted skipped; true when refused. */
+  #refuseShape(user: ImportedUser): boolean {
+    const breach = jsonValueBreach(user.attributes, this.deps.jsonLimits ?? DEFAULT_JSON_LIMITS);
+    if (breach === null) return false;
+    this.report.users.total++;
+    this.report.users.skipped++;
+    this.#issue({
+      severity: "Error",
+      entity: "User",
+      key: user.email.replaceAll("\u0000", ""),
+      message: `The user's attributes are refused: ${breach.message}`,
+    });
+    return true;
   }
 
   /** U+0000 is refused everywhere: the item is not imported. */
@@ -359,6 +425,16 @@ class BatchApplier {
         });
         return;
       }
+      if (this.deps.guard !== undefined && !(await this.deps.guard.mayChangeUser(tx, existing))) {
+        counts.skipped++;
+        this.#issue({
+          severity: "Error",
+          entity: "User",
+          key: email,
+          message: "The user holds permissions beyond the importer's; imports do not change it.",
+        });
+        return;
+      }
       userId = existing.id;
       const changes: { -readonly [K in keyof UpdateUserInput]: UpdateUserInput[K] } = {};
       if (user.displayName != null && user.displayName !== existing.displayName) {
@@ -366,10 +442,13 @@ class BatchApplier {
       }
       if (user.emailVerified !== existing.emailVerified) changes.emailVerified = user.emailVerified;
       // Suspended is sticky: only ever Active → Suspended.
-      if (user.suspended && existing.status !== "Suspended") changes.status = "Suspended";
+      const suspend = user.suspended && existing.status !== "Suspended";
+      if (suspend && this.deps.suspend === undefined) changes.status = "Suspended";
+      else if (suspend) this.suspensions.push(existing.id);
       const merged = { ...existing.attributes, ...user.attributes };
       if (canonicalJson(merged) !== canonicalJson(existing.attributes)) changes.attributes = merged;
-      if (Object.keys(changes).length === 0) counts.skipped++;
+      if (Object.keys(changes).length === 0 && !suspend) counts.skipped++;
+      else if (Object.keys(changes).length === 0) counts.updated++;
       else {
         await tx.users.update(existing.id, changes);
         counts.updated++;
@@ -380,7 +459,33 @@ class BatchApplier {
     if (user.groupKeys.length > 0) await this.#joinGroups(tx, userId, email, user.groupKeys);
   }
 
+  /**
+   * Whether an imported hash asks for more work than the cost ceilings allow: then it is
+   * counted (total, skipped) and reported as an `Error` issue, and must not be written.
+   */
+  #refusedAsTooCostly(email: string, credential: HashedSecret): boolean {
+    const tooCostly = costCeilingExceeded(
+      credential.algorithm,
+      credential.hash,
+      this.deps.hashCeilings ?? DEFAULT_PASSWORD_COST_CEILINGS,
+    );
+    if (tooCostly === null) return false;
+    this.report.credentials.total++;
+    this.report.credentials.skipped++;
+    this.#issue({
+      severity: "Error",
+      entity: "Credential",
+      key: email,
+      message: `The password hash was not imported: its ${tooCostly}.`,
+    });
+    return true;
+  }
+
   async #credential(tx: Storage, userId: string, email: string, credential: HashedSecret): Promise<void> {
+    if (this.#refusedAsTooCostly(email, credential)) {
+      this.#credentials.delete(userId);
+      return;
+    }
     const counts = this.report.credentials;
     counts.total++;
     const prefetched = this.#credentials.get(userId);
@@ -436,6 +541,7 @@ class BatchApplier {
       }
       const roleId = await this.#roleId(tx, key, sourceKey);
       if (assigned.has(roleId)) counts.skipped++;
+      else if (!(await this.#mayHandOut(tx, "Role", roleId, email, sourceKey))) counts.skipped++;
       else {
         await tx.roles.assign({ roleId, principalKind: "User", principalId: userId, orgId: null });
         assigned.add(roleId);
@@ -467,12 +573,33 @@ class BatchApplier {
       }
       const groupId = await this.#groupId(tx, key, sourceKey);
       if (member.has(groupId)) counts.skipped++;
+      else if (!(await this.#mayHandOut(tx, "Group", groupId, email, sourceKey))) counts.skipped++;
       else {
         await tx.groups.addMember(groupId, userId);
         member.add(groupId);
         counts.created++;
       }
     }
+  }
+
+  /** Whether the guard lets the import hand out a role or group; an `Error` issue when not. */
+  async #mayHandOut(
+    tx: Storage,
+    kind: "Role" | "Group",
+    id: string,
+    email: string,
+    sourceKey: string,
+  ): Promise<boolean> {
+    if (this.deps.guard === undefined || await this.deps.guard.mayHandOut(tx, { kind, id })) return true;
+    this.#issue({
+      severity: "Error",
+      entity: kind === "Role" ? "RoleAssignment" : "GroupMembership",
+      key: email,
+      message: `The ${kind.toLowerCase()} ${
+        JSON.stringify(sourceKey)
+      } grants permissions beyond the importer's; it was not assigned.`,
+    });
+    return false;
   }
 
   async #client(tx: Storage, client: ImportedClient): Promise<void> {
@@ -568,8 +695,10 @@ function sameClient(existing: ClientRecord, fields: ClientFields): boolean {
 export function secretsOf(passwords: {
   hash(plaintext: string): Promise<HashedSecret>;
   verify(stored: HashedSecret, plaintext: string): Promise<{ valid: boolean }>;
-}): Pick<ImportEngineDeps, "hashSecret" | "verifySecret"> {
+  readonly ceilings?: PasswordCostCeilings;
+}): Pick<ImportEngineDeps, "hashSecret" | "verifySecret" | "hashCeilings"> {
   return {
+    hashCeilings: passwords.ceilings,
     hashSecret: (plaintext) => passwords.hash(plaintext),
     verifySecret: async (plaintext, stored) => (await passwords.verify(stored, plaintext)).valid,
   };

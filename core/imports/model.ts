@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { normalizeEmail } from "../../storage/contract/users.ts";
+import { normalizeEmail } from "../accounts/email.ts";
 
 /** How organizations of the source map onto svc: only `FlattenToRealm` (everything at realm level). */
 export type OrgMapping = "FlattenToRealm";
@@ -113,7 +113,7 @@ export interface ImportedCredential {
 
 /** A user of the source. */
 export interface ImportedUser {
-  /** Trimmed and lowercased by the engine: the realm-scoped natural key. */
+  /** Normalized by the engine (`normalizeEmail`): the realm-scoped natural key. */
   readonly email: string;
   /** The name people see, when the source has one. */
   readonly displayName?: string | null;
@@ -195,7 +195,7 @@ export function importedRoleKey(key: string): string {
   return normalized === "" ? "" : IMPORTED_ROLE_PREFIX + normalized;
 }
 
-/** The natural key of an imported user: the email trimmed and lowercased. */
+/** The natural key of an imported user: the normalized email (`normalizeEmail`). */
 export const importedUserKey: (email: string) => string = normalizeEmail;
 
 /** A syntactically plausible email (one `@`, something on each side, no spaces or controls). */

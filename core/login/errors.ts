@@ -52,6 +52,21 @@ export class InvalidMfaCodeError extends SvcError {
   }
 }
 
+/**
+ * A TOTP code that was right but whose time step is already spent (used a moment ago, here or
+ * in a concurrent request): the next code of the app will do. Code `totp_code_replayed`, 401.
+ * Only a caller who already proved the password (or holds the session) can see it.
+ */
+export class TotpCodeReplayedError extends SvcError {
+  constructor() {
+    super(
+      "totp_code_replayed",
+      "That code was just used. Wait for the next code from your authenticator app and enter it.",
+      401,
+    );
+  }
+}
+
 /** The requested `audience` is neither svc itself nor an app of the app catalog. Code `unknown_audience`, 400. */
 export class UnknownAudienceError extends SvcError {
   constructor() {

@@ -58,6 +58,7 @@ import {
   InvalidMfaCodeError,
   LoginBlockedError,
   LoginFailedError,
+  TotpCodeReplayedError,
   UnknownAudienceError,
 } from "./errors.ts";
 
@@ -361,6 +362,7 @@ export class LoginPipeline {
       if (!totpEnrolled) {
         await d.emailOtp.issue({
           to: user.email,
+          addressee: { realmId: user.realmId, userId: user.id },
           challengeId: MFA_CHALLENGE_PREFIX + minted.claims.jti,
           locale: request.locale ?? null,
         });
@@ -441,6 +443,7 @@ export class LoginPipeline {
         orgId: claims.org,
         data: { factor: request.factor, reason: outcome },
       }, request);
+      if (outcome === "replayed") throw new TotpCodeReplayedError();
       throw new InvalidMfaCodeError();
     }
     await d.abuse.release(attempt, gate);

@@ -64,6 +64,17 @@ export interface MailTexts {
     action: string;
     ignore: string;
   };
+  readonly emailChange: {
+    subject(product: string): string;
+    intro(product: string): string;
+    action: string;
+    ignore: string;
+  };
+  readonly emailChangeInUse: {
+    subject(product: string): string;
+    intro(product: string): string;
+    ignore: string;
+  };
   readonly newDeviceAlert: {
     subject(product: string): string;
     intro(product: string): string;
@@ -139,6 +150,18 @@ const en: MailTexts = {
     intro: (p) => `Someone tried to create a ${p} account with this address, which already has one.`,
     action: "If it was you, sign in (or reset your password from the page):",
     ignore: "If not, ignore this message: nothing changed on your account.",
+  },
+  emailChange: {
+    subject: (p) => `Confirm your new email address for ${p}`,
+    intro: (p) => `An administrator asked to make this the address of your ${p} account.`,
+    action: "Confirm the change:",
+    ignore: "If you do not expect this, ignore this message: the account keeps its current address.",
+  },
+  emailChangeInUse: {
+    subject: (p) => `Your email address was given for another ${p} account`,
+    intro: (p) =>
+      `An administrator asked to give this address to another ${p} account. This address already has an account, so nothing changed.`,
+    ignore: "You need to do nothing; if you do not expect this, tell your administrator.",
   },
   newDeviceAlert: {
     subject: (p) => `New sign-in to your ${p} account`,
@@ -220,6 +243,18 @@ const fr: MailTexts = {
     intro: (p) => `Quelqu’un a essayé de créer un compte ${p} avec cette adresse, qui en a déjà un.`,
     action: "Si c’était vous, connectez-vous (ou réinitialisez votre mot de passe depuis la page) :",
     ignore: "Sinon, ignorez ce message : rien n’a changé sur votre compte.",
+  },
+  emailChange: {
+    subject: (p) => `Confirmez votre nouvelle adresse e-mail pour ${p}`,
+    intro: (p) => `Un administrateur a demandé que cette adresse devienne celle de votre compte ${p}.`,
+    action: "Confirmer le changement :",
+    ignore: "Si vous ne vous y attendez pas, ignorez ce message : le compte garde son adresse actuelle.",
+  },
+  emailChangeInUse: {
+    subject: (p) => `Votre adresse e-mail a été indiquée pour un autre compte ${p}`,
+    intro: (p) =>
+      `Un administrateur a demandé d’attribuer cette adresse à un autre compte ${p}. Elle a déjà un compte : rien n’a changé.`,
+    ignore: "Vous n’avez rien à faire ; si vous ne vous y attendez pas, prévenez votre administrateur.",
   },
   newDeviceAlert: {
     subject: (p) => `Nouvelle connexion à votre compte ${p}`,

@@ -264,6 +264,35 @@ export function signUpExistingMessage(settings: MailSettings, input: SignUpExist
   ], input.locale);
 }
 
+/**
+ * The mail asking the owner of a new address to confirm an email change an organization
+ * administrator made (the change is pending until then). The link is an `everify+svc` token
+ * naming the new address and the one it replaces; it opens the email-verification page.
+ */
+export function emailChangeMessage(settings: MailSettings, input: TokenLinkMessageInput): MailMessage {
+  return linkMessage(
+    settings,
+    "email_change",
+    mailTexts(input.locale).emailChange,
+    linkUrl(settings, "emailVerification", input.token),
+    input,
+  );
+}
+
+/**
+ * The mail sent instead of an email-change link when the new address already has an account:
+ * the administrator's answer is the same either way, and only the owner learns of the clash. No
+ * secret in it.
+ */
+export function emailChangeInUseMessage(settings: MailSettings, input: SignUpExistingInput): MailMessage {
+  const product = productOf(settings);
+  const T = mailTexts(input.locale).emailChangeInUse;
+  return compose(settings, "email_change_in_use", input.to, T.subject(product), [
+    { text: T.intro(product) },
+    { text: T.ignore },
+  ], input.locale);
+}
+
 /** "Time: …", "Device: …" lines of an alert, in the recipient's language. */
 function detailLines(
   locale: MailLocale | undefined,
@@ -391,6 +420,10 @@ export interface MailMessages {
   passwordReset(input: TokenLinkMessageInput): MailMessage;
   /** Builds the email-verification link mail ({@link emailVerificationMessage}). */
   emailVerification(input: TokenLinkMessageInput): MailMessage;
+  /** Builds the email-change confirmation link mail ({@link emailChangeMessage}). */
+  emailChange(input: TokenLinkMessageInput): MailMessage;
+  /** Builds the notice to the owner of an address given for another account ({@link emailChangeInUseMessage}). */
+  emailChangeInUse(input: SignUpExistingInput): MailMessage;
   /** Builds the invitation link mail ({@link invitationMessage}). */
   invitation(input: InvitationMessageInput): MailMessage;
   /** Builds the new-device alert ({@link newDeviceAlertMessage}). */
@@ -445,6 +478,8 @@ export function mailMessages(settings: MailSettings): MailMessages {
     emailOtp: (input) => emailOtpMessage(settings, input),
     passwordReset: (input) => passwordResetMessage(settings, input),
     emailVerification: (input) => emailVerificationMessage(settings, input),
+    emailChange: (input) => emailChangeMessage(settings, input),
+    emailChangeInUse: (input) => emailChangeInUseMessage(settings, input),
     invitation: (input) => invitationMessage(settings, input),
     newDeviceAlert: (input) => newDeviceAlertMessage(settings, input),
     loginBlockedAlert: (input) => loginBlockedAlertMessage(settings, input),

@@ -5,6 +5,7 @@
  */
 export {
   assertMailAddress,
+  type MailAddressee,
   type MailKind,
   type MailMessage,
   type MailTransport,

@@ -6,7 +6,7 @@
  * @module
  */
 import type { MailOutboxStore } from "../../storage/contract/mail-outbox.ts";
-import { assertMailAddress, type MailMessage, type MailTransport } from "./transport.ts";
+import { assertMailAddress, type MailAddressee, type MailMessage, type MailTransport } from "./transport.ts";
 
 /** A {@link MailTransport} that stores each message in the outbox. */
 export function createOutboxTransport(
@@ -14,9 +14,11 @@ export function createOutboxTransport(
   options: { onQueued?: () => void } = {},
 ): MailTransport {
   return {
-    async send(message: MailMessage): Promise<void> {
+    async send(message: MailMessage, addressee: MailAddressee): Promise<void> {
       assertMailAddress(message.to);
       await store.add({
+        realmId: addressee.realmId,
+        userId: addressee.userId,
         kind: message.kind,
         to: message.to,
         from: message.from,

@@ -12,6 +12,8 @@ export type MailKind =
   | "email_otp"
   | "password_reset"
   | "email_verification"
+  | "email_change"
+  | "email_change_in_use"
   | "invitation"
   | "sign_up"
   | "sign_up_existing"
@@ -36,10 +38,26 @@ export interface MailMessage {
   readonly html: string;
 }
 
+/**
+ * Whom a message is for, beyond its address (issue 24): the realm it belongs to and, when the
+ * recipient is a user, that user. The outbox stores both, so a realm administrator sees only the
+ * realm's mail (never by matching addresses, which another realm may share) and erasure deletes
+ * a user's mail whatever address it went to.
+ */
+export interface MailAddressee {
+  /** The realm the message belongs to. */
+  readonly realmId: string;
+  /** The user it is for, or null when the address is not (yet) a user's (a sign-up link). */
+  readonly userId: string | null;
+}
+
 /** Something that delivers mail. `send` resolves once the message is accepted (stored or relayed). */
 export interface MailTransport {
-  /** Delivers one message; rejects with `ValidationError` when `to` is not a single address. */
-  send(message: MailMessage): Promise<void>;
+  /**
+   * Delivers one message for `addressee`; rejects with `ValidationError` when `to` is not a
+   * single address.
+   */
+  send(message: MailMessage, addressee: MailAddressee): Promise<void>;
 }
 
 /**
@@ -56,11 +74,14 @@ export function assertMailAddress(address: string): void {
 export class MemoryMailTransport implements MailTransport {
   /** Every message sent so far, oldest first. */
   readonly messages: MailMessage[] = [];
+  /** The addressee of each message of {@link messages}, at the same index. */
+  readonly addressees: MailAddressee[] = [];
 
   /** Keeps the message in {@link messages}; throws `ValidationError` unless `to` is a single address. */
-  send(message: MailMessage): Promise<void> {
+  send(message: MailMessage, addressee: MailAddressee): Promise<void> {
     assertMailAddress(message.to);
     this.messages.push(message);
+    this.addressees.push(addressee);
     return Promise.resolve();
   }
 

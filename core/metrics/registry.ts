@@ -4,6 +4,11 @@
  * collector (queue depths, cache sizes). No I/O of its own: the HTTP layer serves {@link
  * MetricsRegistry.render}'s text.
  *
+ * The series of one counter or histogram are capped ({@link DEFAULT_MAX_SERIES}): once a metric
+ * holds that many, a new combination of label values is recorded in one overflow series whose
+ * every label is `other`, so no label value that slips through from input can grow a scrape
+ * without bound. Callers still keep their labels bounded; the cap is the backstop.
+ *
  * @example
  * ```ts
  * const registry = new MetricsRegistry();
@@ -57,6 +62,15 @@ export const LATENCY_BUCKETS_SECONDS: readonly number[] = [
   10,
 ];
 
+/** The most series one counter or histogram holds before new label combinations overflow into `other`. */
+export const DEFAULT_MAX_SERIES = 10_000;
+
+/** Options of a {@link MetricsRegistry}. */
+export interface MetricsRegistryOptions {
+  /** The most series of one counter or histogram (default {@link DEFAULT_MAX_SERIES}). */
+  readonly maxSeries?: number;
+}
+
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
@@ -69,11 +83,18 @@ interface Family {
 /** Holds every metric of a process and renders them for a scrape. */
 export class MetricsRegistry {
   readonly #families: Family[] = [];
+  readonly #maxSeries: number;
+
+  /** A registry; `options.maxSeries` caps the series of each counter and histogram. */
+  constructor(options: MetricsRegistryOptions = {}) {
+    this.#maxSeries = Math.max(1, options.maxSeries ?? DEFAULT_MAX_SERIES);
+  }
 
   /** Registers a counter; `labelNames` are the labels every increment carries. */
   counter(name: string, help: string, labelNames: readonly string[] = []): Counter {
     checkNames(name, labelNames);
     const values = new Map<string, { labels: Labels; value: number }>();
+    const cap = this.#maxSeries;
     this.#add({
       name,
       help,
@@ -86,8 +107,8 @@ export class MetricsRegistry {
     return {
       inc(labels = {}, by = 1) {
         if (!(by >= 0)) throw new RangeError("a counter only goes up");
-        const key = labelKey(labelNames, labels);
-        const entry = values.get(key) ?? { labels: pick(labelNames, labels), value: 0 };
+        const [key, kept] = seriesOf(values, cap, labelNames, labels);
+        const entry = values.get(key) ?? { labels: pick(labelNames, kept), value: 0 };
         entry.value += by;
         values.set(key, entry);
       },
@@ -105,6 +126,7 @@ export class MetricsRegistry {
     checkNames(name, labelNames);
     if (buckets.some((b, i) => i > 0 && b <= buckets[i - 1])) throw new RangeError("buckets must ascend");
     const series = new Map<string, { labels: Labels; counts: number[]; sum: number; count: number }>();
+    const cap = this.#maxSeries;
     this.#add({
       name,
       help,
@@ -129,9 +151,9 @@ export class MetricsRegistry {
     });
     return {
       observe(labels, value) {
-        const key = labelKey(labelNames, labels);
+        const [key, kept] = seriesOf(series, cap, labelNames, labels);
         const entry = series.get(key) ??
-          { labels: pick(labelNames, labels), counts: buckets.map(() => 0), sum: 0, count: 0 };
+          { labels: pick(labelNames, kept), counts: buckets.map(() => 0), sum: 0, count: 0 };
         const index = buckets.findIndex((bound) => value <= bound);
         if (index >= 0) entry.counts[index]++;
         entry.sum += value;
@@ -193,6 +215,25 @@ function checkNames(name: string, labelNames: readonly string[]): void {
   for (const label of labelNames) {
     if (!LABEL_NAME.test(label) || label === "le") throw new RangeError(`invalid label name: ${label}`);
   }
+}
+
+/** The overflow value of every label once a metric holds its most series. */
+const OVERFLOW_LABEL = "other";
+
+/**
+ * The key and labels a sample is recorded under: its own, or (when `series` is full and does not
+ * hold them yet) the overflow series, every label `other`.
+ */
+function seriesOf(
+  series: ReadonlyMap<string, unknown>,
+  cap: number,
+  labelNames: readonly string[],
+  labels: Labels,
+): [string, Labels] {
+  const key = labelKey(labelNames, labels);
+  if (series.size < cap || series.has(key)) return [key, labels];
+  const overflow = Object.fromEntries(labelNames.map((n) => [n, OVERFLOW_LABEL]));
+  return [labelKey(labelNames, overflow), overflow];
 }
 
 function pick(labelNames: readonly string[], labels: Labels): Labels {

@@ -13,7 +13,7 @@
  */
 import type { Clock } from "../clock.ts";
 import { type RandomSource, randomToken } from "../random.ts";
-import type { MailTransport } from "../mail/transport.ts";
+import type { MailAddressee, MailTransport } from "../mail/transport.ts";
 import { emailOtpMessage, type MailLocale, type MailSettings } from "../mail/messages.ts";
 import { type EmailOtpStore, hashOtpCode } from "../../storage/contract/email-otp.ts";
 import { ValidationError } from "../errors.ts";
@@ -52,6 +52,8 @@ export interface EmailOtpServiceDeps {
 export interface EmailOtpIssueInput {
   /** Where the code goes. */
   readonly to: string;
+  /** The realm and user the code is for (the outbox's fence and erasure key, issue 24). */
+  readonly addressee: MailAddressee;
   /**
    * The challenge id (at most 200 characters). Absent: a random 128-bit id. The id is not a
    * secret, but whoever holds it may guess within the budget, so bind it to the login in progress.
@@ -136,7 +138,7 @@ export class EmailOtpService {
       expiresAt,
       remainingAttempts: attempts,
     });
-    await this.#deps.mail.send(message);
+    await this.#deps.mail.send(message, input.addressee);
     return { challengeId, expiresAt, attempts };
   }
 

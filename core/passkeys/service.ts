@@ -33,6 +33,7 @@ import {
   verifyRegistrationResponse,
 } from "@simplewebauthn/server";
 import * as v from "valibot";
+import { normalizeEmail } from "../accounts/email.ts";
 import type { Clock } from "../clock.ts";
 import { fromBase64Url, fromUtf8, toBase64Url, utf8 } from "../encoding.ts";
 import { decoyCredentials } from "./decoy.ts";
@@ -370,7 +371,7 @@ export class PasskeyService {
     let userId: string | null = null;
     let allow: { id: string; transports?: string[] }[] | undefined;
     if (input.email) {
-      const email = input.email.trim().toLowerCase();
+      const email = normalizeEmail(input.email);
       const user = input.realmId === null ? null : await this.#o.users.findByEmail(input.realmId, email);
       const credentials = user && user.status === "Active"
         ? await this.#o.credentials.listByUser(user.id)
@@ -549,6 +550,9 @@ export class PasskeyService {
     if (user === null || user.status !== "Active" || user.anonymizedAt !== null) {
       throw new PasskeyLoginError("user missing or not active");
     }
+    // A break-glass account signs in with its rotated password only (a passkey left from before
+    // enrollment was refused to it is not a way in).
+    if (user.isBreakGlass) throw new PasskeyLoginError("break-glass account");
     if (ceremony.realmId !== null && user.realmId !== ceremony.realmId) {
       throw new PasskeyLoginError("user of another realm");
     }

@@ -52,6 +52,17 @@ export {
   verifyPasswordHash,
 } from "./registry.ts";
 export { needsRehash } from "./rehash.ts";
+export {
+  ceilingsAdmitting,
+  costCeilingExceeded,
+  DEFAULT_PASSWORD_COST_CEILINGS,
+  PASSWORD_COST_CEILING_BOUNDS,
+  type PasswordCostCeilingConfig,
+  type PasswordCostCeilings,
+  passwordCostCeilingsFromConfig,
+  type PasswordHashCost,
+  passwordHashCost,
+} from "./cost.ts";
 export { InThreadPasswordHasher, type PasswordHasher } from "./hasher.ts";
 export {
   type PasswordJob,

@@ -4,6 +4,8 @@
  * decides rehashes, and runs the dummy verification for unknown users (spec 5.2 step 2):
  * the same argon2id work as a real verification, against a hash made once with the
  * current parameters, so that timing does not tell an unknown user from a wrong password.
+ * A stored hash that asks for more work than the cost ceilings allow (`cost.ts`) is never
+ * handed to the hasher: it gets the dummy verification instead and answers "no match".
  *
  * @module
  */
@@ -13,6 +15,12 @@ import { cryptoRandom, type RandomSource, randomToken } from "../random.ts";
 import { ARGON2ID_SALT_BYTES, type Argon2idParams, DEFAULT_ARGON2ID_PARAMS } from "./argon2-params.ts";
 import { ARGON2ID_TAG } from "./argon2id.ts";
 import type { PasswordHasher } from "./hasher.ts";
+import {
+  ceilingsAdmitting,
+  costCeilingExceeded,
+  DEFAULT_PASSWORD_COST_CEILINGS,
+  type PasswordCostCeilings,
+} from "./cost.ts";
 import { needsRehash } from "./rehash.ts";
 
 /** A hash with its algorithm tag (the shape stored on a password credential row). */
@@ -43,6 +51,11 @@ export interface PasswordServiceOptions {
   readonly hasher: PasswordHasher;
   /** argon2id parameters of new hashes; the spec default when absent. */
   readonly params?: Argon2idParams;
+  /**
+   * The most work a stored hash may ask for (`password.max*`); the defaults when absent.
+   * The argon2id ceilings are raised to `params` so that svc's own hashes always verify.
+   */
+  readonly ceilings?: PasswordCostCeilings;
   /** Salts and the dummy password. */
   readonly random?: RandomSource;
   /** Called after each dummy verification, with its parameters (tests and metrics). */
@@ -53,6 +66,8 @@ export interface PasswordServiceOptions {
 export class PasswordService {
   /** argon2id parameters of new hashes. */
   readonly params: Argon2idParams;
+  /** The cost ceilings stored hashes are held to (argon2id's at least `params`). */
+  readonly ceilings: PasswordCostCeilings;
   readonly #hasher: PasswordHasher;
   readonly #random: RandomSource;
   readonly #onDummy?: (info: DummyVerificationInfo) => void;
@@ -63,6 +78,7 @@ export class PasswordService {
   constructor(options: PasswordServiceOptions) {
     this.#hasher = options.hasher;
     this.params = Object.freeze({ ...(options.params ?? DEFAULT_ARGON2ID_PARAMS) });
+    this.ceilings = ceilingsAdmitting(options.ceilings ?? DEFAULT_PASSWORD_COST_CEILINGS, this.params);
     this.#random = options.random ?? cryptoRandom;
     this.#onDummy = options.onDummyVerification;
   }
@@ -89,11 +105,25 @@ export class PasswordService {
 
   /**
    * Verifies a password against a stored hash under its tag. Rejects with
-   * `UnknownPasswordAlgorithmError` for a tag svc does not know.
+   * `UnknownPasswordAlgorithmError` for a tag svc does not know. A hash beyond the cost
+   * ceilings is not verified: the dummy verification runs in its place (the same work as
+   * for an unknown user) and the answer is "no match".
    */
   async verify(stored: TaggedPasswordHash, password: string): Promise<PasswordVerification> {
+    if (this.exceedsCeiling(stored) !== null) {
+      await this.verifyAgainstDummy(password);
+      return { valid: false, needsRehash: false };
+    }
     const valid = await this.#verifySpan(stored.algorithm, stored.hash, password);
     return { valid, needsRehash: valid && this.needsRehash(stored.algorithm, stored.hash) };
+  }
+
+  /**
+   * Why a stored hash asks for more work than the ceilings allow (a sentence naming the
+   * setting), or null when it does not. Reads the hash's header only.
+   */
+  exceedsCeiling(stored: TaggedPasswordHash): string | null {
+    return costCeilingExceeded(stored.algorithm, stored.hash, this.ceilings);
   }
 
   /** Whether a stored hash is under an older tag or weaker argon2id parameters than configured. */

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { BREAK_GLASS_EVENTS, MFA_LEVEL_BREAK_GLASS } from "../break-glass/kinds.ts";
 import type { Clock } from "../clock.ts";
 import { ForbiddenError, NotFoundError } from "../errors.ts";
 import type { EventSink } from "../events/sink.ts";
@@ -337,6 +338,7 @@ export class SessionService {
       act,
       notAfter,
     );
+    await this.recordBreakGlassUse(session, "refresh");
     return { session, tokens: { ...access.response, refreshToken: next.token }, access: access.claims };
   }
 
@@ -369,7 +371,9 @@ export class SessionService {
       }
       notAfter = impersonation.expiresAt;
     }
-    return await this.#mintAccess(session, orgId, current.audience, current.act, notAfter);
+    const minted = await this.#mintAccess(session, orgId, current.audience, current.act, notAfter);
+    await this.recordBreakGlassUse(session, "switch_organization");
+    return minted;
   }
 
   /** The user's active sessions (devices), most recently seen first. */
@@ -412,6 +416,26 @@ export class SessionService {
   /** Tells every instance that these sessions ended (call after the ending transaction committed). */
   async announceEnded(ended: readonly EndedSession[]): Promise<void> {
     if (ended.length > 0) await this.#o.ended?.announce(ended);
+  }
+
+  /**
+   * Records a use of a break-glass session other than its login (a refresh, an organization
+   * switch, an OIDC token grant: `via`): the realm's LastUseAt is set and `breakglass.login`
+   * emitted, as at the login. Any other session: nothing.
+   */
+  async recordBreakGlassUse(
+    session: Pick<SessionRecord, "id" | "realmId" | "userId" | "mfa">,
+    via: "refresh" | "switch_organization" | "token",
+  ): Promise<void> {
+    if (session.mfa !== MFA_LEVEL_BREAK_GLASS) return;
+    const state = await this.#o.storage.breakGlass.recordUse(session.realmId);
+    this.#o.events.emit({
+      kind: BREAK_GLASS_EVENTS.login,
+      occurredAt: this.#o.clock.now(),
+      realmId: session.realmId,
+      userId: session.userId,
+      data: { lastUseAt: state.lastUseAt?.toISOString() ?? null, via, sessionId: session.id },
+    });
   }
 
   /** The refresh token record behind a token, for inspection (tests, admin). */

@@ -42,6 +42,8 @@ export interface BuiltSnapshot {
   readonly skipped: readonly SkippedGrant[];
   /** When it was built (clock milliseconds). */
   readonly builtAt: number;
+  /** Of a realm-only snapshot: the organizations the subject may hold pinned grants in, when loaded. */
+  readonly orgContexts?: readonly string[];
 }
 
 /**
@@ -99,5 +101,6 @@ export function buildSnapshot(rows: SubjectRows, orgId: string | null, builtAt: 
     subject,
     skipped,
     builtAt,
+    ...(rows.orgContexts === undefined ? {} : { orgContexts: [...rows.orgContexts] }),
   };
 }

@@ -111,12 +111,17 @@ export interface PasswordResetClaims extends BaseClaims {
   readonly stamp: string;
 }
 
-/** `everify+svc`: proves control of `email`. */
+/**
+ * `everify+svc`: proves control of `email`. With `prev` it confirms a pending email change
+ * (an organization administrator's): `email` replaces `prev`, if `prev` is still the user's.
+ */
 export interface EmailVerificationClaims extends BaseClaims {
   /** The user whose address is verified. */
   readonly sub: string;
   /** The address being verified. */
   readonly email: string;
+  /** A pending change: the address `email` replaces; absent for a plain verification. */
+  readonly prev?: string;
 }
 
 /** `invite+svc`: an invitation of `email`, optionally into an organization, by `inv`. */
@@ -191,7 +196,7 @@ export const CLAIM_SCHEMAS: { readonly [T in TokenType]: v.GenericSchema<unknown
     amr: text,
   }),
   "pwreset+svc": v.object({ ...base, sub: uuid, stamp: v.pipe(v.string(), v.maxLength(64)) }),
-  "everify+svc": v.object({ ...base, sub: uuid, email: text }),
+  "everify+svc": v.object({ ...base, sub: uuid, email: text, prev: v.optional(text) }),
   "invite+svc": v.object({ ...base, email: text, org: v.nullable(uuid), inv: uuid }),
   "impconsent+svc": v.object({ ...base, sub: uuid, act: actor }),
 };

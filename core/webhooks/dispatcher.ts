@@ -1,7 +1,8 @@
 /**
  * The webhook dispatcher: claims due deliveries from the Postgres outbox (`FOR UPDATE SKIP
  * LOCKED` with a lease, so any number of instances can run one), signs each body at send
- * time (spec 2.8), POSTs it with a timeout and without following redirects, and records the
+ * time (spec 2.8), POSTs it through the outbound guard (private receivers refused after DNS
+ * resolution, a timeout, no redirect followed), and records the
  * outcome. A failure schedules the next retry (1m, 5m, 30m, 2h, 12h by default) or
  * dead-letters the delivery; the failure that reaches the consecutive-failure limit disables
  * the endpoint and, in the same transaction, emits `webhook.endpoint_disabled` and appends a
@@ -10,7 +11,7 @@
  * Delivery is at least once: a dispatcher that dies after sending and before recording leaves
  * the delivery claimed until its lease runs out, and the next claim sends it again with the
  * same `X-Svc-Delivery`. Time comes from the injected clock (due times, signatures), the
- * network from the injected `fetch`.
+ * network from the injected outbound guard.
  *
  * @module
  */
@@ -28,7 +29,7 @@ import { PollingLoop } from "../polling-loop.ts";
 import { inSpan } from "../tracing.ts";
 import type { EventPublisher } from "../events/publisher.ts";
 import type { EventSink, SvcEvent } from "../events/sink.ts";
-import { checkReceiverUrl, PUBLIC_RECEIVERS_ONLY, type ReceiverPolicy } from "./receivers.ts";
+import { OutboundError, type OutboundErrorCode, type OutboundFetch } from "../net/outbound.ts";
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signWebhookPayload } from "./signature.ts";
 
 /** The audit actor id of the dispatcher's own mutations (endpoint auto-disable). */
@@ -38,8 +39,11 @@ export const DISPATCHER_ACTOR_ID = "svc:webhook-dispatcher";
 export interface WebhookDispatcherOptions {
   /** The outbox: deliveries are claimed, recorded and endpoints disabled through it. */
   readonly storage: Storage;
-  /** Sends requests (`globalThis.fetch` in servers, a fake or a loopback client in tests). */
-  readonly fetch: typeof fetch;
+  /**
+   * Sends requests: svc's outbound guard (`createOutboundFetch`), which refuses private and
+   * loopback receivers unless its policy allows them (a test builds one over a fake `fetch`).
+   */
+  readonly outbound: OutboundFetch;
   /**
    * The current time: signature timestamps, the previous secret's expiry and the disable event's
    * `occurredAt`.
@@ -63,10 +67,6 @@ export interface WebhookDispatcherOptions {
   readonly concurrency?: number;
   /** Pause between polls when the outbox is drained, in real milliseconds (default 1000). */
   readonly pollIntervalMs?: number;
-  /** The SSRF guard's allow-list (default: public receivers only). */
-  readonly receiverPolicy?: ReceiverPolicy;
-  /** Resolves a host name to addresses, so the guard can refuse names that point inward. */
-  readonly resolveHost?: (hostname: string) => Promise<readonly string[]>;
   /** Where unexpected errors go (the server log). */
   readonly onError?: (line: string) => void;
 }
@@ -198,15 +198,10 @@ export class WebhookDispatcher {
     let statusCode: number | null = null;
     let error: string | null = null;
     try {
-      const refused = await this.#refusal(endpoint.url);
-      if (refused !== null) {
-        error = `receiver refused: ${refused}`;
-      } else {
-        statusCode = await this.#send(delivery.id, delivery.eventKind, delivery.payload, endpoint);
-        if (statusCode < 200 || statusCode > 299) error = `receiver answered ${statusCode}`;
-      }
+      statusCode = await this.#send(delivery.id, delivery.eventKind, delivery.payload, endpoint);
+      if (statusCode < 200 || statusCode > 299) error = `receiver answered ${statusCode}`;
     } catch (err) {
-      error = describe(err);
+      error = err instanceof OutboundError ? this.#describeOutbound(err) : describe(err);
     }
     if (error === null) {
       const recorded = await this.#o.storage.webhooks.markSucceeded(delivery.id, statusCode);
@@ -266,12 +261,12 @@ export class WebhookDispatcher {
     };
   }
 
-  async #refusal(url: string): Promise<string | null> {
-    const policy = this.#o.receiverPolicy ?? PUBLIC_RECEIVERS_ONLY;
-    const first = checkReceiverUrl(url, policy);
-    if (first !== null || this.#o.resolveHost === undefined) return first;
-    const hostname = new URL(url).hostname;
-    return checkReceiverUrl(url, policy, await this.#o.resolveHost(hostname));
+  /** The recorded error of a guard failure: refusals keep the receiver API's reasons. */
+  #describeOutbound(err: OutboundError): string {
+    const refusal = REFUSALS[err.code as OutboundErrorCode];
+    if (refusal !== undefined) return `receiver refused: ${refusal}`;
+    if (err.code === "outbound_timeout") return `timed out after ${this.#timeoutMs} ms`;
+    return describe(err);
   }
 
   async #send(
@@ -287,38 +282,33 @@ export class WebhookDispatcher {
       endpoint.previousSecretExpiresAt.getTime() > now
     ) secrets.push(endpoint.previousSecret);
     const signature = await signWebhookPayload(payload, secrets, Math.floor(now / 1000));
-    const controller = new AbortController();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        controller.abort();
-        reject(new Error(`timed out after ${this.#timeoutMs} ms`));
-      }, this.#timeoutMs);
+    // The guard refuses private receivers (after resolving the name), never follows a redirect
+    // (a 3xx is a failed delivery) and bounds the exchange by the timeout.
+    const response = await this.#o.outbound(endpoint.url, {
+      method: "POST",
+      body: payload,
+      timeoutMs: this.#timeoutMs,
+      headers: {
+        "Content-Type": "application/json",
+        "User-Agent": "svc-webhooks/1",
+        [SIGNATURE_HEADER]: signature,
+        [EVENT_HEADER]: eventKind,
+        [DELIVERY_HEADER]: deliveryId,
+      },
     });
-    try {
-      const response = await Promise.race([
-        this.#o.fetch(endpoint.url, {
-          method: "POST",
-          body: payload,
-          redirect: "manual",
-          signal: controller.signal,
-          headers: {
-            "Content-Type": "application/json",
-            "User-Agent": "svc-webhooks/1",
-            [SIGNATURE_HEADER]: signature,
-            [EVENT_HEADER]: eventKind,
-            [DELIVERY_HEADER]: deliveryId,
-          },
-        }),
-        timedOut,
-      ]);
-      await response.body?.cancel().catch(() => {});
-      return response.status;
-    } finally {
-      clearTimeout(timer);
-    }
+    await response.body?.cancel().catch(() => {});
+    return response.status;
   }
 }
+
+/** Guard refusals by the reasons the receiver API reports (`webhook_receiver_refused`). */
+const REFUSALS: Partial<Record<OutboundErrorCode, string>> = {
+  outbound_invalid_url: "invalid_url",
+  outbound_unsupported_scheme: "unsupported_scheme",
+  outbound_credentials_in_url: "credentials_in_url",
+  outbound_address_refused: "private_address",
+  outbound_unresolvable: "unresolvable_host",
+};
 
 function describe(error: unknown): string {
   const text = error instanceof Error

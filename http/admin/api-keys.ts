@@ -19,6 +19,7 @@
  * @module
  */
 import * as v from "valibot";
+import { BreakGlassManagedError } from "../../core/break-glass/guard.ts";
 import { createApiKey } from "../../core/credentials/api-keys.ts";
 import {
   API_KEYS_MANAGE_GLOBAL,
@@ -238,6 +239,10 @@ export function apiKeyRoutes(deps: AdminRouteDeps) {
       const { value } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         const id = body.ownerId.toLowerCase();
         if (!await coversOwner(scope, body.ownerKind, id, tx)) throw hidden("owner");
+        // A break-glass account owns nothing that outlives the rotation of its password.
+        if (body.ownerKind === "User" && (await tx.users.get(id))?.isBreakGlass) {
+          throw new BreakGlassManagedError("credential");
+        }
         const created = await createApiKey(tx.apiKeys, appDeps.random, {
           realmId: scope.principal.realmId.toLowerCase(),
           ownerKind: body.ownerKind,

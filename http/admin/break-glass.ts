@@ -63,7 +63,12 @@ export const BreakGlassStatusSchema = v.pipe(
     lastUseAt: v.nullable(IsoTimeSchema),
     lastRotatedAt: v.nullable(IsoTimeSchema),
     rotationRequired: v.boolean(),
-    drillDueAt: v.pipe(v.nullable(IsoTimeSchema), v.description("Null when never drilled (due now).")),
+    drillDueAt: v.pipe(
+      v.nullable(IsoTimeSchema),
+      v.description(
+        "The last drill (or, never drilled, the account's creation) plus the window; null without an account.",
+      ),
+    ),
     drillOverdue: v.boolean(),
     drillWindowDays: v.number(),
   }),

@@ -34,4 +34,6 @@ export interface AdminRouteDeps {
   readonly resolveTxt?: TxtResolver;
   /** The account flows: email re-verification after an address change, notification mails to users. */
   readonly accounts: AccountFlows;
+  /** The permissions the installed plugins declare: the authority rule judges them with svc's. */
+  readonly pluginPermissions?: readonly string[];
 }

@@ -15,7 +15,8 @@
  * Starting is fenced by `svc:global:impersonate` or `svc:org:impersonate`, evaluated against the
  * target: an organization administrator impersonates members of their organization only (anyone
  * else is 404). Nobody impersonates themselves, a break-glass account, an inactive user, or a user
- * holding a `svc:` permission the actor lacks (403 `impersonation_not_allowed` with the reason).
+ * holding anything (in any context, svc's or a plugin's permissions) the actor does not hold
+ * there (the authority rule, `./authority.ts`) (403 `impersonation_not_allowed` with the reason).
  * One current impersonation per actor: a second start is 409 `impersonation_in_progress`
  * (serialized per actor in storage, so concurrent starts give exactly one).
  *
@@ -37,8 +38,6 @@ import * as v from "valibot";
 import { auditActor } from "../auth/audit-actor.ts";
 import { covers, fence, type FenceScope } from "../auth/fence.ts";
 import { requirePrincipal } from "../auth/principal.ts";
-import { evaluate } from "../../core/authz/mod.ts";
-import type { CompiledSubject } from "../../core/authz/evaluator.ts";
 import { type AdminMutationContext, runAdminMutation } from "../../core/audit/mutation.ts";
 import {
   IMPERSONATE_GLOBAL,
@@ -48,7 +47,6 @@ import {
   IMPERSONATION_READ_GLOBAL,
   IMPERSONATION_READ_ORG,
 } from "../../core/definitions/permissions/impersonation.ts";
-import { SVC_PERMISSIONS } from "../../core/definitions/svc-permissions.ts";
 import { ConflictError, ForbiddenError, SvcError } from "../../core/errors.ts";
 import { isUuid, UUID_PATTERN } from "../../core/ids.ts";
 import {
@@ -70,6 +68,7 @@ import {
 import { noStore } from "../security-headers.ts";
 import { parseBody } from "../validate.ts";
 import { documented, errorResponses, IsoTimeSchema, type OperationDoc } from "../openapi/operation.ts";
+import { requireAuthorityOver } from "./authority.ts";
 import type { AdminRouteDeps } from "./deps.ts";
 import {
   adminMutation,
@@ -207,7 +206,7 @@ export class ImpersonationNotAllowedError extends SvcError {
       self: "Nobody impersonates themselves.",
       break_glass: "A break-glass account is never impersonated.",
       target_not_active: "The user is not active.",
-      privileged_target: "The user holds svc: permissions you do not hold.",
+      privileged_target: "The user holds permissions you do not hold.",
       not_a_user: "Only a signed-in administrator impersonates.",
     };
     super("impersonation_not_allowed", messages[reason], 403, { reason });
@@ -302,9 +301,12 @@ export function impersonationRoutes(deps: ImpersonationRouteDeps) {
       if (target.id === principal.userId) throw new ImpersonationNotAllowedError("self");
       if (target.isBreakGlass) throw new ImpersonationNotAllowedError("break_glass");
       if (target.status !== "Active") throw new ImpersonationNotAllowedError("target_not_active");
-      if (await holdsMoreThanActor(deps, principal.userId, principal.orgId, target.id, orgIds)) {
-        throw new ImpersonationNotAllowedError("privileged_target");
-      }
+      await requireAuthorityOver(
+        deps,
+        scope,
+        { kind: "User", id: target.id },
+        () => new ImpersonationNotAllowedError("privileged_target"),
+      );
       const consentRequired = await deps.storage.impersonations.consentRequiredFor(principal.realmId, orgIds);
       const orgId = scope.global ? null : scope.orgId;
       const now = clock.now();
@@ -351,15 +353,18 @@ export function impersonationRoutes(deps: ImpersonationRouteDeps) {
             act: { sub: principal.userId, imp: id },
           }, { ttlSeconds: consentTtlSeconds });
           const own = realmMessages(messages, await tx.realms.get(target.realmId));
-          await createOutboxTransport(tx.mailOutbox).send(own.impersonationConsent({
-            to: target.email,
-            token: consent.token,
-            ttlSeconds: consentTtlSeconds,
-            actorName: actor?.displayName ?? actor?.email ?? "",
-            reason: body.reason,
-            durationSeconds,
-            locale: mailLocaleOf(c.req.header("Accept-Language")),
-          }));
+          await createOutboxTransport(tx.mailOutbox).send(
+            own.impersonationConsent({
+              to: target.email,
+              token: consent.token,
+              ttlSeconds: consentTtlSeconds,
+              actorName: actor?.displayName ?? actor?.email ?? "",
+              reason: body.reason,
+              durationSeconds,
+              locale: mailLocaleOf(c.req.header("Accept-Language")),
+            }),
+            { realmId: target.realmId, userId: target.id },
+          );
           await emit(event(IMPERSONATION_EVENTS.consentRequested, record, now, { ...data, durationSeconds }));
         } else {
           await emit(event(IMPERSONATION_EVENTS.started, record, now, data));
@@ -507,6 +512,8 @@ export function impersonationRoutes(deps: ImpersonationRouteDeps) {
           orgId,
           consentRequired,
         );
+        // Already so: a repeat, which changes nothing.
+        if (before.consentRequired === after.consentRequired) return { value: after, audit: null };
         return {
           value: after,
           audit: {
@@ -621,37 +628,6 @@ export function impersonationRoutes(deps: ImpersonationRouteDeps) {
       return c.json(view(value.ended, clock.now()));
     });
   }, OPERATIONS);
-}
-
-/**
- * Whether the target holds a published `svc:` permission (realm-wide, or in one of its
- * organizations) that the actor, with the organization of its token, does not hold there.
- */
-async function holdsMoreThanActor(
-  deps: Pick<AdminRouteDeps, "snapshots">,
-  actorId: string,
-  actorOrgId: string | null,
-  targetId: string,
-  targetOrgIds: readonly string[],
-): Promise<boolean> {
-  const actor = await deps.snapshots.get(actorId, actorOrgId);
-  if (actor === null) return true;
-  const allowed = (subject: CompiledSubject, permission: string, resourceOrgId: string | null) =>
-    evaluate(subject, { permission, resourceOrgId }).decision === "Allowed";
-  for (const orgId of [null, ...targetOrgIds]) {
-    const target = await deps.snapshots.get(targetId, orgId);
-    if (target === null) continue;
-    for (const { id: permission } of SVC_PERMISSIONS) {
-      const orgScoped = permission.startsWith("svc:org:");
-      if (orgScoped && orgId === null) continue;
-      if (orgScoped || orgId === null) {
-        if (allowed(target.subject, permission, orgId) && !allowed(actor.subject, permission, orgId)) {
-          return true;
-        }
-      }
-    }
-  }
-  return false;
 }
 
 function event(kind: string, record: Impersonation, now: number, data: Record<string, unknown>) {

@@ -15,7 +15,11 @@
  * `Cache-Control: no-store`: it carries generated client secrets). A real import appends one
  * audit chain entry with the report's counts (never the secrets); a dry run writes nothing, not
  * even that entry. Realm-wide permission `svc:global:import` only; `realm` defaults to the
- * caller's realm, and another realm is 404.
+ * caller's realm, and another realm is 404. The import touches only what the caller's authority
+ * covers (`./authority.ts`): an existing user holding a permission the caller lacks (an admin),
+ * like a break-glass account, is an `Error` issue and left alone; an existing role or group granting
+ * such permissions is not assigned. A user the export newly marks suspended is suspended as the
+ * suspend route does (sessions, refresh tokens and API keys end at once; one audit entry each).
  *
  * @module
  */
@@ -31,11 +35,14 @@ import { keycloakItems } from "../../core/imports/keycloak.ts";
 import { decodeUtf8 } from "../../core/imports/lines.ts";
 import { COUNTED_ENTITIES, type ImportItem, type ImportReport } from "../../core/imports/model.ts";
 import { issueItem, parseJson } from "../../core/imports/source.ts";
+import { suspendUser } from "../../core/accounts/suspension.ts";
+import { auditActor } from "../auth/audit-actor.ts";
 import { fence } from "../auth/fence.ts";
 import { bodyLimit } from "../body-limit.ts";
 import { documented, errorResponses, type OperationDoc } from "../openapi/operation.ts";
 import type { SvcEnv } from "../request-id.ts";
 import { noStore } from "../security-headers.ts";
+import { importGuard } from "./authority.ts";
 import type { AdminRouteDeps } from "./deps.ts";
 import { adminMutation, hidden, parseQuery } from "./kit.ts";
 
@@ -138,7 +145,7 @@ async function itemsOf(
 ): Promise<AsyncIterable<ImportItem> | Iterable<ImportItem>> {
   if (kind === "auth0") {
     const body = c.req.raw.body;
-    return auth0Items(body === null ? [] : decodeUtf8(body));
+    return auth0Items(body === null ? [] : decodeUtf8(body), c.get("jsonLimits"));
   }
   const text = await c.req.text();
   if (text.includes("\u0000")) {
@@ -173,7 +180,30 @@ export function importRoutes(deps: AdminRouteDeps) {
       const realmId = query.realm ?? scope.principal.realmId;
       if (realmId !== scope.principal.realmId) throw hidden("realm");
       const dryRun = query.dryRun ?? false;
-      const engine: ImportEngineDeps = { storage: deps.storage, random, ...secretsOf(deps.passwords) };
+      const engine: ImportEngineDeps = {
+        storage: deps.storage,
+        random,
+        ...secretsOf(deps.passwords),
+        jsonLimits: c.get("jsonLimits"),
+        // The authority rule: nobody holding more than the importer is changed by the import.
+        guard: await importGuard(deps, scope),
+        // A suspension by import is a suspension: sessions, refresh tokens and API keys end at once.
+        suspend: async (userId) => {
+          await suspendUser(
+            {
+              storage: deps.storage,
+              clock,
+              publisher: deps.publisher,
+              sessions: deps.sessions,
+              snapshots: deps.snapshots,
+            },
+            realmId,
+            userId,
+            auditActor(scope.principal),
+            { reason: `import.${kind}` },
+          );
+        },
+      };
       const items = await itemsOf(c, kind as ImportKind, new Date(clock.now()));
       const report = await runImport(
         engine,

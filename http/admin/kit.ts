@@ -8,7 +8,13 @@
  *   and honour `If-Match` (412 `precondition_failed` on a stale write; no header: last write wins);
  * - every mutation goes through {@link adminMutation}: refused while impersonating (403
  *   `impersonation_forbidden`), one audit chain entry with the true actor (`auditActor`), events
- *   recorded in the same transaction.
+ *   recorded in the same transaction;
+ * - a mutation decides inside its transaction, which runs after every other admin mutation of the
+ *   realm (`runAdminMutation` takes the realm's audit lock first), whether it changes anything: it
+ *   reads the target there and checks the rows its writes affected; one that changes nothing
+ *   (a repeat: {@link changesNothing}, {@link sameView}) emits no event and appends no entry, and
+ *   answers what it answers sequentially (404 for a delete of what is gone, the unchanged
+ *   resource or 204 for an idempotent revoke, disable or state change).
  *
  * @module
  */
@@ -19,6 +25,7 @@ import {
   type AdminMutationResult,
   runAdminMutation,
 } from "../../core/audit/mutation.ts";
+import { canonicalJson } from "../../core/canonical-json.ts";
 import type { EventPublisher } from "../../core/events/publisher.ts";
 import { ConflictError, NotFoundError, SvcError } from "../../core/errors.ts";
 import type { AdminAuditEntry } from "../../storage/contract/admin-audit.ts";
@@ -211,6 +218,26 @@ export async function adminMutation<T>(
 ): Promise<{ value: T; entry: AdminAuditEntry | null }> {
   refuseUnderImpersonation(scope.principal);
   return await runAdminMutation(deps, scope.principal.realmId, auditActor(scope.principal), work);
+}
+
+/**
+ * The requested `changes` (fields left undefined are not asked for) are what `current` holds
+ * already: an update that would change nothing, which writes nothing and appends no entry.
+ * Values compare as canonical JSON (lists in order, object keys in any order).
+ */
+export function changesNothing(current: object, changes: object): boolean {
+  const held = current as Record<string, unknown>;
+  return Object.entries(changes).every(([field, value]) =>
+    value === undefined || canonicalJson(held[field] ?? null) === canonicalJson(value)
+  );
+}
+
+/**
+ * Two views of a resource, before and after a write, show the same thing: the write changed
+ * nothing that matters, so it appends no entry and emits no event.
+ */
+export function sameView(before: unknown, after: unknown): boolean {
+  return canonicalJson(before) === canonicalJson(after);
 }
 
 /**

@@ -8,8 +8,10 @@
  *
  * It is how an operator reads the mail of a running server, on the embedded store too (whose
  * folder the server holds locked) and with the outbox-only transport. Bodies hold the one secret
- * each message delivers, so both answers are `no-store`. The outbox is not realm-scoped: a message
- * shows in a realm when its recipient is the address of a user of that realm (others are 404).
+ * each message delivers, so both answers are `no-store`. Each message carries its realm (issue 24):
+ * a realm administrator lists and reads only its realm's messages, by that column, never by matching
+ * the address to the realm's users (another realm may have a user with the same address); other
+ * messages are 404.
  *
  * @module
  */
@@ -91,9 +93,8 @@ const OPERATIONS: readonly OperationDoc[] = [
   {
     method: "GET",
     path: BASE,
-    summary: "List the mail sent to the realm's users",
-    description:
-      "Newest first, without bodies. Messages to addresses that are not users of the realm are not shown.",
+    summary: "List the realm's mail",
+    description: "Newest first, without bodies. Only the realm's messages: other realms' mail is not shown.",
     tags: TAGS,
     permissions: READ.global,
     query: MailListQuerySchema,
@@ -141,10 +142,8 @@ export function mailRoutes(deps: Pick<AdminRouteDeps, "storage" | "snapshots">) 
 
     app.get(`${BASE}/:id`, noStore, async (c) => {
       const scope = await fence(c, snapshots, READ);
-      const message = await storage.mailOutbox.get(c.req.param("id"));
+      const message = await storage.mailOutbox.get(c.req.param("id"), { realmId: scope.principal.realmId });
       if (message === null) throw hidden("message");
-      const recipient = await storage.users.findByEmail(scope.principal.realmId, message.to);
-      if (recipient === null) throw hidden("message");
       return c.json({ ...summary(message), text: message.text, html: message.html });
     });
   }, OPERATIONS);

@@ -28,6 +28,7 @@ import {
 import { sha256Hex } from "../../core/digest.ts";
 import { clientJwksProblem, clientJwksUriProblem } from "../../core/credentials/client-keys.ts";
 import { ValidationError } from "../../core/errors.ts";
+import { outboundPolicyFromConfig } from "../../core/net/outbound-rules.ts";
 import { isUuid } from "../../core/ids.ts";
 import { randomToken } from "../../core/random.ts";
 import type { ClientRecord } from "../../storage/contract/clients.ts";
@@ -46,6 +47,7 @@ import {
   pageOf,
   PageQuerySchema,
   parseQuery,
+  sameView,
 } from "./kit.ts";
 
 const READ = { global: [OIDC_CLIENTS_READ_GLOBAL, OIDC_CLIENTS_MANAGE_GLOBAL] };
@@ -306,7 +308,7 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
       if ((method === "none") !== (body.clientType === "public")) {
         throw new ValidationError('tokenEndpointAuthMethod "none" is for public clients, and only it');
       }
-      checkKeys(method, body, appDeps.config.webhooks.allowPrivateReceivers);
+      checkKeys(method, body, outboundPolicyFromConfig(appDeps.config).allowPrivate);
       const secret = body.clientType === "confidential" && method !== "private_key_jwt"
         ? `${OIDC_CLIENT_SECRET_PREFIX}${randomToken(appDeps.random, 32)}`
         : null;
@@ -356,10 +358,12 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
         if (jwks !== undefined || jwksUri !== undefined) {
           // New keys replace the old ones (one of jwks and jwksUri).
           keys = { jwks: jwks ?? null, jwksUri: jwksUri ?? null };
-          checkKeys(authMethodOf(before), keys, appDeps.config.webhooks.allowPrivateReceivers);
+          checkKeys(authMethodOf(before), keys, outboundPolicyFromConfig(appDeps.config).allowPrivate);
         }
         const after = await tx.clients.update(before.id, { ...rest, ...keys });
         if (after === null) throw hidden("client");
+        // An identical update changes nothing: no event, no entry.
+        if (sameView(oidcClientView(before), oidcClientView(after))) return { value: after, audit: null };
         await emit({
           kind: "oidc.client_updated",
           occurredAt: appDeps.clock.now(),

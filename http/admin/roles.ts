@@ -42,6 +42,7 @@ import {
 import {
   adminMutation,
   asConflict,
+  changesNothing,
   checkVersion,
   hidden,
   ifMatchVersion,
@@ -251,6 +252,7 @@ export function roleRoutes(deps: AdminRouteDeps): RouteInstaller {
       const { value } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         const before = await visibleRole(tx, scope, c.req.param("roleId"));
         checkVersion(expected, before.version);
+        if (changesNothing(before, body)) return { value: before, audit: null };
         const after = await tx.roles.update(before.id, { displayName: body.displayName }, {
           expectedVersion: expected,
         }).catch((error) => {

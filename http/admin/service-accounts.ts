@@ -342,7 +342,7 @@ export function serviceAccountRoutes(deps: AdminRouteDeps) {
         const assignments = await tx.roles.listAssignmentsForPrincipal("ServiceAccount", before.id);
         for (const assignment of assignments) await tx.roles.unassign(assignment.id);
         const keysRevoked = await tx.apiKeys.revokeAllForOwner("ServiceAccount", before.id);
-        await tx.serviceAccounts.delete(before.id);
+        if (!await tx.serviceAccounts.delete(before.id)) throw hidden("service account");
         await emit({
           kind: "service_account.deleted",
           occurredAt: appDeps.clock.now(),

@@ -17,23 +17,30 @@
  *
  * Read: `svc:global:users-read` or `-manage` (the realm), `svc:org:users-read` or `-manage` (the
  * members of the caller's organization; anyone else is 404). Manage: `svc:global:users-manage`,
- * or `svc:org:users-manage` for users who belong to the caller's organization only and hold no
- * realm-wide grant (anyone else in the organization is 403 `user_outside_organization`: an
- * organization admin cannot take over an account that reaches further than the organization).
+ * or `svc:org:users-manage` for users who belong to the caller's organization only; either way
+ * only users within the caller's authority (`./authority.ts`: everything they hold, in any
+ * context, the caller holds there). Anyone else is 403 (`user_outside_organization` for an
+ * organization admin, `subject_beyond_authority` for a realm admin): nobody takes over an
+ * account that reaches further than they do.
  *
  * Every mutation is one audited transaction (`adminMutation`) emitting a `user.*` event; the
  * user's snapshots are evicted after commit; ended sessions are announced, so their access
- * tokens stop at once on every instance.
+ * tokens stop at once on every instance. A request that changes nothing (an identical PATCH,
+ * suspending a suspended user with nothing left to end, reactivating an active user, ending the
+ * sessions of a user who has none, resetting factors the user does not have) answers as before
+ * but writes no audit entry, emits no event and sends no mail.
  *
  * @module
  */
 import type { Context } from "hono";
 import * as v from "valibot";
 import {
+  type RemovedFactors,
   removeFactors,
   RESETTABLE_FACTORS,
   USER_FACTORS_RESET_EVENT,
 } from "../../core/accounts/factor-reset.ts";
+import { BreakGlassManagedError } from "../../core/break-glass/guard.ts";
 import { reactivateUser, suspendUser } from "../../core/accounts/suspension.ts";
 import { mailTexts } from "../../core/mail/catalogue.ts";
 import { mailLocaleOf } from "../../core/mail/messages.ts";
@@ -56,10 +63,12 @@ import type { SvcEnv } from "../request-id.ts";
 import { parseBody } from "../validate.ts";
 import { documented, errorResponses, type OperationDoc } from "../openapi/operation.ts";
 import { SecurityEventSchema, SecurityEventsQuerySchema } from "../routes/audit.ts";
+import { activityFilterOf, requireAuthorityOver } from "./authority.ts";
 import type { AdminRouteDeps } from "./deps.ts";
 import {
   adminMutation,
   asConflict,
+  changesNothing,
   checkVersion,
   hidden,
   ifMatchVersion,
@@ -136,22 +145,27 @@ export async function visibleUser(storage: Storage, scope: FenceScope, userId: s
 }
 
 /**
- * The user `userId` if the scope may manage them: visible, and for an org scope belonging to no
- * other organization and holding no realm-wide Allow grant (403 `user_outside_organization`).
- * Called before the mutation's transaction (the snapshot is read outside it); the mutation
- * checks again inside that the user still is visible.
+ * The user `userId` if the scope may manage them: visible, for an org scope belonging to no
+ * other organization, and within the caller's authority (`requireAuthorityOver`: everything the
+ * user holds in any context, realm-wide or pinned, svc's and the plugins' permissions, the caller
+ * holds there). Refusals: 403 `user_outside_organization` for an org scope,
+ * `subject_beyond_authority` for a realm scope. Called before the mutation's transaction (the
+ * grants are read outside it); the mutation checks again inside that the user still is visible.
  */
 async function manageableUser(deps: AdminRouteDeps, scope: FenceScope, userId: string): Promise<User> {
   const user = await visibleUser(deps.storage, scope, userId);
-  if (scope.global) return user;
-  const orgs = await deps.storage.organizations.listOrgsOfUser(user.id);
-  if (orgs.some((org) => org.id.toLowerCase() !== scope.orgId?.toLowerCase())) {
-    throw new UserOutsideOrganizationError();
+  if (!scope.global) {
+    const orgs = await deps.storage.organizations.listOrgsOfUser(user.id);
+    if (orgs.some((org) => org.id.toLowerCase() !== scope.orgId?.toLowerCase())) {
+      throw new UserOutsideOrganizationError();
+    }
   }
-  const built = await deps.snapshots.get(user.id, scope.orgId);
-  if (built?.snapshot.grants.some((g) => g.effect === "Allow" && (g.orgId ?? null) === null)) {
-    throw new UserOutsideOrganizationError();
-  }
+  await requireAuthorityOver(
+    deps,
+    scope,
+    { kind: "User", id: user.id },
+    scope.global ? undefined : () => new UserOutsideOrganizationError(),
+  );
   return user;
 }
 
@@ -226,13 +240,21 @@ const OPERATIONS: OperationDoc[] = [
     path: "/svc-admin/users/:userId",
     summary: "Change a user",
     description: "Display name, attribute bag (replaced), email (re-verified: `emailVerified` becomes " +
-      "false and a verification link goes to the new address). `If-Match` makes the write conditional.",
+      "false and a verification link goes to the new address). An organization administrator's email " +
+      "change is pending (202) until the new address confirms it through a mailed link; a taken address " +
+      "is told to its owner by mail, never to the caller. A break-glass account's email never changes " +
+      "(403 `break_glass_managed`). `If-Match` makes the write conditional.",
     tags: TAGS,
     permissions: MANAGE.global.concat(MANAGE.org),
     params: userParam,
     body: UpdateUserSchema,
     responses: {
       200: { description: "The user", body: AdminUserSchema, headers: { ETag: "The user's version" } },
+      202: {
+        description: "The user, the email change pending confirmation (organization administrators)",
+        body: AdminUserSchema,
+        headers: { ETag: "The user's version" },
+      },
       ...errorResponses(400, 401, 403, 404, 409, 412),
     },
   },
@@ -426,7 +448,16 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
         if (before === null) throw hidden("user");
         checkVersion(expected, before.version);
         const email = body.email === undefined ? undefined : normalizeEmail(body.email);
-        const emailChanged = email !== undefined && email !== before.email;
+        const emailRequested = email !== undefined && email !== before.email;
+        if (emailRequested && before.isBreakGlass) throw new BreakGlassManagedError("email_change");
+        const asked = { displayName: body.displayName, attributes: body.attributes, email };
+        if (changesNothing(before, asked)) {
+          return { value: { user: before, emailChanged: false, pendingEmail: null }, audit: null };
+        }
+        // An organization administrator's change is pending until the new address confirms it
+        // (requestEmailChange, after commit): the answer never tells whether the address is taken.
+        const pendingEmail = emailRequested && !scope.global ? email : null;
+        const emailChanged = emailRequested && pendingEmail === null;
         let after: User;
         try {
           after = await tx.users.update(before.id, {
@@ -454,12 +485,12 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
           data: { fields },
         });
         return {
-          value: { user: after, emailChanged },
+          value: { user: after, emailChanged, pendingEmail },
           audit: {
             action: "user.update",
             target: after.id,
             before: userAuditView(before),
-            after: userAuditView(after),
+            after: { ...userAuditView(after), ...(pendingEmail !== null ? { pendingEmail } : {}) },
           },
         };
       });
@@ -467,6 +498,15 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
       // The existing flow: an `everify+svc` link to the new address (the old address's links die).
       if (value.emailChanged) await deps.accounts.requestEmailVerification(value.user.id);
       setVersionTag(c, value.user.version);
+      if (value.pendingEmail !== null) {
+        await deps.accounts.requestEmailChange(
+          value.user.id,
+          value.pendingEmail,
+          mailLocaleOf(c.req.header("Accept-Language")),
+        );
+        // 202: the address changes once confirmed (the same answer whether it is free or taken).
+        return c.json(adminUserView(value.user), 202);
+      }
       return c.json(adminUserView(value.user));
     });
 
@@ -506,7 +546,8 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
       const scope = await fence(c, snapshots, READ, "You may not read users.");
       const page = pageOf(parseQuery(c, PageQuerySchema));
       const user = await visibleUser(storage, scope, userIdOf(c));
-      const sessions = await storage.sessions.listActiveForUser(user.id);
+      const orgContext = await activityFilterOf(deps, scope, user.id);
+      const sessions = await storage.sessions.listActiveForUser(user.id, { orgContext });
       return c.json(listBodyOf(sessions, page, adminSessionView));
     });
 
@@ -515,6 +556,7 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
       const query = parseQuery(c, SecurityEventsQuerySchema);
       const user = await visibleUser(storage, scope, userIdOf(c));
       const events = await storage.securityEvents.listByUser(user.id, {
+        orgContext: await activityFilterOf(deps, scope, user.id),
         limit: query.limit ?? 50,
         before: query.before === undefined ? undefined : new Date(query.before),
       });
@@ -575,6 +617,8 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
           sessionsEnded: result.sessions.length,
           refreshTokensRevoked: result.refreshTokensRevoked,
         };
+        // Nothing left to end: a repeat, which changes nothing.
+        if (report.sessionsEnded + report.refreshTokensRevoked === 0) return { value: report, audit: null };
         await emit({
           kind: USER_ADMIN_EVENTS.sessionsEnded,
           occurredAt: now(),
@@ -602,6 +646,10 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
       const { value } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         await stillVisible(tx, scope, target.id);
         const removed = await removeFactors(tx, target.id, factors);
+        // Nothing was there to remove: a repeat, which changes nothing (and tells the user nothing).
+        if (!removedAny(removed)) {
+          return { value: { report: { userId: target.id, factors, removed }, changed: false }, audit: null };
+        }
         await emit({
           kind: USER_ADMIN_EVENTS.factorsReset,
           occurredAt: now(),
@@ -611,7 +659,7 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
           data: { factors, removed },
         });
         return {
-          value: { userId: target.id, factors, removed },
+          value: { report: { userId: target.id, factors, removed }, changed: true },
           audit: {
             action: "user.factors.reset",
             target: target.id,
@@ -619,13 +667,15 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
           },
         };
       });
-      const locale = mailLocaleOf(c.req.header("Accept-Language"));
-      await deps.accounts.notifyFactorsReset(
-        target.id,
-        factors.map((f) => mailTexts(locale).factorLabels[f]),
-        locale,
-      );
-      return c.json(value);
+      if (value.changed) {
+        const locale = mailLocaleOf(c.req.header("Accept-Language"));
+        await deps.accounts.notifyFactorsReset(
+          target.id,
+          factors.map((f) => mailTexts(locale).factorLabels[f]),
+          locale,
+        );
+      }
+      return c.json(value.report);
     });
   }, OPERATIONS);
 }
@@ -635,6 +685,11 @@ async function visibleOrganization(storage: Storage, scope: FenceScope, orgId: s
   if (!covers(scope, orgId)) throw hidden("organization");
   const org = isUuid(orgId) ? await storage.organizations.get(orgId) : null;
   if (org === null || org.realmId !== scope.principal.realmId.toLowerCase()) throw hidden("organization");
+}
+
+/** A factor reset removed something. */
+function removedAny(removed: RemovedFactors): boolean {
+  return removed.totp || removed.emailOtp || removed.passkeys > 0 || removed.recoveryCodes > 0;
 }
 
 /** Inside a mutation's transaction: the user still exists in the realm and is still visible. */

@@ -5,7 +5,7 @@
  * - every state-changing request (any method but GET, HEAD, OPTIONS) under `/svc-admin` and
  *   under the webhook admin mount: no `svc:` admin mutation is made with a borrowed session;
  * - the self-service routes that change the target's credentials or identity: factors
- *   (`/profile/factors/*`), passkey registration and removal, invitation acceptance, password
+ *   (`/profile/factors/*`), passkey registration, renaming and removal, invitation acceptance, password
  *   reset and email verification, and ending the target's other sessions (`/auth/logout-all`,
  *   `DELETE /profile/sessions/{id}`).
  *
@@ -37,7 +37,8 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 export const SELF_SERVICE_RULES: readonly Rule[] = [
   { methods: "unsafe", path: /^\/profile\/factors(?:\/|$)/ },
   { methods: ["POST"], path: /^\/auth\/passkey\/register(?:\/options)?\/?$/ },
-  { methods: ["DELETE"], path: /^\/auth\/passkey\/[^/]+\/?$/ },
+  // Renaming (PATCH) and removing (DELETE) one of the target's passkeys.
+  { methods: ["PATCH", "DELETE"], path: /^\/auth\/passkey\/[^/]+\/?$/ },
   { methods: "unsafe", path: /^\/auth\/invitation(?:\/|$)/ },
   { methods: "unsafe", path: /^\/auth\/password(?:\/|$)/ },
   { methods: "unsafe", path: /^\/auth\/email(?:\/|$)/ },

@@ -9,6 +9,7 @@
  */
 import { AbuseGate } from "../../core/abuse/gate.ts";
 import { type CaptchaProvider, captchaProviderFromConfig } from "../../core/abuse/captcha.ts";
+import type { OutboundFetch } from "../../core/net/outbound.ts";
 import { type CounterStore, MemoryCounterStore } from "../../core/abuse/counter-store.ts";
 import { RequestThrottle } from "../../core/abuse/request-throttle.ts";
 import { AccountFlows } from "../../core/accounts/flows.ts";
@@ -25,6 +26,7 @@ import type { MailTransport } from "../../core/mail/transport.ts";
 import { EmailOtpService } from "../../core/mfa/email-otp.ts";
 import { RecoveryCodeService } from "../../core/mfa/recovery-codes.ts";
 import { argon2idParamsFromConfig } from "../../core/passwords/argon2-params.ts";
+import { passwordCostCeilingsFromConfig } from "../../core/passwords/cost.ts";
 import { createPasswordHasher } from "../../core/passwords/create.ts";
 import type { PasswordHasher } from "../../core/passwords/hasher.ts";
 import { PasswordService } from "../../core/passwords/service.ts";
@@ -70,8 +72,10 @@ export interface LoginStackOptions {
   reputation?: IpReputation | null;
   /** An external risk score provider composed with svc's own score, or none. */
   external?: ExternalRiskProvider | null;
-  /** The CAPTCHA provider (default: from `config.abuse.captcha`). */
+  /** The CAPTCHA provider (default: from `config.abuse.captcha`, calling siteverify through `outbound`). */
   captcha?: CaptchaProvider | null;
+  /** svc's outbound guard, for the configured CAPTCHA provider's siteverify calls. */
+  outbound?: OutboundFetch;
   /** Mail (default: the outbox). */
   mail?: MailTransport;
   /** Seals TOTP secrets (default: the subject-key cipher). */
@@ -126,6 +130,7 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
         idleMs: config.password.workerIdleSeconds * 1000,
       }),
     params: argon2idParamsFromConfig(config.password),
+    ceilings: passwordCostCeilingsFromConfig(config.password),
     random,
   });
   const counters = options.counters ?? new MemoryCounterStore({ clock });
@@ -135,7 +140,7 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
     sink: events,
     captcha: options.captcha !== undefined
       ? options.captcha
-      : captchaProviderFromConfig(config.abuse.captcha),
+      : captchaProviderFromConfig(config.abuse.captcha, { fetch: options.outbound }),
   });
   const mail = options.mail ?? createOutboxTransport(storage.mailOutbox);
   const messages = mailMessages(mailSettingsFromConfig(config));
@@ -147,14 +152,17 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
       const user = await storage.users.get(alert.userId);
       if (user === null) return;
       const own = realmMessages(messages, await storage.realms.get(user.realmId));
-      await mail.send(own.newDeviceAlert({
-        to: user.email,
-        seenAt: alert.device.firstSeenAt,
-        device: alert.device.description ?? undefined,
-        ipAddress: alert.ip ?? undefined,
-        location: alert.location?.country || undefined,
-        locale: alert.locale ?? undefined,
-      }));
+      await mail.send(
+        own.newDeviceAlert({
+          to: user.email,
+          seenAt: alert.device.firstSeenAt,
+          device: alert.device.description ?? undefined,
+          ipAddress: alert.ip ?? undefined,
+          location: alert.location?.country || undefined,
+          locale: alert.locale ?? undefined,
+        }),
+        { realmId: user.realmId, userId: user.id },
+      );
     },
     onAlertError: (error) => report("login: new-device alert not sent", error),
   });
@@ -214,6 +222,7 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
             ipAddress: alert.ip ?? undefined,
             locale: alert.locale ?? undefined,
           }),
+          { realmId: alert.user.realmId, userId: alert.user.id },
         )
       );
       return Promise.resolve();
@@ -267,6 +276,8 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
         users: storage.users,
         emailOtp,
         emailOtpEnrollments: storage.emailOtpEnrollments,
+        events,
+        clock,
       }),
     ],
     async bootstrap(realmId) {

@@ -29,6 +29,7 @@
 import * as v from "valibot";
 import type { RequestThrottle } from "../../core/abuse/request-throttle.ts";
 import type { AccountFlows } from "../../core/accounts/flows.ts";
+import { EmailAddressSchema, EmailLookupSchema } from "../../core/accounts/email.ts";
 import { MAX_PASSWORD_LENGTH, SignUpClosedError } from "../../core/accounts/flows.ts";
 import type { AbuseGate } from "../../core/abuse/gate.ts";
 import { CaptchaRequiredError, LoginBlockedError } from "../../core/login/errors.ts";
@@ -53,18 +54,14 @@ import { UUID_PATTERN } from "../../core/ids.ts";
 
 const text = (what: string, max: number) =>
   v.pipe(v.string(`${what} must be a string`), v.minLength(1, `${what} must not be empty`), v.maxLength(max));
-const email = v.pipe(
-  v.string("email must be a string"),
-  v.trim(),
-  v.maxLength(320),
-  v.regex(/^[^\s@<>,;"]+@[^\s@<>,;"]+$/, "email must be an email address"),
-);
+/** Normalized (NFKC, trimmed, lowercased, IDNA ASCII domain) and checked: the address as stored. */
+const email = EmailAddressSchema;
 const password = v.pipe(v.string("password must be a string"), v.maxLength(MAX_PASSWORD_LENGTH));
 const token = text("token", 8192);
 
 /** The body of `POST /auth/password/forgot`. */
 export const ForgotPasswordSchema = v.strictObject({
-  email: text("email", 320),
+  email: EmailLookupSchema,
   realm: v.optional(v.nullable(text("realm", 200))),
 });
 /** The body of `POST /auth/password/reset`. */
@@ -120,11 +117,15 @@ const OPERATIONS: readonly OperationDoc[] = [
     method: "POST",
     path: "/auth/password/reset",
     summary: "Set a new password with a reset token",
-    description: "Every refresh token of the user is revoked.",
+    description: "Every refresh token of the user is revoked. A break-glass account's password changes by " +
+      "rotation only (403 `break_glass_managed`).",
     tags: ["Account"],
     auth: "public",
     body: ResetPasswordSchema,
-    responses: { 200: { description: "Done", body: status("password_reset") }, ...errorResponses(400, 401) },
+    responses: {
+      200: { description: "Done", body: status("password_reset") },
+      ...errorResponses(400, 401, 403),
+    },
   },
   {
     method: "POST",

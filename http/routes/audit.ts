@@ -148,6 +148,8 @@ export const ErasureReportSchema = v.pipe(
     mailDeleted: v.number(),
     mailRedacted: v.number(),
     webhookPayloadsRedacted: v.number(),
+    freeTextRedacted: v.number(),
+    auditMentionsRedacted: v.number(),
   }),
   v.title("ErasureReport"),
 );

@@ -6,10 +6,14 @@
  * - `POST /profile/factors/totp`: starts (or restarts) TOTP enrollment: `{ secret, uri, digits,
  *   period, algorithm }`, shown once; 409 `conflict` when TOTP is already confirmed.
  * - `POST /profile/factors/totp/confirm` `{ code }`: confirms it with a first code:
- *   `{ totp: "confirmed" }`; 401 `invalid_mfa_code` for a wrong code.
- * - `DELETE /profile/factors/totp` `{ code? }`: removes TOTP (204).
+ *   `{ totp: "confirmed" }`; 401 `invalid_mfa_code` for a wrong code. Event `mfa.totp_enabled`.
+ * - `DELETE /profile/factors/totp` `{ code? }`: removes TOTP (204). Event `mfa.totp_disabled`.
  * - `POST /profile/factors/recovery-codes` `{ code? }`: a new set of recovery codes, shown once
- *   (`{ codes: [...] }`); the previous set stops working.
+ *   (`{ codes: [...] }`); the previous set stops working. Event `mfa.recovery_codes_generated`
+ *   (with the `count`, never a code).
+ *
+ * The events go to the user's security ledger. A proof `code` that is right but whose time step
+ * was already used answers 401 `totp_code_replayed` (wait for the next code).
  * - `GET /profile/factors/recovery-codes`: `{ remaining }`.
  * - `POST /profile/factors/email-otp`: starts enrolling email OTP as a second factor: a code goes
  *   to the account's address (202 `{ expiresAt }`).
@@ -29,8 +33,10 @@
 import { mailLocaleOf } from "../../core/mail/messages.ts";
 import type { Context } from "hono";
 import * as v from "valibot";
-import { InvalidMfaCodeError } from "../../core/login/errors.ts";
-import { MFA_LEVEL_MULTI_FACTOR } from "../../core/login/pipeline.ts";
+import { InvalidMfaCodeError, TotpCodeReplayedError } from "../../core/login/errors.ts";
+import { MFA_LEVEL_MULTI_FACTOR, type SecurityEventWriter } from "../../core/login/pipeline.ts";
+import { EVENT_KINDS } from "../../core/events/catalog.ts";
+import type { Clock } from "../../core/clock.ts";
 import { NotFoundError, SvcError } from "../../core/errors.ts";
 import type { EmailOtpService } from "../../core/mfa/email-otp.ts";
 import type { RecoveryCodeService } from "../../core/mfa/recovery-codes.ts";
@@ -184,6 +190,22 @@ export interface FactorRouteDeps {
   users: UserStore;
   emailOtp: EmailOtpService;
   emailOtpEnrollments: EmailOtpEnrollmentStore;
+  /** Records `mfa.totp_enabled`, `mfa.totp_disabled` and `mfa.recovery_codes_generated` in the user's ledger. */
+  events: SecurityEventWriter;
+  /** Stamps the events. */
+  clock: Clock;
+}
+
+/** Records one factor change of the signed-in user durably (security ledger, webhooks, the hub). */
+async function recordFactorChange(
+  deps: FactorRouteDeps,
+  principal: Principal,
+  kind: string,
+  data: Record<string, unknown> = {},
+): Promise<void> {
+  await deps.events.transaction((_tx, emit) =>
+    emit({ kind, occurredAt: deps.clock.now(), realmId: principal.realmId, userId: principal.userId, data })
+  );
 }
 
 /** The email OTP challenge of an enrollment, one per user. */
@@ -214,6 +236,7 @@ export function factorRoutes(deps: FactorRouteDeps): DocumentedInstaller {
       if (user === null) throw new NotFoundError("No such user.");
       const issued = await deps.emailOtp.issue({
         to: user.email,
+        addressee: { realmId: user.realmId, userId: user.id },
         challengeId: enrollmentChallenge(user.id),
         locale: mailLocaleOf(c.req.header("Accept-Language")),
       });
@@ -256,6 +279,7 @@ export function factorRoutes(deps: FactorRouteDeps): DocumentedInstaller {
         }
         throw new InvalidMfaCodeError();
       }
+      await recordFactorChange(deps, principal, EVENT_KINDS.mfaTotpEnabled);
       return c.json({ totp: "confirmed" });
     });
 
@@ -263,6 +287,7 @@ export function factorRoutes(deps: FactorRouteDeps): DocumentedInstaller {
       const principal = await requireUser(c);
       await requireProof(c, deps, principal);
       if (!await deps.totp.disable(principal.userId)) throw new NotFoundError("TOTP is not enrolled.");
+      await recordFactorChange(deps, principal, EVENT_KINDS.mfaTotpDisabled);
       return c.body(null, 204);
     });
 
@@ -270,6 +295,9 @@ export function factorRoutes(deps: FactorRouteDeps): DocumentedInstaller {
       const principal = await requireUser(c);
       await requireProof(c, deps, principal);
       const codes = await deps.recoveryCodes.generate(principal.userId);
+      await recordFactorChange(deps, principal, EVENT_KINDS.mfaRecoveryCodesGenerated, {
+        count: codes.length,
+      });
       return c.json({ codes });
     });
 
@@ -286,7 +314,9 @@ async function requireProof(c: Context<SvcEnv>, deps: FactorRouteDeps, principal
   const body = hasBody ? await parseBody(c, FactorProofSchema) : {};
   if (await deps.totp.status(principal.userId) !== "confirmed") return;
   if (principal.mfa === MFA_LEVEL_MULTI_FACTOR) return;
-  if (body.code === undefined || !(await deps.totp.verify(principal.userId, body.code)).ok) {
+  const result = body.code === undefined ? null : await deps.totp.verify(principal.userId, body.code);
+  if (result !== null && !result.ok && result.reason === "replayed") throw new TotpCodeReplayedError();
+  if (result === null || !result.ok) {
     throw new SvcError(
       "second_factor_required",
       "Send a current TOTP code as code, or sign in with your second factor first.",

@@ -5,9 +5,14 @@
  * otherwise) is run and reported in the body like the others, marked `"critical": false`, but
  * its failure leaves the status 200.
  *
+ * `/readyz` is unauthenticated, so by default it answers the overall status and the names of
+ * its checks only; each check's result (and a failure's reason, such as an overdue break-glass
+ * drill) is for callers {@link HealthOptions.canReadDetails} admits (the metrics token or an
+ * administrator's token, as the app assembles it).
+ *
  * @module
  */
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
 import * as v from "valibot";
 import { SvcError } from "../../core/errors.ts";
 import type { OperationDoc } from "../openapi/operation.ts";
@@ -34,6 +39,11 @@ export interface HealthOptions {
   timeoutMs?: number;
   /** Where failed checks are reported with their full error (the answer only carries a short message). */
   logError?: (line: string) => void;
+  /**
+   * Whether the caller may read each check's result; absent or false: the answer holds the
+   * status and the check names only.
+   */
+  canReadDetails?: (c: Context<SvcEnv>) => Promise<boolean>;
 }
 
 const MAX_ERROR_LENGTH = 200;
@@ -87,7 +97,7 @@ const CheckResultSchema = v.union([
   }),
 ]);
 
-/** The answer of `GET /readyz`. */
+/** The answer of `GET /readyz` to a caller allowed the details: each check's result. */
 export const ReadinessSchema = v.pipe(
   v.object({
     status: v.picklist(["ready", "not_ready"]),
@@ -95,6 +105,17 @@ export const ReadinessSchema = v.pipe(
   }),
   v.title("Readiness"),
 );
+
+/** The answer of `GET /readyz` to anyone else: the status and the names of the checks. */
+export const PublicReadinessSchema = v.pipe(
+  v.object({
+    status: v.picklist(["ready", "not_ready"]),
+    checks: v.pipe(v.array(v.string()), v.description("The names of the checks run.")),
+  }),
+  v.title("PublicReadiness"),
+);
+
+const ReadinessAnswerSchema = v.union([ReadinessSchema, PublicReadinessSchema]);
 
 /** The operations of the health routes. */
 export const HEALTH_OPERATIONS: readonly OperationDoc[] = [
@@ -109,12 +130,16 @@ export const HEALTH_OPERATIONS: readonly OperationDoc[] = [
   {
     method: "GET",
     path: "/readyz",
-    summary: "Readiness: every dependency check passes within its time limit",
+    summary:
+      "Readiness: every dependency check passes within its time limit; each check's result only with the metrics token or an administrator's token",
     tags: ["Health"],
     auth: "public",
     responses: {
-      200: { description: "Ready", body: ReadinessSchema },
-      503: { description: "Not ready (the failing checks say why)", body: ReadinessSchema },
+      200: { description: "Ready", body: ReadinessAnswerSchema },
+      503: {
+        description: "Not ready (with the details, the failing checks say why)",
+        body: ReadinessAnswerSchema,
+      },
     },
   },
 ];
@@ -134,10 +159,10 @@ export function healthRoutes(
     });
     app.get("/readyz", async (c) => {
       const result = await runReadinessChecks(checks, options);
+      const details = await options.canReadDetails?.(c) ?? false;
       c.header("Cache-Control", "no-store");
-      return result.ready
-        ? c.json({ status: "ready", checks: result.checks }, 200)
-        : c.json({ status: "not_ready", checks: result.checks }, 503);
+      const status = result.ready ? "ready" : "not_ready";
+      return c.json({ status, checks: details ? result.checks : names }, result.ready ? 200 : 503);
     });
   };
 }

@@ -22,6 +22,7 @@ import * as v from "valibot";
 import { LoginBlockedError } from "../../core/login/errors.ts";
 import type { LoginPipeline, ReadyLogin } from "../../core/login/pipeline.ts";
 import { MAX_PASSWORD_LENGTH } from "../../core/accounts/flows.ts";
+import { EmailLookupSchema } from "../../core/accounts/email.ts";
 import {
   documented,
   type DocumentedInstaller,
@@ -42,7 +43,7 @@ const fingerprint = v.optional(v.nullable(text("deviceFingerprint", 512)));
 
 /** The body of `POST /auth/login`. */
 export const LoginRequestSchema = v.strictObject({
-  email: text("email", 320),
+  email: EmailLookupSchema,
   password: v.pipe(v.string("password must be a string"), v.maxLength(MAX_PASSWORD_LENGTH)),
   realm: v.optional(v.nullable(text("realm", 200))),
   org: v.optional(

@@ -11,6 +11,7 @@
  * @module
  */
 import * as v from "valibot";
+import { EmailAddressSchema } from "../../core/accounts/email.ts";
 import { isUuid } from "../../core/ids.ts";
 import { SvcError } from "../../core/errors.ts";
 import type { Storage } from "../../storage/storage.ts";
@@ -38,12 +39,7 @@ export const SIGN_IN_DISCOVERY_MAX_BYTES = 4096;
 
 /** The body of `POST /auth/sign-in/discover`. */
 export const SignInDiscoverySchema = v.strictObject({
-  email: v.pipe(
-    v.string("email must be a string"),
-    v.trim(),
-    v.maxLength(320, "email is longer than 320 characters"),
-    v.regex(/^[^\s@]+@[^\s@]+$/, "email must be an email address"),
-  ),
+  email: EmailAddressSchema,
   returnTo: v.optional(
     v.nullable(v.pipe(v.string("returnTo must be a string"), v.maxLength(2048, "returnTo is too long"))),
   ),
@@ -102,7 +98,7 @@ export function signInDiscoveryRoutes(
         : await storage.realms.getDefault();
       // An unknown realm answers like a domain no step takes.
       if (realm === null) return c.json({});
-      const email = body.email.toLowerCase();
+      const email = body.email; // normalized by the schema
       const answer = await discover({
         email,
         domain: email.slice(email.lastIndexOf("@") + 1),

@@ -15,13 +15,14 @@
  * Fences: `svc:global:webhooks-read` / `svc:global:webhooks-manage` for every endpoint of
  * the caller's realm; `svc:org:webhooks-read` / `svc:org:webhooks-manage` for endpoints scoped
  * to the caller's own organization. Manage implies read. Endpoints the caller may not see
- * answer 404. Every change appends to the realm's admin audit chain in its own transaction;
- * receiver URLs pass the SSRF guard.
+ * answer 404. Every change goes through `adminMutation` (refused while impersonating) and appends
+ * one entry to the realm's admin audit chain in its own transaction; a change that changes
+ * nothing (an identical update) appends none, and a delete of a deleted endpoint is 404. Receiver
+ * URLs pass the SSRF guard.
  *
  * @module
  */
 import * as v from "valibot";
-import { runAdminMutation } from "../../core/audit/mutation.ts";
 import {
   WEBHOOKS_MANAGE_GLOBAL,
   WEBHOOKS_MANAGE_ORG,
@@ -34,15 +35,15 @@ import { type EventPublisher, webhookBody } from "../../core/events/publisher.ts
 import { ConflictError, NotFoundError, SvcError } from "../../core/errors.ts";
 import { randomToken, randomUuid } from "../../core/random.ts";
 import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
+import { outboundPolicyFromConfig } from "../../core/net/outbound-rules.ts";
 import { checkReceiverUrl, type ReceiverPolicy } from "../../core/webhooks/receivers.ts";
 import { WEBHOOK_SECRET_PREFIX } from "../../core/webhooks/signature.ts";
 import type { WebhookDeliveryRecord, WebhookEndpointRecord } from "../../storage/contract/webhooks.ts";
 import type { Storage } from "../../storage/storage.ts";
 import type { AppDeps } from "../app.ts";
-import { auditActor } from "../auth/audit-actor.ts";
 import { covers, fence, type FenceScope } from "../auth/fence.ts";
 import { parseBody, parseOptionalBody } from "../validate.ts";
-import { parseQuery, wholeNumber } from "../admin/kit.ts";
+import { adminMutation, parseQuery, sameView, wholeNumber } from "../admin/kit.ts";
 import {
   documented,
   type DocumentedInstaller,
@@ -348,7 +349,7 @@ function refuseReceiver(target: string, policy: ReceiverPolicy): void {
     throw new SvcError(
       "webhook_receiver_refused",
       refusal === "private_address"
-        ? "The receiver is on a private or loopback address; allow it with SVC_WEBHOOK_ALLOW_PRIVATE_RECEIVERS."
+        ? "The receiver is on a private or loopback address; allow it with SVC_OUTBOUND_ALLOW_PRIVATE (or SVC_WEBHOOK_ALLOW_PRIVATE_RECEIVERS)."
         : `The receiver URL is not acceptable (${refusal}); use an http(s) URL without credentials.`,
       400,
       { reason: refusal },
@@ -360,7 +361,7 @@ function refuseReceiver(target: string, policy: ReceiverPolicy): void {
 export function webhookRoutes(deps: WebhookRoutesDeps): DocumentedInstaller {
   return documented((app, appDeps: AppDeps) => {
     const mount = appDeps.config.webhooks.mountPath;
-    const policy: ReceiverPolicy = { allowPrivate: appDeps.config.webhooks.allowPrivateReceivers };
+    const policy: ReceiverPolicy = outboundPolicyFromConfig(appDeps.config);
     const { storage, snapshots } = deps;
     const mutationDeps = { storage, publisher: deps.publisher };
     const newSecret = () => `${WEBHOOK_SECRET_PREFIX}${randomToken(appDeps.random, 32)}`;
@@ -396,36 +397,31 @@ export function webhookRoutes(deps: WebhookRoutesDeps): DocumentedInstaller {
       if (!covers(scope, orgId)) throw new NotFoundError("No such organization.");
       refuseReceiver(body.url, policy);
       const secret = newSecret();
-      const { value } = await runAdminMutation(
-        mutationDeps,
-        scope.principal.realmId,
-        auditActor(scope.principal),
-        async ({ tx }) => {
-          if (orgId !== null) {
-            const org = await tx.organizations.get(orgId);
-            if (org === null || org.realmId !== scope.principal.realmId.toLowerCase()) {
-              throw new NotFoundError("No such organization.");
-            }
+      const { value } = await adminMutation(mutationDeps, scope, async ({ tx }) => {
+        if (orgId !== null) {
+          const org = await tx.organizations.get(orgId);
+          if (org === null || org.realmId !== scope.principal.realmId.toLowerCase()) {
+            throw new NotFoundError("No such organization.");
           }
-          const endpoint = await tx.webhooks.createEndpoint({
-            realmId: scope.principal.realmId,
+        }
+        const endpoint = await tx.webhooks.createEndpoint({
+          realmId: scope.principal.realmId,
+          orgId,
+          url: body.url,
+          description: body.description ?? null,
+          secret,
+          eventPatterns: body.eventPatterns,
+        });
+        return {
+          value: endpoint,
+          audit: {
+            action: "webhook.endpoint.create",
+            target: endpoint.id,
             orgId,
-            url: body.url,
-            description: body.description ?? null,
-            secret,
-            eventPatterns: body.eventPatterns,
-          });
-          return {
-            value: endpoint,
-            audit: {
-              action: "webhook.endpoint.create",
-              target: endpoint.id,
-              orgId,
-              after: auditView(endpoint),
-            },
-          };
-        },
-      );
+            after: auditView(endpoint),
+          },
+        };
+      });
       return c.json({ ...endpointView(value), secret }, 201);
     });
 
@@ -438,49 +434,42 @@ export function webhookRoutes(deps: WebhookRoutesDeps): DocumentedInstaller {
       const scope = await fence(c, snapshots, MANAGE);
       const body = await parseBody(c, UpdateWebhookSchema);
       if (body.url !== undefined) refuseReceiver(body.url, policy);
-      const { value } = await runAdminMutation(
-        mutationDeps,
-        scope.principal.realmId,
-        auditActor(scope.principal),
-        async ({ tx }) => {
-          const before = await visible(scope, c.req.param("endpointId"), tx);
-          const after = await tx.webhooks.updateEndpoint(before.id, body);
-          if (after === null) throw new NotFoundError("No such webhook endpoint.");
-          return {
-            value: after,
-            audit: {
-              action: "webhook.endpoint.update",
-              target: after.id,
-              orgId: after.orgId,
-              before: auditView(before),
-              after: auditView(after),
-            },
-          };
-        },
-      );
+      const { value } = await adminMutation(mutationDeps, scope, async ({ tx }) => {
+        const before = await visible(scope, c.req.param("endpointId"), tx);
+        const after = await tx.webhooks.updateEndpoint(before.id, body);
+        if (after === null) throw new NotFoundError("No such webhook endpoint.");
+        if (sameView(auditView(before), auditView(after))) return { value: after, audit: null };
+        return {
+          value: after,
+          audit: {
+            action: "webhook.endpoint.update",
+            target: after.id,
+            orgId: after.orgId,
+            before: auditView(before),
+            after: auditView(after),
+          },
+        };
+      });
       return c.json(endpointView(value));
     });
 
     app.delete(`${mount}/:endpointId`, async (c) => {
       const scope = await fence(c, snapshots, MANAGE);
-      await runAdminMutation(
-        mutationDeps,
-        scope.principal.realmId,
-        auditActor(scope.principal),
-        async ({ tx }) => {
-          const before = await visible(scope, c.req.param("endpointId"), tx);
-          await tx.webhooks.deleteEndpoint(before.id);
-          return {
-            value: null,
-            audit: {
-              action: "webhook.endpoint.delete",
-              target: before.id,
-              orgId: before.orgId,
-              before: auditView(before),
-            },
-          };
-        },
-      );
+      await adminMutation(mutationDeps, scope, async ({ tx }) => {
+        const before = await visible(scope, c.req.param("endpointId"), tx);
+        if (!await tx.webhooks.deleteEndpoint(before.id)) {
+          throw new NotFoundError("No such webhook endpoint.");
+        }
+        return {
+          value: null,
+          audit: {
+            action: "webhook.endpoint.delete",
+            target: before.id,
+            orgId: before.orgId,
+            before: auditView(before),
+          },
+        };
+      });
       return c.body(null, 204);
     });
 
@@ -489,60 +478,50 @@ export function webhookRoutes(deps: WebhookRoutesDeps): DocumentedInstaller {
       const body = await parseOptionalBody(c, RotateSecretSchema);
       const overlapSeconds = body.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
       const secret = newSecret();
-      const { value } = await runAdminMutation(
-        mutationDeps,
-        scope.principal.realmId,
-        auditActor(scope.principal),
-        async ({ tx }) => {
-          const before = await visible(scope, c.req.param("endpointId"), tx);
-          const after = await tx.webhooks.rotateSecret(before.id, secret, overlapSeconds * 1000);
-          if (after === null) throw new NotFoundError("No such webhook endpoint.");
-          return {
-            value: after,
-            audit: {
-              action: "webhook.endpoint.rotate_secret",
-              target: after.id,
-              orgId: after.orgId,
-              before: { previousSecretExpiresAt: before.previousSecretExpiresAt?.toISOString() ?? null },
-              after: {
-                overlapSeconds,
-                previousSecretExpiresAt: after.previousSecretExpiresAt?.toISOString() ?? null,
-              },
+      const { value } = await adminMutation(mutationDeps, scope, async ({ tx }) => {
+        const before = await visible(scope, c.req.param("endpointId"), tx);
+        const after = await tx.webhooks.rotateSecret(before.id, secret, overlapSeconds * 1000);
+        if (after === null) throw new NotFoundError("No such webhook endpoint.");
+        return {
+          value: after,
+          audit: {
+            action: "webhook.endpoint.rotate_secret",
+            target: after.id,
+            orgId: after.orgId,
+            before: { previousSecretExpiresAt: before.previousSecretExpiresAt?.toISOString() ?? null },
+            after: {
+              overlapSeconds,
+              previousSecretExpiresAt: after.previousSecretExpiresAt?.toISOString() ?? null,
             },
-          };
-        },
-      );
+          },
+        };
+      });
       return c.json({ ...endpointView(value), secret });
     });
 
     app.post(`${mount}/:endpointId/test`, async (c) => {
       const scope = await fence(c, snapshots, MANAGE);
-      const { value } = await runAdminMutation(
-        mutationDeps,
-        scope.principal.realmId,
-        auditActor(scope.principal),
-        async ({ tx }) => {
-          const endpoint = await visible(scope, c.req.param("endpointId"), tx);
-          const payload = webhookBody(randomUuid(appDeps.random), {
-            kind: EVENT_KINDS.webhookTest,
-            occurredAt: appDeps.clock.now(),
-            realmId: endpoint.realmId,
+      const { value } = await adminMutation(mutationDeps, scope, async ({ tx }) => {
+        const endpoint = await visible(scope, c.req.param("endpointId"), tx);
+        const payload = webhookBody(randomUuid(appDeps.random), {
+          kind: EVENT_KINDS.webhookTest,
+          occurredAt: appDeps.clock.now(),
+          realmId: endpoint.realmId,
+          orgId: endpoint.orgId,
+          userId: null,
+          data: { endpointId: endpoint.id, message: "This is a test delivery from svc." },
+        });
+        const delivery = await tx.webhooks.enqueue(endpoint.id, EVENT_KINDS.webhookTest, payload);
+        return {
+          value: delivery,
+          audit: {
+            action: "webhook.endpoint.test",
+            target: endpoint.id,
             orgId: endpoint.orgId,
-            userId: null,
-            data: { endpointId: endpoint.id, message: "This is a test delivery from svc." },
-          });
-          const delivery = await tx.webhooks.enqueue(endpoint.id, EVENT_KINDS.webhookTest, payload);
-          return {
-            value: delivery,
-            audit: {
-              action: "webhook.endpoint.test",
-              target: endpoint.id,
-              orgId: endpoint.orgId,
-              after: { deliveryId: delivery.id },
-            },
-          };
-        },
-      );
+            after: { deliveryId: delivery.id },
+          },
+        };
+      });
       deps.wake?.();
       return c.json(deliveryView(value), 202);
     });
@@ -560,35 +539,30 @@ export function webhookRoutes(deps: WebhookRoutesDeps): DocumentedInstaller {
 
     app.post(`${mount}/:endpointId/deliveries/:deliveryId/replay`, async (c) => {
       const scope = await fence(c, snapshots, MANAGE);
-      const { value } = await runAdminMutation(
-        mutationDeps,
-        scope.principal.realmId,
-        auditActor(scope.principal),
-        async ({ tx }) => {
-          const endpoint = await visible(scope, c.req.param("endpointId"), tx);
-          const deliveryId = c.req.param("deliveryId");
-          const delivery = isUuid(deliveryId) ? await tx.webhooks.getDelivery(deliveryId) : null;
-          if (delivery === null || delivery.endpointId !== endpoint.id) {
-            throw new NotFoundError("No such delivery.");
-          }
-          if (!(await tx.webhooks.requeueDeadLetter(delivery.id))) {
-            throw new ConflictError("Only dead-lettered deliveries can be replayed.", {
-              status: delivery.status,
-            });
-          }
-          const after = (await tx.webhooks.getDelivery(delivery.id))!;
-          return {
-            value: after,
-            audit: {
-              action: "webhook.delivery.replay",
-              target: delivery.id,
-              orgId: endpoint.orgId,
-              before: { status: delivery.status, attempts: delivery.attempts },
-              after: { status: after.status, attempts: after.attempts },
-            },
-          };
-        },
-      );
+      const { value } = await adminMutation(mutationDeps, scope, async ({ tx }) => {
+        const endpoint = await visible(scope, c.req.param("endpointId"), tx);
+        const deliveryId = c.req.param("deliveryId");
+        const delivery = isUuid(deliveryId) ? await tx.webhooks.getDelivery(deliveryId) : null;
+        if (delivery === null || delivery.endpointId !== endpoint.id) {
+          throw new NotFoundError("No such delivery.");
+        }
+        if (!(await tx.webhooks.requeueDeadLetter(delivery.id))) {
+          throw new ConflictError("Only dead-lettered deliveries can be replayed.", {
+            status: delivery.status,
+          });
+        }
+        const after = (await tx.webhooks.getDelivery(delivery.id))!;
+        return {
+          value: after,
+          audit: {
+            action: "webhook.delivery.replay",
+            target: delivery.id,
+            orgId: endpoint.orgId,
+            before: { status: delivery.status, attempts: delivery.attempts },
+            after: { status: after.status, attempts: after.attempts },
+          },
+        };
+      });
       deps.wake?.();
       return c.json(deliveryView(value), 202);
     });

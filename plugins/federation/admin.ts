@@ -19,6 +19,7 @@
  */
 import * as v from "valibot";
 import {
+  checkOutboundUrl,
   covers,
   documented,
   errorResponses,
@@ -28,6 +29,7 @@ import {
   listBodyOf,
   listSchema,
   type OperationDoc,
+  outboundPolicyFromConfig,
   PAGE_QUERY_ENTRIES,
   pageOf,
   parseBody,
@@ -35,7 +37,7 @@ import {
   type RouteInstaller,
   ValidationError,
 } from "../../mod.ts";
-import type { ClaimMapping, FederationProvider } from "./providers.ts";
+import type { ClaimMapping, FederationProvider, ProviderStore } from "./providers.ts";
 import { type Federation, PERMISSIONS } from "./shared.ts";
 
 const READ = {
@@ -254,8 +256,8 @@ const OPERATIONS: readonly OperationDoc[] = [
 export function adminRoutes(f: Federation): RouteInstaller {
   const { ctx } = f;
 
-  const visible = async (scope: FenceScope, id: string) => {
-    const provider = await f.providers.get(id);
+  const visible = async (scope: FenceScope, id: string, providers: ProviderStore = f.providers) => {
+    const provider = await providers.get(id);
     if (provider === null || provider.realmId !== scope.principal.realmId.toLowerCase()) {
       throw hidden("provider");
     }
@@ -273,6 +275,13 @@ export function adminRoutes(f: Federation): RouteInstaller {
     if (value !== undefined && !f.upstreams.issuerAllowed(value)) {
       throw new ValidationError(
         "Invalid request: issuer must be https (http only with SVC_FEDERATION_ALLOW_HTTP_ISSUERS=true).",
+      );
+    }
+    // The outbound guard refuses it at every fetch anyway (names resolving inward included); an
+    // address that is plainly inward is refused here already.
+    if (value !== undefined && checkOutboundUrl(value, outboundPolicyFromConfig(ctx.svcConfig)) !== null) {
+      throw new ValidationError(
+        "Invalid request: issuer is on a private, loopback or metadata address (SVC_OUTBOUND_ALLOW_PRIVATE allows one, for development).",
       );
     }
   };
@@ -332,20 +341,28 @@ export function adminRoutes(f: Federation): RouteInstaller {
       const scope = await ctx.admin.scope(c, MANAGE);
       const body = await parseBody(c, UpdateProviderSchema);
       checkIssuer(body.issuer);
-      const before = await visible(scope, c.req.param("providerId"));
+      await visible(scope, c.req.param("providerId"));
       const after = await ctx.admin.mutate(scope.principal, async ({ tx }) => {
-        const changed = await f.providers.in(tx).update(before.id, {
+        // Read again in the transaction, which runs after any other admin change of the realm.
+        const providers = f.providers.in(tx);
+        const before = await visible(scope, c.req.param("providerId"), providers);
+        const secretChanged = body.clientSecret !== undefined &&
+          body.clientSecret !== await providers.clientSecret(before.id);
+        const changed = await providers.update(before.id, {
           ...body,
           claimMapping: body.claimMapping === undefined ? undefined : mapping(body.claimMapping),
         });
         if (changed === null) throw hidden("provider");
+        // An identical update changes nothing: no entry.
+        const shown = (p: FederationProvider) => JSON.stringify({ ...providerView(p), updatedAt: null });
+        if (!secretChanged && shown(before) === shown(changed)) return { value: changed, audit: null };
         return {
           value: changed,
           audit: {
             action: "federation.provider.update",
             target: changed.id,
             before: providerView(before),
-            after: { ...providerView(changed), clientSecretChanged: body.clientSecret !== undefined },
+            after: { ...providerView(changed), clientSecretChanged: secretChanged },
           },
         };
       });
@@ -354,13 +371,16 @@ export function adminRoutes(f: Federation): RouteInstaller {
 
     app.delete(ITEM, async (c) => {
       const scope = await ctx.admin.scope(c, MANAGE);
-      const provider = await visible(scope, c.req.param("providerId"));
+      await visible(scope, c.req.param("providerId"));
       await ctx.admin.mutate(scope.principal, async ({ tx }) => {
+        // Read again in the transaction: a concurrent duplicate finds the provider gone (404).
+        const providers = f.providers.in(tx);
+        const provider = await visible(scope, c.req.param("providerId"), providers);
         const org = await tx.organizations.get(provider.orgId);
         if (org !== null && org.defaultIdentityProviderId === provider.id) {
           await tx.organizations.update(org.id, { defaultIdentityProviderId: null });
         }
-        await f.providers.in(tx).delete(provider.id);
+        if (!await providers.delete(provider.id)) throw hidden("provider");
         return {
           value: null,
           audit: {

@@ -30,6 +30,7 @@ import {
   constantTimeEqual,
   documented,
   EMAIL_DOMAIN,
+  normalizeEmail,
   noStore,
   type RouteInstaller,
   setSessionCookies,
@@ -188,7 +189,7 @@ async function start(f: Federation, c: Context): Promise<Response> {
     if (provider !== null && !provider.enabled) provider = null;
   } else if (q.email !== undefined) {
     const realm = await f.ctx.storage.realms.getDefault();
-    const email = q.email.trim().toLowerCase();
+    const email = normalizeEmail(q.email);
     provider = realm === null
       ? null
       : await providerForDomain(f, realm.id, email.slice(email.lastIndexOf("@") + 1));
@@ -249,7 +250,8 @@ async function resolveUser(
     }
     return user;
   }
-  const email = claimText(claims, provider.claimMapping.email)?.trim().toLowerCase() ?? null;
+  const claimedEmail = claimText(claims, provider.claimMapping.email);
+  const email = claimedEmail == null ? null : normalizeEmail(claimedEmail);
   const emailVerified = claims.email_verified === true;
   const attributes: Record<string, unknown> = {};
   for (const [attribute, claim] of Object.entries(provider.claimMapping.attributes)) {
@@ -406,15 +408,25 @@ async function callback(f: Federation, c: Context): Promise<Response> {
 const PAGE = { description: "An error page (HTML) with the stable code", mediaType: "text/html" };
 const TAGS = ["Federation"];
 
+/**
+ * The one answer to every upstream failure (unreachable, refused by the outbound guard, timed out,
+ * a bad discovery document, a refused code, an invalid ID token): different answers would let
+ * anyone who can name an issuer probe which internal ports are open. The precise code goes to
+ * the `federation.refused` event (callback) and the server log (start).
+ */
+export const UPSTREAM_FAILURE_CODE = "federation_upstream_unavailable";
+
 /** The flow's routes: browser navigations, documented as such. */
 export function flowRoutes(f: Federation): RouteInstaller {
   const handle = (run: (f: Federation, c: Context) => Promise<Response>) => async (c: Context) => {
     try {
       return await run(f, c);
     } catch (err) {
-      if (err instanceof FederationRefusedError || err instanceof UpstreamError) {
-        return errorPage(f, c, err.code, err.status);
+      if (err instanceof UpstreamError) {
+        f.ctx.logError(`federation: ${c.req.path}: upstream failed (${err.code})`);
+        return errorPage(f, c, UPSTREAM_FAILURE_CODE, 502);
       }
+      if (err instanceof FederationRefusedError) return errorPage(f, c, err.code, err.status);
       throw err;
     }
   };

@@ -111,6 +111,7 @@ export function federationPlugin(): SvcPlugin<FederationConfig> {
         states: new StateStore(ctx, ctx.config.stateTtlSeconds * 1000),
         upstreams: new Upstreams({
           clock: ctx.clock,
+          fetch: ctx.outbound,
           discoveryTtlMs: ctx.config.discoveryTtlSeconds * 1000,
           allowHttp: ctx.config.allowHttpIssuers,
         }),

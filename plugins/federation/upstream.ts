@@ -7,13 +7,19 @@
  * several audiences, the `nonce`, `exp` and `iat`, and an algorithm among those it advertises
  * (asymmetric only; never `none`).
  *
+ * Every request goes through svc's outbound guard (`PluginContext.outbound`): an issuer, token
+ * endpoint or JWKS URL on a private, loopback, link-local or metadata address is refused after DNS
+ * resolution (unless the operator allows it), discovery follows at most {@link
+ * DISCOVERY_REDIRECTS} redirects, each checked again, the token endpoint none (the client secret
+ * is never re-sent elsewhere), and bodies are capped.
+ *
  * Errors are {@link UpstreamError}s with a stable code; their messages never carry a secret, a
  * code or a token.
  *
  * @module
  */
 import { createRemoteJWKSet, customFetch, type JWTPayload, jwtVerify } from "jose";
-import { type Clock, constantTimeEqual, SvcError } from "../../mod.ts";
+import { type Clock, constantTimeEqual, type OutboundFetch, SvcError } from "../../mod.ts";
 
 /** What svc reads from an upstream's discovery document. */
 export interface UpstreamMetadata {
@@ -50,10 +56,17 @@ export const ACCEPTED_ALGORITHMS: readonly string[] = [
   "Ed25519",
 ];
 
-/** How upstream requests are made (a test passes its own `fetch`). */
+/** Redirects followed when fetching a discovery document (each hop checked by the guard again). */
+export const DISCOVERY_REDIRECTS = 3;
+
+/** Largest discovery document, token answer or key set read, in bytes. */
+const MAX_UPSTREAM_BYTES = 256 * 1024;
+
+/** How upstream requests are made. */
 export interface UpstreamOptions {
   readonly clock: Clock;
-  readonly fetch?: typeof fetch;
+  /** svc's outbound guard (a test builds one over a fake `fetch`). */
+  readonly fetch: OutboundFetch;
   /** How long a discovery document is reused, in milliseconds. */
   readonly discoveryTtlMs: number;
   /** Whether `http:` issuers are accepted (development and tests only). */
@@ -69,13 +82,13 @@ const str = (value: unknown): value is string => typeof value === "string" && va
 /** The upstream providers svc talks to, with their discovery documents and key sets cached. */
 export class Upstreams {
   readonly #options: UpstreamOptions;
-  readonly #fetch: typeof fetch;
+  readonly #outbound: OutboundFetch;
   readonly #metadata = new Map<string, { value: UpstreamMetadata; expiresAt: number }>();
   readonly #jwks = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
 
   constructor(options: UpstreamOptions) {
     this.#options = options;
-    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.#outbound = options.fetch;
   }
 
   /** Whether an issuer URL is acceptable (https, or http when allowed; no query or fragment). */
@@ -107,10 +120,11 @@ export class Upstreams {
     const url = `${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`;
     let doc: Record<string, unknown>;
     try {
-      const res = await this.#fetch(url, {
+      const res = await this.#outbound(url, {
         headers: { Accept: "application/json" },
-        redirect: "error",
-        signal: AbortSignal.timeout(this.#options.timeoutMs ?? 10_000),
+        maxRedirects: DISCOVERY_REDIRECTS,
+        maxResponseBytes: MAX_UPSTREAM_BYTES,
+        timeoutMs: this.#options.timeoutMs ?? 10_000,
       });
       if (!res.ok) throw new Error(`status ${res.status}`);
       doc = await res.json();
@@ -193,12 +207,13 @@ export class Upstreams {
     let body: Record<string, unknown>;
     let status: number;
     try {
-      const res = await this.#fetch(metadata.tokenEndpoint, {
+      const res = await this.#outbound(metadata.tokenEndpoint, {
         method: "POST",
         headers,
         body: form,
-        redirect: "error",
-        signal: AbortSignal.timeout(this.#options.timeoutMs ?? 10_000),
+        maxRedirects: 0,
+        maxResponseBytes: MAX_UPSTREAM_BYTES,
+        timeoutMs: this.#options.timeoutMs ?? 10_000,
       });
       status = res.status;
       body = await res.json().catch(() => ({}));
@@ -225,12 +240,11 @@ export class Upstreams {
   ): Promise<JWTPayload & { sub: string }> {
     let jwks = this.#jwks.get(metadata.jwksUri);
     if (jwks === undefined) {
-      const fetchImpl = this.#options.fetch;
+      const outbound = this.#outbound;
       jwks = createRemoteJWKSet(new URL(metadata.jwksUri), {
         timeoutDuration: this.#options.timeoutMs ?? 10_000,
-        ...(fetchImpl === undefined
-          ? {}
-          : { [customFetch]: (url: string, init: RequestInit) => fetchImpl(url, init) }),
+        [customFetch]: (url: string, init: RequestInit) =>
+          outbound(url, { ...init, maxRedirects: 0, maxResponseBytes: MAX_UPSTREAM_BYTES }),
       });
       this.#jwks.set(metadata.jwksUri, jwks);
     }

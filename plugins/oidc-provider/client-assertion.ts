@@ -15,6 +15,7 @@ import {
   clientJwksUriProblem,
   type ClientRecord,
   JWT_BEARER_ASSERTION_TYPE,
+  outboundPolicyFromConfig,
 } from "../../mod.ts";
 import { PATHS, type Provider } from "./shared.ts";
 
@@ -58,7 +59,7 @@ export async function verifyClientAssertion(
     keys = createLocalJWKSet({ keys: client.jwks.keys.map((key) => ({ ...key })) });
   } else if (client.jwksUri !== null) {
     // The URL was checked at registration; the operator's allow-list may have changed since.
-    const policy = { allowPrivate: p.ctx.svcConfig.webhooks.allowPrivateReceivers };
+    const policy = outboundPolicyFromConfig(p.ctx.svcConfig);
     if (clientJwksUriProblem(client.jwksUri, policy) !== null) {
       throw new ClientAssertionError("jwksUri not allowed");
     }

@@ -78,7 +78,7 @@ export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
       issuer: ctx.tokens.issuer,
       url: (path) => `${baseUrl}${pathBase}${path}`,
       path: (path) => `${pathBase}${path}`,
-      remoteJwks: remoteJwksCache(ctx.outboundRefusal),
+      remoteJwks: remoteJwksCache(ctx.outbound),
     };
   };
   return definePlugin<OidcProviderConfig>({

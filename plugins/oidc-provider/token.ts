@@ -421,6 +421,8 @@ async function codeGrant(
   }
   const { code, created, browserSessionId } = exchanged;
   const opened = await sessions.issueAccess(created);
+  // A break-glass browser session's grant is a use of the account (LastUseAt, breakglass.login).
+  await sessions.recordBreakGlassUse(opened.session, "token");
   const now = clock.now();
   const idToken = await idTokenFor(p, client.clientId, created.session.userId, code.scopes, {
     authTime: code.authTime.getTime(),

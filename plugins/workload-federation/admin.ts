@@ -24,6 +24,7 @@ import {
   IsoTimeSchema,
   NotFoundError,
   type OperationDoc,
+  outboundPolicyFromConfig,
   parseBody,
   type PermissionDefinition,
   type PluginContext,
@@ -186,6 +187,12 @@ export function policyView(policy: TrustPolicy): v.InferOutput<typeof PolicySche
   };
 }
 
+/** An update left the policy as it was (its update time aside): an identical repeat. */
+function unchanged(before: TrustPolicy, after: TrustPolicy): boolean {
+  const shown = (policy: TrustPolicy) => JSON.stringify({ ...policyView(policy), updatedAt: null });
+  return shown(before) === shown(after);
+}
+
 const TAGS = ["Admin: workload federation"];
 const PARAMS = { policyId: "The trust policy's id" };
 
@@ -267,9 +274,7 @@ export function adminRoutes(ctx: PluginContext): RouteInstaller {
       throw new ValidationError("a trust policy has either jwks or jwksUri");
     }
     if (fields.jwksUri !== null) {
-      const problem = clientJwksUriProblem(fields.jwksUri, {
-        allowPrivate: ctx.svcConfig.webhooks.allowPrivateReceivers,
-      });
+      const problem = clientJwksUriProblem(fields.jwksUri, outboundPolicyFromConfig(ctx.svcConfig));
       if (problem !== null) throw new ValidationError(problem);
     }
     const account = await storage.serviceAccounts.get(fields.serviceAccountId);
@@ -300,6 +305,9 @@ export function adminRoutes(ctx: PluginContext): RouteInstaller {
       const body = await parseBody(c, CreatePolicySchema);
       const realmId = realmOf(caller.realmId);
       await check(realmId, body);
+      // The policy lets whoever holds its key act as the service account: only a caller whose
+      // authority covers the account's may map to it.
+      await ctx.admin.requireAuthorityOver(caller, { kind: "ServiceAccount", id: body.serviceAccountId });
       const created = await ctx.admin.mutate(caller, async ({ tx }) => {
         const policy = await policyStore(tx.pluginSql)
           .create(randomUuid(ctx.random), realmId, body, new Date(ctx.clock.now()))
@@ -324,10 +332,20 @@ export function adminRoutes(ctx: PluginContext): RouteInstaller {
       const body = await parseBody(c, UpdatePolicySchema);
       const realmId = realmOf(caller.realmId);
       const id = c.req.param("policyId")!;
+      // Any change of a policy (its key, its claims, its account) decides who acts as the
+      // account: the caller's authority must cover it (judged before the transaction, which
+      // then refuses a policy whose account changed meanwhile).
+      const current = await policyStore(ctx.sql).get(realmId, id);
+      if (current === null) throw hidden();
+      const accountId = body.serviceAccountId ?? current.serviceAccountId;
+      await ctx.admin.requireAuthorityOver(caller, { kind: "ServiceAccount", id: accountId });
       const updated = await ctx.admin.mutate(caller, async ({ tx }) => {
         const store = policyStore(tx.pluginSql);
         const before = await store.get(realmId, id);
         if (before === null) throw hidden();
+        if ((body.serviceAccountId ?? before.serviceAccountId) !== accountId) {
+          throw new SvcError("conflict", "The trust policy changed meanwhile; try again.", 409);
+        }
         const keys = body.jwks !== undefined || body.jwksUri !== undefined
           ? { jwks: body.jwks ?? null, jwksUri: body.jwksUri ?? null }
           : {};
@@ -346,6 +364,8 @@ export function adminRoutes(ctx: PluginContext): RouteInstaller {
         await check(realmId, fields, tx);
         const after = await store.update(realmId, id, fields, new Date(ctx.clock.now())).catch(taken);
         if (after === null) throw hidden();
+        // An identical update changes nothing: no entry.
+        if (unchanged(before, after)) return { value: after, audit: null };
         return {
           value: after,
           audit: {

@@ -35,6 +35,7 @@ import {
   mintServiceAccountToken,
   noStore,
   type OperationDoc,
+  outboundPolicyFromConfig,
   type PluginContext,
   type RouteInstaller,
   type ServiceAccountRecord,
@@ -358,8 +359,8 @@ async function verified(
   if (policy.jwks !== null) {
     keys = createLocalJWKSet({ keys: policy.jwks.keys.map((key) => ({ ...key })) });
   } else {
-    const allowPrivate = deps.ctx.svcConfig.webhooks.allowPrivateReceivers;
-    if (policy.jwksUri === null || clientJwksUriProblem(policy.jwksUri, { allowPrivate }) !== null) {
+    const allowed = outboundPolicyFromConfig(deps.ctx.svcConfig);
+    if (policy.jwksUri === null || clientJwksUriProblem(policy.jwksUri, allowed) !== null) {
       return "keys_unavailable";
     }
     keys = deps.remoteJwks(policy.jwksUri);

@@ -54,10 +54,11 @@ export function workloadFederationPlugin(): SvcPlugin<WorkloadFederationConfig> 
         if (realmId === null) throw new Error("workload-federation: not started");
         return realmId;
       },
-      remoteJwks: remoteJwksCache(ctx.outboundRefusal),
+      remoteJwks: remoteJwksCache(ctx.outbound),
     };
   return definePlugin<WorkloadFederationConfig>({
     name: "workload-federation",
+    permissionNamespace: "workload",
     permissions: PERMISSIONS,
     config: {
       schema: ConfigSchema,

@@ -117,6 +117,14 @@ export interface AdminAuditStore {
    * the tail and relinks; persistent faults surface as `StorageError` after bounded tries.
    */
   append(realmId: string, entry: NewAdminAuditEntry): Promise<AdminAuditEntry>;
+  /**
+   * Takes the realm's append lock for the rest of the caller's transaction (the lock `append`
+   * takes), so that an admin mutation that takes it first runs after every other one of the realm
+   * has committed: what it reads then is what the previous one left, and a concurrent duplicate
+   * finds the change made and changes nothing. Only a store bound to a transaction can hold it
+   * (`StorageError` otherwise).
+   */
+  lock(realmId: string): Promise<void>;
   /** Entries of the realm in sequence order, after `afterSeq` (default 0), at most `limit` (default 100). */
   list(
     realmId: string,

@@ -9,6 +9,13 @@
 
 /** A message as handed to the outbox. */
 export interface NewOutboxMessage {
+  /**
+   * The realm the message belongs to (issue 24): a realm administrator reads only its realm's
+   * mail, whatever the address.
+   */
+  readonly realmId: string;
+  /** The user the message is for, or null when the address is no user's (a sign-up link). */
+  readonly userId: string | null;
   /** What the message is for (`email_otp`, `password_reset`…); free text for the store. */
   readonly kind: string;
   /** The recipient address. */
@@ -24,7 +31,12 @@ export interface NewOutboxMessage {
 }
 
 /** A stored message. */
-export interface OutboxMessage extends NewOutboxMessage {
+export interface OutboxMessage extends Omit<NewOutboxMessage, "realmId"> {
+  /**
+   * The realm the message belongs to; null only for mail stored before messages carried their
+   * realm whose address was no single realm's user's (no realm administrator reads it).
+   */
+  readonly realmId: string | null;
   /** The id. */
   readonly id: string;
   /** Insertion order, strictly increasing across the outbox. */
@@ -72,7 +84,7 @@ export interface OutboxQuery {
   readonly offset?: number;
   /** Only messages in this delivery state. */
   readonly deliveryStatus?: MailDeliveryStatus;
-  /** Only messages to an address of a user of this realm (the outbox itself is not realm-scoped). */
+  /** Only messages of this realm (the fence of the admin API: by the message's realm, never by address). */
   readonly realmId?: string;
   /** Newest first instead of oldest first. */
   readonly newestFirst?: boolean;
@@ -92,8 +104,8 @@ export interface MailOutboxStore {
   prune(before: Date): Promise<number>;
   /** How many messages match `query` (its `limit`, `offset` and order are ignored). */
   count(query?: OutboxQuery): Promise<number>;
-  /** One message by id, or null. */
-  get(id: string): Promise<OutboxMessage | null>;
+  /** One message by id (only of `scope.realmId` when given), or null. */
+  get(id: string, scope?: { readonly realmId: string }): Promise<OutboxMessage | null>;
   /**
    * Claims up to `limit` messages due for delivery (pending or retrying, next attempt time reached)
    * with `FOR UPDATE SKIP LOCKED`: concurrent claimers never get the same message. Each claim counts
@@ -112,6 +124,16 @@ export interface MailOutboxStore {
     error: string,
     options?: { retryDelaysMs?: readonly number[] },
   ): Promise<MailDeliveryStatus | null>;
-  /** Deletes every message to `to` (case-insensitive), for erasure. Returns how many. */
-  deleteForRecipient(to: string): Promise<number>;
+  /**
+   * For erasure: deletes every message for the user, whatever address it went to, and the messages
+   * of the user's realm for no user (or stored before messages carried their realm) that went to
+   * one of `addresses` (case-insensitive). Another realm's mail to the same address stays. Returns
+   * how many.
+   */
+  deleteForUser(
+    userId: string,
+    scope: { readonly realmId: string; readonly addresses: readonly string[] },
+  ): Promise<number>;
+  /** The distinct addresses (lowercased) mail for the user went to, oldest first: its past addresses too. */
+  addressesOf(userId: string): Promise<string[]>;
 }

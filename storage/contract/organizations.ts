@@ -215,6 +215,12 @@ export interface OrganizationStore {
   /** The organizations a user belongs to, by membership creation time then organization id. */
   listOrgsOfUser(userId: string): Promise<Organization[]>;
   /**
+   * Every organization a subject (user or service account) may hold grants pinned to, in one
+   * query: its memberships, its groups' organizations, and the organizations of the role
+   * assignments and policies reaching it (its own and its groups'). Sorted, lower case.
+   */
+  listOrgContextsOfSubject(subjectId: string): Promise<string[]>;
+  /**
    * One page of an organization's members in stable order: membership creation time,
    * then user id. Pages concatenated equal the whole list.
    */

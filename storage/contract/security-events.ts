@@ -13,6 +13,8 @@ export interface SecurityEventRecord {
   readonly realmId: string | null;
   /** The user it concerns. */
   readonly userId: string | null;
+  /** The organization context it happened in (null: none, or recorded before contexts were). */
+  readonly orgId?: string | null;
   /** Stable event kind, for example `login.succeeded`. */
   readonly kind: string;
   /** When it happened. */
@@ -31,6 +33,8 @@ export interface NewSecurityEvent {
   readonly realmId?: string | null;
   /** The user it concerns. */
   readonly userId?: string | null;
+  /** The organization context it happened in; absent: none. */
+  readonly orgId?: string | null;
   /** Stable event kind, for example `login.succeeded`. */
   readonly kind: string;
   /** Event data (stored as JSON); absent: none. */
@@ -49,11 +53,16 @@ export interface SecurityEventStore {
   append(event: NewSecurityEvent): Promise<SecurityEventRecord>;
   /**
    * The user's events, newest first (ties by id), at most `limit` (default 50). `before`
-   * pages: only events strictly older than it.
+   * pages: only events strictly older than it. `orgContext` keeps the events of that
+   * organization's context (and, with `withoutOrg`, those of no organization context).
    */
   listByUser(
     userId: string,
-    options?: { readonly limit?: number; readonly before?: Date },
+    options?: {
+      readonly limit?: number;
+      readonly before?: Date;
+      readonly orgContext?: { readonly orgId: string; readonly withoutOrg: boolean };
+    },
   ): Promise<SecurityEventRecord[]>;
   /**
    * Erasure: nulls data, IP address and device description of every event of the user,

@@ -86,8 +86,15 @@ export interface SessionStore {
    * revoked first, at most `limit`: what a starting instance preloads into its ended-session set.
    */
   listEndedSince(since: Date, limit: number): Promise<{ id: string; endedAt: number }[]>;
-  /** The user's active sessions, most recently seen first. */
-  listActiveForUser(userId: string): Promise<SessionRecord[]>;
+  /**
+   * The user's active sessions, most recently seen first. `orgContext` keeps the sessions signed
+   * in to that organization (one of their refresh tokens is), and, with `withoutOrg`, those
+   * signed in to no organization.
+   */
+  listActiveForUser(
+    userId: string,
+    options?: { readonly orgContext?: { readonly orgId: string; readonly withoutOrg: boolean } },
+  ): Promise<SessionRecord[]>;
   /** Deletes sessions whose absolute expiry is before `before`; returns how many. */
   pruneExpired(before: Date): Promise<number>;
 }

@@ -41,6 +41,12 @@ export interface SubjectRows {
   readonly teamIds: readonly string[];
   /** Every grant that reaches the user through roles, groups and policies, in a stable order. */
   readonly grants: readonly SubjectGrantRow[];
+  /**
+   * With a realm-only load (no organization asked): every organization the subject may hold
+   * grants pinned to (memberships; its and its groups' role assignments and policies; its
+   * groups' organizations), sorted; absent when not loaded.
+   */
+  readonly orgContexts?: readonly string[];
 }
 
 /** Loads the rows of subject snapshots. */

@@ -1,9 +1,10 @@
 /**
- * Users. The email, trimmed and lowercased, is the realm-scoped natural key.
+ * Users. The email, normalized (`normalizeEmail`), is the realm-scoped natural key.
  * Unknown-id and conflict conventions: see `realms.ts`.
  *
  * @module
  */
+import { normalizeEmail as normalizeEmailAddress } from "../../core/accounts/email.ts";
 import type { PageRequest } from "./organizations.ts";
 
 /** User status values (spec 3). */
@@ -104,10 +105,11 @@ export interface UserPage {
   readonly total: number;
 }
 
-/** The natural-key form of an email: trimmed and lowercased. */
-export function normalizeEmail(email: string): string {
-  return email.trim().toLowerCase();
-}
+/**
+ * The natural-key form of an email (NFKC, trimmed, lowercased, IDNA ASCII domain without a
+ * trailing dot): `core/accounts/email.ts`, the one normalization every entry point uses.
+ */
+export const normalizeEmail: (email: string) => string = normalizeEmailAddress;
 
 /** Storage of users. */
 export interface UserStore {

@@ -98,6 +98,11 @@ function jsonb(value: unknown) {
   return value === undefined || value === null ? null : sql`${JSON.stringify(value)}::jsonb`;
 }
 
+/** Takes the realm's append lock until the end of the transaction of `trx` (realm id lower-case). */
+async function lockChain(trx: Executor, realmId: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(${LOCK_CLASS}::int4, hashtext(${realmId}))`.execute(trx);
+}
+
 /** A {@link AdminAuditStore} over the svc schema. */
 export function createSqlAdminAuditStore(
   db: Executor,
@@ -108,7 +113,7 @@ export function createSqlAdminAuditStore(
     realmId: string,
     entry: Parameters<AdminAuditStore["append"]>[1],
   ) => {
-    await sql`SELECT pg_advisory_xact_lock(${LOCK_CLASS}::int4, hashtext(${realmId}))`.execute(trx);
+    await lockChain(trx, realmId);
     const tail = await trx.selectFrom("admin_audit_entries").select(["seq", "entry_hash"])
       .where("realm_id", "=", realmId).orderBy("seq", "desc").limit(1).executeTakeFirst();
     const content = {
@@ -168,6 +173,12 @@ export function createSqlAdminAuditStore(
         }
       }
       throw new StorageError("Appending to the admin audit chain kept failing.", { cause: lastError });
+    },
+
+    async lock(realmIdInput) {
+      if (!isUuid(realmIdInput)) throw new ValidationError("realmId must be a realm id (a UUID).");
+      if (!db.isTransaction) throw new StorageError("The audit chain's lock is held by a transaction only.");
+      await lockChain(db, realmIdInput.toLowerCase());
     },
 
     async list(realmId, options) {

@@ -13,9 +13,14 @@ import { isUuid } from "../../core/ids.ts";
 
 const ZERO_UUID = "00000000-0000-0000-0000-000000000000";
 
+/** A realm or user id as a uuid parameter; text that is no uuid matches nothing. */
+const uuidOrZero = (id: string) => isUuid(id) ? id.toLowerCase() : ZERO_UUID;
+
 function toMessage(row: Selectable<MailOutboxTable>): OutboxMessage {
   return {
     id: row.id,
+    realmId: row.realm_id,
+    userId: row.user_id,
     seq: Number(row.seq),
     kind: row.kind,
     to: row.recipient,
@@ -44,21 +49,15 @@ export function createSqlMailOutboxStore(
     if (query.pendingOnly) q = q.where("sent_at", "is", null);
     if (query.afterSeq !== undefined) q = q.where("seq", ">", query.afterSeq);
     if (query.deliveryStatus !== undefined) q = q.where("delivery_status", "=", query.deliveryStatus);
-    if (query.realmId !== undefined) {
-      const realmId = isUuid(query.realmId) ? query.realmId.toLowerCase() : ZERO_UUID;
-      q = q.where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom("users").select(sql`1`.as("one")).where("users.realm_id", "=", realmId)
-            .where(sql`lower(users.email)`, "=", sql`lower(mail_outbox.recipient)`),
-        )
-      );
-    }
+    if (query.realmId !== undefined) q = q.where("realm_id", "=", uuidOrZero(query.realmId));
     return q;
   };
   return {
     async add(message) {
       const row = await db.insertInto("mail_outbox").values({
         id: randomUuid(deps.random),
+        realm_id: uuidOrZero(message.realmId),
+        user_id: message.userId === null ? null : uuidOrZero(message.userId),
         kind: message.kind,
         recipient: message.to,
         sender: message.from,
@@ -101,9 +100,11 @@ export function createSqlMailOutboxStore(
       return result.numUpdatedRows > 0n;
     },
 
-    async get(id) {
+    async get(id, scope) {
       if (!isUuid(id)) return null;
-      const row = await db.selectFrom("mail_outbox").selectAll().where("id", "=", id).executeTakeFirst();
+      let q = db.selectFrom("mail_outbox").selectAll().where("id", "=", id);
+      if (scope !== undefined) q = q.where("realm_id", "=", uuidOrZero(scope.realmId));
+      const row = await q.executeTakeFirst();
       return row ? toMessage(row) : null;
     },
 
@@ -163,10 +164,33 @@ export function createSqlMailOutboxStore(
       return Number(result.numDeletedRows);
     },
 
-    async deleteForRecipient(to) {
-      const result = await db.deleteFrom("mail_outbox").where(sql`lower(recipient)`, "=", to.toLowerCase())
-        .executeTakeFirst();
+    async deleteForUser(userId, scope) {
+      if (!isUuid(userId)) return 0;
+      const addresses = [
+        ...new Set(scope.addresses.map((a) => a.trim().toLowerCase()).filter((a) => a !== "")),
+      ];
+      const result = await db.deleteFrom("mail_outbox").where((eb) =>
+        eb.or([
+          eb("user_id", "=", userId.toLowerCase()),
+          ...(addresses.length === 0 ? [] : [
+            eb.and([
+              eb("user_id", "is", null),
+              eb.or([eb("realm_id", "=", uuidOrZero(scope.realmId)), eb("realm_id", "is", null)]),
+              eb(sql`lower(recipient)`, "in", addresses),
+            ]),
+          ]),
+        ])
+      ).executeTakeFirst();
       return Number(result.numDeletedRows);
+    },
+
+    async addressesOf(userId) {
+      if (!isUuid(userId)) return [];
+      const rows = await db.selectFrom("mail_outbox")
+        .select([sql<string>`lower(recipient)`.as("address"), sql<number>`min(seq)`.as("first")])
+        .where("user_id", "=", userId.toLowerCase()).groupBy(sql`lower(recipient)`).orderBy("first")
+        .execute();
+      return rows.map((r) => r.address);
     },
   };
 }

@@ -15,6 +15,7 @@ import type {
   VerifiedDomainMatch,
 } from "../contract/organizations.ts";
 import type { Database, Executor } from "../database.ts";
+import { orgContextsOfSubject } from "./subject-grants.ts";
 import {
   atomically,
   type ConstraintMap,
@@ -252,6 +253,10 @@ export function createSqlOrganizationStore(
         .where("org_id", "=", orgId).where("user_id", "=", userId).executeTakeFirst();
       return row !== undefined;
     },
+    async listOrgContextsOfSubject(subjectId) {
+      return await orgContextsOfSubject(db, subjectId);
+    },
+
     async listOrgsOfUser(userId) {
       if (!isUuid(userId)) return [];
       const rows = await db.selectFrom("org_memberships as m")

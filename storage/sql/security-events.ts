@@ -17,6 +17,7 @@ function toRecord(row: Selectable<SecurityEventsTable>): SecurityEventRecord {
     id: row.id,
     realmId: row.realm_id,
     userId: row.user_id,
+    orgId: row.org_id ?? null,
     kind: row.kind,
     occurredAt: row.occurred_at,
     data: row.data_json ?? null,
@@ -36,6 +37,7 @@ export function createSqlSecurityEventStore(
         id: randomUuid(deps.random),
         realm_id: event.realmId ?? null,
         user_id: event.userId ?? null,
+        org_id: event.orgId ?? null,
         kind: event.kind,
         occurred_at: event.occurredAt ?? new Date(deps.clock.now()),
         data_json: event.data === undefined || event.data === null
@@ -52,6 +54,14 @@ export function createSqlSecurityEventStore(
       const limit = Math.max(1, Math.min(MAX_LIMIT, Math.trunc(options?.limit ?? 50)));
       let query = db.selectFrom("security_events").selectAll().where("user_id", "=", userId);
       if (options?.before !== undefined) query = query.where("occurred_at", "<", options.before);
+      const context = options?.orgContext;
+      if (context !== undefined) {
+        query = query.where((eb) =>
+          context.withoutOrg
+            ? eb.or([eb("org_id", "=", context.orgId), eb("org_id", "is", null)])
+            : eb("org_id", "=", context.orgId)
+        );
+      }
       const rows = await query.orderBy("occurred_at", "desc").orderBy("id", "desc").limit(limit).execute();
       return rows.map(toRecord);
     },

@@ -131,16 +131,28 @@ export function createSqlSessionStore(
       return rows.map((row) => ({ id: row.id, endedAt: row.revoked_at!.getTime() }));
     },
 
-    async listActiveForUser(userId) {
+    async listActiveForUser(userId, options) {
       if (!isUuid(userId)) return [];
       const at = now();
-      const rows = await db.selectFrom("sessions").selectAll().where("user_id", "=", userId)
+      let query = db.selectFrom("sessions").selectAll().where("user_id", "=", userId)
         .where("revoked_at", "is", null).where("idle_expires_at", ">", at).where(
           "absolute_expires_at",
           ">",
           at,
-        )
-        .orderBy("last_seen_at", "desc").orderBy("id").execute();
+        );
+      const context = options?.orgContext;
+      if (context !== undefined) {
+        query = query.where((eb) => {
+          const tokens = (orgId: string | null) =>
+            eb.selectFrom("refresh_tokens").select("refresh_tokens.session_id")
+              .whereRef("refresh_tokens.session_id", "=", "sessions.id")
+              .where("refresh_tokens.org_id", orgId === null ? "is not" : "=", orgId);
+          return context.withoutOrg
+            ? eb.or([eb.exists(tokens(context.orgId)), eb.not(eb.exists(tokens(null)))])
+            : eb.exists(tokens(context.orgId));
+        });
+      }
+      const rows = await query.orderBy("last_seen_at", "desc").orderBy("id").execute();
       return rows.map(sessionRecordOf);
     },
 

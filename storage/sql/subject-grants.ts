@@ -13,6 +13,31 @@ import type { Executor } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
 import { asObject, parseJson } from "./directory-support.ts";
 
+/**
+ * Every organization a subject (user or service account) may hold grants pinned to: its
+ * memberships, its groups' organizations, and the organizations of the role assignments, roles,
+ * policies and grants reaching it (its own and its groups'). Sorted, lower case. One query.
+ */
+export async function orgContextsOfSubject(db: Executor, subjectId: string): Promise<string[]> {
+  if (!isUuid(subjectId)) return [];
+  const { rows } = await sql<{ org_id: string }>`
+    WITH principals AS (
+      SELECT ${subjectId}::uuid AS id
+      UNION ALL SELECT group_id FROM group_members WHERE user_id = ${subjectId}::uuid
+    )
+    SELECT org_id FROM org_memberships WHERE user_id = ${subjectId}::uuid
+    UNION SELECT g.org_id FROM group_members gm JOIN groups g ON g.id = gm.group_id
+      WHERE gm.user_id = ${subjectId}::uuid AND g.org_id IS NOT NULL
+    UNION SELECT coalesce(ra.org_id, r.org_id) FROM role_assignments ra JOIN roles r ON r.id = ra.role_id
+      WHERE ra.principal_id IN (SELECT id FROM principals) AND coalesce(ra.org_id, r.org_id) IS NOT NULL
+    UNION SELECT gr.org_id FROM role_assignments ra JOIN grants gr ON gr.role_id = ra.role_id
+      WHERE ra.principal_id IN (SELECT id FROM principals) AND gr.org_id IS NOT NULL
+    UNION SELECT coalesce(gr.org_id, p.org_id) FROM policies p LEFT JOIN grants gr ON gr.policy_id = p.id
+      WHERE p.principal_id IN (SELECT id FROM principals) AND coalesce(gr.org_id, p.org_id) IS NOT NULL
+    ORDER BY 1`.execute(db);
+  return rows.map((row) => String(row.org_id).toLowerCase());
+}
+
 /** A {@link SubjectGrantSource} over the svc schema. */
 export function createSqlSubjectGrantSource(db: Executor): SubjectGrantSource {
   return {
@@ -21,7 +46,13 @@ export function createSqlSubjectGrantSource(db: Executor): SubjectGrantSource {
       if (orgId !== null && !isUuid(orgId)) {
         throw new ValidationError("orgId must be an organization id (a UUID).", { field: "orgId" });
       }
-      const run = (tx: Executor) => loadSubject(tx, userId, orgId);
+      // A realm-only load also names the organizations the subject may hold pinned grants in
+      // (the authority rule reads them from the cached snapshot).
+      const run = async (tx: Executor) => {
+        const rows = await loadSubject(tx, userId, orgId);
+        if (rows === null || orgId !== null) return rows;
+        return { ...rows, orgContexts: await orgContextsOfSubject(tx, userId) };
+      };
       if ("isTransaction" in db && db.isTransaction) return await run(db);
       return await (db as Exclude<Executor, { isTransaction: true }>).transaction()
         .setIsolationLevel("repeatable read")

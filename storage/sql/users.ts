@@ -1,6 +1,6 @@
 /**
- * The SQL user store. Emails are stored trimmed and lowercased; `(realm_id, email)`
- * is unique.
+ * The SQL user store. Emails are stored normalized (`normalizeEmail`: NFKC, trimmed,
+ * lowercased, IDNA ASCII domain); `(realm_id, email)` is unique.
  *
  * @module
  */
@@ -211,7 +211,8 @@ async function searchUsers(db: Executor, realmId: string, search: UserSearch) {
   if (!isUuid(realmId) || (search.memberOf !== undefined && !isUuid(search.memberOf))) {
     return { items: [], total: 0 };
   }
-  const q = normalizeEmail(search.q ?? "");
+  // A prefix, not an address: NFKC and lowercase like an email, without its domain rules.
+  const q = (search.q ?? "").normalize("NFKC").trim().toLowerCase();
   const matching = <O>(query: SelectQueryBuilder<Database, "users", O>) => {
     let filtered = query.where("realm_id", "=", realmId);
     if (q !== "") {

@@ -50,7 +50,15 @@ function heldBy(pid: number): LockFiles {
   };
 }
 
-const message = (to: string, kind: string, subject: string, text: string) => ({
+const message = (
+  to: string,
+  kind: string,
+  subject: string,
+  text: string,
+  realmId = "9b0c3c1e-1111-4a4a-8888-000000000001",
+) => ({
+  realmId,
+  userId: null,
   kind,
   to,
   from: "no-reply@localhost",
@@ -151,7 +159,13 @@ Deno.test("svc mail reads a running server's outbox over HTTP with SVC_ADMIN_TOK
   const dataDir = await Deno.makeTempDir({ prefix: "svc-mail-http-" });
   try {
     const sent = await admin.bed.storage.mailOutbox.add(
-      message("root@example.test", "password_reset", "Reset", "https://x.test/account/reset?token=zz"),
+      message(
+        "root@example.test",
+        "password_reset",
+        "Reset",
+        "https://x.test/account/reset?token=zz",
+        admin.realmId,
+      ),
     );
     await Deno.writeTextFile(
       `${dataDir}/svc.lock`,

@@ -21,6 +21,9 @@ import { startTestSmtp } from "../support/smtp.ts";
 const T0 = Date.UTC(2026, 5, 1, 12);
 const messages = mailMessages({ baseUrl: "https://id.example.com", from: "Example <no-reply@example.com>" });
 
+/** The realm and user the messages of these tests are for. */
+const ADDRESSEE = { realmId: "9b0c3c1e-1111-4a4a-8888-000000000001", userId: null };
+
 Deno.test("mail delivery: a reset mail reaches a real SMTP server over STARTTLS with auth, multipart", async () => {
   const smtp = await startTestSmtp({ starttls: true, auth: { user: "svc", password: "s3cret pass" } });
   const database = await freshEmbedded();
@@ -39,6 +42,7 @@ Deno.test("mail delivery: a reset mail reaches a real SMTP server over STARTTLS 
   try {
     await createOutboxTransport(store).send(
       messages.passwordReset({ to: "ada@example.org", token: "tok-123", ttlSeconds: 3600 }),
+      ADDRESSEE,
     );
     const outcomes = await worker.drain();
     assert.deepEqual(outcomes.map((o) => [o.ok, o.status, o.error]), [[true, "sent", null]]);
@@ -86,6 +90,7 @@ Deno.test("mail delivery: wrong SMTP credentials fail the attempt and schedule a
   try {
     await createOutboxTransport(store).send(
       messages.emailOtp({ to: "a@example.org", code: "123456", ttlSeconds: 60 }),
+      ADDRESSEE,
     );
     const [outcome] = await worker.drain();
     assert.equal(outcome.ok, false);
@@ -121,6 +126,7 @@ Deno.test("mail delivery: the SMTP server is down when mail is sent; it gets the
   try {
     await createOutboxTransport(store).send(
       messages.invitation({ to: "new@example.org", token: "inv-1", ttlSeconds: 86400 }),
+      ADDRESSEE,
     );
     // Down: the attempt fails and the next one is scheduled from the clock.
     const [first] = await worker.drain();
@@ -171,6 +177,7 @@ Deno.test("mail delivery: past the last retry the message is dead-lettered and n
   });
   await createOutboxTransport(store).send(
     messages.emailOtp({ to: "a@example.org", code: "1", ttlSeconds: 60 }),
+    ADDRESSEE,
   );
   assert.equal((await worker.drain())[0].status, "retrying");
   clock.advance(1000);
@@ -200,7 +207,10 @@ Deno.test("mail delivery: an SMTP server that never greets times out", async () 
   const clock = new ManualClock(T0);
   const store = createSqlMailOutboxStore(database.db, { clock, random: cryptoRandom });
   try {
-    const message = await store.add(messages.emailOtp({ to: "a@example.org", code: "1", ttlSeconds: 60 }));
+    const message = await store.add({
+      ...messages.emailOtp({ to: "a@example.org", code: "1", ttlSeconds: 60 }),
+      ...ADDRESSEE,
+    });
     await assert.rejects(relay.deliver(message), /timeout|ETIMEDOUT|greeting/i);
   } finally {
     await relay.close?.();
@@ -235,6 +245,7 @@ Deno.test("mail delivery: concurrent workers on real Postgres deliver each messa
     for (let i = 0; i < count; i++) {
       await transport.send(
         messages.emailOtp({ to: `user${i}@example.org`, code: String(i), ttlSeconds: 60 }),
+        ADDRESSEE,
       );
     }
     const outcomes = (await Promise.all(workers.map((w) => w.drain()))).flat();
@@ -257,6 +268,7 @@ Deno.test("mail delivery: the log relay prints each message with its links", asy
   const m = messages.passwordReset({ to: "ada@example.org", token: "abc", ttlSeconds: 60 });
   await relay.deliver({
     ...m,
+    ...ADDRESSEE,
     id: "00000000-0000-4000-8000-000000000001",
     seq: 1,
     createdAt: new Date(T0),

@@ -60,14 +60,7 @@ async function serveOnce(
     assert.deepEqual(await getJson(`${server.url}/healthz`), { status: 200, body: { status: "ok" } });
     assert.deepEqual(await getJson(`${server.url}/readyz`), {
       status: 200,
-      body: {
-        status: "ready",
-        checks: {
-          database: { status: "ok" },
-          key_ring: { status: "ok" },
-          break_glass_drill: { status: "ok", critical: false },
-        },
-      },
+      body: { status: "ready", checks: ["database", "key_ring", "break_glass_drill"] },
     });
   } finally {
     const status = await server.stop();

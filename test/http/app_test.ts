@@ -21,6 +21,9 @@ function app(overrides: Partial<AppDeps> = {}, env: Record<string, string> = {})
 
 const ok = (name: string): ReadinessCheck => ({ name, check: () => Promise.resolve() });
 
+/** Admits every caller to the readiness details (what an administrator's token gets). */
+const everyone: AppDeps["readinessDetails"] = () => Promise.resolve(true);
+
 /** Asserts the one error shape and returns it. */
 async function errorOf(res: Response, status: number, code: string): Promise<ErrorBody["error"]> {
   assert.equal(res.status, status);
@@ -41,7 +44,8 @@ Deno.test("GET /healthz answers 200 ok", async () => {
 });
 
 Deno.test("GET /readyz answers 200 with every check named when all pass", async () => {
-  const res = await app({ readinessChecks: [ok("database"), ok("key_ring")] }).request("/readyz");
+  const res = await app({ readinessChecks: [ok("database"), ok("key_ring")], readinessDetails: everyone })
+    .request("/readyz");
   assert.equal(res.status, 200);
   assert.deepEqual(await res.json(), {
     status: "ready",
@@ -70,6 +74,7 @@ Deno.test("GET /readyz answers 503 naming the failing check, without leaking its
       },
     ],
     logError: (line) => logged.push(line),
+    readinessDetails: everyone,
   }).request("/readyz");
   assert.equal(res.status, 503);
   assert.deepEqual(await res.json(), {
@@ -92,6 +97,7 @@ Deno.test("GET /readyz fails a check that outlasts its time limit", async () => 
       check: () => new Promise((resolve) => timer = setTimeout(resolve, 1000)),
     }],
     readinessTimeoutMs: 20,
+    readinessDetails: everyone,
   }).request("/readyz");
   clearTimeout(timer);
   assert.equal(res.status, 503);
@@ -99,6 +105,58 @@ Deno.test("GET /readyz fails a check that outlasts its time limit", async () => 
     status: "not_ready",
     checks: { database: { status: "fail", error: "timed out after 20 ms" } },
   });
+});
+
+Deno.test("GET /readyz without the metrics token or an admitted caller: the status and check names only", async () => {
+  const TOKEN = "metrics-token-0123456789abcdef0123456789";
+  const admitted: string[] = [];
+  const a = app({
+    readinessChecks: [
+      ok("database"),
+      {
+        name: "break_glass_drill",
+        critical: false,
+        check: () =>
+          Promise.reject(
+            new SvcError("break_glass_drill_overdue", "break-glass drill overdue in 1 realm", 503),
+          ),
+      },
+      { name: "plugin:greeting", check: () => Promise.reject(new SvcError("down", "greeting is down", 503)) },
+    ],
+    // An administrator's token, as the app's caller decides it.
+    readinessDetails: (c) => {
+      admitted.push(c.req.header("Authorization") ?? "");
+      return Promise.resolve(c.req.header("Authorization") === "Bearer admin");
+    },
+  }, { SVC_METRICS_TOKEN: TOKEN });
+  const readyz = async (authorization?: string) => {
+    const res = await a.request("/readyz", {
+      headers: authorization ? { Authorization: authorization } : {},
+    });
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get("Cache-Control"), "no-store");
+    return await res.json();
+  };
+  const names = { status: "not_ready", checks: ["database", "break_glass_drill", "plugin:greeting"] };
+  const details = {
+    status: "not_ready",
+    checks: {
+      database: { status: "ok" },
+      break_glass_drill: { status: "fail", error: "break-glass drill overdue in 1 realm", critical: false },
+      "plugin:greeting": { status: "fail", error: "greeting is down" },
+    },
+  };
+  assert.deepEqual(await readyz(), names);
+  assert.deepEqual(await readyz(`Bearer ${TOKEN.slice(0, -1)}x`), names, "a wrong metrics token");
+  assert.deepEqual(await readyz("Bearer someone"), names, "a caller not admitted");
+  assert.deepEqual(await readyz(`Bearer ${TOKEN}`), details, "the metrics token");
+  assert.deepEqual(await readyz("Bearer admin"), details, "an admitted caller");
+  assert.ok(!admitted.includes(`Bearer ${TOKEN}`), "the metrics token is settled before any other check");
+  // Without a configured metrics token or a details reader, nobody reads the details.
+  const bare = await app({ readinessChecks: [ok("database")] }).request("/readyz", {
+    headers: { Authorization: `Bearer ${TOKEN}` },
+  });
+  assert.deepEqual(await bare.json(), { status: "ready", checks: ["database"] });
 });
 
 Deno.test("readiness checks must have unique names", () => {

@@ -1,7 +1,8 @@
 /**
  * `GET /metrics` and the request recorder on the Hono app: the token fence (no token configured:
  * no route; missing or wrong token: 401), the exposition content type, requests counted by their
- * registered route (never the raw URL) and status, events by kind, and the webhook queue,
+ * registered route (never the raw URL) and status, unknown methods and unmatched paths collapsed
+ * into one label value each, events by kind, and the webhook queue,
  * snapshot cache and database pool gauges.
  */
 import assert from "node:assert/strict";
@@ -105,4 +106,23 @@ Deno.test("metrics: the database pool gauges", async () => {
   assert.match(text, /^# TYPE svc_db_pool_acquisitions_total counter$/m);
   assert.match(text, /^svc_db_pool_acquisitions_total 40$/m);
   assert.match(text, /^svc_db_pool_wait_seconds_total 1.5$/m);
+});
+
+Deno.test("metrics: thousands of distinct methods and paths keep the series bounded (other, unmatched)", async () => {
+  const { app } = bed();
+  await (await app.request("/things/1")).body?.cancel();
+  const seriesCount = async () =>
+    (await (await scrape(app)).text()).split("\n").filter((line) => line.startsWith("svc_http_")).length;
+  const before = await seriesCount();
+  for (let i = 0; i < 1_000; i++) {
+    await (await app.request("/healthz", { method: `M${i.toString(36).toUpperCase()}` })).body?.cancel();
+    await (await app.request(`/nowhere/${i}`, { method: i % 2 === 0 ? "GET" : `X${i}` })).body?.cancel();
+    await (await app.request(`/things/${i}`, { method: `Q${i}` })).body?.cancel();
+  }
+  const text = await (await scrape(app)).text();
+  assert.match(text, /^svc_http_requests_total\{method="other",route="unmatched",status="404"\} 2500$/m);
+  assert.match(text, /^svc_http_requests_total\{method="GET",route="unmatched",status="404"\} 500$/m);
+  assert.doesNotMatch(text, /method="M|method="X|method="Q|nowhere/);
+  // Two new series (other and GET, both unmatched) plus the scrapes' own: a handful of lines, not thousands.
+  assert.ok(await seriesCount() - before <= 60, `${await seriesCount() - before} new lines`);
 });

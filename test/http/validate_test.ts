@@ -71,3 +71,11 @@ Deno.test("containsNul finds U+0000 anywhere in JSON values and only there (prop
     ),
   );
 });
+
+Deno.test("containsNul walks 100,000 levels without overflowing the stack", () => {
+  const levels = 100_000;
+  const deep = (leaf: string) =>
+    JSON.parse('{"a":['.repeat(levels) + JSON.stringify(leaf) + "]}".repeat(levels));
+  assert.equal(containsNul(deep("fine")), false);
+  assert.equal(containsNul(deep("a\0b")), true);
+});

@@ -4,7 +4,6 @@ import { ConfigError, loadConfig } from "../../core/config/mod.ts";
 import {
   claimMerger,
   loadPluginConfig,
-  outboundGuard,
   pluginEnvNames,
   pluginEventCatalog,
   selectPlugins,
@@ -130,23 +129,6 @@ Deno.test("claim contributors: merged, reserved claims dropped, a failing contri
   const claims = await merge({ token: "id", realmId: "r", subject: "s", clientId: "c", scopes: ["openid"] });
   assert.deepEqual(claims, { tenant: "t1", scopes: 1 });
   assert.deepEqual(errors, ["plugin b: claims failed: down"]);
-});
-
-Deno.test("outboundGuard: the receiver policy on the URL, then on the addresses its name resolves to", async () => {
-  const resolved: string[] = [];
-  const resolver = (hostname: string) => {
-    resolved.push(hostname);
-    return Promise.resolve(hostname === "inside.example.com" ? ["10.1.2.3"] : ["93.184.215.14"]);
-  };
-  const guard = outboundGuard({ allowPrivate: ["127.0.0.1"] }, resolver);
-  assert.equal(await guard("https://keys.example.com/jwks.json"), null);
-  assert.equal(await guard("https://inside.example.com/jwks.json"), "private_address");
-  assert.equal(await guard("https://10.0.0.1/jwks.json"), "private_address");
-  assert.equal(await guard("http://127.0.0.1:8080/jwks.json"), null);
-  assert.equal(await guard("ftp://keys.example.com/"), "unsupported_scheme");
-  assert.deepEqual(resolved, ["keys.example.com", "inside.example.com"], "addresses are not resolved");
-  const failing = outboundGuard({ allowPrivate: [] }, () => Promise.reject(new Error("no DNS")));
-  assert.equal(await failing("https://keys.example.com/"), null, "left to the fetch, which fails");
 });
 
 Deno.test("tokenGrantRegistry: every plugin's extension grants, the first of a duplicate kept and reported", () => {

@@ -22,10 +22,28 @@ Deno.test("definePlugin and checkPlugins refuse what cannot be installed", () =>
       "one permission, two plugins",
       () =>
         checkPlugins([
-          { name: "a", permissions: [{ id: "r:org:read", description: "" }] },
-          { name: "b", permissions: [{ id: "r:org:read", description: "" }] },
+          { name: "a", permissionNamespace: "r", permissions: [{ id: "r:org:read", description: "" }] },
+          { name: "b", permissionNamespace: "r", permissions: [{ id: "r:org:read", description: "" }] },
         ]),
       /already published by plugin a/,
+    ],
+    [
+      "a permission outside the plugin's namespace",
+      () =>
+        definePlugin({
+          name: "r",
+          permissions: [{ id: "federation:global:providers-manage", description: "" }],
+        }),
+      /own namespace \(r:…\)/,
+    ],
+    [
+      "one namespace, two plugins",
+      () =>
+        checkPlugins([
+          { name: "a", permissionNamespace: "r", permissions: [{ id: "r:org:read", description: "" }] },
+          { name: "b", permissionNamespace: "r", permissions: [{ id: "r:org:write", description: "" }] },
+        ]),
+      /permission namespace r is already published by plugin a/,
     ],
   ];
   for (const [name, run, message] of cases) {

@@ -2,6 +2,7 @@
 import { strict as assert } from "node:assert";
 import { exportJWK, generateKeyPair, jwtVerify, SignJWT } from "jose";
 import { remoteJwksCache } from "../../plugins/remote-jwks.ts";
+import { testOutbound } from "../support/outbound.ts";
 
 Deno.test("remoteJwksCache: fetches through the guard, caches, and refuses what the guard refuses", async () => {
   const { publicKey, privateKey } = await generateKeyPair("ES256");
@@ -17,17 +18,20 @@ Deno.test("remoteJwksCache: fetches through the guard, caches, and refuses what 
       privateKey,
     );
     const asked: string[] = [];
-    const allowed = remoteJwksCache((target) => {
-      asked.push(target);
-      return Promise.resolve(null);
-    });
+    const allowed = remoteJwksCache(testOutbound({
+      allowPrivate: ["127.0.0.1"],
+      fetch: (input, init) => {
+        asked.push(String(input));
+        return fetch(input, init);
+      },
+    }));
     assert.equal((await jwtVerify(token, allowed(url))).payload.sub, "x");
     assert.equal((await jwtVerify(token, allowed(url))).payload.sub, "x");
     assert.equal(hits, 1, "cached");
     assert.deepEqual(asked, [url]);
 
-    const refused = remoteJwksCache(() => Promise.resolve("private_address"));
-    await assert.rejects(() => jwtVerify(token, refused(url)), /refused \(private_address\)/);
+    const refused = remoteJwksCache(testOutbound());
+    await assert.rejects(() => jwtVerify(token, refused(url)), { code: "outbound_address_refused" });
     assert.equal(hits, 1, "never fetched");
   } finally {
     await server.shutdown();

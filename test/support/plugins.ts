@@ -3,7 +3,10 @@
  * `svc start` builds them) and started hooks, with an app serving svc's routes and theirs.
  * `request()` calls that app as one of the bed's callers.
  */
+import { denoRuntime } from "../../cli/deno-runtime.ts";
 import { EventPublisher } from "../../core/events/publisher.ts";
+import { createOutboundFetch } from "../../core/net/outbound.ts";
+import { outboundPolicyFromConfig } from "../../core/net/outbound-rules.ts";
 import { verifyPasswordHash } from "../../core/passwords/registry.ts";
 import { createApp, type SvcApp } from "../../http/app.ts";
 import { createPasskeyRoutes } from "../../http/routes/passkeys.ts";
@@ -13,7 +16,6 @@ import {
   claimMerger,
   ensurePluginTables,
   loadPluginConfig,
-  outboundGuard,
   pluginAdmin,
   pluginEnvNames,
   pluginSql,
@@ -61,6 +63,7 @@ export async function pluginBed(
     const contributeClaims = claimMerger(plugins, () => {});
     const contexts: PluginContext[] = [];
     const grants = tokenGrantRegistry();
+    const pluginPermissions = plugins.flatMap((plugin) => (plugin.permissions ?? []).map((p) => p.id));
     for (const plugin of plugins) {
       const context: PluginContext = {
         name: plugin.name,
@@ -77,8 +80,13 @@ export async function pluginBed(
         authenticator: bed.auth.authenticator,
         cookies: cookieSettings(bed.config),
         events: publisher,
-        admin: pluginAdmin({ storage: bed.storage, snapshots: bed.snapshots, publisher }),
-        outboundRefusal: outboundGuard({ allowPrivate: bed.config.webhooks.allowPrivateReceivers }),
+        admin: pluginAdmin({ storage: bed.storage, snapshots: bed.snapshots, publisher, pluginPermissions }),
+        outbound: createOutboundFetch({
+          policy: outboundPolicyFromConfig(bed.config),
+          resolveHost: (hostname) => denoRuntime.resolveHost!(hostname),
+          connect: denoRuntime.connectPinned,
+          fetch: (input, init) => fetch(input, init),
+        }),
         verifySecret: async (stored, plaintext) => {
           try {
             return await verifyPasswordHash(stored.algorithm, stored.hash, plaintext);
@@ -116,6 +124,7 @@ export async function pluginBed(
           auth: bed.auth,
           login: bed.login,
           passkeys,
+          pluginPermissions,
         }),
         ...plugins.flatMap((plugin, i) => [...plugin.routes ?? [], ...plugin.mount?.(contexts[i]) ?? []]),
       ],

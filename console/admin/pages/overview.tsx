@@ -22,9 +22,11 @@ function Count(props: { label: string; path: string; link: string }) {
 function Readiness() {
   const loaded = useLoad(async () => {
     const res = await fetch(`${API_BASE}/readyz`, { headers: { Accept: "application/json" } });
+    // The details need an administrator of the break-glass drill (or the metrics token); anyone else gets the
+    // check names only.
     return await res.json() as {
       status: string;
-      checks: Record<string, { status?: string; ok?: boolean; detail?: unknown }>;
+      checks: string[] | Record<string, { status?: string; ok?: boolean; detail?: unknown }>;
     };
   }, "readyz");
   return (
@@ -37,7 +39,12 @@ function Readiness() {
               Status: <strong class={r.status === "ready" ? "ok" : "bad"}>{r.status}</strong>
             </p>
             <ul class="plain">
-              {Object.entries(r.checks ?? {}).map(([name, check]) => (
+              {Array.isArray(r.checks) && r.checks.map((name) => (
+                <li>
+                  <code>{name}</code>
+                </li>
+              ))}
+              {!Array.isArray(r.checks) && Object.entries(r.checks ?? {}).map(([name, check]) => (
                 <li>
                   <code>{name}</code>: {typeof check === "object" && check !== null
                     ? (check.status ?? (check.ok ? "ok" : "failing"))

@@ -206,7 +206,7 @@ export function domainRoutes(deps: AdminRouteDeps): RouteInstaller {
       const domainId = pathId(c, "domainId", "domain");
       await adminMutation(deps, scope, async ({ tx, emit }) => {
         const domain = await visibleDomain(scope, orgId, domainId, tx);
-        await tx.organizations.removeDomain(domainId);
+        if (!await tx.organizations.removeDomain(domainId)) throw hidden("domain");
         await emit({
           kind: "organization.domain_removed",
           occurredAt: now(),

@@ -32,6 +32,7 @@ import type { AdminRouteDeps } from "../deps.ts";
 import {
   adminMutation,
   asConflict,
+  hidden,
   listBodyOf,
   listSchema,
   PAGE_QUERY_ENTRIES,
@@ -183,7 +184,7 @@ export function groupRoutes(deps: AdminRouteDeps): RouteInstaller {
       const { value: members } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         const group = await visibleGroup(tx, scope, groupId);
         const members = (await tx.groups.listMembers(groupId)).map((m) => m.userId);
-        await tx.groups.delete(groupId);
+        if (!await tx.groups.delete(groupId)) throw hidden("group");
         await emit({
           kind: "group.deleted",
           occurredAt: now(),

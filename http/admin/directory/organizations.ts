@@ -33,7 +33,9 @@ import type { AdminRouteDeps } from "../deps.ts";
 import {
   adminMutation,
   asConflict,
+  changesNothing,
   checkVersion,
+  hidden,
   ifMatchVersion,
   listBody,
   listSchema,
@@ -156,6 +158,7 @@ export function organizationRoutes(deps: AdminRouteDeps): RouteInstaller {
       const { value } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         const before = await visibleOrg(tx, scope, orgId);
         checkVersion(expected, before.version);
+        if (changesNothing(before, body)) return { value: before, audit: null };
         const after = await tx.organizations.update(orgId, body, { expectedVersion: expected })
           .catch((error) => {
             if (error instanceof ConflictError && error.details?.reason === "organization_version_mismatch") {
@@ -192,7 +195,7 @@ export function organizationRoutes(deps: AdminRouteDeps): RouteInstaller {
       await adminMutation(deps, scope, async ({ tx, emit }) => {
         const before = await visibleOrg(tx, scope, orgId);
         const members = await tx.organizations.countMembers(orgId);
-        await tx.organizations.delete(orgId);
+        if (!await tx.organizations.delete(orgId)) throw hidden("organization");
         await emit({
           kind: "organization.deleted",
           occurredAt: now(),

@@ -17,6 +17,7 @@ import { fence, type FenceScope } from "../../auth/fence.ts";
 import { errorResponses, type OperationDoc } from "../../openapi/operation.ts";
 import type { SvcEnv } from "../../request-id.ts";
 import { parseBody } from "../../validate.ts";
+import { requireMayHandOutGroup } from "../authority.ts";
 import type { AdminRouteDeps } from "../deps.ts";
 import {
   adminMutation,
@@ -246,7 +247,8 @@ export interface TeamOrGroupMemberRoutesSpec {
  * The member routes of teams or groups (`GET`, `POST /svc-admin/{kind}s/{id}/members`,
  * `DELETE /svc-admin/{kind}s/{id}/members/{userId}`): a new member must be a user the caller may
  * name and, when the team or group belongs to an organization, a member of it (409
- * `not_organization_member`); every change is audited, announced and evicts the member's
+ * `not_organization_member`); joining a group hands out its roles' grants, so the caller must be
+ * able to hand them out (403 `escalation_refused`, the authority rule); every change is audited, announced and evicts the member's
  * subject snapshot.
  */
 export function teamOrGroupMemberRoutes(
@@ -273,6 +275,12 @@ export function teamOrGroupMemberRoutes(
       const scope = await fence(c, snapshots, manage);
       const id = pathId(c, idKey, kind);
       const body = await parseBody(c, UserRefSchema);
+      // Joining a group hands out its roles' grants: only what the caller may hand out (judged
+      // before the transaction, which re-checks visibility).
+      if (kind === "group") {
+        await spec.visible(storage, scope, id);
+        await requireMayHandOutGroup(deps, scope, id);
+      }
       const { value } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         const parent = await spec.visible(tx, scope, id);
         const userId = await visibleUser(tx, scope, body.userId.toLowerCase(), parent.orgId);

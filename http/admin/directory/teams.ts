@@ -30,6 +30,7 @@ import type { AdminRouteDeps } from "../deps.ts";
 import {
   adminMutation,
   asConflict,
+  hidden,
   listBodyOf,
   listSchema,
   pageOf,
@@ -154,7 +155,7 @@ export function teamRoutes(deps: AdminRouteDeps): RouteInstaller {
       const { value: members } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         const team = await visibleTeam(tx, scope, teamId);
         const members = (await tx.teams.listMembers(teamId)).map((m) => m.userId);
-        await tx.teams.delete(teamId);
+        if (!await tx.teams.delete(teamId)) throw hidden("team");
         await emit({
           kind: "team.deleted",
           occurredAt: now(),

@@ -11,6 +11,8 @@ import {
   SVC_ADMIN_ROLE_KEY,
 } from "../../../core/accounts/bootstrap.ts";
 import { ManualClock } from "../../../core/clock.ts";
+import { ConfigError, loadConfig } from "../../../core/config/load.ts";
+import { ValidationError } from "../../../core/errors.ts";
 import { InThreadPasswordHasher } from "../../../core/passwords/hasher.ts";
 import { PasswordService } from "../../../core/passwords/service.ts";
 import { cryptoRandom } from "../../../core/random.ts";
@@ -52,7 +54,10 @@ Deno.test("bootstrap admin: restarts keep one admin and never overwrite a change
 
     const changed = await service.hash("changed later");
     await storage.passwordCredentials.replace(first.userId, changed);
-    const second = await bootstrapAdmin({ storage, passwords: service }, { ...input, password: "other" });
+    const second = await bootstrapAdmin({ storage, passwords: service }, {
+      ...input,
+      password: "other password",
+    });
     assert.equal(second.userId, first.userId);
     assert.equal(second.passwordSet || second.userCreated || second.assignmentCreated, false);
     assert.equal((await storage.passwordCredentials.get(first.userId))?.hash, changed.hash);
@@ -106,6 +111,41 @@ Deno.test("bootstrap admin: instances booting at once on Postgres end with one o
       ["role.assign", "role.create", "user.create", "user.password.set"],
     );
     for (const service of instances) await service.close();
+  } finally {
+    await database.close();
+  }
+});
+
+Deno.test("bootstrap admin: a password outside the password policy is refused at start, before any change", async () => {
+  // The configuration refuses it first: a clear error naming the setting.
+  assert.throws(
+    () =>
+      loadConfig({
+        env: { SVC_BOOTSTRAP_ADMIN_EMAIL: "root@example.test", SVC_BOOTSTRAP_ADMIN_PASSWORD: "short" },
+      }),
+    (error: unknown) =>
+      error instanceof ConfigError && /SVC_BOOTSTRAP_ADMIN_PASSWORD/.test(error.message) &&
+      /password policy/.test(error.message) && !error.message.includes("short"),
+  );
+  const { config } = loadConfig({
+    env: { SVC_BOOTSTRAP_ADMIN_EMAIL: "root@example.test", SVC_BOOTSTRAP_ADMIN_PASSWORD: "long enough" },
+  });
+  assert.equal(config.bootstrap.adminPassword, "long enough");
+  // A caller that skips the configuration is refused too, and nothing is written.
+  const database = await freshEmbedded();
+  try {
+    const storage = createSqlStorage(database, { clock: new ManualClock(0), random: cryptoRandom });
+    const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
+    await assert.rejects(
+      bootstrapAdmin({ storage, passwords: passwords() }, {
+        realmId: realm.id,
+        email: "root@example.test",
+        password: "short",
+      }),
+      (error: unknown) => error instanceof ValidationError && error.details?.field === "password",
+    );
+    assert.equal(await storage.users.findByEmail(realm.id, "root@example.test"), null);
+    assert.deepEqual(await bootstrapEntries(storage, realm.id), []);
   } finally {
     await database.close();
   }

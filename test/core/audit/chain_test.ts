@@ -192,7 +192,8 @@ Deno.test("admin audit chain on Postgres: concurrent appenders, tampering, redac
               audit: {
                 action: "user.update",
                 target,
-                before: { email: "x@example.test" },
+                // The target's own address before a change (erasure forgets it wherever it shows).
+                before: { email: `${target}@old.example.test` },
                 after: { name: "X" },
               },
             }));

@@ -6,6 +6,8 @@
  * - a writer that bypasses the per-realm lock holds the next sequence number in an open
  *   transaction while the mutation reads the tail; the mutation's insert waits on it, collides
  *   when it commits, and the whole mutation runs again and links after the competitor;
+ * - a mutation's work waits for the realm's audit lock while another mutation holds it, and then
+ *   reads what that one committed (so a concurrent duplicate finds nothing left to change);
  * - a fault that never clears (every insert into the chain refused) ends in `StorageError`
  *   after `ADMIN_MUTATION_MAX_ATTEMPTS` attempts, with nothing committed.
  */
@@ -126,6 +128,43 @@ Deno.test("admin mutation on Postgres: a sequence collision relinks; a persisten
         assert.equal(report.checked, tail.seq + 2);
       },
     );
+
+    await t.step(
+      "a mutation's work runs after the realm's mutation in progress commits, and reads its change",
+      async () => {
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => release = resolve);
+        let holding = false;
+        const first = runAdminMutation({ storage }, realm, ACTOR, async ({ tx }) => {
+          await tx.organizations.create({ realmId: realm, name: "serial-first", displayName: "First" });
+          holding = true;
+          await gate;
+          return { value: null, audit: { action: "test.first" } };
+        });
+        await waitUntil(() => Promise.resolve(holding));
+        let seen: string[] | null = null;
+        const second = runAdminMutation({ storage }, realm, ACTOR, async ({ tx }) => {
+          seen = (await tx.organizations.listByRealm(realm)).map((o) => o.name);
+          return { value: null, audit: null };
+        });
+        // The second waits for the realm's audit lock (class 7361201, key hashtext(realm)).
+        await waitUntil(async () => {
+          const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_locks
+            WHERE locktype = 'advisory' AND NOT granted AND classid = 7361201
+              AND objid::bigint = (hashtext(${realm})::bigint & 4294967295)`.execute(database.db);
+          return rows[0].n > 0;
+        });
+        assert.equal(seen, null, "the second's work has not run");
+        release();
+        await Promise.all([first, second]);
+        assert.ok(seen!.includes("serial-first"), "the second read what the first committed");
+        assert.equal((await storage.adminAudit.head(realm))!.action, "test.first", "a no-op appends nothing");
+      },
+    );
+
+    await t.step("the realm's audit lock is held by a transaction only", async () => {
+      await assert.rejects(storage.adminAudit.lock(realm), StorageError);
+    });
 
     await t.step(
       "a collision that never clears surfaces as StorageError after the bounded attempts",

@@ -1,7 +1,7 @@
 /**
  * Break-glass health (issue 12): the drill window's edges with an injected clock (ok within it,
- * failing from the due instant on, failing when never drilled; a realm without an account is not
- * counted), `breakglass.rotation_required` on readiness evaluations at most hourly per realm until
+ * failing from the due instant on; an account never drilled is due one window after its creation,
+ * so a new account is not overdue; a realm without an account is not counted), `breakglass.rotation_required` on readiness evaluations at most hourly per realm until
  * the password is rotated.
  */
 import { strict as assert } from "node:assert";
@@ -42,11 +42,17 @@ Deno.test("break-glass monitor: drill window edges, hourly rotation reminders un
       assert.equal((await monitor.status(bed.realmId)).drillOverdue, false);
     });
 
-    await t.step("an account never drilled: overdue", async () => {
+    await t.step("an account never drilled: due one window after its creation, not before", async () => {
+      const created = bed.clock.now();
       await createBreakGlassAccount(core, { realmId: bed.realmId, actor });
-      const status = await monitor.status(bed.realmId);
-      assert.equal(status.drillOverdue, true);
-      assert.equal(status.drillDueAt, null);
+      const fresh = await monitor.status(bed.realmId);
+      assert.equal(fresh.drillOverdue, false, "created seconds ago");
+      assert.deepEqual(fresh.drillDueAt, new Date(created + 90 * DAY_MS));
+      await monitor.check();
+      bed.clock.advance(90 * DAY_MS - 1);
+      await monitor.check();
+      bed.clock.advance(1);
+      assert.equal((await monitor.status(bed.realmId)).drillOverdue, true);
       await assert.rejects(monitor.check(), BreakGlassDrillOverdueError);
     });
 

@@ -46,6 +46,8 @@ Deno.test("config: with nothing set, development defaults for localhost and the 
     trustedProxies: [],
     maxBodyBytes: 65_536,
     maxUploadBytes: 10_485_760,
+    maxJsonDepth: 160,
+    maxJsonMembers: 1000,
     corsOrigins: [],
   });
   assert.deepEqual(config.storage, { kind: "embedded", dataDir: ".svc-data" });

@@ -7,7 +7,9 @@ import assert from "node:assert/strict";
 import { auth0Items } from "../../../core/imports/auth0.ts";
 import { runImport } from "../../../core/imports/engine.ts";
 import { splitLines } from "../../../core/imports/lines.ts";
+import type { ImportItem } from "../../../core/imports/model.ts";
 import { verifyPasswordHash } from "../../../core/passwords/registry.ts";
+import { drivers } from "../../support/db.ts";
 import { importBed } from "./support.ts";
 
 const FIXTURE = await Deno.readTextFile(
@@ -148,3 +150,73 @@ Deno.test("imports never create the realm: an unknown realm is 404 before anythi
     await bed.close();
   }
 });
+
+for (const driver of drivers) {
+  Deno.test(`auth0 (${driver.name}): a too deep or too wide line is an Error for that line; the rest imports`, async () => {
+    const bed = await importBed(await driver.open());
+    try {
+      const deep = `{"email":"deep@example.test","app_metadata":${'{"a":'.repeat(5_000)}1${
+        "}".repeat(5_000)
+      }}`;
+      const wide = JSON.stringify({
+        email: "wide@example.test",
+        app_metadata: Object.fromEntries(Array.from({ length: 1_001 }, (_, i) => [`k${i}`, i])),
+      });
+      const report = await runImport(
+        bed.deps,
+        { targetRealmId: bed.realmId, dryRun: false },
+        auth0Items([`{"email":"one@example.test"}\n${deep}\n${wide}\n{"email":"two@example.test"}\n`]),
+      );
+      assert.deepEqual(report.users, { created: 2, updated: 0, skipped: 0, total: 2 });
+      assert.deepEqual(report.issues.map((i) => [i.severity, i.key, i.message]), [
+        ["Error", "line 2", "The JSON is nested more than 160 levels deep. The line was not imported."],
+        ["Error", "line 3", "A JSON object or array has more than 1000 members. The line was not imported."],
+      ]);
+      assert.notEqual(await bed.storage.users.findByEmail(bed.realmId, "two@example.test"), null);
+      assert.equal(await bed.storage.users.findByEmail(bed.realmId, "deep@example.test"), null);
+    } finally {
+      await bed.close();
+    }
+  });
+
+  Deno.test(`import engine (${driver.name}): a user whose attributes break the JSON limits is an Error; the rest imports`, async () => {
+    const bed = await importBed(await driver.open());
+    try {
+      let attributes: Record<string, unknown> = { leaf: true };
+      for (let i = 0; i < 5_000; i++) attributes = { a: attributes };
+      const user = (email: string, attrs: Record<string, unknown>): ImportItem => ({
+        kind: "user",
+        user: {
+          email,
+          displayName: null,
+          emailVerified: false,
+          suspended: false,
+          credential: null,
+          roleKeys: [],
+          groupKeys: [],
+          attributes: attrs,
+        },
+      });
+      const report = await runImport(
+        { ...bed.deps, jsonLimits: { maxDepth: 8, maxMembers: 1000 } },
+        { targetRealmId: bed.realmId, dryRun: false },
+        [
+          user("one@example.test", { team: "a" }),
+          user("deep@example.test", attributes),
+          user("two@example.test", {}),
+        ],
+      );
+      assert.deepEqual(report.users, { created: 2, updated: 0, skipped: 1, total: 3 });
+      assert.deepEqual(report.issues.map((i) => [i.severity, i.key, i.message]), [
+        [
+          "Error",
+          "deep@example.test",
+          "The user's attributes are refused: The JSON is nested more than 8 levels deep.",
+        ],
+      ]);
+      assert.equal(await bed.storage.users.findByEmail(bed.realmId, "deep@example.test"), null);
+    } finally {
+      await bed.close();
+    }
+  });
+}

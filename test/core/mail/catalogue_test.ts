@@ -45,6 +45,8 @@ const all = (locale: MailLocale): Record<string, MailMessage> => ({
   }),
   signUp: messages.signUp({ locale, to: "a@example.com", token: "t", ttlSeconds: 86400 }),
   signUpExisting: messages.signUpExisting({ locale, to: "a@example.com" }),
+  emailChange: messages.emailChange({ locale, to: "a@example.com", token: "t", ttlSeconds: 86400 }),
+  emailChangeInUse: messages.emailChangeInUse({ locale, to: "a@example.com" }),
   newDeviceAlert: messages.newDeviceAlert({ locale, to: "a@example.com", seenAt: at, device: "Firefox" }),
   loginBlockedAlert: messages.loginBlockedAlert({
     locale,

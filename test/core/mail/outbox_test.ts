@@ -7,6 +7,9 @@ import { cryptoRandom } from "../../../core/random.ts";
 import { createSqlStorage } from "../../../storage/storage.ts";
 import { freshEmbedded } from "../../support/db.ts";
 
+/** The realm and user the messages of these tests are for. */
+const ADDRESSEE = { realmId: "9b0c3c1e-1111-4a4a-8888-000000000001", userId: null };
+
 Deno.test("outbox transport: every message is stored as composed and listable in order", async () => {
   const database = await freshEmbedded();
   try {
@@ -21,7 +24,7 @@ Deno.test("outbox transport: every message is stored as composed and listable in
       mail.invitation({ to: "c@example.com", token: "invite-token", ttlSeconds: 604800 }),
       mail.newDeviceAlert({ to: "a@example.com", seenAt: new Date(clock.now()), device: "Firefox on Linux" }),
     ];
-    for (const m of sent) await transport.send(m);
+    for (const m of sent) await transport.send(m, ADDRESSEE);
 
     const all = await storage.mailOutbox.list();
     assert.deepEqual(
@@ -37,7 +40,7 @@ Deno.test("outbox transport: every message is stored as composed and listable in
     ]);
     assert.equal((await storage.mailOutbox.latest({ to: "a@example.com" }))?.kind, "new_device_alert");
     assert.match((await storage.mailOutbox.latest({ kind: "password_reset" }))!.text, /token=reset-token/);
-    await assert.rejects(transport.send({ ...sent[0], to: "x@y.z\nBcc: q@r.s" }), ValidationError);
+    await assert.rejects(transport.send({ ...sent[0], to: "x@y.z\nBcc: q@r.s" }, ADDRESSEE), ValidationError);
     assert.equal((await storage.mailOutbox.list()).length, 5);
   } finally {
     await database.close();

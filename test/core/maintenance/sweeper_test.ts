@@ -23,6 +23,8 @@ Deno.test("MaintenanceSweeper deletes only what has expired, and one failing tas
       remainingAttempts: 5,
     });
     await storage.mailOutbox.add({
+      realmId: "9b0c3c1e-1111-4a4a-8888-000000000001",
+      userId: null,
       kind: "email_otp",
       to: "a@example.test",
       from: "svc",

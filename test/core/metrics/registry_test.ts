@@ -71,3 +71,36 @@ Deno.test("metrics registry: histogram buckets are cumulative and end at the cou
     ),
   );
 });
+
+Deno.test("metrics registry: past maxSeries, new label values go to one `other` series; known ones keep counting (property)", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.integer({ min: 1, max: 20 }),
+      fc.array(fc.string({ maxLength: 6 }), { minLength: 1, maxLength: 200 }),
+      async (maxSeries, values) => {
+        const registry = new MetricsRegistry({ maxSeries });
+        const counter = registry.counter("svc_things_total", "Things.", ["name", "kind"]);
+        const histogram = registry.histogram("svc_thing_seconds", "Thing time.", ["name"], [1]);
+        for (const name of values) {
+          counter.inc({ name, kind: "k" });
+          histogram.observe({ name }, 0.5);
+        }
+        const distinct = [...new Set(values)];
+        const kept = distinct.slice(0, maxSeries);
+        const text = await registry.render();
+        const counterLines = text.split("\n").filter((l) => l.startsWith("svc_things_total"));
+        const countLines = text.split("\n").filter((l) => l.startsWith("svc_thing_seconds_count"));
+        // At most maxSeries own series plus the one overflow series.
+        assert.ok(counterLines.length <= maxSeries + 1);
+        assert.ok(countLines.length <= maxSeries + 1);
+        for (const name of kept) {
+          assert.equal(counter.value({ name, kind: "k" }), values.filter((v) => v === name).length);
+          assert.equal(histogram.count({ name }), values.filter((v) => v === name).length);
+        }
+        const overflowed = values.filter((v) => !kept.includes(v)).length;
+        assert.equal(counter.value({ name: "other", kind: "other" }), overflowed);
+        assert.equal(histogram.count({ name: "other" }), overflowed);
+      },
+    ),
+  );
+});

@@ -18,6 +18,9 @@ const mailSettings = {
 };
 
 /** The code in a mailed OTP message (the emphasized line of the text body). */
+/** The realm and user every code of these tests is for. */
+const ADDRESSEE = { realmId: "9b0c3c1e-1111-4a4a-8888-000000000001", userId: null };
+
 function codeIn(text: string): string {
   const match = /^ {4}(\d{6})$/m.exec(text);
   assert.ok(match, `no code in ${text}`);
@@ -55,7 +58,11 @@ Deno.test("email OTP service over the challenge store and the outbox", async (t)
     };
 
     await t.step("issue stores only a hash with TTL and budget, and mails the code", async () => {
-      const issued = await service.issue({ to: "alice@example.com", challengeId: "login-1" });
+      const issued = await service.issue({
+        addressee: ADDRESSEE,
+        to: "alice@example.com",
+        challengeId: "login-1",
+      });
       assert.deepEqual(issued, {
         challengeId: "login-1",
         expiresAt: new Date(T0 + 600_000),
@@ -80,7 +87,7 @@ Deno.test("email OTP service over the challenge store and the outbox", async (t)
     await t.step(
       "the attempt budget: N wrong guesses, then TooManyAttempts, and the right code is dead",
       async () => {
-        await service.issue({ to: "bob@example.com", challengeId: "login-2" });
+        await service.issue({ addressee: ADDRESSEE, to: "bob@example.com", challengeId: "login-2" });
         const code = await lastCode("bob@example.com");
         const wrong = code === "000000" ? "000001" : "000000";
         for (let left = 4; left >= 0; left--) {
@@ -96,7 +103,7 @@ Deno.test("email OTP service over the challenge store and the outbox", async (t)
     );
 
     await t.step("malformed codes cost an attempt; spaces and hyphens are ignored", async () => {
-      await service.issue({ to: "carol@example.com", challengeId: "login-3" });
+      await service.issue({ addressee: ADDRESSEE, to: "carol@example.com", challengeId: "login-3" });
       const code = await lastCode("carol@example.com");
       assert.deepEqual(await service.verify("login-3", "abc"), {
         ok: false,
@@ -110,11 +117,11 @@ Deno.test("email OTP service over the challenge store and the outbox", async (t)
     });
 
     await t.step("expiry: valid until the TTL, dead from it on", async () => {
-      await service.issue({ to: "dave@example.com", challengeId: "login-4" });
+      await service.issue({ addressee: ADDRESSEE, to: "dave@example.com", challengeId: "login-4" });
       const code = await lastCode("dave@example.com");
       clock.advance(600_000);
       assert.deepEqual(await service.verify("login-4", code), { ok: false, outcome: "ExpiredOrMissing" });
-      await service.issue({ to: "dave@example.com", challengeId: "login-5" });
+      await service.issue({ addressee: ADDRESSEE, to: "dave@example.com", challengeId: "login-5" });
       const second = await lastCode("dave@example.com");
       clock.advance(599_999);
       assert.equal((await service.verify("login-5", second)).ok, true);
@@ -123,10 +130,10 @@ Deno.test("email OTP service over the challenge store and the outbox", async (t)
     await t.step(
       "re-issuing under the same id replaces the code; a random id is used when none is given",
       async () => {
-        await service.issue({ to: "erin@example.com", challengeId: "login-6" });
+        await service.issue({ addressee: ADDRESSEE, to: "erin@example.com", challengeId: "login-6" });
         const first = await lastCode("erin@example.com");
         await service.verify("login-6", first === "123456" ? "654321" : "123456");
-        await service.issue({ to: "erin@example.com", challengeId: "login-6" });
+        await service.issue({ addressee: ADDRESSEE, to: "erin@example.com", challengeId: "login-6" });
         const second = await lastCode("erin@example.com");
         assert.equal((await storage.emailOtp.get("login-6"))?.remainingAttempts, 5);
         if (first !== second) {
@@ -134,8 +141,8 @@ Deno.test("email OTP service over the challenge store and the outbox", async (t)
         }
         assert.equal((await service.verify("login-6", second)).ok, true);
 
-        const a = await service.issue({ to: "erin@example.com" });
-        const b = await service.issue({ to: "erin@example.com" });
+        const a = await service.issue({ addressee: ADDRESSEE, to: "erin@example.com" });
+        const b = await service.issue({ addressee: ADDRESSEE, to: "erin@example.com" });
         assert.match(a.challengeId, /^[A-Za-z0-9_-]{22}$/);
         assert.notEqual(a.challengeId, b.challengeId);
         assert.equal((await storage.mailOutbox.list({ to: "ERIN@example.com" })).length, 4);
@@ -143,7 +150,7 @@ Deno.test("email OTP service over the challenge store and the outbox", async (t)
     );
 
     await t.step("concurrent guesses never overspend the budget", async () => {
-      await service.issue({ to: "frank@example.com", challengeId: "login-7" });
+      await service.issue({ addressee: ADDRESSEE, to: "frank@example.com", challengeId: "login-7" });
       const code = await lastCode("frank@example.com");
       const wrong = code === "999999" ? "999998" : "999999";
       const results = await Promise.all(Array.from({ length: 9 }, () => service.verify("login-7", wrong)));
@@ -156,11 +163,17 @@ Deno.test("email OTP service over the challenge store and the outbox", async (t)
     await t.step("a bad recipient or challenge id stores and sends nothing", async () => {
       const before = (await storage.mailOutbox.list()).length;
       await assert.rejects(
-        service.issue({ to: "a@b.c\r\nBcc: x@y.z", challengeId: "bad-1" }),
+        service.issue({ addressee: ADDRESSEE, to: "a@b.c\r\nBcc: x@y.z", challengeId: "bad-1" }),
         ValidationError,
       );
-      await assert.rejects(service.issue({ to: "a@b.c", challengeId: "" }), ValidationError);
-      await assert.rejects(service.issue({ to: "a@b.c", challengeId: "x".repeat(201) }), ValidationError);
+      await assert.rejects(
+        service.issue({ addressee: ADDRESSEE, to: "a@b.c", challengeId: "" }),
+        ValidationError,
+      );
+      await assert.rejects(
+        service.issue({ addressee: ADDRESSEE, to: "a@b.c", challengeId: "x".repeat(201) }),
+        ValidationError,
+      );
       assert.equal(await storage.emailOtp.get("bad-1"), null);
       assert.equal((await storage.mailOutbox.list()).length, before);
     });
@@ -185,7 +198,7 @@ Deno.test("email OTP service: the defaults are 10 minutes and 5 attempts; any tr
     random: seededRandom(1),
   });
   assert.deepEqual(service.settings, { ttlSeconds: 600, attempts: 5 });
-  const issued = await service.issue({ to: "x@example.com", challengeId: "c" });
+  const issued = await service.issue({ addressee: ADDRESSEE, to: "x@example.com", challengeId: "c" });
   assert.equal(issued.expiresAt.getTime(), T0 + 600_000);
   assert.equal(mail.messages.length, 1);
   assert.match(mail.latest("X@example.com", "email_otp")!.text, /expires in 10 minutes/);

@@ -41,6 +41,8 @@ interface Bed {
     challenge: string,
     options?: { userId?: string | null; realmId?: string | null; data?: Record<string, unknown> },
   ): Promise<string>;
+  /** Makes a user the realm's break-glass account. */
+  markBreakGlass(userId: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -94,6 +96,9 @@ async function bed(rp: RelyingParty = RP): Promise<Bed> {
         data: options.data ?? {},
       });
       return c.id;
+    },
+    async markBreakGlass(userId) {
+      await database.db.updateTable("users").set({ is_break_glass: true }).where("id", "=", userId).execute();
     },
     close: () => database.close(),
   };
@@ -447,6 +452,24 @@ Deno.test("removal: by svc id or credential id, only the owner's, with passkey.r
       EVENT_KINDS.passkeyRemoved,
       credential.id,
     ]]);
+  } finally {
+    await b.close();
+  }
+});
+
+Deno.test("a break-glass account never signs in with a passkey (one left from before the refusal)", async () => {
+  const b = await bed();
+  try {
+    await registerUv(b);
+    await b.markBreakGlass(b.uvUser.id);
+    b.events.length = 0;
+    const [first] = recorded.userVerifying.assertions;
+    const id = await b.ceremony(CeremonyKinds.login, first.challenge, { realmId: b.realmId });
+    await assert.rejects(
+      b.passkeys.finishLogin(id, first.response),
+      (e) => e instanceof PasskeyLoginError && e.reason === "break-glass account",
+    );
+    assert.deepEqual(b.events.map((e) => e.kind), [], "no login event");
   } finally {
     await b.close();
   }

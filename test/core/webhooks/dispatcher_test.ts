@@ -4,7 +4,7 @@ import { EventPublisher } from "../../../core/events/publisher.ts";
 import { EventHub, type SvcEvent } from "../../../core/events/sink.ts";
 import { seededRandom } from "../../../core/random.ts";
 import { WebhookDispatcher, type WebhookDispatcherOptions } from "../../../core/webhooks/dispatcher.ts";
-import { PUBLIC_RECEIVERS_ONLY } from "../../../core/webhooks/receivers.ts";
+import { testOutbound } from "../../support/outbound.ts";
 import { WEBHOOK_RETRY_DELAYS_MS } from "../../../storage/contract/webhooks.ts";
 import { createSqlStorage, type Storage } from "../../../storage/storage.ts";
 import { freshEmbedded } from "../../support/db.ts";
@@ -33,10 +33,9 @@ Deno.test("webhook dispatcher against a loopback receiver", async (t) => {
   const dispatcher = (over: Partial<WebhookDispatcherOptions> = {}) =>
     new WebhookDispatcher({
       storage,
-      fetch,
+      outbound: testOutbound({ allowPrivate: ["127.0.0.1"] }),
       clock,
       publisher,
-      receiverPolicy: { allowPrivate: ["127.0.0.1"] },
       timeoutMs: 300,
       ...over,
     });
@@ -218,7 +217,7 @@ Deno.test("webhook dispatcher against a loopback receiver", async (t) => {
       const ep = await endpoint(["saml.*"]);
       await emit("saml.assertion_consumed");
       const before = receiver.received.length;
-      const [outcome] = await dispatcher({ receiverPolicy: PUBLIC_RECEIVERS_ONLY }).runOnce();
+      const [outcome] = await dispatcher({ outbound: testOutbound() }).runOnce();
       assert.equal(outcome.ok, false);
       assert.equal(outcome.error, "receiver refused: private_address");
       assert.equal(receiver.received.length, before, "nothing was sent");
@@ -233,15 +232,16 @@ Deno.test("webhook dispatcher against a loopback receiver", async (t) => {
         const asked: string[] = [];
         let sent = 0;
         const [outcome] = await dispatcher({
-          receiverPolicy: PUBLIC_RECEIVERS_ONLY,
-          resolveHost: (hostname) => {
-            asked.push(hostname);
-            return Promise.resolve(["93.184.216.34", "10.0.0.7"]);
-          },
-          fetch: () => {
-            sent++;
-            return Promise.resolve(new Response("ok"));
-          },
+          outbound: testOutbound({
+            resolveHost: (hostname) => {
+              asked.push(hostname);
+              return Promise.resolve(["93.184.216.34", "10.0.0.7"]);
+            },
+            fetch: () => {
+              sent++;
+              return Promise.resolve(new Response("ok"));
+            },
+          }),
         }).runOnce();
         assert.deepEqual(asked, ["hooks.example.test"]);
         assert.equal(outcome.ok, false);
@@ -335,12 +335,15 @@ Deno.test("webhook dispatcher against a loopback receiver", async (t) => {
         concurrency: 1,
         batchSize: 5,
         pollIntervalMs: 5000,
-        fetch: async (input, init) => {
-          calls++;
-          inFlight.resolve();
-          await release.promise;
-          return await fetch(input, init);
-        },
+        outbound: testOutbound({
+          allowPrivate: ["127.0.0.1"],
+          fetch: async (input, init) => {
+            calls++;
+            inFlight.resolve();
+            await release.promise;
+            return await fetch(input, init);
+          },
+        }),
       });
       d.start();
       d.wake();

@@ -13,6 +13,7 @@ import { WebhookDispatcher } from "../../../core/webhooks/dispatcher.ts";
 import { createSqlStorage } from "../../../storage/storage.ts";
 import { freshEmbedded } from "../../support/db.ts";
 import { seeder } from "../../support/seed.ts";
+import { testOutbound } from "../../support/outbound.ts";
 import { recordSpans, stopRecording } from "../../support/spans.ts";
 
 Deno.test("webhook dispatcher: each delivery is a client span with the host, status and outcome", async () => {
@@ -25,7 +26,7 @@ Deno.test("webhook dispatcher: each delivery is a client span with the host, sta
   const answers = [204, 500];
   const dispatcher = new WebhookDispatcher({
     storage,
-    fetch: () => Promise.resolve(new Response(null, { status: answers.shift() })),
+    outbound: testOutbound({ fetch: () => Promise.resolve(new Response(null, { status: answers.shift() })) }),
     clock,
     publisher,
   });

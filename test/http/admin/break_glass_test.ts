@@ -5,7 +5,8 @@
  * carry actor kind `BreakGlass`; status, drill (right and wrong password) and rotation (clears
  * rotation_required, ends the account's sessions); its limiter (issue 25): failures lock out only
  * the address they came from (strangers cannot lock the emergency account out), drills share it,
- * and a rotation resets it; `/readyz` with `break_glass_drill` in both modes.
+ * and a rotation resets it; `/readyz` with `break_glass_drill` in both modes, its details for an
+ * administrator only, a new account not overdue until one window has passed.
  */
 import { strict as assert } from "node:assert";
 import { createBreakGlassAccount } from "../../../core/break-glass/account.ts";
@@ -15,6 +16,7 @@ import { fromBase64Url } from "../../../core/encoding.ts";
 import { EventPublisher } from "../../../core/events/publisher.ts";
 import { createApp } from "../../../http/app.ts";
 import { breakGlassReadinessCheck } from "../../../http/admin/break-glass.ts";
+import { readinessDetailsForAdmins } from "../../../http/admin/readiness-details.ts";
 import { adminBed } from "../../support/admin.ts";
 
 const REPUTATION = await Deno.readTextFile(new URL("../../fixtures/risk/ip-reputation.txt", import.meta.url));
@@ -90,7 +92,11 @@ Deno.test("break-glass: login, events, actor kind, status, drill, rotation", asy
       assert.equal(status.account.userId, account.userId);
       assert.equal(status.lastUseAt, new Date(bed.clock.now()).toISOString());
       assert.equal(status.rotationRequired, true);
-      assert.equal(status.drillOverdue, true, "never drilled");
+      assert.equal(status.drillOverdue, false, "never drilled, but created within the window");
+      assert.equal(
+        status.drillDueAt,
+        new Date(Date.parse(status.account.createdAt) + 90 * DAY_MS).toISOString(),
+      );
       assert.equal(status.drillWindowDays, 90);
     });
 
@@ -233,8 +239,8 @@ Deno.test("/readyz with break_glass_drill: reported (200) by default, 503 when r
       events: publisher,
       drillWindowMs: bed.config.breakGlass.drillWindowDays * DAY_MS,
     });
-    const readyz = async (required: boolean) => {
-      const app = createApp({
+    const app = (required: boolean) =>
+      createApp({
         config: bed.config,
         readinessChecks: [
           { name: "database", check: () => Promise.resolve() },
@@ -242,8 +248,14 @@ Deno.test("/readyz with break_glass_drill: reported (200) by default, 503 when r
         ],
         clock: bed.clock,
         random: bed.random,
+        authenticator: bed.auth.authenticator,
+        readinessDetails: readinessDetailsForAdmins(bed.snapshots),
       });
-      const res = await app.request("/readyz");
+    /** `/readyz` as the bootstrap administrator (the details), or as `as` (a token, or none). */
+    const readyz = async (required: boolean, as: string | null = admin.tokens.global) => {
+      const res = await app(required).request("/readyz", {
+        headers: as === null ? {} : { Authorization: `Bearer ${as}` },
+      });
       return { status: res.status, body: await res.json() };
     };
     assert.equal(bed.config.breakGlass.drillRequiredForReadiness, false, "the default");
@@ -260,22 +272,50 @@ Deno.test("/readyz with break_glass_drill: reported (200) by default, 503 when r
       random: bed.random,
       clock: bed.clock,
     }, { realmId: admin.realmId, actor: { id: "svc:cli", kind: "System" } });
+    assert.equal((await readyz(true)).status, 200, "an account created just now is not overdue");
+    bed.clock.advance(90 * DAY_MS - 1);
+    assert.equal((await readyz(true)).status, 200, "nor one millisecond before its first window ends");
+    bed.clock.advance(1);
+    // The bed's tokens outlive no 90 days: sign the administrator in again.
+    const fresh = (await bed.auth.sessions.signIn({
+      realmId: admin.realmId,
+      userId: admin.users.global,
+      orgId: null,
+      mfa: "MultiFactor",
+    })).tokens.accessToken;
     const overdue = { status: "fail", error: "break-glass drill overdue in 1 realm" };
-    assert.deepEqual(await readyz(false), {
+    assert.deepEqual(await readyz(false, fresh), {
       status: 200,
       body: {
         status: "ready",
         checks: { database: { status: "ok" }, break_glass_drill: { ...overdue, critical: false } },
       },
     });
-    assert.deepEqual(await readyz(true), {
+    assert.deepEqual(await readyz(true, fresh), {
       status: 503,
       body: { status: "not_ready", checks: { database: { status: "ok" }, break_glass_drill: overdue } },
     });
+    // Without a token, with a bad one, or as a caller without a break-glass permission: names only.
+    const plain = (await bed.auth.sessions.signIn({
+      realmId: admin.realmId,
+      userId: admin.users.plain,
+      orgId: admin.orgA,
+      mfa: "MultiFactor",
+    })).tokens.accessToken;
+    for (const as of [null, "not-a-token", plain]) {
+      assert.deepEqual(await readyz(true, as), {
+        status: 503,
+        body: { status: "not_ready", checks: ["database", "break_glass_drill"] },
+      });
+      assert.deepEqual((await readyz(false, as)).body, {
+        status: "ready",
+        checks: ["database", "break_glass_drill"],
+      });
+    }
     await bed.storage.breakGlass.recordDrill(admin.realmId);
-    assert.equal((await readyz(true)).status, 200);
+    assert.equal((await readyz(true, null)).status, 200);
     bed.clock.advance(90 * DAY_MS);
-    assert.equal((await readyz(true)).status, 503, "the window passed");
+    assert.equal((await readyz(true, null)).status, 503, "the window passed");
     const { config } = (await import("../../../core/config/mod.ts")).loadConfig({
       env: { SVC_BREAK_GLASS_DRILL_REQUIRED_FOR_READINESS: "true", SVC_BREAK_GLASS_DRILL_WINDOW_DAYS: "30" },
     });

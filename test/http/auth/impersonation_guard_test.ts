@@ -27,6 +27,7 @@ Deno.test("impersonation guard: the rule table", () => {
     ["POST", "/auth/passkey/register/options"],
     ["POST", "/auth/passkey/register"],
     ["DELETE", "/auth/passkey/abc"],
+    ["PATCH", "/auth/passkey/abc"],
     ["POST", "/auth/invitation/accept"],
     ["POST", "/auth/password/reset"],
     ["POST", "/auth/email/verify/request"],
@@ -43,6 +44,7 @@ Deno.test("impersonation guard: the rule table", () => {
     ["GET", "/profile/factors"],
     ["GET", "/auth/passkey"],
     ["POST", "/auth/passkey/login/options"],
+    ["POST", "/auth/passkey/login"],
     ["POST", "/auth/logout"],
     ["POST", "/auth/refresh"],
     ["POST", "/auth/switch-organization"],
@@ -81,6 +83,7 @@ Deno.test("impersonation guard: refused over HTTP across the routes, before the 
       ["POST", "/profile/factors/recovery-codes"],
       ["POST", "/auth/passkey/register/options"],
       ["DELETE", `/auth/passkey/${uuid()}`],
+      ["PATCH", `/auth/passkey/${uuid()}`, { name: "renamed" }],
       ["POST", "/auth/invitation/accept", { token: "x" }],
       ["POST", "/auth/password/reset", { token: "x", password: "new password 123" }],
       ["POST", "/auth/email/verify/request"],
@@ -117,6 +120,48 @@ Deno.test("impersonation guard: refused over HTTP across the routes, before the 
       headers: { Authorization: `Bearer ${accessToken}` },
     });
     assert.equal(end.status, 200, "its own end stays open");
+  } finally {
+    await admin.close();
+  }
+});
+
+Deno.test("impersonation guard: renaming one of the target's passkeys is refused, the name stays", async () => {
+  const admin = await adminBed();
+  try {
+    const target = await seeder(admin.bed.database.db).user(admin.realmId);
+    const passkey = await admin.bed.storage.passkeyCredentials.create({
+      userId: target,
+      credentialId: new Uint8Array(16).fill(7),
+      publicKey: new Uint8Array(77).fill(1),
+      userVerificationCapable: true,
+      transports: ["internal"],
+      name: "Laptop",
+    });
+    const start = await admin.request("POST", "/svc-admin/impersonation", {
+      body: { targetUserId: target, reason: "rename test" },
+    });
+    assert.equal(start.status, 201);
+    const { accessToken } = await start.json();
+    const rename = (token: string) =>
+      admin.app.request(`/auth/passkey/${passkey.id}`, {
+        method: "PATCH",
+        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ name: "Renamed by someone else" }),
+      });
+    const res = await rename(accessToken);
+    assert.equal(res.status, 403);
+    assert.equal((await res.json()).error.code, "impersonation_forbidden");
+    assert.equal((await admin.bed.storage.passkeyCredentials.get(passkey.id))?.name, "Laptop");
+    // The target's own session renames it (the guard refuses the borrowed session only).
+    const own =
+      (await admin.bed.auth.sessions.signIn({ realmId: admin.realmId, userId: target, mfa: "Password" }))
+        .tokens.accessToken;
+    const mine = await rename(own);
+    assert.equal(mine.status, 200, await mine.clone().text());
+    assert.equal(
+      (await admin.bed.storage.passkeyCredentials.get(passkey.id))?.name,
+      "Renamed by someone else",
+    );
   } finally {
     await admin.close();
   }

@@ -290,10 +290,15 @@ Deno.test("auth and profile routes", async (t) => {
 
   await t.step("GET /readyz checks the key ring", async () => {
     let res = await app.request("/readyz");
-    assert.deepEqual(await res.json(), { status: "ready", checks: { key_ring: { status: "ok" } } });
-    const empty = await bed.appWith({});
+    assert.deepEqual(
+      await res.json(),
+      { status: "ready", checks: ["key_ring"] },
+      "names only without a token",
+    );
+    const metricsToken = "metrics-token-0123456789abcdef0123456789";
+    const empty = await bed.appWith({ SVC_METRICS_TOKEN: metricsToken });
     await bed.database.db.deleteFrom("signing_keys").where("realm_id", "=", realmId).execute();
-    res = await empty.app.request("/readyz");
+    res = await empty.app.request("/readyz", { headers: { Authorization: `Bearer ${metricsToken}` } });
     assert.equal(res.status, 503);
     assert.deepEqual(await res.json(), {
       status: "not_ready",

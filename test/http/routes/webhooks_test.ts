@@ -17,6 +17,7 @@ import { webhookRoutes } from "../../../http/routes/webhooks.ts";
 import { createSqlStorage } from "../../../storage/storage.ts";
 import { freshEmbedded } from "../../support/db.ts";
 import { seeder } from "../../support/seed.ts";
+import { testOutbound } from "../../support/outbound.ts";
 import { asSubject, testSubjectAuthenticator } from "../../support/test-subject.ts";
 import { independentVerify, startReceiver } from "../../support/webhook-receiver.ts";
 
@@ -166,9 +167,8 @@ Deno.test("webhook admin routes", async (t) => {
       assert.ok(woken > 0);
       const dispatcher = new WebhookDispatcher({
         storage,
-        fetch,
+        outbound: testOutbound({ allowPrivate: config.webhooks.allowPrivateReceivers }),
         clock,
-        receiverPolicy: { allowPrivate: config.webhooks.allowPrivateReceivers },
       });
       await dispatcher.runOnce();
       const got = receiver.received.at(-1)!;
@@ -191,9 +191,8 @@ Deno.test("webhook admin routes", async (t) => {
       await call(asAdmin, "POST", `/${endpointId}/test`);
       await new WebhookDispatcher({
         storage,
-        fetch,
+        outbound: testOutbound({ allowPrivate: ["127.0.0.1"] }),
         clock,
-        receiverPolicy: { allowPrivate: ["127.0.0.1"] },
       }).runOnce();
       const got = receiver.received.at(-1)!;
       const now = Math.floor(clock.now() / 1000);
@@ -206,9 +205,8 @@ Deno.test("webhook admin routes", async (t) => {
     await t.step("dead letters are visible and replayable with the same delivery id", async () => {
       const dispatcher = new WebhookDispatcher({
         storage,
-        fetch,
+        outbound: testOutbound({ allowPrivate: ["127.0.0.1"] }),
         clock,
-        receiverPolicy: { allowPrivate: ["127.0.0.1"] },
         retryDelaysMs: [],
       });
       // The secret changed: the verifier does not matter here, only the status.

@@ -151,6 +151,8 @@ Deno.test({
     const server = await startTestServer({
       SVC_PLUGINS: "federation",
       SVC_FEDERATION_ALLOW_HTTP_ISSUERS: "true",
+      // The upstreams run on the loopback: the outbound guard's explicit test allowance.
+      SVC_OUTBOUND_ALLOW_PRIVATE: "127.0.0.1",
       SVC_HOST: "127.0.0.1",
       SVC_PORT: String(svcPort),
       SVC_BASE_URL: svcOrigin,

@@ -11,6 +11,7 @@ import { strict as assert } from "node:assert";
 import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT } from "jose";
 import { ManualClock } from "../../../mod.ts";
 import { UpstreamError, Upstreams } from "../../../plugins/federation/upstream.ts";
+import { testOutbound } from "../../support/outbound.ts";
 
 const ISSUER = "https://idp.example.test";
 const CLIENT = "svc-client";
@@ -23,7 +24,7 @@ async function fakeUpstream(options: { authMethods?: string[]; issuer?: string }
   const calls: { url: string; init?: RequestInit }[] = [];
   let idToken = "";
   let tokenStatus = 200;
-  const fetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+  const raw = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const url = String(input instanceof Request ? input.url : input);
     calls.push({ url, init });
     if (url === `${ISSUER}/.well-known/openid-configuration`) {
@@ -54,7 +55,7 @@ async function fakeUpstream(options: { authMethods?: string[]; issuer?: string }
       .setExpirationTime(Math.floor(now / 1000) + 300)
       .sign(privateKey);
   return {
-    fetch,
+    fetch: testOutbound({ fetch: raw }),
     calls,
     sign,
     setIdToken: (token: string) => idToken = token,
@@ -141,7 +142,9 @@ Deno.test("upstream discovery: cached by the clock, must name its issuer, https 
   await refusedWith(upstreams.metadata("http://idp.example.test"), "federation_upstream_invalid");
   assert.equal(upstreams.issuerAllowed("http://idp.example.test"), false);
   assert.equal(
-    new Upstreams({ clock, discoveryTtlMs: 0, allowHttp: true }).issuerAllowed("http://idp.example.test"),
+    new Upstreams({ clock, fetch: testOutbound(), discoveryTtlMs: 0, allowHttp: true }).issuerAllowed(
+      "http://idp.example.test",
+    ),
     true,
   );
 });
@@ -195,4 +198,85 @@ Deno.test("upstream token endpoint: the advertised client authentication, no sec
     new Upstreams({ clock, fetch: none.fetch, discoveryTtlMs: 0, allowHttp: false }).metadata(ISSUER),
     "federation_upstream_invalid",
   );
+});
+
+Deno.test("upstream requests go through the outbound guard: inward endpoints are refused, nothing is sent", async () => {
+  const clock = new ManualClock(NOW);
+  const sent: string[] = [];
+  // A well-formed ID token, so that validating it needs the upstream's keys.
+  const { privateKey } = await generateKeyPair("RS256");
+  const signed = await new SignJWT({ nonce: NONCE, sub: "s", aud: CLIENT, iss: ISSUER })
+    .setProtectedHeader({ alg: "RS256", kid: "k1" })
+    .setIssuedAt(Math.floor(NOW / 1000))
+    .setExpirationTime(Math.floor(NOW / 1000) + 300)
+    .sign(privateKey);
+  // A discovery document that points svc inward: the token endpoint on the loopback, the keys at
+  // the cloud metadata address; and an issuer whose discovery redirects to the metadata address.
+  const inward = (token: string, jwks: string) => (input: string | URL | Request): Promise<Response> => {
+    const url = String(input instanceof Request ? input.url : input);
+    sent.push(url);
+    if (url === "https://redirecting.example.test/.well-known/openid-configuration") {
+      return Promise.resolve(
+        new Response(null, {
+          status: 302,
+          headers: { Location: "http://169.254.169.254/latest/meta-data/" },
+        }),
+      );
+    }
+    return Promise.resolve(Response.json({
+      issuer: ISSUER,
+      authorization_endpoint: `${ISSUER}/auth`,
+      token_endpoint: token,
+      jwks_uri: jwks,
+      token_endpoint_auth_methods_supported: ["client_secret_post"],
+    }));
+  };
+  for (
+    const [token, jwks] of [
+      ["http://127.0.0.1:8080/token", "https://169.254.169.254/jwks"],
+      ["https://169.254.169.254/token", "http://[::ffff:127.0.0.1]/jwks"],
+      ["https://inward.example.test/token", "https://inward.example.test/jwks"], // DNS: 10.0.0.5
+    ]
+  ) {
+    sent.length = 0;
+    const upstreams = new Upstreams({
+      clock,
+      fetch: testOutbound({ fetch: inward(token, jwks), names: { "inward.example.test": ["10.0.0.5"] } }),
+      discoveryTtlMs: 0,
+      allowHttp: true,
+    });
+    const metadata = await upstreams.metadata(ISSUER);
+    await refusedWith(
+      upstreams.exchangeCode(
+        metadata,
+        { clientId: CLIENT, clientSecret: SECRET },
+        "c",
+        "https://svc/cb",
+        "v",
+      ),
+      "federation_upstream_unavailable",
+    );
+    await refusedWith(
+      upstreams.verifyIdToken(metadata, signed, { clientId: CLIENT, nonce: NONCE }),
+      "federation_id_token_invalid",
+    );
+    assert.deepEqual(sent, [`${ISSUER}/.well-known/openid-configuration`], "only discovery was sent");
+  }
+  // An issuer on the loopback or the metadata address: discovery itself is refused.
+  const upstreams = new Upstreams({
+    clock,
+    fetch: testOutbound({ fetch: inward("", "") }),
+    discoveryTtlMs: 0,
+    allowHttp: true,
+  });
+  sent.length = 0;
+  await refusedWith(upstreams.metadata("http://127.0.0.1:9999"), "federation_upstream_unavailable");
+  await refusedWith(upstreams.metadata("http://169.254.169.254"), "federation_upstream_unavailable");
+  assert.deepEqual(sent, []);
+  // A discovery redirect to the metadata address is refused at that hop.
+  await refusedWith(
+    upstreams.metadata("https://redirecting.example.test"),
+    "federation_upstream_unavailable",
+  );
+  assert.deepEqual(sent, ["https://redirecting.example.test/.well-known/openid-configuration"]);
 });

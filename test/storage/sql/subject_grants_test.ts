@@ -81,6 +81,11 @@ for (const driver of drivers) {
         assert.deepEqual(rows?.grants.map((g) => g.source), ["role:viewer", "policy:own-drafts"]);
         assert.deepEqual(rows?.teamIds, []);
         assert.equal(rows?.isOrgMember, false);
+        // The organizations it may hold pinned grants in: memberships, a group's pinned role, an
+        // org-level role, a group's pinned policy; none for a user with none of them.
+        assert.deepEqual(rows?.orgContexts, [org, otherOrg].sort());
+        assert.deepEqual((await source.loadSubject(bob, null))?.orgContexts, []);
+        assert.equal((await source.loadSubject(alice, org))?.orgContexts, undefined);
       });
 
       await t.step("a non-member, an unknown user and a malformed id", async () => {

@@ -117,8 +117,21 @@ export const CASES: readonly AdminRouteCase[] = [
     "POST /svc-admin/audit/retention",
     200,
     true,
-    () =>
-      Promise.resolve({ path: "/svc-admin/audit/retention", body: { securityEventsOlderThanDays: 3650 } }),
+    // One security event older than the cutoff: a run that finds nothing old enough changes nothing.
+    // (Its id is not drawn from the bed's seeded random source, whose UUIDs repeat after 4095.)
+    async (admin) => {
+      await admin.bed.database.db.insertInto("security_events").values({
+        id: crypto.randomUUID(),
+        realm_id: admin.realmId,
+        user_id: admin.users.plain,
+        kind: "login.succeeded",
+        occurred_at: new Date(admin.bed.clock.now() - 3651 * 86_400_000),
+        data_json: null,
+        ip_address: null,
+        device_description: null,
+      }).execute();
+      return { path: "/svc-admin/audit/retention", body: { securityEventsOlderThanDays: 3650 } };
+    },
   ),
   // POST /svc-admin/users/:userId/erase: its case is with the other user routes (cases/users.ts).
   {

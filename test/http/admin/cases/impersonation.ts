@@ -154,8 +154,14 @@ export const CASES: readonly AdminRouteCase[] = [
     orgAdmin: false,
     otherOrg: 403,
     status: 200,
-    prepare: () =>
-      Promise.resolve({ path: "/svc-admin/impersonation/consent", body: { consentRequired: false } }),
+    // The opposite of the current mode: setting the mode it has changes nothing (no entry).
+    prepare: async (bed) => ({
+      path: "/svc-admin/impersonation/consent",
+      body: {
+        consentRequired: !(await bed.bed.storage.impersonations.consentSetting(bed.realmId, null))
+          .consentRequired,
+      },
+    }),
   },
   {
     route: "GET /svc-admin/impersonation/consent/organizations/:orgId",
@@ -171,11 +177,13 @@ export const CASES: readonly AdminRouteCase[] = [
     orgAdmin: true,
     otherOrg: 404,
     status: 200,
-    prepare: (bed) =>
-      Promise.resolve({
-        path: `/svc-admin/impersonation/consent/organizations/${bed.orgA}`,
-        body: { consentRequired: false },
-      }),
+    prepare: async (bed) => ({
+      path: `/svc-admin/impersonation/consent/organizations/${bed.orgA}`,
+      body: {
+        consentRequired: !(await bed.bed.storage.impersonations.consentSetting(bed.realmId, bed.orgA))
+          .consentRequired,
+      },
+    }),
   },
   {
     route: "GET /svc-admin/break-glass/status",

@@ -8,6 +8,8 @@ async function messageToUser(bed: AdminBed): Promise<string> {
   const userId = await seeder(bed.bed.database.db).user(bed.realmId);
   const user = await bed.bed.storage.users.get(userId);
   const message = await bed.bed.storage.mailOutbox.add({
+    realmId: bed.realmId,
+    userId,
     kind: "password_reset",
     to: user!.email,
     from: "no-reply@localhost",

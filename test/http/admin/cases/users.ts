@@ -136,10 +136,15 @@ export const CASES: readonly AdminRouteCase[] = [
     orgAdmin: true,
     otherOrg: 404,
     status: 200,
-    prepare: async (admin) => ({
-      ...await userPath(admin, "/factors/reset"),
-      body: { reason: "lost phone" },
-    }),
+    // The user has recovery codes: a reset that finds nothing to remove changes nothing (no entry).
+    prepare: async (admin) => {
+      const userId = await memberOfA(admin);
+      await admin.bed.storage.recoveryCodes.replace(userId, [
+        { id: crypto.randomUUID(), codeHash: "0".repeat(64) },
+        { id: crypto.randomUUID(), codeHash: "1".repeat(64) },
+      ]);
+      return { path: `/svc-admin/users/${userId}/factors/reset`, body: { reason: "lost phone" } };
+    },
   },
   {
     // The erasure route lives in http/routes/audit.ts; it is realm-wide only (`svc:global:users-erase`).
