@@ -484,6 +484,17 @@ const SCENARIOS: Record<string, readonly Call[]> = {
     make.addGrant({ caller: "orgB", role: -1, pattern: "svc:*:*" }),
     make.assign({ caller: "root", role: -1, kind: "ServiceAccount", target: 0, org: null }),
   ],
+  // Random sequences meet each fence seldom: every caller lists every kind of row, unfiltered,
+  // and the organization administrators filtered by the other organization.
+  "every caller reads rows of its own realm and organization only": [
+    ...CALLERS.flatMap((caller) =>
+      (["users", "roles", "groups"] as const).map((list) => make.list({ caller, list, org: null }))
+    ),
+    ...(["users", "roles", "groups"] as const).flatMap((list) => [
+      make.list({ caller: "orgA", list, org: "B" }),
+      make.list({ caller: "orgB", list, org: "A" }),
+    ]),
+  ],
 };
 
 Deno.test({
