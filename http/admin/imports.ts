@@ -12,9 +12,10 @@
  * never connects to a URL named in a request.
  *
  * The body has its own limit (`SVC_MAX_IMPORT_BYTES`). The answer is the ImportReport (camelCase,
- * `Cache-Control: no-store`: it carries generated client secrets). A real import appends one
- * audit chain entry with the report's counts (never the secrets); a dry run writes nothing, not
- * even that entry. Realm-wide permission `svc:global:import` only; `realm` defaults to the
+ * `Cache-Control: no-store`: it carries generated client secrets). A real import that creates or
+ * updates something appends one audit chain entry with the report's counts (never the secrets);
+ * one that changes nothing (every item skipped or refused) and a dry run write nothing, not even
+ * that entry. Realm-wide permission `svc:global:import` only; `realm` defaults to the
  * caller's realm, and another realm is 404. The import touches only what the caller's authority
  * covers (`./authority.ts`): an existing user holding a permission the caller lacks (an admin),
  * like a break-glass account, is an `Error` issue and left alone; an existing role or group granting
@@ -211,10 +212,17 @@ export function importRoutes(deps: AdminRouteDeps) {
         items,
       );
       if (!dryRun) {
+        // An import that created and updated nothing (every item skipped or refused) is a no-op:
+        // it writes no entry (a suspension it made has the suspend route's own entry).
+        const changed = COUNTED_ENTITIES.some((entity) =>
+          report[entity].created > 0 || report[entity].updated > 0
+        );
         await adminMutation(deps, scope, () =>
           Promise.resolve({
             value: null,
-            audit: { action: `import.${kind}`, target: realmId, after: reportSummary(kind, report) },
+            audit: changed
+              ? { action: `import.${kind}`, target: realmId, after: reportSummary(kind, report) }
+              : null,
           }));
       }
       return c.json(report);

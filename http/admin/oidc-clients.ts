@@ -117,7 +117,8 @@ export const CreateOidcClientSchema = v.strictObject({
   ),
   redirectUris: v.pipe(uriList("redirectUris"), v.minLength(1, "redirectUris: at least one")),
   postLogoutRedirectUris: v.optional(uriList("postLogoutRedirectUris"), []),
-  allowedScopes: v.optional(scopeList, ["openid"]),
+  // Without a list, the standard scopes svc serves; `offline_access` (refresh tokens) is listed explicitly.
+  allowedScopes: v.optional(scopeList, ["openid", "profile", "email"]),
   requireConsent: v.optional(v.boolean("requireConsent must be true or false"), false),
   tokenEndpointAuthMethod: v.optional(
     v.picklist(
@@ -244,7 +245,7 @@ const OPERATIONS: readonly OperationDoc[] = [
     path: BASE,
     summary: "Create an OIDC client",
     description:
-      "A confidential client's `soc_…` secret is in the answer this once (`Cache-Control: no-store`). Redirect URIs are matched exactly. With `tokenEndpointAuthMethod: private_key_jwt` the client has no secret and signs RFC 7523 assertions with one of its keys: `jwks` (public keys only) or `jwksUri` (https; http only for a private host allowed by `webhooks.allowPrivateReceivers`).",
+      "A confidential client's `soc_…` secret is in the answer this once (`Cache-Control: no-store`). Redirect URIs are matched exactly. Without `allowedScopes` the client gets `openid profile email` (`offline_access` only when listed). A client registered with `tokenEndpointAuthMethod` `client_secret_basic` or `client_secret_post` may use only that method; without one, its secret works either way. With `tokenEndpointAuthMethod: private_key_jwt` the client has no secret and signs RFC 7523 assertions with one of its keys: `jwks` (public keys only) or `jwksUri` (https; http only for a private host allowed by `webhooks.allowPrivateReceivers`).",
     tags: TAGS,
     permissions: MANAGE.global,
     body: CreateOidcClientSchema,
@@ -322,9 +323,9 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
           secretHash: secret === null ? null : sha256Hex(secret),
           secretAlgorithm: secret === null ? null : "sha256",
           secretResetRequired: false,
-          tokenEndpointAuthMethod: method === "private_key_jwt" || method === "client_secret_post"
-            ? method
-            : null,
+          // A method named at registration is the only one the client may use; without one, a
+          // confidential client's secret works by Basic or in the form.
+          tokenEndpointAuthMethod: method === "none" ? null : body.tokenEndpointAuthMethod ?? null,
           jwks: body.jwks ?? null,
           jwksUri: body.jwksUri ?? null,
         }).catch(asConflict);

@@ -2,11 +2,17 @@
  * The authorization endpoint (code flow) and the consent step; sign-in happens on the hosted
  * sign-in page.
  *
- * - `GET /oidc/authorize`: `response_type=code`, `client_id`, `redirect_uri` (exactly one of the
+ * - `GET|POST /oidc/authorize` (OIDC Core 3.1.2.1: the query, or a form-encoded body):
+ *   `response_type=code`, `client_id`, `redirect_uri` (exactly one of the
  *   client's), `scope` (with `openid`, within the client's allowed scopes), `state`, `nonce`,
  *   `code_challenge` + `code_challenge_method=S256` (required for public clients), `prompt`
- *   (`none` | `login` | `consent`), `max_age`, `login_hint`. An unknown client or a redirect URI
- *   that does not match is answered here (400), never redirected to.
+ *   (`none` | `login` | `consent`), `max_age`, `login_hint`. Scopes svc does not know are ignored;
+ *   a known scope the client is not allowed is `invalid_scope`. An unknown client or a redirect
+ *   URI that does not match is answered here (400), never redirected to.
+ * - Freshness (`prompt=login`, `max_age`): when the browser must sign in, the request goes back
+ *   to the sign-in page with `svc_req`, a JWT the provider signs holding the request's time and a
+ *   digest of its parameters. On return, a session created at or after that time satisfies
+ *   `prompt=login` and any `max_age` (`max_age=0` too); nothing else in the request can say so.
  * - Sign-in: a browser without a fresh svc session is sent to the hosted sign-in page
  *   (`{pathBase}{SVC_ACCOUNT_MOUNT_PATH}/sign-in`, or `signInUrl` when set) with `returnTo` = the
  *   absolute URL of this authorization request and `login_hint`; the hosted page runs every
@@ -16,36 +22,30 @@
  * @module
  */
 import type { Context } from "hono";
-import { getCookie, setCookie } from "hono/cookie";
+import * as v from "valibot";
 import {
-  ACCESS_COOKIE,
+  bodyLimit,
   type ClientRecord,
+  documented,
   noStore,
+  type OperationDoc,
   randomToken,
   type RouteInstaller,
   sha256Hex,
 } from "../../mod.ts";
 import {
+  FORM_BODY_LIMIT,
   formFields,
   grantConsent,
   hasConsent,
   OIDC_EVENTS,
   PATHS,
   type Provider,
+  signJwt,
   SUPPORTED_SCOPES,
+  verifyJwt,
 } from "./shared.ts";
-
-/**
- * The pages' CSP. `form-action` also governs the redirects after a form is sent, so the pages
- * whose form ends at the client's redirect URI allow that origin too.
- */
-function csp(formTarget: string | null): string {
-  return `default-src 'none'; form-action 'self'${
-    formTarget === null ? "" : ` ${formTarget}`
-  }; frame-ancestors 'none'; base-uri 'none'`;
-}
-
-const FORM_COOKIE = "svc_oidc_form";
+import { browserSession, errorPage, escape, formToken, formTokenValid, page } from "./pages.ts";
 
 /** The parameters of an authorization request, checked. */
 interface AuthorizationRequest {
@@ -58,17 +58,152 @@ interface AuthorizationRequest {
   readonly prompt: string | null;
   readonly maxAge: number | null;
   readonly loginHint: string | null;
-  /** Sign-in must be more recent than this (clock ms): set after `prompt=login`. */
-  readonly authAfter: number | null;
 }
+
+/** The parameter svc adds to an authorization request it sends to sign-in (a signed JWT). */
+const REQUEST_TIME_PARAM = "svc_req";
+/** The `typ` of that JWT. */
+const REQUEST_TIME_TYP = "svc-oidc-request+jwt";
+/** How long a sign-in may take for the request to count it as fresh (then it asks again). */
+const SIGN_IN_WINDOW_SECONDS = 900;
+
+const param = v.optional(v.pipe(v.string(), v.maxLength(2048)));
+
+/** The parameters of an authorization request (query or form). */
+export const AuthorizeParamsSchema = v.looseObject({
+  response_type: param,
+  client_id: param,
+  redirect_uri: param,
+  scope: param,
+  state: param,
+  nonce: param,
+  code_challenge: param,
+  code_challenge_method: param,
+  prompt: param,
+  max_age: param,
+  login_hint: param,
+  request: param,
+  request_uri: param,
+  svc_req: param,
+});
+
+const AUTHORIZE_RESPONSES = {
+  303: {
+    description:
+      "To the client's redirect URI (`code`, `state`, `iss`, or an OAuth `error`), to sign-in, or to consent",
+  },
+  400: {
+    description: "Unknown client, unregistered redirect URI, or an unreadable form",
+    mediaType: "text/html",
+  },
+  413: { description: "The body is larger than the limit" },
+};
+
+/** The operations (a function: `PATHS` is read once the modules are loaded). */
+const operations = (): readonly OperationDoc[] => [
+  {
+    method: "GET",
+    path: PATHS.authorize,
+    summary: "OIDC authorization request (code flow)",
+    tags: ["OIDC provider"],
+    auth: "public",
+    query: AuthorizeParamsSchema,
+    responses: AUTHORIZE_RESPONSES,
+  },
+  {
+    method: "POST",
+    path: PATHS.authorize,
+    summary: "OIDC authorization request by POST",
+    description:
+      "The same parameters as `GET /oidc/authorize`, as an `application/x-www-form-urlencoded` body (OIDC Core 3.1.2.1).",
+    tags: ["OIDC provider"],
+    auth: "public",
+    responses: AUTHORIZE_RESPONSES,
+  },
+  {
+    method: "GET",
+    path: PATHS.consent,
+    summary: "OIDC consent page",
+    description: "The authorization request's parameters; a page (no scripts) whose form posts the decision.",
+    tags: ["OIDC provider"],
+    auth: "public",
+    query: AuthorizeParamsSchema,
+    responses: {
+      200: { description: "The consent page", mediaType: "text/html" },
+      303: { description: "To sign-in, or to the client's redirect URI with an error" },
+      400: { description: "Unknown client or unregistered redirect URI", mediaType: "text/html" },
+    },
+  },
+  {
+    method: "POST",
+    path: PATHS.consent,
+    summary: "OIDC consent decision",
+    description:
+      "An `application/x-www-form-urlencoded` body: `request` (the authorization request's query), `form` (the page's token), `decision` (`allow` or `deny`).",
+    tags: ["OIDC provider"],
+    auth: "public",
+    responses: {
+      303: { description: "Back to the authorization request, or to the client with `access_denied`" },
+      400: { description: "An unreadable form", mediaType: "text/html" },
+      403: { description: "The form's token is missing or stale", mediaType: "text/html" },
+      413: { description: "The body is larger than the limit" },
+    },
+  },
+];
+
+/** The consent form. */
+const ConsentFormSchema = v.looseObject({
+  request: v.pipe(v.string(), v.maxLength(16_384)),
+  form: v.optional(v.pipe(v.string(), v.maxLength(256))),
+  decision: v.optional(v.pipe(v.string(), v.maxLength(16))),
+});
 
 /** The authorization, sign-in and consent routes. */
 export function authorizeRoutes(p: Provider): RouteInstaller {
-  return (app) => {
-    app.get(PATHS.authorize, noStore, (c) => authorize(p, c));
+  return documented((app) => {
+    app.get(PATHS.authorize, noStore, (c) => authorize(p, c, new URL(c.req.url).searchParams));
+    app.post(PATHS.authorize, noStore, bodyLimit(FORM_BODY_LIMIT), async (c) => {
+      const form = await formFields(c);
+      if (form === null || !v.safeParse(AuthorizeParamsSchema, form).success) {
+        return errorPage(c, 400, "The authorization request could not be read.");
+      }
+      return await authorize(p, c, new URLSearchParams(form));
+    });
     app.get(PATHS.consent, noStore, (c) => consentPage(p, c));
-    app.post(PATHS.consent, noStore, (c) => consentSubmit(p, c));
-  };
+    app.post(PATHS.consent, noStore, bodyLimit(FORM_BODY_LIMIT), (c) => consentSubmit(p, c));
+  }, operations);
+}
+
+/**
+ * The digest of the request parameters a `svc_req` is bound to: all but `svc_req` and `prompt`,
+ * in any order (a change to any other name or value changes it).
+ */
+export function requestDigest(query: URLSearchParams): string {
+  const pairs = [...query].filter(([name]) => name !== REQUEST_TIME_PARAM && name !== "prompt")
+    .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`).sort();
+  return sha256Hex(pairs.join("&"));
+}
+
+/** A `svc_req` for this request, made now. */
+async function requestTimeToken(p: Provider, query: URLSearchParams, now: number): Promise<string> {
+  return await signJwt(p, REQUEST_TIME_TYP, {
+    iss: p.issuer,
+    aud: p.url(PATHS.authorize),
+    iat: Math.floor(now / 1000),
+    exp: Math.floor(now / 1000) + SIGN_IN_WINDOW_SECONDS,
+    t: now,
+    q: requestDigest(query),
+  });
+}
+
+/** The time (clock ms) the provider first sent this request to sign-in; null without a valid `svc_req`. */
+async function requestTime(p: Provider, query: URLSearchParams): Promise<number | null> {
+  const all = query.getAll(REQUEST_TIME_PARAM);
+  if (all.length !== 1) return null;
+  const claims = await verifyJwt(p, all[0], [REQUEST_TIME_TYP]);
+  if (claims === null || claims.aud !== p.url(PATHS.authorize)) return null;
+  if (claims.q !== requestDigest(query) || typeof claims.t !== "number") return null;
+  return claims.t;
 }
 
 type Checked = { ok: true; request: AuthorizationRequest } | { ok: false; response: Response };
@@ -102,13 +237,14 @@ async function checkRequest(p: Provider, c: Context, query: URLSearchParams): Pr
     };
   };
   if (one("response_type") !== "code") return fail("unsupported_response_type", "response_type must be code");
-  if (query.has("request") || query.has("request_uri")) {
-    return fail("request_not_supported", "request objects are not supported");
-  }
-  const scopes = [...new Set((one("scope") ?? "").split(" ").filter((s) => s !== ""))];
+  if (query.has("request_uri")) return fail("request_uri_not_supported", "request_uri is not supported");
+  if (query.has("request")) return fail("request_not_supported", "request objects are not supported");
+  // Scopes svc does not know (`address`, `phone`, a client's own) are ignored (OIDC Core 3.1.2.1).
+  const scopes = [...new Set((one("scope") ?? "").split(" "))]
+    .filter((s) => (SUPPORTED_SCOPES as readonly string[]).includes(s));
   if (!scopes.includes("openid")) return fail("invalid_scope", "scope must include openid");
   for (const scope of scopes) {
-    if (!(SUPPORTED_SCOPES as readonly string[]).includes(scope) || !client.allowedScopes.includes(scope)) {
+    if (!client.allowedScopes.includes(scope)) {
       return fail("invalid_scope", `scope ${scope} is not allowed for this client`);
     }
   }
@@ -128,7 +264,6 @@ async function checkRequest(p: Provider, c: Context, query: URLSearchParams): Pr
   }
   const maxAgeText = one("max_age");
   if (maxAgeText !== null && !/^\d{1,9}$/.test(maxAgeText)) return fail("invalid_request", "bad max_age");
-  const authAfterText = one("svc_auth_after");
   return {
     ok: true,
     request: {
@@ -141,7 +276,6 @@ async function checkRequest(p: Provider, c: Context, query: URLSearchParams): Pr
       prompt,
       maxAge: maxAgeText === null ? null : Number(maxAgeText),
       loginHint: one("login_hint"),
-      authAfter: authAfterText !== null && /^\d{1,15}$/.test(authAfterText) ? Number(authAfterText) : null,
     },
   };
 }
@@ -155,44 +289,27 @@ function refuse(p: Provider, clientId: string | null, reason: string): void {
   });
 }
 
-/** The browser's live svc session (from the `svc_at` cookie), or null. */
-async function browserSession(p: Provider, c: Context) {
-  const token = getCookie(c, ACCESS_COOKIE);
-  if (token === undefined) return null;
-  let claims;
-  try {
-    claims = await p.ctx.tokens.verify("at+svc", token);
-  } catch {
-    return null;
-  }
-  if (claims.realm !== p.realmId || claims.act !== undefined) return null;
-  const session = await p.ctx.storage.sessions.getActive(claims.sid);
-  if (session === null || session.userId !== claims.sub) return null;
-  const user = await p.ctx.storage.users.get(session.userId);
-  if (user === null || user.status !== "Active") return null;
-  return { session, user };
-}
-
-async function authorize(p: Provider, c: Context): Promise<Response> {
-  const url = new URL(c.req.url);
-  const checked = await checkRequest(p, c, url.searchParams);
+async function authorize(p: Provider, c: Context, query: URLSearchParams): Promise<Response> {
+  const checked = await checkRequest(p, c, query);
   if (!checked.ok) return checked.response;
   const r = checked.request;
   const signedIn = await browserSession(p, c);
   const now = p.ctx.clock.now();
-  const fresh = signedIn !== null &&
-    (r.authAfter === null || signedIn.session.createdAt.getTime() >= r.authAfter) &&
-    (r.maxAge === null || now - signedIn.session.createdAt.getTime() <= r.maxAge * 1000);
-  const mustSignIn = signedIn === null || !fresh || (r.prompt === "login" && r.authAfter === null);
+  const requestedAt = await requestTime(p, query);
+  const authTime = signedIn?.session.createdAt.getTime() ?? null;
+  // A sign-in at or after the time svc sent this very request to sign-in is fresh for it.
+  const signedInSinceRequest = authTime !== null && requestedAt !== null && authTime >= requestedAt;
+  const withinMaxAge = r.maxAge === null || signedInSinceRequest ||
+    (authTime !== null && now - authTime <= r.maxAge * 1000);
+  const mustSignIn = signedIn === null || !withinMaxAge || (r.prompt === "login" && !signedInSinceRequest);
   if (mustSignIn) {
     if (r.prompt === "none") {
       refuse(p, r.client.clientId, "login_required");
       return redirectWith(c, r.redirectUri, { error: "login_required", state: r.state }, p);
     }
-    // Back to this request once signed in; prompt=login and max_age are satisfied by a newer sign-in.
-    const back = new URLSearchParams(url.searchParams);
-    back.delete("prompt");
-    back.set("svc_auth_after", String(now - 1000));
+    // Back to this request once signed in, with the time it was sent to sign-in, signed.
+    const back = new URLSearchParams(query);
+    back.set(REQUEST_TIME_PARAM, await requestTimeToken(p, query, now));
     const returnTo = `${p.url(PATHS.authorize)}?${back}`;
     const target = new URL(p.ctx.config.signInUrl ?? p.url(hostedSignInPath(p)), p.issuer);
     target.searchParams.set("returnTo", returnTo);
@@ -207,8 +324,8 @@ async function authorize(p: Provider, c: Context): Promise<Response> {
         refuse(p, r.client.clientId, "consent_required");
         return redirectWith(c, r.redirectUri, { error: "consent_required", state: r.state }, p);
       }
-      const back = new URLSearchParams(url.searchParams);
-      back.delete("prompt");
+      const back = new URLSearchParams(query);
+      if (r.prompt === "consent") back.delete("prompt");
       return c.redirect(`${p.path(PATHS.consent)}?${back}`, 303);
     }
   }
@@ -257,55 +374,6 @@ function redirectWith(
   return c.redirect(target.href, 303);
 }
 
-// --- pages ---------------------------------------------------------------------------------------
-
-function escape(text: string): string {
-  return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
-}
-
-function page(
-  c: Context,
-  status: 200 | 400 | 403,
-  title: string,
-  body: string,
-  formTarget: string | null = null,
-): Response {
-  c.header("Content-Security-Policy", csp(formTarget));
-  c.header("Cache-Control", "no-store");
-  c.header("X-Frame-Options", "DENY");
-  c.header("Referrer-Policy", "no-referrer");
-  return c.html(
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${
-      escape(title)
-    }</title></head><body><main><h1>${escape(title)}</h1>${body}</main></body></html>`,
-    status,
-  );
-}
-
-function errorPage(c: Context, status: 400 | 403, message: string): Response {
-  return page(c, status, "Sign-in cannot continue", `<p role="alert">${escape(message)}</p>`);
-}
-
-/** A form token bound to a cookie (double submit), against cross-site form posts. */
-function formToken(p: Provider, c: Context): string {
-  const existing = getCookie(c, FORM_COOKIE);
-  if (existing !== undefined && /^[A-Za-z0-9_-]{43}$/.test(existing)) return existing;
-  const token = randomToken(p.ctx.random, 32);
-  setCookie(c, FORM_COOKIE, token, {
-    path: p.path("/oidc"),
-    httpOnly: true,
-    secure: p.ctx.cookies.secure,
-    sameSite: "Strict",
-  });
-  return token;
-}
-
-function formTokenValid(c: Context, presented: string | undefined): boolean {
-  const cookie = getCookie(c, FORM_COOKIE);
-  return cookie !== undefined && presented !== undefined && presented.length === cookie.length &&
-    sha256Hex(cookie) === sha256Hex(presented);
-}
-
 async function consentPage(p: Provider, c: Context): Promise<Response> {
   const url = new URL(c.req.url);
   const checked = await checkRequest(p, c, url.searchParams);
@@ -333,7 +401,9 @@ async function consentPage(p: Provider, c: Context): Promise<Response> {
 
 async function consentSubmit(p: Provider, c: Context): Promise<Response> {
   const form = await formFields(c);
-  if (form === null || form.request === undefined) return errorPage(c, 400, "The form could not be read.");
+  if (form === null || !v.safeParse(ConsentFormSchema, form).success) {
+    return errorPage(c, 400, "The form could not be read.");
+  }
   if (!formTokenValid(c, form.form)) {
     return errorPage(c, 403, "The form expired; go back to the application.");
   }

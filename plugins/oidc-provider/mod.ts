@@ -20,6 +20,7 @@ import {
   type SvcPlugin,
 } from "../../mod.ts";
 import { authorizeRoutes } from "./authorize.ts";
+import { logoutRoutes } from "./logout.ts";
 import { OIDC_EVENTS, type OidcProviderConfig, type Provider, TABLES } from "./shared.ts";
 import { tokenRoutes } from "./token.ts";
 
@@ -123,7 +124,7 @@ export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
     },
     mount(ctx) {
       const p = provider(ctx);
-      return [tokenRoutes(p), authorizeRoutes(p)];
+      return [tokenRoutes(p), authorizeRoutes(p), logoutRoutes(p)];
     },
   });
 }

@@ -48,6 +48,7 @@ export const SUPPORTED_SCOPES = ["openid", "profile", "email", "offline_access"]
 /** The provider's endpoints, relative to the path base. */
 export const PATHS = {
   discovery: "/.well-known/openid-configuration",
+  oauthMetadata: "/.well-known/oauth-authorization-server",
   authorize: "/oidc/authorize",
   consent: "/oidc/consent",
   token: "/oidc/token",
@@ -83,6 +84,9 @@ export function oauthError(
   return c.json({ error, error_description: description }, status);
 }
 
+/** The body limit of the provider's form endpoints (bytes). */
+export const FORM_BODY_LIMIT = 64 * 1024;
+
 /** The form fields of a POST, as strings (files and repeated fields refused). Null: not a form. */
 export async function formFields(c: Context): Promise<Record<string, string> | null> {
   const type = c.req.header("Content-Type") ?? "";
@@ -108,7 +112,8 @@ export class ClientAuthError extends Error {}
  * Authenticates the caller at the endpoint `endpointPath`: `client_secret_basic` (Authorization:
  * Basic), `client_secret_post` (`client_id` + `client_secret` in the form), `private_key_jwt`
  * (`client_assertion`, see `client-assertion.ts`), or none for public clients (`client_id`
- * only). A service account authenticates with its key and `sas_` secret the same ways. A client
+ * only). A client registered with `client_secret_basic` or `client_secret_post` may use only
+ * that one. A service account authenticates with its key and `sas_` secret the same ways. A client
  * secret is checked against its SHA-256 (secrets svc generated) or, for imported clients, the
  * password hasher's hash.
  */
@@ -155,6 +160,13 @@ export async function authenticateClient(
       client.tokenEndpointAuthMethod === "private_key_jwt"
     ) {
       throw new ClientAuthError("no usable secret");
+    }
+    // A client registered for one secret method is refused with the other.
+    const registered = client.tokenEndpointAuthMethod;
+    if (
+      (registered === "client_secret_basic" || registered === "client_secret_post") && registered !== method
+    ) {
+      throw new ClientAuthError(`registered for ${registered}`);
     }
     const valid = client.secretAlgorithm === "sha256"
       ? constantTimeEqual(sha256Hex(secret), client.secretHash)

@@ -1,6 +1,6 @@
 /**
- * Discovery, the token endpoint, userinfo, revocation (RFC 7009), introspection (RFC 7662) and
- * RP-initiated logout.
+ * Discovery (also as RFC 8414 metadata), the token endpoint, userinfo, revocation (RFC 7009) and
+ * introspection (RFC 7662).
  *
  * - Token grants: `authorization_code` (the code is single use: a replay is refused and ends
  *   the session and refresh family issued from it, `oidc.code_reused`), `refresh_token` (svc's
@@ -11,15 +11,19 @@
  *
  * @module
  */
-import type { Context } from "hono";
-import { decodeJwt } from "jose";
+import type { Context, MiddlewareHandler } from "hono";
+import { decodeJwt, decodeProtectedHeader } from "jose";
+import * as v from "valibot";
 import {
+  bodyLimit,
   CLIENT_ASSERTION_ALGORITHMS,
   type ClientRecord,
   type CreatedSession,
+  documented,
   InvalidRefreshTokenError,
   mintServiceAccountToken,
   noStore,
+  type OperationDoc,
   type RouteInstaller,
   sha256Hex,
   SIGNING_ALGORITHM,
@@ -30,8 +34,8 @@ import {
   type AuthenticatedClient,
   ClientAuthError,
   findGrant,
+  FORM_BODY_LIMIT,
   formFields,
-  grantsOfBrowserSession,
   oauthError,
   OIDC_EVENTS,
   PATHS,
@@ -44,17 +48,139 @@ import {
   verifyJwt,
 } from "./shared.ts";
 
-/** The discovery, token, userinfo, revocation, introspection and logout routes. */
+/** `Pragma: no-cache` beside `Cache-Control: no-store` (RFC 6749 5.1, for HTTP/1.0 caches). */
+const pragmaNoCache: MiddlewareHandler = async (c, next) => {
+  await next();
+  c.header("Pragma", "no-cache");
+};
+
+const field = v.optional(v.pipe(v.string(), v.maxLength(8192)));
+
+/** The form of the token endpoint (its own grants; extension grants check theirs). */
+export const TokenFormSchema = v.looseObject({
+  grant_type: field,
+  code: field,
+  redirect_uri: field,
+  code_verifier: field,
+  refresh_token: field,
+  scope: field,
+  client_id: field,
+  client_secret: field,
+  client_assertion: field,
+  client_assertion_type: field,
+});
+
+/** The form of revocation and introspection. */
+export const TokenHintFormSchema = v.looseObject({
+  token: field,
+  token_type_hint: field,
+  client_id: field,
+  client_secret: field,
+  client_assertion: field,
+  client_assertion_type: field,
+});
+
+/** The optional form of a userinfo POST (RFC 6750 2.2). */
+export const UserinfoFormSchema = v.looseObject({ access_token: field });
+
+const OAuthErrorSchema = v.pipe(
+  v.object({ error: v.string(), error_description: v.optional(v.string()) }),
+  v.title("OidcOAuthError"),
+);
+const TAGS = ["OIDC provider"];
+const FORM_NOTE = "An `application/x-www-form-urlencoded` body (not JSON).";
+
+/** The operations (a function: `PATHS` is read once the modules are loaded). */
+const operations = (): readonly OperationDoc[] => [
+  {
+    method: "GET",
+    path: PATHS.discovery,
+    summary: "OpenID Provider metadata",
+    tags: TAGS,
+    auth: "public",
+    responses: { 200: { description: "The metadata (OIDC Discovery 1.0)" } },
+  },
+  {
+    method: "GET",
+    path: PATHS.oauthMetadata,
+    summary: "OAuth authorization server metadata (RFC 8414): the same document",
+    tags: TAGS,
+    auth: "public",
+    responses: { 200: { description: "The metadata" } },
+  },
+  {
+    method: "POST",
+    path: PATHS.token,
+    summary: "OIDC token endpoint",
+    description:
+      `${FORM_NOTE} Grants: authorization_code, refresh_token, client_credentials, and other plugins' extension grants. Answers carry \`Cache-Control: no-store\` and \`Pragma: no-cache\`.`,
+    tags: TAGS,
+    auth: "public",
+    responses: {
+      200: { description: "Tokens", headers: { "Cache-Control": "no-store", Pragma: "no-cache" } },
+      400: { description: "An OAuth error", body: OAuthErrorSchema },
+      401: { description: "`invalid_client`", body: OAuthErrorSchema },
+      413: { description: "The body is larger than the limit" },
+    },
+  },
+  ...(["GET", "POST"] as const).map((method): OperationDoc => ({
+    method,
+    path: PATHS.userinfo,
+    summary: "OIDC userinfo",
+    description:
+      "The access token as `Authorization: Bearer`, or (POST) as the form field `access_token` (RFC 6750 2.2). Without a token: 401 with `WWW-Authenticate: Bearer` and no error code.",
+    tags: TAGS,
+    auth: "public",
+    responses: {
+      200: { description: "The user's claims the granted scopes release" },
+      400: { description: "`invalid_request`: the token was sent twice", body: OAuthErrorSchema },
+      401: { description: "No token, or `invalid_token`", headers: { "WWW-Authenticate": "Bearer" } },
+      413: { description: "The body is larger than the limit (POST)" },
+    },
+  })),
+  {
+    method: "POST",
+    path: PATHS.revoke,
+    summary: "Token revocation (RFC 7009)",
+    description:
+      `${FORM_NOTE} Revokes a user's access or refresh token the caller was issued. A service account's \`at+jwt\` cannot be revoked: \`unsupported_token_type\`.`,
+    tags: TAGS,
+    auth: "public",
+    responses: {
+      200: { description: "Revoked, or not a token of the caller" },
+      400: { description: "`invalid_request` or `unsupported_token_type`", body: OAuthErrorSchema },
+      401: { description: "`invalid_client`", body: OAuthErrorSchema },
+      413: { description: "The body is larger than the limit" },
+    },
+  },
+  {
+    method: "POST",
+    path: PATHS.introspect,
+    summary: "Token introspection (RFC 7662)",
+    description:
+      `${FORM_NOTE} For confidential clients and service accounts; a public client is \`invalid_client\`.`,
+    tags: TAGS,
+    auth: "public",
+    responses: {
+      200: { description: "`{active: …}`" },
+      400: { description: "`invalid_request`", body: OAuthErrorSchema },
+      401: { description: "`invalid_client`", body: OAuthErrorSchema },
+      413: { description: "The body is larger than the limit" },
+    },
+  },
+];
+
+/** The discovery, token, userinfo, revocation and introspection routes. */
 export function tokenRoutes(p: Provider): RouteInstaller {
-  return (app) => {
+  return documented((app) => {
     app.get(PATHS.discovery, (c) => c.json(discovery(p)));
-    app.post(PATHS.token, noStore, (c) => token(p, c));
+    app.get(PATHS.oauthMetadata, (c) => c.json(discovery(p)));
+    app.post(PATHS.token, noStore, pragmaNoCache, bodyLimit(FORM_BODY_LIMIT), (c) => token(p, c));
     app.get(PATHS.userinfo, noStore, (c) => userinfo(p, c));
-    app.post(PATHS.userinfo, noStore, (c) => userinfo(p, c));
-    app.post(PATHS.revoke, noStore, (c) => revoke(p, c));
-    app.post(PATHS.introspect, noStore, (c) => introspect(p, c));
-    app.get(PATHS.logout, noStore, (c) => logout(p, c));
-  };
+    app.post(PATHS.userinfo, noStore, bodyLimit(FORM_BODY_LIMIT), (c) => userinfo(p, c));
+    app.post(PATHS.revoke, noStore, bodyLimit(FORM_BODY_LIMIT), (c) => revoke(p, c));
+    app.post(PATHS.introspect, noStore, bodyLimit(FORM_BODY_LIMIT), (c) => introspect(p, c));
+  }, operations);
 }
 
 /** The OpenID Provider metadata. */
@@ -80,13 +206,15 @@ export function discovery(p: Provider): Record<string, unknown> {
     token_endpoint_auth_signing_alg_values_supported: assertionAlgorithms,
     revocation_endpoint_auth_methods_supported: auth,
     revocation_endpoint_auth_signing_alg_values_supported: assertionAlgorithms,
-    introspection_endpoint_auth_methods_supported: auth,
+    // Introspection is for confidential clients (and service accounts) only.
+    introspection_endpoint_auth_methods_supported: auth.filter((method) => method !== "none"),
     introspection_endpoint_auth_signing_alg_values_supported: assertionAlgorithms,
     code_challenge_methods_supported: ["S256"],
     claims_supported: [
       "sub",
       "iss",
       "aud",
+      "azp",
       "exp",
       "iat",
       "auth_time",
@@ -107,11 +235,13 @@ async function authenticated(
   p: Provider,
   c: Context,
   endpointPath: string,
+  schema: v.GenericSchema<Record<string, unknown>>,
 ): Promise<{ form: Record<string, string>; caller: AuthenticatedClient } | Response> {
   const form = await formFields(c);
   if (form === null) {
     return oauthError(c, 400, "invalid_request", "send application/x-www-form-urlencoded fields");
   }
+  if (!v.safeParse(schema, form).success) return oauthError(c, 400, "invalid_request", "a field is too long");
   try {
     return { form, caller: await authenticateClient(p, c, form, endpointPath) };
   } catch (error) {
@@ -137,7 +267,7 @@ async function token(p: Provider, c: Context): Promise<Response> {
     const extension = p.ctx.tokenGrants().find((grant) => grant.grantType === fields.grant_type);
     if (extension !== undefined) return await extension.handle(c, fields);
   }
-  const auth = await authenticated(p, c, PATHS.token);
+  const auth = await authenticated(p, c, PATHS.token, TokenFormSchema);
   if (auth instanceof Response) return auth;
   const { form, caller } = auth;
   switch (form.grant_type) {
@@ -192,6 +322,20 @@ async function codeGrant(
   const codeHash = sha256Hex(form.code);
   const redirectUri = form.redirect_uri;
   const verifier = form.code_verifier;
+  // The caller is authenticated; a code of another client, or presented with another redirect
+  // URI, is refused before it is consumed (or its replay detected), so that a failed exchange by
+  // anyone but its client cannot burn it or revoke what it issued. The client and redirect URI of
+  // a stored code never change, so this read needs no lock. A wrong PKCE verifier from the right
+  // client does consume the code (below): one guess per code.
+  const stored = await storage.authorizationCodes.get(codeHash);
+  if (stored !== null) {
+    if (stored.clientId !== client.clientId || stored.realmId !== p.realmId) {
+      return refused(p, c, client.clientId, "client_mismatch", "unknown or expired code");
+    }
+    if (stored.redirectUri !== redirectUri) {
+      return refused(p, c, client.clientId, "redirect_uri_mismatch", "redirect_uri does not match");
+    }
+  }
   // One transaction consumes the code and records what it grants: the code's row stays locked
   // until the grant is stored, so a concurrent replay (which queues on that lock) always finds
   // the grant it must revoke. The transaction uses its own connection only.
@@ -206,7 +350,7 @@ async function codeGrant(
     if (exchange.outcome !== "Consumed") return refuse("unknown_code", "unknown or expired code");
     const code = exchange.code;
     if (code.clientId !== client.clientId || code.realmId !== p.realmId) {
-      return refuse("client_mismatch", "the code was issued to another client");
+      return refuse("client_mismatch", "unknown or expired code");
     }
     if (code.redirectUri !== redirectUri) {
       return refuse("redirect_uri_mismatch", "redirect_uri does not match");
@@ -454,15 +598,49 @@ async function userAccessToken(p: Provider, token: string) {
   return { claims, grant };
 }
 
+/** Whether a token is an `at+jwt` of a service account the provider signed (valid or expired). */
+async function isServiceAccountToken(p: Provider, token: string): Promise<boolean> {
+  try {
+    if (decodeProtectedHeader(token).typ !== "at+jwt") return false;
+  } catch {
+    return false;
+  }
+  return await verifyJwt(p, token, ["at+jwt"], true) !== null;
+}
+
 async function userinfo(p: Provider, c: Context): Promise<Response> {
-  const header = c.req.header("Authorization") ?? "";
-  const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i.exec(header);
+  const header = c.req.header("Authorization");
+  let presented: string | null = null;
+  if (header !== undefined) {
+    const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i.exec(header);
+    presented = match === null ? "" : match[1];
+  }
+  if (
+    c.req.method === "POST" && (c.req.header("Content-Type") ?? "").toLowerCase().startsWith(
+      "application/x-www-form-urlencoded",
+    )
+  ) {
+    // RFC 6750 2.2: the token as the form field access_token (one method only, 3.1).
+    const form = await formFields(c);
+    if (form === null || !v.safeParse(UserinfoFormSchema, form).success) {
+      return oauthError(c, 400, "invalid_request", "the form could not be read");
+    }
+    if (form.access_token !== undefined) {
+      if (presented !== null) return oauthError(c, 400, "invalid_request", "send the access token once");
+      presented = form.access_token;
+    }
+  }
+  if (presented === null) {
+    // RFC 6750 3.1: a request without authentication gets no error code.
+    c.header("WWW-Authenticate", 'Bearer realm="oidc"');
+    return c.body(null, 401);
+  }
   const invalid = () => {
     c.header("WWW-Authenticate", 'Bearer error="invalid_token"');
     return c.json({ error: "invalid_token", error_description: "the access token is not valid" }, 401);
   };
-  if (match === null) return invalid();
-  const found = await userAccessToken(p, match[1]);
+  if (presented === "") return invalid();
+  const found = await userAccessToken(p, presented);
   if (found === null) return invalid();
   const claims = await userClaims(p, found.claims.sub, found.grant.scopes);
   if (claims === null) return invalid();
@@ -477,10 +655,14 @@ async function userinfo(p: Provider, c: Context): Promise<Response> {
 }
 
 async function revoke(p: Provider, c: Context): Promise<Response> {
-  const auth = await authenticated(p, c, PATHS.revoke);
+  const auth = await authenticated(p, c, PATHS.revoke, TokenHintFormSchema);
   if (auth instanceof Response) return auth;
   const { form, caller } = auth;
   if (form.token === undefined) return oauthError(c, 400, "invalid_request", "token is required");
+  // A service account's at+jwt is self-contained: svc cannot revoke it (RFC 7009 2.2.1).
+  if (await isServiceAccountToken(p, form.token)) {
+    return oauthError(c, 400, "unsupported_token_type", "service account access tokens cannot be revoked");
+  }
   if (caller.kind !== "client") return c.body(null, 200);
   const clientId = caller.client.clientId;
   let sessionId: string | null = null;
@@ -505,12 +687,25 @@ async function revoke(p: Provider, c: Context): Promise<Response> {
 }
 
 async function introspect(p: Provider, c: Context): Promise<Response> {
-  const auth = await authenticated(p, c, PATHS.introspect);
+  const auth = await authenticated(p, c, PATHS.introspect, TokenHintFormSchema);
   if (auth instanceof Response) return auth;
   const { form, caller } = auth;
+  if (caller.kind === "client" && caller.client.clientType === "public") {
+    p.ctx.events.emit({
+      kind: OIDC_EVENTS.tokenRefused,
+      occurredAt: p.ctx.clock.now(),
+      realmId: p.realmId,
+      data: {
+        clientId: caller.client.clientId,
+        reason: "invalid_client",
+        detail: "public client at introspection",
+      },
+    });
+    return oauthError(c, 401, "invalid_client", "introspection is for confidential clients");
+  }
   if (form.token === undefined) return oauthError(c, 400, "invalid_request", "token is required");
   const inactive = () => c.json({ active: false });
-  if (caller.kind !== "client" || caller.client.clientType === "public") return inactive();
+  if (caller.kind !== "client") return inactive();
   const clientId = caller.client.clientId;
   if (form.token.startsWith("srt_")) {
     const record = await p.ctx.sessions.refreshRecord(form.token);
@@ -561,48 +756,4 @@ async function introspect(p: Provider, c: Context): Promise<Response> {
     });
   }
   return inactive();
-}
-
-async function logout(p: Provider, c: Context): Promise<Response> {
-  const hint = c.req.query("id_token_hint");
-  const postLogout = c.req.query("post_logout_redirect_uri");
-  const state = c.req.query("state");
-  const claims = hint === undefined ? null : await verifyJwt(p, hint, ["JWT"], true);
-  if (hint !== undefined && claims === null) {
-    return c.json({ error: "invalid_request", error_description: "id_token_hint is not valid" }, 400);
-  }
-  const clientId = typeof claims?.aud === "string" ? claims.aud : c.req.query("client_id");
-  const client = clientId === undefined
-    ? null
-    : await p.ctx.storage.clients.getByClientId(p.realmId, clientId);
-  if (postLogout !== undefined && (client === null || !client.postLogoutRedirectUris.includes(postLogout))) {
-    return c.json({
-      error: "invalid_request",
-      error_description: "post_logout_redirect_uri is not registered for this client",
-    }, 400);
-  }
-  if (claims !== null && typeof claims.sid === "string" && typeof claims.sub === "string") {
-    const browser = await p.ctx.storage.sessions.get(claims.sid);
-    if (browser !== null && browser.userId === claims.sub) {
-      for (const sessionId of [claims.sid, ...await grantsOfBrowserSession(p, claims.sid)]) {
-        await p.ctx.sessions.logout(sessionId);
-      }
-      p.ctx.events.emit({
-        kind: OIDC_EVENTS.loggedOut,
-        occurredAt: p.ctx.clock.now(),
-        realmId: p.realmId,
-        userId: claims.sub,
-        data: { clientId: clientId ?? null, sessionId: claims.sid },
-      });
-    }
-  }
-  if (postLogout !== undefined) {
-    const target = new URL(postLogout);
-    if (state !== undefined) target.searchParams.set("state", state);
-    return c.redirect(target.href, 303);
-  }
-  c.header("Content-Security-Policy", "default-src 'none'");
-  return c.html(
-    '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Signed out</title></head><body><main><h1>Signed out</h1></main></body></html>',
-  );
 }

@@ -47,7 +47,8 @@ Deno.test("admin API OIDC clients: secrets shown once, exact redirect URIs, scop
       const body = await res.json();
       assert.equal(body.clientSecret, null);
       assert.equal(body.hasSecret, false);
-      assert.deepEqual(body.allowedScopes, ["openid"]);
+      // Without a list, the standard scopes (offline_access only when listed).
+      assert.deepEqual(body.allowedScopes, ["openid", "profile", "email"]);
     });
 
     await t.step("bad redirect URIs and scopes are refused", async () => {

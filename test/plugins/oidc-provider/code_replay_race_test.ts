@@ -2,7 +2,8 @@
  * A replayed authorization code revokes what its first exchange issued even when the replay races
  * that exchange (issue 25): 30 concurrent exchanges of one code on real Postgres connections give
  * one success and 29 `invalid_grant` answers, and afterwards the winner's refresh token and access
- * token are inactive, as they are after a sequential replay.
+ * token are inactive, as they are after a sequential replay. Another client's exchanges of the code,
+ * racing the real client's, are refused without consuming it or revoking what it issued (issue 26).
  */
 import { strict as assert } from "node:assert";
 import { sha256Hex } from "../../../core/digest.ts";
@@ -107,6 +108,48 @@ Deno.test("oidc-provider: concurrent replays of a code revoke the winner's token
         await refresh.body?.cancel();
       }
     });
+
+    await t.step(
+      "another client's concurrent exchanges neither burn the code nor revoke (issue 26)",
+      async () => {
+        const thief = await beds.request("POST", "/svc-admin/oidc/clients", {
+          body: { clientId: "thief-app", clientType: "confidential", redirectUris: [REDIRECT] },
+        });
+        assert.equal(thief.status, 201);
+        const thiefSecret = (await thief.json()).clientSecret as string;
+        const stolen = (code: string) =>
+          beds.request("POST", "/oidc/token", {
+            as: null,
+            headers: { "Content-Type": "application/x-www-form-urlencoded" },
+            body: new URLSearchParams({
+              grant_type: "authorization_code",
+              code,
+              redirect_uri: REDIRECT,
+              client_id: "thief-app",
+              client_secret: thiefSecret,
+            }).toString(),
+          });
+        for (let round = 0; round < 3; round++) {
+          const code = await issueCode();
+          // The thief races the real client, before and after its exchange.
+          const [thieves, real] = await Promise.all([
+            Promise.all(Array.from({ length: 20 }, () => stolen(code))),
+            exchange(code),
+          ]);
+          assert.equal(real.status, 200, await real.clone().text());
+          for (const res of thieves) {
+            assert.equal(res.status, 400);
+            assert.equal((await res.json()).error, "invalid_grant");
+          }
+          const tokens = await real.json();
+          const after = await Promise.all(Array.from({ length: 10 }, () => stolen(code)));
+          assert.ok(after.every((res) => res.status === 400));
+          await Promise.all(after.map((res) => res.body?.cancel()));
+          assert.equal(await active(tokens.access_token), true, "a stranger's replay revokes nothing");
+          assert.equal(await active(tokens.refresh_token), true);
+        }
+      },
+    );
   } finally {
     await beds.close();
   }
