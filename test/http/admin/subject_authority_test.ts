@@ -193,6 +193,59 @@ Deno.test("acting on a subject's credentials needs authority over the subject", 
       assert.notEqual((await storage.apiKeys.get(plainKey))!.revokedAt, null);
     });
 
+    await t.step("removals lift a Deny only by a caller who may hand out what it denied", async () => {
+      // A groups-and-roles admin that does not hold svc:global:users-read.
+      const groupsAdmin = await seed.user(realmId);
+      const role = await seed.role(realmId, "groups-roles-admin", [
+        { pattern: "svc:global:groups-manage" },
+        { pattern: "svc:global:roles-manage" },
+      ]);
+      await seed.assign(realmId, role, { kind: "User", id: groupsAdmin });
+      const denyRead = await seed.role(realmId, "no-user-reading", [{
+        pattern: "svc:global:users-read",
+        effect: "Deny",
+      }]);
+      const allowRead = await seed.role(realmId, "user-reading", [{ pattern: "svc:global:users-read" }]);
+      const member = await seed.user(realmId);
+      const group = await seed.group(realmId, "readers-denied", [member]);
+      await seed.assign(realmId, denyRead, { kind: "Group", id: group });
+      await seed.assign(realmId, denyRead, { kind: "User", id: member });
+      await seed.assign(realmId, allowRead, { kind: "User", id: member });
+      await bed.snapshots.invalidateAll();
+      const token =
+        (await bed.auth.sessions.signIn({ realmId, userId: groupsAdmin, orgId: null, mfa: "MultiFactor" }))
+          .tokens.accessToken;
+      const assignments = await storage.roles.listAssignmentsForPrincipal("User", member);
+      const denyAssignment = assignments.find((a) => a.roleId === denyRead)!.id;
+      const allowAssignment = assignments.find((a) => a.roleId === allowRead)!.id;
+      const before = await admin.chainLength();
+
+      const leave = await call("DELETE", `/svc-admin/groups/${group}/members/${member}`, token);
+      refused(leave, 403, "escalation_refused");
+      assert.deepEqual(leave.body.error.details.missing, ["svc:global:users-read"]);
+      refused(
+        await call("DELETE", `/svc-admin/role-assignments/${denyAssignment}`, token),
+        403,
+        "escalation_refused",
+      );
+      assert.equal(await admin.chainLength(), before, "nothing audited");
+      assert.equal((await storage.groups.listMembers(group)).length, 1);
+      // Taking an Allow away hands out nothing: no authority needed.
+      assert.equal(
+        (await call("DELETE", `/svc-admin/role-assignments/${allowAssignment}`, token)).status,
+        204,
+      );
+      // The root holds what the Deny denied.
+      assert.equal(
+        (await call("DELETE", `/svc-admin/groups/${group}/members/${member}`, "global")).status,
+        204,
+      );
+      assert.equal(
+        (await call("DELETE", `/svc-admin/role-assignments/${denyAssignment}`, "global")).status,
+        204,
+      );
+    });
+
     await t.step("break-glass: drill and rotation only by a caller covering the account", async () => {
       const { password } = await createBreakGlassAccount({
         storage,
