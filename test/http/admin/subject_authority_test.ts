@@ -235,6 +235,15 @@ Deno.test("acting on a subject's credentials needs authority over the subject", 
         (await call("DELETE", `/svc-admin/role-assignments/${allowAssignment}`, token)).status,
         204,
       );
+      // Nor a Deny grant taken out of the role itself.
+      const denyGrant = (await storage.roles.listGrants(denyRead))[0].id;
+      refused(
+        await call("DELETE", `/svc-admin/roles/${denyRead}/grants/${denyGrant}`, token),
+        403,
+        "escalation_refused",
+      );
+      assert.equal((await storage.roles.listGrants(denyRead)).length, 1);
+      assert.equal(await admin.chainLength(), before + 1, "only the Allow's removal audited");
       // The root holds what the Deny denied.
       assert.equal(
         (await call("DELETE", `/svc-admin/groups/${group}/members/${member}`, "global")).status,
