@@ -244,6 +244,16 @@ Deno.test("acting on a subject's credentials needs authority over the subject", 
       );
       assert.equal((await storage.roles.listGrants(denyRead)).length, 1);
       assert.equal(await admin.chainLength(), before + 1, "only the Allow's removal audited");
+      // Nor the whole role.
+      refused(await call("DELETE", `/svc-admin/roles/${denyRead}`, token), 403, "escalation_refused");
+      assert.notEqual(await storage.roles.get(denyRead), null);
+      // Nor a policy denying it.
+      const denyPolicy = await seed.policy(realmId, "no-user-reading", { kind: "User", id: member }, [
+        { pattern: "svc:global:users-read", effect: "Deny" },
+      ]);
+      refused(await call("DELETE", `/svc-admin/policies/${denyPolicy}`, token), 403, "escalation_refused");
+      assert.notEqual(await storage.policies.get(denyPolicy), null);
+      assert.equal((await call("DELETE", `/svc-admin/policies/${denyPolicy}`, "global")).status, 204);
       // The root holds what the Deny denied.
       assert.equal(
         (await call("DELETE", `/svc-admin/groups/${group}/members/${member}`, "global")).status,
