@@ -254,6 +254,9 @@ Deno.test("acting on a subject's credentials needs authority over the subject", 
       refused(await call("DELETE", `/svc-admin/policies/${denyPolicy}`, token), 403, "escalation_refused");
       assert.notEqual(await storage.policies.get(denyPolicy), null);
       assert.equal((await call("DELETE", `/svc-admin/policies/${denyPolicy}`, "global")).status, 204);
+      // Nor the whole group.
+      refused(await call("DELETE", `/svc-admin/groups/${group}`, token), 403, "escalation_refused");
+      assert.notEqual(await storage.groups.get(group), null);
       // The root holds what the Deny denied.
       assert.equal(
         (await call("DELETE", `/svc-admin/groups/${group}/members/${member}`, "global")).status,
