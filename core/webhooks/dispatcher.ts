@@ -8,6 +8,14 @@
  * the endpoint and, in the same transaction, emits `webhook.endpoint_disabled` and appends a
  * `System` entry to the admin audit chain.
  *
+ * Lock order: an admin mutation takes the realm's audit lock first and then the rows it changes
+ * (an endpoint's, for a PATCH). The disabling failure does the same: it takes the audit lock
+ * before `markFailed` locks the endpoint row. It is taken only where a disable is possible (the
+ * claimed endpoint is one failure from the limit); a failure that disables the endpoint without
+ * having taken it (concurrent failures of the same endpoint counted meanwhile) rolls back and
+ * runs again with the lock first, so the dispatcher never waits on the audit lock while holding
+ * an endpoint row an admin mutation waits on.
+ *
  * Delivery is at least once: a dispatcher that dies after sending and before recording leaves
  * the delivery claimed until its lease runs out, and the next claim sends it again with the
  * same `X-Svc-Delivery`. Time comes from the injected clock (due times, signatures), the
@@ -215,12 +223,17 @@ export class WebhookDispatcher {
       };
     }
     const disabledEvents: SvcEvent[] = [];
-    const record = async (tx: Storage) => {
+    const record = (auditLocked: boolean) => async (tx: Storage) => {
+      // Audit lock, then endpoint row: the order of admin mutations (see the module doc).
+      if (auditLocked) await tx.adminAudit.lock(endpoint.realmId);
       const outcome = await tx.webhooks.markFailed(delivery.id, { error: error!, statusCode }, {
         retryDelaysMs: this.#delays,
         disableAfter: this.#disableAfter,
       });
       if (outcome.endpointDisabled) {
+        // The endpoint row is locked and the audit lock is not: roll back, then again in order.
+        if (!auditLocked) throw new AuditLockFirst();
+        disabledEvents.length = 0;
         const event: SvcEvent = {
           kind: EVENT_KINDS.webhookEndpointDisabled,
           occurredAt: this.#o.clock.now(),
@@ -248,7 +261,11 @@ export class WebhookDispatcher {
       }
       return outcome;
     };
-    const outcome = await this.#o.storage.transaction(record);
+    const mayDisable = endpoint.enabled && endpoint.consecutiveFailures + 1 >= this.#disableAfter;
+    const outcome = await this.#o.storage.transaction(record(mayDisable)).catch((err) => {
+      if (err instanceof AuditLockFirst) return this.#o.storage.transaction(record(true));
+      throw err;
+    });
     if (this.#o.publisher) this.#o.publisher.announce(disabledEvents);
     else for (const event of disabledEvents) this.#o.events?.emit(event);
     return {
@@ -315,4 +332,11 @@ function describe(error: unknown): string {
     ? `${error.name === "Error" ? "" : `${error.name}: `}${error.message}`
     : String(error);
   return text.split("\n")[0].slice(0, 500);
+}
+
+/** A failure would disable its endpoint without holding the audit lock: it runs again, taking it first. */
+class AuditLockFirst extends Error {
+  constructor() {
+    super("the disabling failure runs again with the realm's audit lock taken first");
+  }
 }

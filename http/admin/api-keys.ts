@@ -16,6 +16,18 @@
  * Revoking an unknown id is a no-op answered 204 (spec 5.5) for a realm-wide caller; for an
  * organization administrator an unknown key and another organization's key are the same 404.
  *
+ * The authority rule (`requireAuthorityOver`):
+ * - creating a key for an owner needs authority over the owner (403 `subject_beyond_authority`):
+ *   the token carries the owner's whole power, so a holder of only `api-keys-manage` mints none
+ *   for an account that reaches further than itself (one's own keys need nothing);
+ * - an organization administrator revokes only keys of users it may manage (as `manageableUser`:
+ *   members of its organization and of no other, within its authority); any other key is the
+ *   same 404 as another organization's;
+ * - a realm-wide revocation asks nothing more: it only takes power away and hands the caller
+ *   none, and whoever answers a leaked key must be able to end it at once;
+ * - listing shows keys' metadata, never a token: an organization administrator lists the keys
+ *   of its members (the fence of reading users), a realm-wide reader every key.
+ *
  * @module
  */
 import * as v from "valibot";
@@ -35,6 +47,7 @@ import { fence, type FenceScope } from "../auth/fence.ts";
 import { documented, errorResponses, IsoTimeSchema, type OperationDoc } from "../openapi/operation.ts";
 import { noStore } from "../security-headers.ts";
 import { parseBody } from "../validate.ts";
+import { requireAuthorityOver, SubjectBeyondAuthorityError } from "./authority.ts";
 import type { AdminRouteDeps } from "./deps.ts";
 import {
   adminMutation,
@@ -205,6 +218,22 @@ export function apiKeyRoutes(deps: AdminRouteDeps) {
     return scope.global || (scope.orgId !== null && await tx.organizations.isMember(scope.orgId, user.id));
   };
 
+  /**
+   * For an organization administrator: whether it may revoke the keys of user `ownerId`, a
+   * member of its organization and of no other, within its authority.
+   */
+  const mayRevokeInOrg = async (scope: FenceScope, ownerId: string): Promise<boolean> => {
+    const orgs = await storage.organizations.listOrgsOfUser(ownerId);
+    if (orgs.some((org) => org.id.toLowerCase() !== scope.orgId?.toLowerCase())) return false;
+    try {
+      await requireAuthorityOver(deps, scope, { kind: "User", id: ownerId });
+      return true;
+    } catch (err) {
+      if (err instanceof SubjectBeyondAuthorityError) return false;
+      throw err;
+    }
+  };
+
   return documented((app, appDeps) => {
     app.get(BASE, async (c) => {
       const scope = await fence(c, snapshots, READ);
@@ -236,6 +265,8 @@ export function apiKeyRoutes(deps: AdminRouteDeps) {
           field: "expiresAt",
         });
       }
+      // The token acts with the owner's whole power: the caller must hold all of it.
+      await requireAuthorityOver(deps, scope, { kind: body.ownerKind, id: body.ownerId.toLowerCase() });
       const { value } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         const id = body.ownerId.toLowerCase();
         if (!await coversOwner(scope, body.ownerKind, id, tx)) throw hidden("owner");
@@ -268,6 +299,12 @@ export function apiKeyRoutes(deps: AdminRouteDeps) {
     app.post(`${BASE}/:apiKeyId/revoke`, async (c) => {
       const scope = await fence(c, snapshots, REVOKE);
       const id = c.req.param("apiKeyId");
+      if (!scope.global && isUuid(id)) {
+        const key = await storage.apiKeys.get(id);
+        if (key !== null && key.ownerKind === "User" && !await mayRevokeInOrg(scope, key.ownerId)) {
+          throw hidden("API key");
+        }
+      }
       await adminMutation(deps, scope, async ({ tx, emit }) => {
         const key = isUuid(id) ? await tx.apiKeys.get(id) : null;
         const visible = key !== null && key.realmId === scope.principal.realmId.toLowerCase() &&

@@ -362,3 +362,28 @@ export async function importGuard(deps: AuthorityDeps, scope: FenceScope): Promi
     },
   };
 }
+
+/**
+ * Throws 403 `escalation_refused` unless the caller of `scope` may hand out every permission a
+ * Deny among `grants` denies, where the Deny applies (its organization; null: realm-wide).
+ * Taking power away needs no authority, except where it lifts a Deny: removing a member from a
+ * group, or an assignment of a role, that carries a Deny hands the subject what it denied. Allow
+ * grants are not judged (taking them away hands out nothing).
+ */
+export async function requireMayLiftDenies(
+  deps: AuthorityDeps,
+  scope: FenceScope,
+  grants: readonly Grant[],
+): Promise<void> {
+  const denies = grants.filter((g) => g.effect === "Deny");
+  if (denies.length === 0) return;
+  const contextOf = (g: Grant) => g.orgId?.toLowerCase() ?? null;
+  const contexts = [...new Set(denies.map(contextOf))];
+  const authority = await authorityOf(deps, scope, contexts);
+  const missing = new Set<string>();
+  for (const context of contexts) {
+    const patterns = denies.filter((g) => contextOf(g) === context).map((g) => g.pattern);
+    for (const permission of authority.missingToGrant(patterns, context)) missing.add(permission);
+  }
+  if (missing.size > 0) throw new EscalationRefusedError([...missing].sort());
+}

@@ -7,6 +7,12 @@
  * | `POST /svc-admin/break-glass/drill` `{password}` | verifies the break-glass password (no session) and records the drill |
  * | `POST /svc-admin/break-glass/rotate` | a new generated password, shown once; the account's sessions end |
  *
+ * Drilling and rotating act on the break-glass account, which holds `svc-admin` realm-wide: only
+ * a realm-wide caller whose authority covers the account's whole reach may (403
+ * `subject_beyond_authority` otherwise; `requireAuthorityOver`). A rotation hands the caller the
+ * account's password, and a drill is an oracle for it; a holder of only `break-glass-manage`
+ * does neither. Reading the status hands nothing out.
+ *
  * The account itself is created by the CLI (`svc break-glass create --realm …`), which can also
  * rotate. {@link breakGlassReadinessCheck} is the `break_glass_drill` check of `/readyz`.
  *
@@ -22,11 +28,12 @@ import {
 } from "../../core/definitions/permissions/impersonation.ts";
 import type { ReadinessCheck } from "../app.ts";
 import { auditActor } from "../auth/audit-actor.ts";
-import { fence } from "../auth/fence.ts";
+import { fence, type FenceScope } from "../auth/fence.ts";
 import { documented, errorResponses, IsoTimeSchema, type OperationDoc } from "../openapi/operation.ts";
 import { noStore } from "../security-headers.ts";
 import { clientIp } from "../client-ip.ts";
 import { parseBody } from "../validate.ts";
+import { requireAuthorityOver } from "./authority.ts";
 import type { AdminRouteDeps } from "./deps.ts";
 
 /** The name of the readiness check. */
@@ -107,6 +114,12 @@ export function breakGlassRoutes(deps: AdminRouteDeps) {
       abuse: deps.abuse,
     };
 
+    /** 403 unless the caller's authority covers the realm's break-glass account (none: nothing to cover). */
+    const requireAuthorityOverAccount = async (scope: FenceScope) => {
+      const account = await deps.storage.breakGlass.account(scope.principal.realmId);
+      if (account !== null) await requireAuthorityOver(deps, scope, { kind: "User", id: account.userId });
+    };
+
     app.get("/svc-admin/break-glass/status", async (c) => {
       const scope = await fence(c, deps.snapshots, {
         global: [BREAK_GLASS_READ_GLOBAL, BREAK_GLASS_MANAGE_GLOBAL],
@@ -123,6 +136,7 @@ export function breakGlassRoutes(deps: AdminRouteDeps) {
         { global: [BREAK_GLASS_MANAGE_GLOBAL] },
         "You may not drill.",
       );
+      await requireAuthorityOverAccount(scope);
       const body = await parseBody(c, BreakGlassDrillSchema);
       const realmId = scope.principal.realmId;
       await drillBreakGlass(core, {
@@ -141,6 +155,7 @@ export function breakGlassRoutes(deps: AdminRouteDeps) {
         { global: [BREAK_GLASS_MANAGE_GLOBAL] },
         "You may not rotate.",
       );
+      await requireAuthorityOverAccount(scope);
       const rotated = await rotateBreakGlassPassword(core, {
         realmId: scope.principal.realmId,
         actor: auditActor(scope.principal),

@@ -260,6 +260,14 @@ export function grantRoutes<O extends { readonly id: string; readonly orgId: str
 
     app.delete(`${path}/:grantId`, async (c) => {
       const scope = await fence(c, snapshots, ROLES_MANAGE);
+      // Removing an Allow hands out nothing; removing a Deny hands its holders what it denied:
+      // only by a caller who may add that pattern as a grant there (the escalation guard).
+      const target = await spec.visible(storage, scope, c.req.param(idKey)!);
+      const removing = (await spec.grants(storage).listGrants(target.id))
+        .find((g) => g.id === c.req.param("grantId").toLowerCase());
+      if (removing?.effect === "Deny") {
+        (await escalationGuard(deps, scope, removing.orgId ?? target.orgId)).refuse([removing.pattern]);
+      }
       const { value } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         const owner = await spec.visible(tx, scope, c.req.param(idKey)!);
         const grantId = c.req.param("grantId").toLowerCase();

@@ -28,6 +28,7 @@ import { fence, type FenceScope } from "../auth/fence.ts";
 import { documented, errorResponses } from "../openapi/operation.ts";
 import { parseBody } from "../validate.ts";
 import type { AdminRouteDeps } from "./deps.ts";
+import { requireMayLiftDenies } from "./authority.ts";
 import { escalationGuard } from "./escalation.ts";
 import { evictHolders, holdersOfPrincipal } from "./eviction.ts";
 import {
@@ -229,6 +230,21 @@ export function policyRoutes(deps: AdminRouteDeps): RouteInstaller {
 
     app.delete("/svc-admin/policies/:policyId", async (c) => {
       const scope = await fence(c, snapshots, ROLES_MANAGE);
+      // Deleting takes power away and needs no authority over the holders, except where it lifts
+      // a Deny: its Deny grants (where they applied) are handed out by the deletion.
+      const lifting = await visiblePolicy(scope, c.req.param("policyId"));
+      await requireMayLiftDenies(
+        deps,
+        scope,
+        (await storage.policies.listGrants(lifting.id)).map((g) => ({
+          pattern: g.pattern,
+          effect: g.effect,
+          orgId: g.orgId ?? lifting.orgId,
+          teamIds: g.teamIds,
+          condition: g.condition,
+          source: lifting.id,
+        })),
+      );
       const { value: holders } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         const before = await visiblePolicy(scope, c.req.param("policyId"), tx);
         const grants = await tx.policies.listGrants(before.id);

@@ -23,6 +23,7 @@ import { fence, type FenceScope } from "../auth/fence.ts";
 import { documented, errorResponses } from "../openapi/operation.ts";
 import { parseBody } from "../validate.ts";
 import type { AdminRouteDeps } from "./deps.ts";
+import { requireMayLiftDenies } from "./authority.ts";
 import { escalationGuard } from "./escalation.ts";
 import { evictHolders, holdersOfPrincipal } from "./eviction.ts";
 import {
@@ -209,6 +210,22 @@ export function roleAssignmentRoutes(deps: AdminRouteDeps): RouteInstaller {
 
     app.delete("/svc-admin/role-assignments/:assignmentId", async (c) => {
       const scope = await fence(c, snapshots, ROLES_MANAGE);
+      // Unassigning takes power away and needs no authority over the holder, except where it
+      // lifts a Deny: the role's Deny grants (where they applied) are handed out by removing it.
+      const assigned = await visibleAssignment(scope, c.req.param("assignmentId"));
+      const role = await storage.roles.get(assigned.roleId);
+      await requireMayLiftDenies(
+        deps,
+        scope,
+        (await storage.roles.listGrants(assigned.roleId)).map((g) => ({
+          pattern: g.pattern,
+          effect: g.effect,
+          orgId: g.orgId ?? assigned.orgId ?? role?.orgId ?? null,
+          teamIds: g.teamIds,
+          condition: g.condition,
+          source: `role:${role?.key ?? assigned.roleId}`,
+        })),
+      );
       const { value: holders } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         const before = await visibleAssignment(scope, c.req.param("assignmentId"), tx);
         const role = await tx.roles.get(before.roleId);

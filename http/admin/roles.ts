@@ -28,6 +28,7 @@ import { fence, type FenceScope } from "../auth/fence.ts";
 import { documented, errorResponses } from "../openapi/operation.ts";
 import { parseBody } from "../validate.ts";
 import type { AdminRouteDeps } from "./deps.ts";
+import { requireMayLiftDenies } from "./authority.ts";
 import { escalationGuard } from "./escalation.ts";
 import { evictHolders, holdersOfRole } from "./eviction.ts";
 import {
@@ -279,6 +280,21 @@ export function roleRoutes(deps: AdminRouteDeps): RouteInstaller {
 
     app.delete("/svc-admin/roles/:roleId", async (c) => {
       const scope = await fence(c, snapshots, ROLES_MANAGE);
+      // Deleting takes power away and needs no authority over the holders, except where it lifts
+      // a Deny: its Deny grants (where they applied) are handed out by the deletion.
+      const lifting = await visibleRole(storage, scope, c.req.param("roleId"));
+      await requireMayLiftDenies(
+        deps,
+        scope,
+        (await storage.roles.listGrants(lifting.id)).map((g) => ({
+          pattern: g.pattern,
+          effect: g.effect,
+          orgId: g.orgId ?? lifting.orgId,
+          teamIds: g.teamIds,
+          condition: g.condition,
+          source: lifting.id,
+        })),
+      );
       const { value: holders } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         const before = await visibleRole(tx, scope, c.req.param("roleId"));
         const grants = await tx.roles.listGrants(before.id);

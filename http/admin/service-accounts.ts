@@ -14,6 +14,12 @@
  * Secrets are never stored in clear, never in the audit entry, and answers carrying one are
  * `Cache-Control: no-store`.
  *
+ * Acting on an account (rotate, disable, enable, delete) needs authority over it
+ * (`requireAuthorityOver`: 403 `subject_beyond_authority` unless the caller holds everything the
+ * account holds, in every context): a rotation hands the caller the account's whole power, and a
+ * holder of only `service-accounts-manage` neither switches off nor deletes (nor switches back
+ * on) an account that reaches further than itself, as for users (`manageableUser`).
+ *
  * @module
  */
 import * as v from "valibot";
@@ -29,6 +35,7 @@ import { fence, type FenceScope } from "../auth/fence.ts";
 import { documented, errorResponses, IsoTimeSchema, type OperationDoc } from "../openapi/operation.ts";
 import { noStore } from "../security-headers.ts";
 import { parseBody, parseOptionalBody } from "../validate.ts";
+import { requireAuthorityOver } from "./authority.ts";
 import type { AdminRouteDeps } from "./deps.ts";
 import {
   adminMutation,
@@ -234,6 +241,18 @@ export function serviceAccountRoutes(deps: AdminRouteDeps) {
     return account;
   };
 
+  /**
+   * The account of the caller's realm if the caller's authority covers it: 404 when there is no
+   * such account, 403 `subject_beyond_authority` when it holds what the caller does not. Asked
+   * before the mutation's transaction (the grants are read through the snapshots); the mutation
+   * checks again inside that the account still is there.
+   */
+  const manageable = async (scope: FenceScope, id: string) => {
+    const account = await visible(scope, id);
+    await requireAuthorityOver(deps, scope, { kind: "ServiceAccount", id: account.id });
+    return account;
+  };
+
   return documented((app, appDeps) => {
     app.get(BASE, async (c) => {
       const scope = await fence(c, snapshots, READ);
@@ -278,8 +297,9 @@ export function serviceAccountRoutes(deps: AdminRouteDeps) {
       const scope = await fence(c, snapshots, MANAGE);
       const body = await parseOptionalBody(c, RotateServiceAccountSecretSchema);
       const overlapSeconds = body.overlapSeconds ?? DEFAULT_SECRET_OVERLAP_SECONDS;
+      const target = await manageable(scope, c.req.param("serviceAccountId"));
       const { value } = await adminMutation(deps, scope, async ({ tx, emit }) => {
-        const before = await visible(scope, c.req.param("serviceAccountId"), tx);
+        const before = await visible(scope, target.id, tx);
         const rotated = await rotateServiceAccountSecret(
           tx.serviceAccounts,
           appDeps.random,
@@ -310,8 +330,9 @@ export function serviceAccountRoutes(deps: AdminRouteDeps) {
     for (const [action, disabled] of [["disable", true], ["enable", false]] as const) {
       app.post(`${ITEM}/${action}`, async (c) => {
         const scope = await fence(c, snapshots, MANAGE);
+        const target = await manageable(scope, c.req.param("serviceAccountId"));
         const { value } = await adminMutation(deps, scope, async ({ tx, emit }) => {
-          const before = await visible(scope, c.req.param("serviceAccountId"), tx);
+          const before = await visible(scope, target.id, tx);
           if (before.disabled === disabled) return { value: before, audit: null };
           await tx.serviceAccounts.setDisabled(before.id, disabled);
           const after = { ...before, disabled };
@@ -337,8 +358,9 @@ export function serviceAccountRoutes(deps: AdminRouteDeps) {
 
     app.delete(ITEM, async (c) => {
       const scope = await fence(c, snapshots, MANAGE);
+      const target = await manageable(scope, c.req.param("serviceAccountId"));
       const { value } = await adminMutation(deps, scope, async ({ tx, emit }) => {
-        const before = await visible(scope, c.req.param("serviceAccountId"), tx);
+        const before = await visible(scope, target.id, tx);
         const assignments = await tx.roles.listAssignmentsForPrincipal("ServiceAccount", before.id);
         for (const assignment of assignments) await tx.roles.unassign(assignment.id);
         const keysRevoked = await tx.apiKeys.revokeAllForOwner("ServiceAccount", before.id);

@@ -31,7 +31,7 @@ import { isUuid } from "../../core/ids.ts";
 import { canonicalJson } from "../../core/canonical-json.ts";
 
 /** Advisory-lock class id of audit appends (first key of the two-key form). */
-const LOCK_CLASS = 7_361_201;
+export const LOCK_CLASS = 7_361_201;
 const MAX_ATTEMPTS = 5;
 const VERIFY_BATCH = 500;
 /** Serialization failure, deadlock, unique violation: worth another try. */

@@ -52,6 +52,7 @@ import {
   visibleGroup,
   visibleOrg,
 } from "./shared.ts";
+import { handedOutBy, requireMayLiftDenies } from "../authority.ts";
 
 const READ = {
   global: [GROUPS_READ_GLOBAL, GROUPS_MANAGE_GLOBAL],
@@ -181,6 +182,14 @@ export function groupRoutes(deps: AdminRouteDeps): RouteInstaller {
     app.delete("/svc-admin/groups/:groupId", async (c) => {
       const scope = await fence(c, snapshots, MANAGE);
       const groupId = pathId(c, "groupId", "group");
+      // Deleting takes power away and needs no authority over the members, except where it lifts
+      // a Deny: the Deny grants of the group's roles are handed out to its members by the deletion.
+      await visibleGroup(storage, scope, groupId);
+      await requireMayLiftDenies(
+        deps,
+        scope,
+        await handedOutBy(storage, { kind: "Group", id: groupId }) ?? [],
+      );
       const { value: members } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         const group = await visibleGroup(tx, scope, groupId);
         const members = (await tx.groups.listMembers(groupId)).map((m) => m.userId);

@@ -17,7 +17,7 @@ import { fence, type FenceScope } from "../../auth/fence.ts";
 import { errorResponses, type OperationDoc } from "../../openapi/operation.ts";
 import type { SvcEnv } from "../../request-id.ts";
 import { parseBody } from "../../validate.ts";
-import { requireMayHandOutGroup } from "../authority.ts";
+import { handedOutBy, requireMayHandOutGroup, requireMayLiftDenies } from "../authority.ts";
 import type { AdminRouteDeps } from "../deps.ts";
 import {
   adminMutation,
@@ -314,6 +314,13 @@ export function teamOrGroupMemberRoutes(
       const scope = await fence(c, snapshots, manage);
       const id = pathId(c, idKey, kind);
       const userId = pathId(c, "userId", "member");
+      // Leaving takes power away and needs no authority over the member, except where it lifts
+      // a Deny: leaving a group whose roles deny something hands the member what they denied.
+      // (A team carries no grants. A group's policies are not judged here.)
+      if (kind === "group") {
+        await spec.visible(storage, scope, id);
+        await requireMayLiftDenies(deps, scope, await handedOutBy(storage, { kind: "Group", id }) ?? []);
+      }
       await adminMutation(deps, scope, async ({ tx, emit }) => {
         const parent = await spec.visible(tx, scope, id);
         if (!(await spec.members(tx).removeMember(id, userId))) throw hidden("member");

@@ -81,7 +81,7 @@ Deno.test("break-glass: login, events, actor kind, status, drill, rotation", asy
     });
 
     await t.step("its admin mutations carry actor kind BreakGlass", async () => {
-      // A change (consent is off by default): a no-op would append no entry at all.
+      // A real change (consent is not required by default; setting the default again is a no-op, unaudited).
       const res = await bearer("PUT", "/svc-admin/impersonation/consent", token, { consentRequired: true });
       assert.equal(res.status, 200, await res.clone().text());
       const entry = (await bed.storage.adminAudit.head(admin.realmId))!;
