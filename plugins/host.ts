@@ -13,7 +13,6 @@ import type { EventPublisher } from "../core/events/publisher.ts";
 import type { SubjectSnapshots } from "../core/snapshots/service.ts";
 import { refuseUnderImpersonation } from "../http/admin/kit.ts";
 import { auditActor } from "../http/auth/audit-actor.ts";
-import { fence } from "../http/auth/fence.ts";
 import { applyDdlOnce } from "../storage/open.ts";
 import { realmOnlyFence, requireAuthorityOver } from "../http/admin/authority.ts";
 import type { Storage } from "../storage/storage.ts";
