@@ -5,11 +5,12 @@
  * every context it holds them, the caller's authority, the comparison), and against the check
  * alone, rounds interleaved in the same run:
  *
- *     deno run -A bench/authority_bench.ts [--postgres] [--rounds 60]
+ *     deno run -A bench/authority_check.ts [--postgres] [--rounds 60]
  *
  * The subject is the expensive kind: a member of two organizations holding `svc-admin` pinned
  * to one, an org role in the other and a realm-wide role (four contexts to load and judge). The
- * snapshots are cached as in a running server. Goal: list + check ≤ 1.1× the list.
+ * snapshots are cached as in a running server. Goal: list + check ≤ 1.1× the list. A script, not a
+ * `deno bench` file (named without `_bench`, like `scale_out.ts`), so `npm run bench` does not run it.
  *
  * @module
  */
