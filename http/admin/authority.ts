@@ -285,6 +285,26 @@ export async function realmOnlyFence(
 }
 
 /**
+ * The grants of a role or policy as they apply to its holders: each pinned where it applies (its
+ * own organization, else `pinnedTo`: the assignment's or the owner's organization; null:
+ * realm-wide), named after `source`.
+ */
+export function pinnedGrants(
+  grants: readonly Omit<Grant, "source">[],
+  pinnedTo: string | null,
+  source: string,
+): Grant[] {
+  return grants.map((g) => ({
+    pattern: g.pattern,
+    effect: g.effect,
+    orgId: g.orgId ?? pinnedTo,
+    teamIds: g.teamIds,
+    condition: g.condition,
+    source,
+  }));
+}
+
+/**
  * The grants a role or group hands out to whoever is assigned it or joins it (pinned where they
  * apply: the grant's organization, else the assignment's, else the role's or group's); null when
  * it cannot be judged here (a group with policies, or an unknown group).
@@ -297,16 +317,9 @@ export async function handedOutBy(
   const roleGrants = async (roleId: string, assignedIn: string | null) => {
     const role = await storage.roles.get(roleId);
     if (role === null) return;
-    for (const g of await storage.roles.listGrants(roleId)) {
-      grants.push({
-        pattern: g.pattern,
-        effect: g.effect,
-        orgId: g.orgId ?? assignedIn ?? role.orgId,
-        teamIds: g.teamIds,
-        condition: g.condition,
-        source: `role:${role.key}`,
-      });
-    }
+    grants.push(
+      ...pinnedGrants(await storage.roles.listGrants(roleId), assignedIn ?? role.orgId, `role:${role.key}`),
+    );
   };
   if (target.kind === "Role") {
     await roleGrants(target.id, null);

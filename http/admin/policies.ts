@@ -28,7 +28,7 @@ import { fence, type FenceScope } from "../auth/fence.ts";
 import { documented, errorResponses } from "../openapi/operation.ts";
 import { parseBody } from "../validate.ts";
 import type { AdminRouteDeps } from "./deps.ts";
-import { requireMayLiftDenies } from "./authority.ts";
+import { pinnedGrants, requireMayLiftDenies } from "./authority.ts";
 import { escalationGuard } from "./escalation.ts";
 import { evictHolders, holdersOfPrincipal } from "./eviction.ts";
 import {
@@ -236,14 +236,7 @@ export function policyRoutes(deps: AdminRouteDeps): RouteInstaller {
       await requireMayLiftDenies(
         deps,
         scope,
-        (await storage.policies.listGrants(lifting.id)).map((g) => ({
-          pattern: g.pattern,
-          effect: g.effect,
-          orgId: g.orgId ?? lifting.orgId,
-          teamIds: g.teamIds,
-          condition: g.condition,
-          source: lifting.id,
-        })),
+        pinnedGrants(await storage.policies.listGrants(lifting.id), lifting.orgId, lifting.id),
       );
       const { value: holders } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         const before = await visiblePolicy(scope, c.req.param("policyId"), tx);

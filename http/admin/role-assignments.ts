@@ -23,7 +23,7 @@ import { fence, type FenceScope } from "../auth/fence.ts";
 import { documented, errorResponses } from "../openapi/operation.ts";
 import { parseBody } from "../validate.ts";
 import type { AdminRouteDeps } from "./deps.ts";
-import { requireMayLiftDenies } from "./authority.ts";
+import { pinnedGrants, requireMayLiftDenies } from "./authority.ts";
 import { escalationGuard } from "./escalation.ts";
 import { evictHolders, holdersOfPrincipal } from "./eviction.ts";
 import {
@@ -217,14 +217,11 @@ export function roleAssignmentRoutes(deps: AdminRouteDeps): RouteInstaller {
       await requireMayLiftDenies(
         deps,
         scope,
-        (await storage.roles.listGrants(assigned.roleId)).map((g) => ({
-          pattern: g.pattern,
-          effect: g.effect,
-          orgId: g.orgId ?? assigned.orgId ?? role?.orgId ?? null,
-          teamIds: g.teamIds,
-          condition: g.condition,
-          source: `role:${role?.key ?? assigned.roleId}`,
-        })),
+        pinnedGrants(
+          await storage.roles.listGrants(assigned.roleId),
+          assigned.orgId ?? role?.orgId ?? null,
+          `role:${role?.key ?? assigned.roleId}`,
+        ),
       );
       const { value: holders } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         const before = await visibleAssignment(scope, c.req.param("assignmentId"), tx);
