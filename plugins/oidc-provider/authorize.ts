@@ -318,7 +318,7 @@ async function authorize(p: Provider, c: Context, query: URLSearchParams): Promi
   }
   const { session, user } = signedIn;
   if (r.client.requireConsent) {
-    const consented = r.prompt !== "consent" && await hasConsent(p, user.id, r.client.clientId, r.scopes);
+    const consented = r.prompt !== "consent" && await hasConsent(p, user.id, r.client.clientId, r.scopes, r.client.createdAt);
     if (!consented) {
       if (r.prompt === "none") {
         refuse(p, r.client.clientId, "consent_required");
@@ -417,7 +417,7 @@ async function consentSubmit(p: Provider, c: Context): Promise<Response> {
     refuse(p, r.client.clientId, "access_denied");
     return redirectWith(c, r.redirectUri, { error: "access_denied", state: r.state }, p);
   }
-  await grantConsent(p, signedIn.user.id, r.client.clientId, r.scopes);
+  await grantConsent(p, signedIn.user.id, r.client.clientId, r.scopes, r.client.createdAt);
   p.ctx.events.emit({
     kind: OIDC_EVENTS.consentGranted,
     occurredAt: p.ctx.clock.now(),

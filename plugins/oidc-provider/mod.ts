@@ -20,6 +20,7 @@ import {
   type SvcPlugin,
 } from "../../mod.ts";
 import { authorizeRoutes } from "./authorize.ts";
+import { providerRoot, rootPath } from "./issuer.ts";
 import { logoutRoutes } from "./logout.ts";
 import { OIDC_EVENTS, type OidcProviderConfig, type Provider, TABLES } from "./shared.ts";
 import { tokenRoutes } from "./token.ts";
@@ -69,15 +70,16 @@ export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
   let realmId: string | null = null;
   const provider = (ctx: PluginContext<OidcProviderConfig>): Provider => {
     const { baseUrl, pathBase } = ctx.svcConfig.server;
+    const root = providerRoot(baseUrl, pathBase);
     return {
       ctx,
       get realmId() {
         if (realmId === null) throw new Error("oidc-provider: not started");
         return realmId;
       },
-      issuer: ctx.tokens.issuer,
-      url: (path) => `${baseUrl}${pathBase}${path}`,
-      path: (path) => `${pathBase}${path}`,
+      issuer: root,
+      url: (path) => `${root}${path}`,
+      path: (path) => rootPath(root, path),
       remoteJwks: remoteJwksCache(ctx.outbound),
     };
   };

@@ -555,7 +555,8 @@ async function clientCredentialsGrant(
   });
   const { accessToken } = await mintServiceAccountToken(p.ctx, {
     realmId: p.realmId,
-    issuer: p.issuer,
+    // svc's own issuer: the token is for svc's API (its audience), whatever the path base.
+    issuer: p.ctx.tokens.issuer,
     account,
     scopes,
     ttlSeconds: ttl,
