@@ -50,6 +50,7 @@ export const PATHS = {
   discovery: "/.well-known/openid-configuration",
   oauthMetadata: "/.well-known/oauth-authorization-server",
   authorize: "/oidc/authorize",
+  par: "/oidc/par",
   consent: "/oidc/consent",
   token: "/oidc/token",
   userinfo: "/oidc/userinfo",
