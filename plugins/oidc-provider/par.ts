@@ -18,7 +18,7 @@
 import type { Context } from "hono";
 import * as v from "valibot";
 import { type ClientRecord, randomToken, sha256Hex } from "../../mod.ts";
-import { type Provider } from "./shared.ts";
+import type { Provider } from "./shared.ts";
 
 /** The prefix of the `request_uri` values the provider hands out (RFC 9126 2.2). */
 export const PAR_URN_PREFIX = "urn:ietf:params:oauth:request_uri:";

@@ -70,7 +70,8 @@ export const MAX_RESOURCES_PER_REQUEST = 5;
 
 /** Whether a text is a resource identifier: an absolute URI without fragment (RFC 8707 2). */
 export function isResourceIdentifier(text: string): boolean {
-  if (text.length > 500 || /[\s\u0000-\u001f\u007f]/.test(text)) return false;
+  // Visible ASCII only: no spaces or control characters (U+0000 included).
+  if (text.length > 500 || !/^[\x21-\x7e]+$/.test(text)) return false;
   try {
     const url = new URL(text);
     return url.hash === "" && !text.includes("#") && /^[a-z][a-z0-9+.-]*:/i.test(text);
