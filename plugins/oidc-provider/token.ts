@@ -655,7 +655,9 @@ async function isServiceAccountToken(p: Provider, token: string): Promise<boolea
   } catch {
     return false;
   }
-  return await verifyJwt(p, token, ["at+jwt"], true) !== null;
+  // A user's at+jwt for a resource carries its session (`sid`); a service account's does not.
+  const claims = await verifyJwt(p, token, ["at+jwt"], true);
+  return claims !== null && claims.sid === undefined;
 }
 
 async function userinfo(p: Provider, c: Context): Promise<Response> {

@@ -4,6 +4,7 @@
  * session's life (the resume hop under the refresh cookie's path).
  */
 import { strict as assert } from "node:assert";
+import { Validator } from "@seriousme/openapi-schema-validator";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import { builtinPlugins } from "../../../plugins/builtin.ts";
 import { pluginBed } from "../../support/plugins.ts";
@@ -100,6 +101,23 @@ Deno.test("oidc-provider: PAR, resources, client deletion and SSO (raw HTTP)", a
       assert.equal(metadata.pushed_authorization_request_endpoint, `${issuer}/oidc/par`);
       assert.equal(metadata.require_pushed_authorization_requests, false);
       assert.equal(metadata.issuer, issuer);
+    });
+
+    await t.step("the served OpenAPI document has the new routes and stays valid", async () => {
+      const openapi = await (await get("/openapi.json")).json();
+      const validation = await new Validator().validate(structuredClone(openapi));
+      assert.equal(validation.valid, true, JSON.stringify(validation.errors));
+      assert.ok(openapi.paths["/oidc/par"].post);
+      assert.ok(openapi.paths["/auth/refresh/oidc-resume"].get);
+      assert.ok(openapi.paths["/svc-admin/oidc/resources"].get);
+      assert.ok(openapi.paths["/svc-admin/oidc/resources"].post);
+      for (const method of ["get", "patch", "delete"]) {
+        assert.ok(openapi.paths["/svc-admin/oidc/resources/{resourceId}"][method], method);
+      }
+      assert.ok(openapi.paths["/svc-admin/oidc/clients/{clientRowId}"].delete);
+      assert.deepEqual(openapi.paths["/svc-admin/oidc/resources"].post["x-svc-permissions"], [
+        "oidc-provider:global:resources-manage",
+      ]);
     });
 
     await t.step("PAR: client authentication, checks as at /oidc/authorize, 201 with a urn", async () => {
@@ -423,6 +441,29 @@ Deno.test("oidc-provider: PAR, resources, client deletion and SSO (raw HTTP)", a
       assert.equal(refresh.status, 401);
       const entry = (await bed.storage.adminAudit.head(realmId))!;
       assert.equal(entry.action, "oidc.client.delete");
+      // A new client with the same client id does not inherit the old one's consents.
+      const consenting = await makeClient("consent-once", { requireConsent: true });
+      await bed.storage.pluginSql.query(
+        `INSERT INTO oidc_provider_consents (realm_id, user_id, client_id, scopes, granted_at) VALUES ($1, $2, $3, $4, $5)`,
+        [realmId, users.plain, "consent-once", ["openid", "email"], new Date(bed.clock.now())],
+      );
+      const consented = location(
+        await get(
+          `/oidc/authorize?${new URLSearchParams(authParams({ client_id: "consent-once" }))}`,
+          cookie,
+        ),
+      );
+      assert.equal(`${consented.origin}${consented.pathname}`, REDIRECT, "the consent counts for its client");
+      assert.equal((await beds.request("DELETE", `/svc-admin/oidc/clients/${consenting.id}`)).status, 204);
+      bed.clock.advance(1_000);
+      await makeClient("consent-once", { requireConsent: true });
+      const asked = location(
+        await get(
+          `/oidc/authorize?${new URLSearchParams(authParams({ client_id: "consent-once" }))}`,
+          cookie,
+        ),
+      );
+      assert.equal(asked.pathname, "/oidc/consent", "the new client asks again");
     });
     await t.step("SSO: an expired access-token cookie with a live session resumes it", async () => {
       const { cookie, refresh } = await signIn();
