@@ -12,7 +12,6 @@ import {
   authenticateClient,
   ClientAuthError,
   FORM_BODY_LIMIT,
-  formFields,
   oauthError,
   OIDC_EVENTS,
   PATHS,
@@ -61,11 +60,34 @@ export function parRoutes(p: Provider): RouteInstaller {
   }, operations);
 }
 
+/**
+ * The form of a pushed request: fields once each, except `resource`, which may repeat (RFC 8707);
+ * null when it is not a form, or a value holds U+0000 or is too long.
+ */
+async function pushedForm(c: Context): Promise<{ form: Record<string, string>; resources: string[] } | null> {
+  const type = c.req.header("Content-Type") ?? "";
+  if (!type.toLowerCase().startsWith("application/x-www-form-urlencoded")) return null;
+  const body = await c.req.parseBody({ all: true });
+  const form: Record<string, string> = {};
+  const resources: string[] = [];
+  for (const [name, value] of Object.entries(body)) {
+    const values = Array.isArray(value) ? value : [value];
+    if (values.length > 1 && name !== "resource") return null;
+    for (const one of values) {
+      if (typeof one !== "string" || one.includes("\u0000") || one.length > 8192) return null;
+      if (name === "resource") resources.push(one);
+      else form[name] = one;
+    }
+  }
+  return { form, resources };
+}
+
 async function push(p: Provider, c: Context): Promise<Response> {
-  const form = await formFields(c);
-  if (form === null || !v.safeParse(PushedRequestFormSchema, form).success) {
+  const parsed = await pushedForm(c);
+  if (parsed === null || !v.safeParse(PushedRequestFormSchema, parsed.form).success) {
     return oauthError(c, 400, "invalid_request", "send application/x-www-form-urlencoded fields");
   }
+  const form = parsed.form;
   let caller;
   try {
     caller = await authenticateClient(p, c, form, PATHS.par);
@@ -83,7 +105,7 @@ async function push(p: Provider, c: Context): Promise<Response> {
     return oauthError(c, 401, "invalid_client", "client authentication failed");
   }
   const client = caller.client;
-  const made = pushedParams(client, form);
+  const made = pushedParams(client, form, parsed.resources);
   if ("error" in made) return oauthError(c, 400, made.error, made.description);
   const checked = await validateRequest(p, made.params, { requestUri: null });
   if (!checked.ok) {

@@ -62,6 +62,7 @@ export const PushedRequestFormSchema = v.looseObject({
 export function pushedParams(
   client: ClientRecord,
   form: Record<string, string>,
+  resources: readonly string[] = [],
 ): { params: URLSearchParams } | { error: string; description: string } {
   for (const name of NOT_PUSHABLE) {
     if (form[name] !== undefined) {
@@ -78,6 +79,8 @@ export function pushedParams(
     params.set(name, value);
   }
   params.set("client_id", client.clientId);
+  // RFC 8707: `resource` may be repeated.
+  for (const resource of resources) params.append("resource", resource);
   return { params };
 }
 

@@ -63,7 +63,11 @@ export const RESOURCE_TABLES = [
   )`,
   `CREATE INDEX IF NOT EXISTS oidc_provider_resource_grants_session ON oidc_provider_resource_grants (session_id)
     WHERE session_id IS NOT NULL`,
+  `CREATE INDEX IF NOT EXISTS oidc_provider_resource_grants_created ON oidc_provider_resource_grants (created_at)`,
 ];
+
+/** How long the resources of a code never exchanged are kept. */
+const UNEXCHANGED_KEEP_MS = 3_600_000;
 
 /** At most this many resources in one request. */
 export const MAX_RESOURCES_PER_REQUEST = 5;
@@ -193,6 +197,15 @@ export async function recordCodeResources(
   resources: readonly string[],
 ): Promise<void> {
   if (resources.length === 0) return;
+  // Old rows go as new ones come: those of codes never exchanged after an hour, and any older
+  // than a session can live (its absolute timeout, plus a day).
+  const now = p.ctx.clock.now();
+  const sessionsEnd = now - (p.ctx.svcConfig.sessions.absoluteTimeoutSeconds + 86_400) * 1000;
+  await p.ctx.sql.query(
+    `DELETE FROM oidc_provider_resource_grants
+     WHERE created_at < $1 OR (session_id IS NULL AND created_at < $2)`,
+    [new Date(sessionsEnd), new Date(now - UNEXCHANGED_KEEP_MS)],
+  );
   await p.ctx.sql.query(
     `INSERT INTO oidc_provider_resource_grants (code_hash, realm_id, resources, created_at) VALUES ($1, $2, $3, $4)
      ON CONFLICT (code_hash) DO NOTHING`,

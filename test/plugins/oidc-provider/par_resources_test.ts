@@ -397,6 +397,66 @@ Deno.test("oidc-provider: PAR, resources, client deletion and SSO (raw HTTP)", a
       assert.equal(after.active, false);
     });
 
+    await t.step("a pushed request may name several resources; each token names one", async () => {
+      const API2 = "https://api.example.test/invoices";
+      const second = await beds.request("POST", "/svc-admin/oidc/resources", {
+        body: { identifier: API2, scopes: ["invoices:read"] },
+      });
+      assert.equal(second.status, 201);
+      const body = new URLSearchParams(
+        authParams({ scope: "openid orders:read invoices:read offline_access" }),
+      );
+      body.append("resource", API);
+      body.append("resource", API2);
+      const pushed = await beds.app.request("/oidc/par", {
+        method: "POST",
+        headers: { ...FORM, Authorization: `Basic ${btoa(`app:${app.secret}`)}` },
+        body: body.toString(),
+      });
+      assert.equal(pushed.status, 201, await pushed.clone().text());
+      const { request_uri } = await pushed.json();
+      const { cookie } = await signIn();
+      const back = toClient(
+        await get(`/oidc/authorize?${new URLSearchParams({ client_id: "app", request_uri })}`, cookie),
+      );
+      const tokens = await (await exchange(back.get("code")!, { resource: API2 })).json();
+      assert.equal(decodeJwt(tokens.access_token).aud, API2);
+      assert.equal(decodeJwt(tokens.access_token).scope, "invoices:read");
+      const other = await (await post("/oidc/token", {
+        grant_type: "refresh_token",
+        refresh_token: tokens.refresh_token,
+        resource: API,
+        client_id: "app",
+        client_secret: app.secret,
+      })).json();
+      assert.equal(decodeJwt(other.access_token).aud, API);
+      assert.equal(decodeJwt(other.access_token).scope, "orders:read");
+      // Two resources in one token request: refused (one audience per access token).
+      const two = new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: other.refresh_token,
+        client_id: "app",
+        client_secret: app.secret,
+      });
+      two.append("resource", API);
+      two.append("resource", API2);
+      const refused = await beds.app.request("/oidc/token", {
+        method: "POST",
+        headers: FORM,
+        body: two.toString(),
+      });
+      assert.equal(refused.status, 400);
+      // A repeated field other than resource is refused at the PAR endpoint.
+      const repeated = new URLSearchParams(authParams());
+      repeated.append("state", "again");
+      const bad = await beds.app.request("/oidc/par", {
+        method: "POST",
+        headers: { ...FORM, Authorization: `Basic ${btoa(`app:${app.secret}`)}` },
+        body: repeated.toString(),
+      });
+      assert.equal(bad.status, 400);
+    });
+
     await t.step("a resource is deleted through the admin API", async () => {
       assert.equal((await beds.request("DELETE", `/svc-admin/oidc/resources/${resourceId}`)).status, 204);
       assert.equal((await beds.request("DELETE", `/svc-admin/oidc/resources/${resourceId}`)).status, 404);
