@@ -17,6 +17,13 @@
  *   (`{pathBase}{SVC_ACCOUNT_MOUNT_PATH}/sign-in`, or `signInUrl` when set) with `returnTo` = the
  *   absolute URL of this authorization request and `login_hint`; the hosted page runs every
  *   factor (passkey, password, the second factor) and goes back to `returnTo`.
+ * - Pushed requests (RFC 9126, `par.ts`): `client_id` + a `request_uri` of the PAR endpoint
+ *   stand for the pushed parameters; the `request_uri` is consumed when the code is issued. A
+ *   client with `requirePushedAuthorizationRequests` is refused anything else.
+ * - Resources (RFC 8707, `resources.ts`): `resource` (repeatable) names registered APIs, whose
+ *   scopes become requestable; the code remembers them for the token endpoint.
+ * - Single sign-on: a browser without a live `svc_at` goes through the resume hop (`sso.ts`)
+ *   first, once, unless the request demands a new sign-in.
  * - `GET|POST /oidc/consent`: the consent step of clients that require it.
  *
  * @module
@@ -236,8 +243,8 @@ export type Refusal =
 
 /**
  * Checks the parameters of an authorization request (the query, or what its `request_uri`
- * stands for). `pushed`: the parameters were pushed (RFC 9126), by the client `pushedBy` when it
- * is known (the PAR endpoint).
+ * stands for). `pushed`: the parameters were pushed (RFC 9126): at the PAR endpoint (no
+ * `request_uri` yet), or read back from one at the authorization endpoint.
  */
 export async function validateRequest(
   p: Provider,
