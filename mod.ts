@@ -440,6 +440,7 @@ export {
   CSRF_COOKIE,
   CSRF_HEADER,
   REFRESH_COOKIE,
+  REFRESH_PATH,
   setSessionCookies,
 } from "./http/auth/cookies.ts";
 export { CsrfError, requireCsrf } from "./http/auth/csrf.ts";

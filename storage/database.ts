@@ -657,6 +657,8 @@ export interface ClientsTable {
   jwks: JsonColumn | null;
   /** Where the client publishes its public keys. */
   jwks_uri: string | null;
+  /** Whether the client must use pushed authorization requests (RFC 9126). */
+  require_pushed_authorization_requests: Generated<boolean>;
   /** When the row was created. */
   created_at: Timestamp;
 }

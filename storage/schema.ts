@@ -369,6 +369,8 @@ const statements: readonly string[] = [
   )`,
   `CREATE INDEX IF NOT EXISTS token_grants_by_refresh_family ON token_grants (refresh_family_id)
     WHERE refresh_family_id IS NOT NULL`,
+  // A deleted OIDC client's sessions (admin DELETE of a client ends its tokens).
+  `CREATE INDEX IF NOT EXISTS token_grants_by_client ON token_grants (realm_id, client_id)`,
   `CREATE TABLE IF NOT EXISTS break_glass_state (
     realm_id uuid PRIMARY KEY,
     last_drill_at timestamptz,
@@ -430,6 +432,8 @@ const statements: readonly string[] = [
   `ALTER TABLE clients ADD COLUMN IF NOT EXISTS token_endpoint_auth_method text`,
   `ALTER TABLE clients ADD COLUMN IF NOT EXISTS jwks jsonb`,
   `ALTER TABLE clients ADD COLUMN IF NOT EXISTS jwks_uri text`,
+  // RFC 9126: the client must push its authorization requests (PAR).
+  `ALTER TABLE clients ADD COLUMN IF NOT EXISTS require_pushed_authorization_requests boolean NOT NULL DEFAULT false`,
 
   // ---- Ledgers (spec 2.7) ----
   `CREATE TABLE IF NOT EXISTS security_events (

@@ -7,7 +7,8 @@
  * | GET | `/svc-admin/oidc/clients` | list by client id (`?offset=&limit=`) |
  * | POST | `/svc-admin/oidc/clients` | create `{clientId, clientType, redirectUris, …}`: 201; a confidential client's `soc_…` secret is shown once (`no-store`) |
  * | GET | `/svc-admin/oidc/clients/{id}` | read |
- * | PATCH | `/svc-admin/oidc/clients/{id}` | change redirect URIs, scopes, consent, suspension, `private_key_jwt` keys |
+ * | PATCH | `/svc-admin/oidc/clients/{id}` | change redirect URIs, scopes, consent, suspension, `private_key_jwt` keys, PAR requirement |
+ * | DELETE | `/svc-admin/oidc/clients/{id}` | delete; the sessions (access and refresh tokens) issued to it end |
  *
  * A confidential client authenticates with its secret (`client_secret_basic` or
  * `client_secret_post`) or, with `tokenEndpointAuthMethod: "private_key_jwt"`, with JWT
@@ -128,6 +129,10 @@ export const CreateOidcClientSchema = v.strictObject({
   ),
   jwks: v.optional(jwksField),
   jwksUri: v.optional(jwksUriField),
+  requirePushedAuthorizationRequests: v.optional(
+    v.boolean("requirePushedAuthorizationRequests must be true or false"),
+    false,
+  ),
 });
 
 /** The body of `PATCH /svc-admin/oidc/clients/{id}`. */
@@ -139,6 +144,9 @@ export const UpdateOidcClientSchema = v.strictObject({
   suspended: v.optional(v.boolean("suspended must be true or false")),
   jwks: v.optional(jwksField),
   jwksUri: v.optional(jwksUriField),
+  requirePushedAuthorizationRequests: v.optional(
+    v.boolean("requirePushedAuthorizationRequests must be true or false"),
+  ),
 });
 
 /** A client as the API shows it (never the secret or its hash). */
@@ -157,6 +165,7 @@ export const OidcClientSchema = v.pipe(
     tokenEndpointAuthMethod: v.picklist(TOKEN_ENDPOINT_AUTH_METHODS),
     jwks: v.nullable(v.object({ keys: v.array(v.record(v.string(), v.unknown())) })),
     jwksUri: v.nullable(v.string()),
+    requirePushedAuthorizationRequests: v.boolean(),
     createdAt: IsoTimeSchema,
   }),
   v.title("OidcClient"),
@@ -190,6 +199,7 @@ export function oidcClientView(client: ClientRecord): v.InferOutput<typeof OidcC
     tokenEndpointAuthMethod: authMethodOf(client),
     jwks: client.jwks === null ? null : { keys: client.jwks.keys.map((key) => ({ ...key })) },
     jwksUri: client.jwksUri,
+    requirePushedAuthorizationRequests: client.requirePushedAuthorizationRequests,
     createdAt: client.createdAt.toISOString(),
   };
 }
@@ -281,6 +291,20 @@ const OPERATIONS: readonly OperationDoc[] = [
       ...errorResponses(400, 401, 403, 404),
     },
   },
+  {
+    method: "DELETE",
+    path: ITEM,
+    summary: "Delete an OIDC client",
+    description:
+      "The client is removed and every session issued to it ends (its access tokens stop on every instance, its refresh tokens are revoked). Consents given to it do not carry over to a later client with the same client id.",
+    tags: TAGS,
+    permissions: MANAGE.global,
+    params: PARAMS,
+    responses: {
+      204: { description: "Deleted" },
+      ...errorResponses(401, 403, 404),
+    },
+  },
 ];
 
 /** The OIDC client routes. */
@@ -328,6 +352,7 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
           tokenEndpointAuthMethod: method === "none" ? null : body.tokenEndpointAuthMethod ?? null,
           jwks: body.jwks ?? null,
           jwksUri: body.jwksUri ?? null,
+          requirePushedAuthorizationRequests: body.requirePushedAuthorizationRequests,
         }).catch(asConflict);
         await emit({
           kind: "oidc.client_created",
@@ -386,6 +411,39 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
         };
       });
       return c.json(oidcClientView(value));
+    });
+
+    app.delete(ITEM, async (c) => {
+      const scope = await fence(c, snapshots, MANAGE);
+      const endedAt = appDeps.clock.now();
+      const { value: ended } = await adminMutation(deps, scope, async ({ tx, emit }) => {
+        const before = await visible(scope, c.req.param("clientRowId"), tx);
+        if (!await tx.clients.delete(before.id)) throw hidden("client");
+        // Every session issued to the client ends: its access tokens and refresh tokens with it.
+        const sessionIds: string[] = [];
+        for (const sessionId of await tx.tokenGrants.sessionIdsOfClient(before.realmId, before.clientId)) {
+          const active = await tx.sessions.revoke(sessionId);
+          const refreshTokensRevoked = await tx.refreshTokens.revokeForSession(sessionId);
+          if (active || refreshTokensRevoked > 0) sessionIds.push(sessionId);
+        }
+        await emit({
+          kind: "oidc.client_deleted",
+          occurredAt: endedAt,
+          realmId: before.realmId,
+          data: { id: before.id, clientId: before.clientId, sessionsEnded: sessionIds.length },
+        });
+        return {
+          value: sessionIds,
+          audit: {
+            action: "oidc.client.delete",
+            target: before.id,
+            before: oidcClientView(before),
+            after: { sessionsEnded: sessionIds.length },
+          },
+        };
+      });
+      await deps.sessions?.announce(ended.map((id) => ({ id, endedAt })));
+      return c.body(null, 204);
     });
   }, OPERATIONS);
 }

@@ -17,6 +17,13 @@
  *   (`{pathBase}{SVC_ACCOUNT_MOUNT_PATH}/sign-in`, or `signInUrl` when set) with `returnTo` = the
  *   absolute URL of this authorization request and `login_hint`; the hosted page runs every
  *   factor (passkey, password, the second factor) and goes back to `returnTo`.
+ * - Pushed requests (RFC 9126, `par.ts`): `client_id` + a `request_uri` of the PAR endpoint
+ *   stand for the pushed parameters; the `request_uri` is consumed when the code is issued. A
+ *   client with `requirePushedAuthorizationRequests` is refused anything else.
+ * - Resources (RFC 8707, `resources.ts`): `resource` (repeatable) names registered APIs, whose
+ *   scopes become requestable; the code remembers them for the token endpoint.
+ * - Single sign-on: a browser without a live `svc_at` goes through the resume hop (`sso.ts`)
+ *   first, once, unless the request demands a new sign-in.
  * - `GET|POST /oidc/consent`: the consent step of clients that require it.
  *
  * @module
@@ -46,6 +53,9 @@ import {
   verifyJwt,
 } from "./shared.ts";
 import { browserSession, errorPage, escape, formToken, formTokenValid, page } from "./pages.ts";
+import { consumePushedRequest, expandPushed } from "./par.ts";
+import { RESUMED_PARAM, resumeUrl } from "./sso.ts";
+import { recordCodeResources, requestedResources } from "./resources.ts";
 
 /** The parameters of an authorization request, checked. */
 interface AuthorizationRequest {
@@ -58,6 +68,10 @@ interface AuthorizationRequest {
   readonly prompt: string | null;
   readonly maxAge: number | null;
   readonly loginHint: string | null;
+  /** The `request_uri` of a pushed request (RFC 9126), consumed when the code is issued. */
+  readonly requestUri: string | null;
+  /** The resources (RFC 8707 identifiers) the request names. */
+  readonly resources: readonly string[];
 }
 
 /** The parameter svc adds to an authorization request it sends to sign-in (a signed JWT). */
@@ -84,6 +98,7 @@ export const AuthorizeParamsSchema = v.looseObject({
   login_hint: param,
   request: param,
   request_uri: param,
+  resource: param,
   svc_req: param,
 });
 
@@ -175,11 +190,12 @@ export function authorizeRoutes(p: Provider): RouteInstaller {
 }
 
 /**
- * The digest of the request parameters a `svc_req` is bound to: all but `svc_req` and `prompt`,
+ * The digest of the request parameters a `svc_req` is bound to: all but svc's own markers
+ * (`svc_…`) and `prompt`,
  * in any order (a change to any other name or value changes it).
  */
 export function requestDigest(query: URLSearchParams): string {
-  const pairs = [...query].filter(([name]) => name !== REQUEST_TIME_PARAM && name !== "prompt")
+  const pairs = [...query].filter(([name]) => !name.startsWith("svc_") && name !== "prompt")
     .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`).sort();
   return sha256Hex(pairs.join("&"));
 }
@@ -208,43 +224,83 @@ async function requestTime(p: Provider, query: URLSearchParams): Promise<number 
 
 type Checked = { ok: true; request: AuthorizationRequest } | { ok: false; response: Response };
 
-/** Checks the query of an authorization request; errors go to the redirect URI once it is trusted. */
-async function checkRequest(p: Provider, c: Context, query: URLSearchParams): Promise<Checked> {
+/** Why an authorization request is refused: on a page (nothing to redirect to), or at the client. */
+export type Refusal =
+  | {
+    readonly at: "page";
+    readonly clientId: string | null;
+    readonly reason: string;
+    readonly message: string;
+  }
+  | {
+    readonly at: "client";
+    readonly clientId: string;
+    readonly redirectUri: string;
+    readonly state: string | null;
+    readonly error: string;
+    readonly description: string;
+  };
+
+/**
+ * Checks the parameters of an authorization request (the query, or what its `request_uri`
+ * stands for). `pushed`: the parameters were pushed (RFC 9126): at the PAR endpoint (no
+ * `request_uri` yet), or read back from one at the authorization endpoint.
+ */
+export async function validateRequest(
+  p: Provider,
+  params: URLSearchParams,
+  pushed: { requestUri: string | null } | null,
+): Promise<{ ok: true; request: AuthorizationRequest } | { ok: false; refusal: Refusal }> {
   const one = (name: string) => {
-    const all = query.getAll(name);
+    const all = params.getAll(name);
     return all.length === 1 && !all[0].includes("\u0000") && all[0].length <= 2048 ? all[0] : null;
   };
   const clientId = one("client_id");
   const client = clientId === null ? null : await p.ctx.storage.clients.getByClientId(p.realmId, clientId);
   if (client === null || client.suspended) {
-    refuse(p, clientId, "unknown or suspended client");
-    return { ok: false, response: errorPage(c, 400, "This application is unknown or suspended.") };
+    return {
+      ok: false,
+      refusal: {
+        at: "page",
+        clientId,
+        reason: "unknown or suspended client",
+        message: "This application is unknown or suspended.",
+      },
+    };
   }
   const redirectUri = one("redirect_uri");
   if (redirectUri === null || !client.redirectUris.includes(redirectUri)) {
-    refuse(p, client.clientId, "redirect_uri mismatch");
     return {
       ok: false,
-      response: errorPage(c, 400, "The redirect URI is not registered for this application."),
+      refusal: {
+        at: "page",
+        clientId: client.clientId,
+        reason: "redirect_uri mismatch",
+        message: "The redirect URI is not registered for this application.",
+      },
     };
   }
   const state = one("state");
-  const fail = (error: string, description: string): Checked => {
-    refuse(p, client.clientId, error);
-    return {
-      ok: false,
-      response: redirectWith(c, redirectUri, { error, error_description: description, state }, p),
-    };
-  };
+  const fail = (error: string, description: string) => ({
+    ok: false as const,
+    refusal: { at: "client" as const, clientId: client.clientId, redirectUri, state, error, description },
+  });
   if (one("response_type") !== "code") return fail("unsupported_response_type", "response_type must be code");
-  if (query.has("request_uri")) return fail("request_uri_not_supported", "request_uri is not supported");
-  if (query.has("request")) return fail("request_not_supported", "request objects are not supported");
-  // Scopes svc does not know (`address`, `phone`, a client's own) are ignored (OIDC Core 3.1.2.1).
+  if (params.has("request_uri")) return fail("request_uri_not_supported", "request_uri is not supported");
+  if (params.has("request")) return fail("request_not_supported", "request objects are not supported");
+  if (pushed === null && client.requirePushedAuthorizationRequests) {
+    return fail("invalid_request", "this client must push its authorization requests (RFC 9126)");
+  }
+  const target = await requestedResources(p, params.getAll("resource"));
+  if (!target.ok) return fail("invalid_target", target.description);
+  const resourceScopes = new Set(target.resources.flatMap((resource) => resource.scopes));
+  // Scopes svc does not know (`address`, `phone`, a client's own) are ignored (OIDC Core 3.1.2.1);
+  // the scopes of the requested resources (RFC 8707) are known.
   const scopes = [...new Set((one("scope") ?? "").split(" "))]
-    .filter((s) => (SUPPORTED_SCOPES as readonly string[]).includes(s));
+    .filter((s) => (SUPPORTED_SCOPES as readonly string[]).includes(s) || resourceScopes.has(s));
   if (!scopes.includes("openid")) return fail("invalid_scope", "scope must include openid");
   for (const scope of scopes) {
-    if (!client.allowedScopes.includes(scope)) {
+    if (!resourceScopes.has(scope) && !client.allowedScopes.includes(scope)) {
       return fail("invalid_scope", `scope ${scope} is not allowed for this client`);
     }
   }
@@ -276,7 +332,43 @@ async function checkRequest(p: Provider, c: Context, query: URLSearchParams): Pr
       prompt,
       maxAge: maxAgeText === null ? null : Number(maxAgeText),
       loginHint: one("login_hint"),
+      requestUri: pushed?.requestUri ?? null,
+      resources: target.resources.map((resource) => resource.identifier),
     },
+  };
+}
+
+/** Checks the query of an authorization request; errors go to the redirect URI once it is trusted. */
+async function checkRequest(p: Provider, c: Context, query: URLSearchParams): Promise<Checked> {
+  const expanded = await expandPushed(p, query);
+  if (expanded.kind === "invalid") {
+    refuse(p, query.get("client_id"), "invalid_request_uri");
+    return {
+      ok: false,
+      response: errorPage(
+        c,
+        400,
+        "This sign-in request is unknown, expired or already used; go back to the application.",
+      ),
+    };
+  }
+  const checked = expanded.kind === "pushed"
+    ? await validateRequest(p, expanded.params, { requestUri: expanded.requestUri })
+    : await validateRequest(p, query, null);
+  if (checked.ok) return checked;
+  const refusal = checked.refusal;
+  if (refusal.at === "page") {
+    refuse(p, refusal.clientId, refusal.reason);
+    return { ok: false, response: errorPage(c, 400, refusal.message) };
+  }
+  refuse(p, refusal.clientId, refusal.error);
+  return {
+    ok: false,
+    response: redirectWith(c, refusal.redirectUri, {
+      error: refusal.error,
+      error_description: refusal.description,
+      state: refusal.state,
+    }, p),
   };
 }
 
@@ -303,7 +395,17 @@ async function authorize(p: Provider, c: Context, query: URLSearchParams): Promi
     (authTime !== null && now - authTime <= r.maxAge * 1000);
   const mustSignIn = signedIn === null || !withinMaxAge || (r.prompt === "login" && !signedInSinceRequest);
   if (mustSignIn) {
+    // Without a live access-token cookie, the session may still live (its refresh cookie): the
+    // browser goes through the resume hop first, once (sso.ts), unless a new sign-in is demanded.
+    const resume = signedIn === null && r.prompt !== "login" && !query.has(RESUMED_PARAM);
+    const resumed = new URLSearchParams(query);
+    resumed.set(RESUMED_PARAM, "1");
     if (r.prompt === "none") {
+      if (resume) {
+        const refusal = redirectWith(c, r.redirectUri, { error: "login_required", state: r.state }, p);
+        const otherwise = refusal.headers.get("Location")!;
+        return c.redirect(await resumeUrl(p, `${p.url(PATHS.authorize)}?${resumed}`, otherwise), 303);
+      }
       refuse(p, r.client.clientId, "login_required");
       return redirectWith(c, r.redirectUri, { error: "login_required", state: r.state }, p);
     }
@@ -314,11 +416,17 @@ async function authorize(p: Provider, c: Context, query: URLSearchParams): Promi
     const target = new URL(p.ctx.config.signInUrl ?? p.url(hostedSignInPath(p)), p.issuer);
     target.searchParams.set("returnTo", returnTo);
     if (r.loginHint !== null) target.searchParams.set("login_hint", r.loginHint);
+    if (resume) {
+      return c.redirect(await resumeUrl(p, `${p.url(PATHS.authorize)}?${resumed}`, target.href), 303);
+    }
     return c.redirect(target.href, 303);
   }
   const { session, user } = signedIn;
   if (r.client.requireConsent) {
-    const consented = r.prompt !== "consent" && await hasConsent(p, user.id, r.client.clientId, r.scopes);
+    // prompt=consent is met by a consent given to this very request (the marker the decision adds).
+    const promptMet = r.prompt !== "consent" || await consentMarkerValid(p, query);
+    const consented = promptMet &&
+      await hasConsent(p, user.id, r.client.clientId, r.scopes, r.client.createdAt);
     if (!consented) {
       if (r.prompt === "none") {
         refuse(p, r.client.clientId, "consent_required");
@@ -329,7 +437,17 @@ async function authorize(p: Provider, c: Context, query: URLSearchParams): Promi
       return c.redirect(`${p.path(PATHS.consent)}?${back}`, 303);
     }
   }
+  // A pushed request gives one code: of concurrent uses, the one that consumes it (RFC 9126).
+  if (r.requestUri !== null && !await consumePushedRequest(p, r.requestUri)) {
+    refuse(p, r.client.clientId, "invalid_request_uri");
+    return redirectWith(c, r.redirectUri, {
+      error: "invalid_request_uri",
+      error_description: "the pushed request was already used or expired",
+      state: r.state,
+    }, p);
+  }
   const code = randomToken(p.ctx.random, 32);
+  await recordCodeResources(p, sha256Hex(code), r.resources);
   await p.ctx.storage.authorizationCodes.store({
     codeHash: sha256Hex(code),
     clientId: r.client.clientId,
@@ -417,7 +535,7 @@ async function consentSubmit(p: Provider, c: Context): Promise<Response> {
     refuse(p, r.client.clientId, "access_denied");
     return redirectWith(c, r.redirectUri, { error: "access_denied", state: r.state }, p);
   }
-  await grantConsent(p, signedIn.user.id, r.client.clientId, r.scopes);
+  await grantConsent(p, signedIn.user.id, r.client.clientId, r.scopes, r.client.createdAt);
   p.ctx.events.emit({
     kind: OIDC_EVENTS.consentGranted,
     occurredAt: p.ctx.clock.now(),
@@ -425,5 +543,34 @@ async function consentSubmit(p: Provider, c: Context): Promise<Response> {
     userId: signedIn.user.id,
     data: { clientId: r.client.clientId, scopes: r.scopes },
   });
-  return c.redirect(`${p.path(PATHS.authorize)}?${query}`, 303);
+  // Back to the request, with the mark of the consent just given (prompt=consent of a pushed
+  // request, which the redirect cannot drop, is met by it).
+  const back = new URLSearchParams(query);
+  back.delete(CONSENT_MARK_PARAM);
+  back.set(CONSENT_MARK_PARAM, await consentMark(p, back));
+  return c.redirect(`${p.path(PATHS.authorize)}?${back}`, 303);
+}
+
+/** The parameter svc adds to a request whose consent was just given (a signed JWT). */
+const CONSENT_MARK_PARAM = "svc_consented";
+const CONSENT_MARK_TYP = "svc-oidc-consent+jwt";
+/** How long the consent mark counts. */
+const CONSENT_MARK_SECONDS = 120;
+
+async function consentMark(p: Provider, query: URLSearchParams): Promise<string> {
+  const now = Math.floor(p.ctx.clock.now() / 1000);
+  return await signJwt(p, CONSENT_MARK_TYP, {
+    iss: p.issuer,
+    aud: p.url(PATHS.authorize),
+    iat: now,
+    exp: now + CONSENT_MARK_SECONDS,
+    q: requestDigest(query),
+  });
+}
+
+async function consentMarkerValid(p: Provider, query: URLSearchParams): Promise<boolean> {
+  const all = query.getAll(CONSENT_MARK_PARAM);
+  if (all.length !== 1) return false;
+  const claims = await verifyJwt(p, all[0], [CONSENT_MARK_TYP]);
+  return claims !== null && claims.aud === p.url(PATHS.authorize) && claims.q === requestDigest(query);
 }

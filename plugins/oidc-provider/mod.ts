@@ -3,8 +3,9 @@
  * with PKCE, sign-in on the hosted sign-in page (every factor; `SVC_OIDC_SIGN_IN_URL` points
  * elsewhere), consent, the token endpoint (authorization_code, refresh_token,
  * client_credentials for service accounts; client authentication by secret, `private_key_jwt` or
- * none for public clients), ID tokens, userinfo, revocation, introspection and
- * RP-initiated logout, for the clients of one realm (managed at `/svc-admin/oidc/clients`).
+ * none for public clients), ID tokens, userinfo, revocation, introspection,
+ * RP-initiated logout, pushed authorization requests (RFC 9126, `par.ts`) and resources with
+ * RFC 9068 access tokens (RFC 8707, `resources.ts`, managed at `/svc-admin/oidc/resources`), for the clients of one realm (managed at `/svc-admin/oidc/clients`).
  * Built only on what `mod.ts` exports.
  *
  * @module
@@ -20,7 +21,13 @@ import {
   type SvcPlugin,
 } from "../../mod.ts";
 import { authorizeRoutes } from "./authorize.ts";
+import { providerRoot, rootPath } from "./issuer.ts";
 import { logoutRoutes } from "./logout.ts";
+import { PAR_TABLES } from "./par.ts";
+import { parRoutes } from "./par-route.ts";
+import { RESOURCE_TABLES } from "./resources.ts";
+import { PERMISSIONS, resourceAdminRoutes } from "./resources-admin.ts";
+import { ssoRoutes } from "./sso.ts";
 import { OIDC_EVENTS, type OidcProviderConfig, type Provider, TABLES } from "./shared.ts";
 import { tokenRoutes } from "./token.ts";
 
@@ -69,15 +76,16 @@ export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
   let realmId: string | null = null;
   const provider = (ctx: PluginContext<OidcProviderConfig>): Provider => {
     const { baseUrl, pathBase } = ctx.svcConfig.server;
+    const root = providerRoot(baseUrl, pathBase);
     return {
       ctx,
       get realmId() {
         if (realmId === null) throw new Error("oidc-provider: not started");
         return realmId;
       },
-      issuer: ctx.tokens.issuer,
-      url: (path) => `${baseUrl}${pathBase}${path}`,
-      path: (path) => `${pathBase}${path}`,
+      issuer: root,
+      url: (path) => `${root}${path}`,
+      path: (path) => rootPath(root, path),
       remoteJwks: remoteJwksCache(ctx.outbound),
     };
   };
@@ -112,7 +120,8 @@ export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
         },
       ],
     },
-    tables: TABLES,
+    tables: [...TABLES, ...PAR_TABLES, ...RESOURCE_TABLES],
+    permissions: PERMISSIONS,
     events: EVENTS,
     async start(ctx) {
       realmId = (await pluginRealm(ctx.storage.realms, ctx.config.realm)).id;
@@ -124,7 +133,14 @@ export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
     },
     mount(ctx) {
       const p = provider(ctx);
-      return [tokenRoutes(p), authorizeRoutes(p), logoutRoutes(p)];
+      return [
+        tokenRoutes(p),
+        authorizeRoutes(p),
+        logoutRoutes(p),
+        parRoutes(p),
+        ssoRoutes(p),
+        resourceAdminRoutes(ctx),
+      ];
     },
   });
 }

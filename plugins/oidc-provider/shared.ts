@@ -32,7 +32,7 @@ export interface OidcProviderConfig {
 export interface Provider {
   readonly ctx: PluginContext<OidcProviderConfig>;
   readonly realmId: string;
-  /** The issuer (svc's base URL). */
+  /** The issuer: svc's base URL with the path base once (`issuer.ts`). */
   readonly issuer: string;
   /** Absolute URL of a provider path (`/oidc/token`). */
   url(path: string): string;
@@ -50,6 +50,7 @@ export const PATHS = {
   discovery: "/.well-known/openid-configuration",
   oauthMetadata: "/.well-known/oauth-authorization-server",
   authorize: "/oidc/authorize",
+  par: "/oidc/par",
   consent: "/oidc/consent",
   token: "/oidc/token",
   userinfo: "/oidc/userinfo",
@@ -240,7 +241,8 @@ export async function verifyJwt(
     const key = await p.ctx.keys.verificationKey(p.realmId, header.kid);
     if (key === null) return null;
     const { payload } = await jwtVerify(token, key.publicKey, {
-      issuer: p.issuer,
+      // The provider's issuer, or svc's own (service accounts' `at+jwt`, when a path base differs).
+      issuer: [p.issuer, p.ctx.tokens.issuer],
       algorithms: [SIGNING_ALGORITHM],
       currentDate: acceptExpired ? new Date(0) : new Date(p.ctx.clock.now()),
       clockTolerance: acceptExpired ? Number.MAX_SAFE_INTEGER : 0,
@@ -335,32 +337,40 @@ export async function grantsOfBrowserSession(p: Provider, browserSessionId: stri
   return rows.map((row) => row.session_id);
 }
 
-/** Whether the user consented to at least these scopes for the client. */
+/**
+ * Whether the user consented to at least these scopes for the client. Consent given before
+ * `since` (the client's creation: a deleted client's consents do not carry over to a new client
+ * with its client id) does not count.
+ */
 export async function hasConsent(
   p: Provider,
   userId: string,
   clientId: string,
   scopes: readonly string[],
+  since: Date = new Date(0),
 ): Promise<boolean> {
   const [row] = await p.ctx.sql.query<{ scopes: string[] }>(
-    "SELECT scopes FROM oidc_provider_consents WHERE realm_id = $1 AND user_id = $2 AND client_id = $3",
-    [p.realmId, userId, clientId],
+    "SELECT scopes FROM oidc_provider_consents WHERE realm_id = $1 AND user_id = $2 AND client_id = $3 AND granted_at >= $4",
+    [p.realmId, userId, clientId, since],
   );
   return row !== undefined && scopes.every((scope) => row.scopes.includes(scope));
 }
 
-/** Records consent to these scopes (added to earlier ones). */
+/** Records consent to these scopes (added to earlier ones given since `since`, the client's creation). */
 export async function grantConsent(
   p: Provider,
   userId: string,
   clientId: string,
   scopes: readonly string[],
+  since: Date = new Date(0),
 ): Promise<void> {
   await p.ctx.sql.query(
     `INSERT INTO oidc_provider_consents (realm_id, user_id, client_id, scopes, granted_at) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (realm_id, user_id, client_id) DO UPDATE
-     SET scopes = ARRAY(SELECT DISTINCT unnest(oidc_provider_consents.scopes || EXCLUDED.scopes)), granted_at = EXCLUDED.granted_at`,
-    [p.realmId, userId, clientId, [...scopes], new Date(p.ctx.clock.now())],
+     SET scopes = CASE WHEN oidc_provider_consents.granted_at < $6 THEN EXCLUDED.scopes
+       ELSE ARRAY(SELECT DISTINCT unnest(oidc_provider_consents.scopes || EXCLUDED.scopes)) END,
+     granted_at = EXCLUDED.granted_at`,
+    [p.realmId, userId, clientId, [...scopes], new Date(p.ctx.clock.now()), since],
   );
 }
 

@@ -6,8 +6,10 @@
  *   the session and refresh family issued from it, `oidc.code_reused`), `refresh_token` (svc's
  *   rotation with reuse detection; refresh tokens exist only when `offline_access` was granted),
  *   `client_credentials` (service accounts, with their key and `sas_` secret).
- * - Access tokens of users are svc access tokens (`at+svc`) whose `aud` is the client; those of
- *   service accounts are `at+jwt` (RFC 9068) with `client_id`. ID tokens are `JWT`.
+ * - Access tokens of users are svc access tokens (`at+svc`) whose `aud` is the client, or, for a
+ *   token request naming a `resource` the authorization granted (RFC 8707), an `at+jwt` (RFC
+ *   9068) whose `aud` is that resource (`resources.ts`); those of service accounts are `at+jwt`
+ *   with `client_id`. ID tokens are `JWT`.
  *
  * @module
  */
@@ -47,6 +49,14 @@ import {
   userClaims,
   verifyJwt,
 } from "./shared.ts";
+import {
+  bindResourcesToSession,
+  codeResources,
+  mintResourceToken,
+  resourceAccessToken,
+  sessionResources,
+  tokenTarget,
+} from "./resources.ts";
 
 /** `Pragma: no-cache` beside `Cache-Control: no-store` (RFC 6749 5.1, for HTTP/1.0 caches). */
 const pragmaNoCache: MiddlewareHandler = async (c, next) => {
@@ -64,6 +74,7 @@ export const TokenFormSchema = v.looseObject({
   code_verifier: field,
   refresh_token: field,
   scope: field,
+  resource: field,
   client_id: field,
   client_secret: field,
   client_assertion: field,
@@ -196,6 +207,9 @@ export function discovery(p: Provider): Record<string, unknown> {
     revocation_endpoint: p.url(PATHS.revoke),
     introspection_endpoint: p.url(PATHS.introspect),
     end_session_endpoint: p.url(PATHS.logout),
+    // RFC 9126; a client may be required to push (its `requirePushedAuthorizationRequests`).
+    pushed_authorization_request_endpoint: p.url(PATHS.par),
+    require_pushed_authorization_requests: false,
     scopes_supported: [...SUPPORTED_SCOPES],
     response_types_supported: ["code"],
     response_modes_supported: ["query"],
@@ -336,6 +350,9 @@ async function codeGrant(
       return refused(p, c, client.clientId, "redirect_uri_mismatch", "redirect_uri does not match");
     }
   }
+  // RFC 8707: a `resource` must be one the authorization named (checked before the code is used).
+  const target = await tokenTarget(p, form.resource, await codeResources(p, codeHash));
+  if ("error" in target) return oauthError(c, 400, "invalid_target", target.error);
   // One transaction consumes the code and records what it grants: the code's row stays locked
   // until the grant is stored, so a concurrent replay (which queues on that lock) always finds
   // the grant it must revoke. The transaction uses its own connection only.
@@ -396,6 +413,7 @@ async function codeGrant(
       authTime: code.authTime.getTime(),
       browserSessionId: browser.id,
     }, tx.pluginSql);
+    await bindResourcesToSession(tx.pluginSql, codeHash, created.session.id);
     return { outcome: "Issued", code, created, browserSessionId: browser.id };
   });
   if (exchanged.outcome === "Reused") {
@@ -441,11 +459,25 @@ async function codeGrant(
       refresh: opened.refreshToken !== null,
     },
   });
+  const access = target.resource === null
+    ? {
+      accessToken: opened.response.accessToken,
+      expiresIn: opened.response.expiresIn,
+      scope: code.scopes.join(" "),
+    }
+    : await mintResourceToken(p, {
+      resource: target.resource,
+      userId: created.session.userId,
+      clientId: client.clientId,
+      scopes: code.scopes,
+      authTime: code.authTime.getTime(),
+      sessionId: created.session.id,
+    });
   return c.json({
-    access_token: opened.response.accessToken,
+    access_token: access.accessToken,
     token_type: "Bearer",
-    expires_in: opened.response.expiresIn,
-    scope: code.scopes.join(" "),
+    expires_in: access.expiresIn,
+    scope: access.scope,
     id_token: idToken,
     ...(opened.refreshToken !== null ? { refresh_token: opened.refreshToken } : {}),
   });
@@ -499,12 +531,15 @@ async function refreshGrant(
   if (grant === null || grant.clientId !== client.clientId) {
     return refused(p, c, client.clientId, "unknown_refresh_token", "unknown refresh token");
   }
+  let asked: string[] = [...grant.scopes];
   if (form.scope !== undefined) {
-    const asked = form.scope.split(" ").filter((s) => s !== "");
+    asked = form.scope.split(" ").filter((s) => s !== "");
     if (asked.some((s) => !grant.scopes.includes(s))) {
       return oauthError(c, 400, "invalid_scope", "a refresh cannot widen the scopes");
     }
   }
+  const target = await tokenTarget(p, form.resource, await sessionResources(p, record.sessionId));
+  if ("error" in target) return oauthError(c, 400, "invalid_target", target.error);
   let issued;
   try {
     issued = await sessions.refresh(form.refresh_token);
@@ -524,12 +559,26 @@ async function refreshGrant(
     userId: grant.userId,
     data: { clientId: client.clientId, grantType: "refresh_token", scopes: grant.scopes, refresh: true },
   });
+  const access = target.resource === null
+    ? {
+      accessToken: issued.tokens.accessToken,
+      expiresIn: issued.tokens.expiresIn,
+      scope: grant.scopes.join(" "),
+    }
+    : await mintResourceToken(p, {
+      resource: target.resource,
+      userId: grant.userId,
+      clientId: client.clientId,
+      scopes: asked,
+      authTime: grant.authTime,
+      sessionId: record.sessionId,
+    });
   return c.json({
-    access_token: issued.tokens.accessToken,
+    access_token: access.accessToken,
     token_type: "Bearer",
-    expires_in: issued.tokens.expiresIn,
+    expires_in: access.expiresIn,
     refresh_token: issued.tokens.refreshToken,
-    scope: grant.scopes.join(" "),
+    scope: access.scope,
     id_token: idToken,
   });
 }
@@ -555,7 +604,8 @@ async function clientCredentialsGrant(
   });
   const { accessToken } = await mintServiceAccountToken(p.ctx, {
     realmId: p.realmId,
-    issuer: p.issuer,
+    // svc's own issuer: the token is for svc's API (its audience), whatever the path base.
+    issuer: p.ctx.tokens.issuer,
     account,
     scopes,
     ttlSeconds: ttl,
@@ -605,7 +655,9 @@ async function isServiceAccountToken(p: Provider, token: string): Promise<boolea
   } catch {
     return false;
   }
-  return await verifyJwt(p, token, ["at+jwt"], true) !== null;
+  // A user's at+jwt for a resource carries its session (`sid`); a service account's does not.
+  const claims = await verifyJwt(p, token, ["at+jwt"], true);
+  return claims !== null && claims.sid === undefined;
 }
 
 async function userinfo(p: Provider, c: Context): Promise<Response> {
@@ -659,6 +711,20 @@ async function revoke(p: Provider, c: Context): Promise<Response> {
   if (auth instanceof Response) return auth;
   const { form, caller } = auth;
   if (form.token === undefined) return oauthError(c, 400, "invalid_request", "token is required");
+  // A user's at+jwt for a resource ends its session (and so its refresh family and svc tokens).
+  const resourceToken = await resourceAccessToken(p, form.token);
+  if (resourceToken !== null) {
+    if (caller.kind === "client" && resourceToken.client_id === caller.client.clientId) {
+      await p.ctx.sessions.logout(resourceToken.sid);
+      p.ctx.events.emit({
+        kind: OIDC_EVENTS.tokenRevoked,
+        occurredAt: p.ctx.clock.now(),
+        realmId: p.realmId,
+        data: { clientId: caller.client.clientId, sessionId: resourceToken.sid },
+      });
+    }
+    return c.body(null, 200);
+  }
   // A service account's at+jwt is self-contained: svc cannot revoke it (RFC 7009 2.2.1).
   if (await isServiceAccountToken(p, form.token)) {
     return oauthError(c, 400, "unsupported_token_type", "service account access tokens cannot be revoked");
@@ -740,6 +806,24 @@ async function introspect(p: Provider, c: Context): Promise<Response> {
       iat: found.claims.iat,
       iss: p.issuer,
       sid: found.claims.sid,
+    });
+  }
+  const resourceToken = await resourceAccessToken(p, form.token);
+  if (resourceToken !== null) {
+    // A user's at+jwt: active while its session is, for the client it was issued to.
+    if (resourceToken.client_id !== clientId) return inactive();
+    if (await p.ctx.storage.sessions.getActive(resourceToken.sid) === null) return inactive();
+    return c.json({
+      active: true,
+      token_type: "Bearer",
+      client_id: clientId,
+      sub: resourceToken.sub,
+      aud: resourceToken.aud,
+      scope: resourceToken.scope ?? "",
+      exp: resourceToken.exp,
+      iat: resourceToken.iat,
+      iss: p.issuer,
+      sid: resourceToken.sid,
     });
   }
   const machine = await verifyJwt(p, form.token, ["at+jwt"]);

@@ -40,6 +40,8 @@ export interface ClientRecord {
   readonly jwks: { readonly keys: readonly Record<string, unknown>[] } | null;
   /** Where the client publishes its public keys for `private_key_jwt`. */
   readonly jwksUri: string | null;
+  /** Whether its authorization requests must be pushed first (RFC 9126 `require_pushed_authorization_requests`). */
+  readonly requirePushedAuthorizationRequests: boolean;
   /** When it was created. */
   readonly createdAt: Date;
 }
@@ -70,6 +72,8 @@ export interface ClientFields {
   readonly jwks?: { readonly keys: readonly Record<string, unknown>[] } | null;
   /** Where the client publishes its public keys for `private_key_jwt`. */
   readonly jwksUri?: string | null;
+  /** Whether its authorization requests must be pushed first (RFC 9126); default false. */
+  readonly requirePushedAuthorizationRequests?: boolean;
 }
 
 /** Client storage. */

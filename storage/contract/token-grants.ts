@@ -31,4 +31,6 @@ export interface TokenGrantStore {
   findByCodeHash(codeHash: string): Promise<TokenGrant | null>;
   /** Deletes every grant of a refresh family. Returns how many. */
   deleteByRefreshFamily(refreshFamilyId: string): Promise<number>;
+  /** The sessions a client of the realm was issued tokens for (ending them ends its tokens). */
+  sessionIdsOfClient(realmId: string, clientId: string): Promise<string[]>;
 }

@@ -30,6 +30,7 @@ function toRecord(row: Selectable<ClientsTable>): ClientRecord {
     tokenEndpointAuthMethod: row.token_endpoint_auth_method ?? null,
     jwks: (row.jwks ?? null) as ClientRecord["jwks"],
     jwksUri: row.jwks_uri ?? null,
+    requirePushedAuthorizationRequests: row.require_pushed_authorization_requests ?? false,
     createdAt: row.created_at,
   };
 }
@@ -57,6 +58,9 @@ function columnsOf(fields: Partial<ClientFields>): Updateable<ClientsTable> {
   }
   if (fields.jwks !== undefined) out.jwks = fields.jwks === null ? null : jsonb(fields.jwks);
   if (fields.jwksUri !== undefined) out.jwks_uri = fields.jwksUri;
+  if (fields.requirePushedAuthorizationRequests !== undefined) {
+    out.require_pushed_authorization_requests = fields.requirePushedAuthorizationRequests;
+  }
   return out;
 }
 
@@ -81,6 +85,7 @@ export function createSqlClientStore(
     token_endpoint_auth_method: fields.tokenEndpointAuthMethod ?? null,
     jwks: fields.jwks === undefined || fields.jwks === null ? null : jsonb(fields.jwks),
     jwks_uri: fields.jwksUri ?? null,
+    require_pushed_authorization_requests: fields.requirePushedAuthorizationRequests ?? false,
     created_at: new Date(deps.clock.now()),
   });
   return {

@@ -34,6 +34,12 @@ export function createSqlTokenGrantStore(db: Executor, _clock: Clock): TokenGran
         .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
+
+    async sessionIdsOfClient(realmId, clientId) {
+      const rows = await db.selectFrom("token_grants").select("session_id").distinct()
+        .where("realm_id", "=", realmId).where("client_id", "=", clientId).execute();
+      return rows.map((row) => row.session_id);
+    },
   };
 }
 

@@ -186,6 +186,32 @@ Deno.test("oidc-provider: openid-client and oauth4webapi against the real server
       assert.equal(at.payload.sub, sub);
     });
 
+    await t.step("single sign-on outlives the access-token cookie (Chromium)", async () => {
+      // The access-token cookie runs out after 10 minutes: gone, the session (svc_rt) remains.
+      await context.clearCookies({ name: "svc_at" });
+      const flow = await start();
+      const callback = await authorizeInBrowser(page, flow.url, root, () => {
+        throw new Error("a live session must not be sent to sign-in");
+      });
+      const tokens = await client.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: flow.verifier,
+        expectedState: flow.state,
+        expectedNonce: flow.nonce,
+      });
+      assert.equal(tokens.claims()!.sub, sub);
+      // Both cookies gone (no session): the hosted sign-in page.
+      await context.clearCookies({ name: "svc_at" });
+      await context.clearCookies({ name: "svc_rt" });
+      const again = await start();
+      let signedIn = false;
+      const back = await authorizeInBrowser(page, again.url, root, (step) => {
+        if (step === "sign-in") signedIn = true;
+        return Promise.resolve();
+      });
+      assert.ok(signedIn, "without a session the browser signs in");
+      assert.ok(back.searchParams.get("code"));
+    });
+
     await t.step("a TOTP-enrolled user signs in through the hosted page's TOTP step", async () => {
       const made = await api(server, "POST", "/svc-admin/users", admin, {
         email: "grace@example.test",
@@ -404,7 +430,13 @@ Deno.test("oidc-provider: openid-client and oauth4webapi against the real server
 
     await t.step("prompt=none without a session answers login_required", async () => {
       const flow = await start({ prompt: "none" });
-      const res = await fetch(flow.url, { redirect: "manual" });
+      let res = await fetch(flow.url, { redirect: "manual" });
+      assert.equal(res.status, 303);
+      // Without an access-token cookie the browser first goes through the session-resume hop.
+      const hop = new URL(res.headers.get("Location")!);
+      assert.equal(hop.pathname, "/auth/refresh/oidc-resume");
+      await res.body?.cancel();
+      res = await fetch(hop, { redirect: "manual" });
       assert.equal(res.status, 303);
       const location = new URL(res.headers.get("Location")!);
       assert.equal(location.origin + location.pathname, REDIRECT);

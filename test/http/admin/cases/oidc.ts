@@ -1,4 +1,5 @@
-/** Admin route cases: OIDC clients. */
+/** Admin route cases: OIDC clients, and the OIDC provider plugin's resources (APIs). */
+import { resourceStore } from "../../../../plugins/oidc-provider/resources.ts";
 import type { AdminBed } from "../../../support/admin.ts";
 import type { AdminRouteCase } from "../case.ts";
 
@@ -31,6 +32,33 @@ const itemRoute = (
   },
 });
 
+/** A fresh resource of the bed's realm (written through the plugin's store); answers its id. */
+async function freshResource(admin: AdminBed): Promise<string> {
+  const resource = await resourceStore(admin.bed.storage.pluginSql).create(
+    crypto.randomUUID(),
+    admin.realmId,
+    {
+      identifier: `https://${uniqueId()}.example.test/api`,
+      name: null,
+      scopes: ["read"],
+      accessTokenTtlSeconds: 600,
+    },
+    new Date(admin.bed.clock.now()),
+  );
+  return resource.id;
+}
+
+const resourceRoute = (route: string, status: number, mutates: boolean, body?: unknown): AdminRouteCase => ({
+  route,
+  mutates,
+  orgAdmin: false,
+  otherOrg: 403,
+  status,
+  async prepare(admin) {
+    return { path: `/svc-admin/oidc/resources/${await freshResource(admin)}`, body };
+  },
+});
+
 /** The cases of this area. */
 export const CASES: readonly AdminRouteCase[] = [
   {
@@ -59,4 +87,28 @@ export const CASES: readonly AdminRouteCase[] = [
   },
   itemRoute("GET /svc-admin/oidc/clients/:clientRowId", 200, false),
   itemRoute("PATCH /svc-admin/oidc/clients/:clientRowId", 200, true, { suspended: true }),
+  itemRoute("DELETE /svc-admin/oidc/clients/:clientRowId", 204, true),
+  {
+    route: "GET /svc-admin/oidc/resources",
+    mutates: false,
+    orgAdmin: false,
+    otherOrg: 403,
+    status: 200,
+    prepare: () => Promise.resolve({ path: "/svc-admin/oidc/resources?limit=5" }),
+  },
+  {
+    route: "POST /svc-admin/oidc/resources",
+    mutates: true,
+    orgAdmin: false,
+    otherOrg: 403,
+    status: 201,
+    prepare: () =>
+      Promise.resolve({
+        path: "/svc-admin/oidc/resources",
+        body: { identifier: `https://${uniqueId()}.example.test/api`, scopes: ["read"] },
+      }),
+  },
+  resourceRoute("GET /svc-admin/oidc/resources/:resourceId", 200, false),
+  resourceRoute("PATCH /svc-admin/oidc/resources/:resourceId", 200, true, { accessTokenTtlSeconds: 900 }),
+  resourceRoute("DELETE /svc-admin/oidc/resources/:resourceId", 204, true),
 ];
