@@ -893,9 +893,4 @@ export { type EventLogOptions, eventLogPlugin } from "./plugins/event-log.ts";
  * scope.
  */
 export { inSpan, type SvcSpanOptions, svcTracer } from "./core/tracing.ts";
-/**
- * svc's command line for hosts that embed it: `runCli(["start"], runtime, { plugins })`, with a
- * runtime adapter (see `cli/deno.ts`, `cli/node.ts`, `cli/bun.ts`).
- */
-export { type CliOptions, runCli, type RuntimeAdapter } from "./cli/run.ts";
 export type * from "./api-types.ts";

@@ -1,13 +1,13 @@
 /**
  * Measures authorization checks per second for svc, Cedar and Casbin on every subject
- * size in one run and prints a Markdown table (the one in the README).
+ * size in one run and prints a Markdown table (the one in docs/benchmarks.md).
  *
  *     deno run -A bench/authz_table.ts            # the table
  *     deno run -A bench/authz_table.ts --json     # the table, then the raw figures as JSON
- *     deno run -A bench/authz_table.ts --readme   # also rewrite the table in README.md
+ *     npx deno run -A bench/authz_table.ts --docs   # also rewrite the table in docs/benchmarks.md
  *
- * `--readme` replaces what lies between the lines `<!-- authz-bench:start -->` and
- * `<!-- authz-bench:end -->` in the repository's README.md (and fails without them),
+ * `--docs` replaces what lies between the lines `<!-- authz-bench:start -->` and
+ * `<!-- authz-bench:end -->` in the repository's docs/benchmarks.md (and fails without them),
  * then runs `deno fmt` on it.
  *
  * Method, per size and engine, on one thread (so the figures are per core): prepare the
@@ -124,14 +124,14 @@ export function markdownTable(rows: readonly Measurement[]): string {
 const START_MARKER = "<!-- authz-bench:start -->";
 const END_MARKER = "<!-- authz-bench:end -->";
 
-/** Replaces the text between the README markers (exclusive) with `block`. */
+/** Replaces the text between the benchmark page's markers (exclusive) with `block`. */
 export function replaceBetweenMarkers(text: string, block: string): string {
   const start = text.indexOf(START_MARKER);
   const end = text.indexOf(END_MARKER);
   if (start < 0 || end < start) {
-    throw new Error(`README.md needs the lines ${START_MARKER} and ${END_MARKER} around the table`);
+    throw new Error(`docs/benchmarks.md needs the lines ${START_MARKER} and ${END_MARKER} around the table`);
   }
-  const rerun = "Measured with `deno run -A bench/authz_table.ts --readme`.";
+  const rerun = "Measured with `npx deno run -A bench/authz_table.ts --docs`.";
   return `${text.slice(0, start + START_MARKER.length)}\n${block}\n\n${rerun}\n${text.slice(end)}`;
 }
 
@@ -186,8 +186,8 @@ if (import.meta.main) {
   console.log(footer);
   console.log(notes.join("\n"));
   if (Deno.args.includes("--json")) console.log(JSON.stringify(rows, null, 2));
-  if (Deno.args.includes("--readme")) {
-    const readme = new URL("../README.md", import.meta.url);
+  if (Deno.args.includes("--docs")) {
+    const readme = new URL("../docs/benchmarks.md", import.meta.url);
     const updated = replaceBetweenMarkers(
       await Deno.readTextFile(readme),
       `${markdownTable(rows)}\n\n${footer}`,

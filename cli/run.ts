@@ -152,7 +152,8 @@ export interface RuntimeAdapter {
   printError(line: string): void;
 }
 
-const USAGE = [
+/** The command list `svc help` prints (also the CLI reference page, docs/reference/cli.md). */
+export const USAGE: readonly string[] = [
   "usage: svc <command>",
   "",
   "commands:",
@@ -214,18 +215,25 @@ export async function runCli(
   }
 }
 
+/**
+ * Every setting as `[variable, default, meaning]`: svc's own, the reserved ones, then the plugins'.
+ * `svc help` prints these rows and docs/reference/settings.md is generated from them.
+ */
+export function settingRows(plugins: readonly SvcPlugin[]): [string, string, string][] {
+  return [
+    ...ENV_SETTINGS.map((s): [string, string, string] => [s.name, settingDefault(s), s.doc]),
+    ...Object.entries(RESERVED_ENV).map(([name, doc]): [string, string, string] => [name, "unset", doc]),
+    ...pluginHelpRows(plugins),
+  ];
+}
+
 function help(print: (line: string) => void, plugins: readonly SvcPlugin[]): void {
   for (const line of USAGE) print(line);
   print("");
   print(
     "settings (environment variables override the file named by SVC_CONFIG_FILE, which overrides the defaults):",
   );
-  const rows = [
-    ...ENV_SETTINGS.map((s) => [s.name, settingDefault(s), s.doc]),
-    ...Object.entries(RESERVED_ENV).map(([name, doc]) => [name, "unset", doc]),
-    ...pluginHelpRows(plugins),
-  ];
-  for (const [name, def, doc] of rows) {
+  for (const [name, def, doc] of settingRows(plugins)) {
     print(`  ${name} (default: ${def})`);
     print(`      ${doc}`);
   }

@@ -6,16 +6,10 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { type RandomSource, randomUuid } from "../core/random.ts";
-import type { JsonLimits } from "../core/json-limits.ts";
-import type { Principal } from "./auth/principal.ts";
 
-/**
- * The Hono environment of every svc route: the variables middleware puts in the context
- * (`jsonLimits`: the JSON body limits `parseBody` enforces, set by the app).
- */
-export type SvcEnv = {
-  Variables: { requestId: string; principal: () => Promise<Principal | null>; jsonLimits: JsonLimits };
-};
+import type { SvcEnv } from "./env.ts";
+
+export type { SvcEnv };
 
 /** The header carrying the request id, both ways. */
 export const REQUEST_ID_HEADER = "X-Request-Id";

@@ -47,6 +47,7 @@
 import { normalizeEmail } from "../accounts/email.ts";
 import type { Clock } from "../clock.ts";
 import type { SvcConfig } from "../config/schema.ts";
+import type { FailMode } from "../config/types.ts";
 import { sha256Hex } from "../digest.ts";
 import type { EventSink } from "../events/sink.ts";
 import { formatIp, parseIp } from "../net/ip.ts";
@@ -59,8 +60,7 @@ export type AbuseOutcome = "Allowed" | "Blocked" | "CaptchaRequired";
 /** The four layers. */
 export type AbuseLayerName = "perIp" | "perIpAccount" | "accountLockout" | "credentialStuffing";
 
-/** What a counter store failure does to a layer. */
-export type FailMode = "open" | "closed";
+export type { FailMode } from "../config/types.ts";
 
 /** A counting layer's settings. */
 export interface AbuseLayerLimit {

@@ -6,7 +6,8 @@
  * @module
  */
 
-import type { FailMode } from "../abuse/gate.ts";
+/** What a counter store failure does to a layer. */
+export type FailMode = "open" | "closed";
 
 /** The CAPTCHA providers svc can ask. */
 export type CaptchaProviderName = "none" | "turnstile" | "hcaptcha" | "recaptcha";

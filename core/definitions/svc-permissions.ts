@@ -13,13 +13,9 @@ import { PERMISSIONS as MAIL_PERMISSIONS } from "./permissions/mail.ts";
 import { PERMISSIONS as ROLE_PERMISSIONS } from "./permissions/roles.ts";
 import { PERMISSIONS as USER_PERMISSIONS } from "./permissions/users.ts";
 
-/** A permission as published in the catalog. */
-export interface PermissionDefinition {
-  /** A concrete permission id, `service:scope:action`. */
-  readonly id: string;
-  /** What holding it allows. */
-  readonly description: string;
-}
+import type { PermissionDefinition } from "./permission-definition.ts";
+
+export type { PermissionDefinition } from "./permission-definition.ts";
 
 /** Explaining anyone's decision in the realm through `POST /svc-admin/authz/inspect`. */
 export const AUTHZ_INSPECT_GLOBAL = "svc:global:authz-inspect";

@@ -7,38 +7,9 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { UnauthenticatedError } from "../../core/errors.ts";
-import type { SvcEnv } from "../request-id.ts";
+import type { Principal, SvcEnv } from "../env.ts";
 
-/** Who is calling: a user acting in a realm and, optionally, one of their organizations. */
-export interface Principal {
-  /** The user id (the token's `sub`). */
-  readonly userId: string;
-  /** The realm (the token's `realm`). */
-  readonly realmId: string;
-  /** The effective organization (the token's `org`), or null. */
-  readonly orgId: string | null;
-  /** The session (the token's `sid`), or null for callers without one. */
-  readonly sessionId: string | null;
-  /**
-   * What authenticated: a user's access token (`User`, the default when absent), a
-   * service account's secret (`ServiceAccount`; `userId` is then the account id), or an
-   * API key (`ApiKey`; `userId` is the owning user or service account).
-   */
-  readonly kind?: PrincipalKind;
-  /** The session MFA level (the token's `mfa`), for user tokens. */
-  readonly mfa?: string;
-  /** The token's audience, for user tokens. */
-  readonly audience?: string;
-  /** The impersonator when the token carries `act`. */
-  readonly act?: { readonly actorId: string; readonly impersonationId: string } | null;
-  /** The API key or service account id, for those kinds. */
-  readonly credentialId?: string;
-  /** When the credential stops being valid (the token's `exp`), in clock milliseconds. */
-  readonly expiresAt?: number;
-}
-
-/** The kinds of authenticated caller (spec 2.7 actor kinds). */
-export type PrincipalKind = "User" | "ServiceAccount" | "ApiKey";
+export type { Principal, PrincipalKind } from "../env.ts";
 
 /**
  * Resolves the caller of a request. Resolves to null when the request carries no

@@ -7,7 +7,7 @@
  * @module
  */
 import * as v from "valibot";
-import type { AppDeps, RouteInstaller } from "../app.ts";
+import type { AppDeps, RouteInstaller } from "../app-deps.ts";
 
 /** HTTP methods svc routes use. */
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";

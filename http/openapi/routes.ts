@@ -6,7 +6,7 @@
  * @module
  */
 import * as v from "valibot";
-import type { SvcApp } from "../app.ts";
+import type { SvcApp } from "../app-deps.ts";
 import { sha256Hex } from "../../core/digest.ts";
 import { buildOpenApiDocument, type DocumentInfo, type OpenApiDocument } from "./document.ts";
 import type { OperationDoc } from "./operation.ts";

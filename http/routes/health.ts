@@ -17,16 +17,9 @@ import * as v from "valibot";
 import { SvcError } from "../../core/errors.ts";
 import type { OperationDoc } from "../openapi/operation.ts";
 import type { SvcEnv } from "../request-id.ts";
+import type { ReadinessCheck } from "../app-deps.ts";
 
-/** A dependency readiness depends on (database, key ring, break-glass drill…). */
-export interface ReadinessCheck {
-  /** Stable name, the key in the `/readyz` answer. */
-  name: string;
-  /** Resolves when the dependency is usable; rejects (or outlasts the time limit) when not. */
-  check(): Promise<void>;
-  /** False: reported, but a failure does not make the instance unready (default true). */
-  critical?: boolean;
-}
+export type { ReadinessCheck } from "../app-deps.ts";
 
 /** Result of one check in the `/readyz` answer (`critical: false` marks a check that never fails readiness). */
 export type CheckResult =

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { PermissionDefinition } from "../svc-permissions.ts";
+import type { PermissionDefinition } from "../permission-definition.ts";
 
 /** Reading the realm's service accounts. */
 export const SERVICE_ACCOUNTS_READ_GLOBAL = "svc:global:service-accounts-read";

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { PermissionDefinition } from "../svc-permissions.ts";
+import type { PermissionDefinition } from "../permission-definition.ts";
 
 /** Listing and reading realms (callers of the default realm only). */
 export const REALMS_READ_GLOBAL = "svc:global:realms-read";

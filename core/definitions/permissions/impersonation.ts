@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { PermissionDefinition } from "../svc-permissions.ts";
+import type { PermissionDefinition } from "../permission-definition.ts";
 
 /** Impersonating any user of the realm (with a reason); ending and reading any impersonation. */
 export const IMPERSONATE_GLOBAL = "svc:global:impersonate";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { PermissionDefinition } from "../svc-permissions.ts";
+import type { PermissionDefinition } from "../permission-definition.ts";
 
 /** Importing users, credentials, roles, groups and clients into the realm (`POST /svc-admin/imports/{kind}`). */
 export const IMPORT_GLOBAL = "svc:global:import";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { PermissionDefinition } from "../svc-permissions.ts";
+import type { PermissionDefinition } from "../permission-definition.ts";
 
 /** Reading the mail outbox of the realm (subjects, delivery state, and bodies with their links). */
 export const MAIL_READ_GLOBAL = "svc:global:mail-read";

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { PermissionDefinition } from "../svc-permissions.ts";
+import type { PermissionDefinition } from "../permission-definition.ts";
 
 /** Reading the realm's OIDC clients (never a secret). */
 export const OIDC_CLIENTS_READ_GLOBAL = "svc:global:oidc-clients-read";

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { PermissionDefinition } from "../svc-permissions.ts";
+import type { PermissionDefinition } from "../permission-definition.ts";
 
 /** Reading every role, grant, role assignment and policy of the realm. */
 export const ROLES_READ_GLOBAL = "svc:global:roles-read";

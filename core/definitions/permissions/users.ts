@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { PermissionDefinition } from "../svc-permissions.ts";
+import type { PermissionDefinition } from "../permission-definition.ts";
 
 /** Reading any user of the realm, their sessions and organizations. */
 export const USERS_READ_GLOBAL = "svc:global:users-read";
