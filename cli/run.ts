@@ -89,6 +89,7 @@ import {
   mailOverHttp,
   parseMailArgs,
 } from "./mail.ts";
+import { firstRunLines } from "./first-run.ts";
 import { type DataDirLock, DataDirLockedError, lockDataDir, type LockFiles } from "./data-dir-lock.ts";
 
 /** What the CLI needs from the runtime it runs on. */
@@ -635,6 +636,17 @@ async function serve(
   );
   runtime.print(`mail: ${mailChoice.description}`);
   runtime.print(`defaults used: ${describeDefaults(bound)}`);
+  try {
+    for (
+      const line of await firstRunLines(
+        { storage, clock: systemClock, random: cryptoRandom },
+        bound.config,
+        mailChoice.description,
+      )
+    ) runtime.print(line);
+  } catch (err) {
+    runtime.printError(`setup: cannot prepare the setup link: ${firstLine(err)}`);
+  }
 
   return await new Promise<number>((resolve) => {
     let stopping = false;
