@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { nodeReadLine } from "./node-read-line.ts";
 import { lookup, resolveTxt } from "node:dns/promises";
 import { readFile } from "node:fs/promises";
 import process from "node:process";
@@ -75,6 +76,7 @@ const adapter: RuntimeAdapter = {
   lockFiles: nodeLockFiles,
   importFiles: nodeImportFiles,
   progress: nodeProgress,
+  readLine: nodeReadLine,
   print: (line) => console.log(line),
   printError: (line) => console.error(line),
 };

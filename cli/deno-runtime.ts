@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { nodeReadLine } from "./node-read-line.ts";
 import { lookup } from "node:dns/promises";
 import { isProcessAlive } from "./node-lock-files.ts";
 import { pinnedFetch } from "./pinned-fetch.ts";
@@ -66,6 +67,7 @@ export const denoRuntime: RuntimeAdapter = {
   },
   importFiles: nodeImportFiles,
   progress: nodeProgress,
+  readLine: nodeReadLine,
   print: (line) => console.log(line),
   printError: (line) => console.error(line),
 };

@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { nodeReadLine } from "./node-read-line.ts";
 import { lookup, resolveTxt } from "node:dns/promises";
 import { readFile } from "node:fs/promises";
 import type { Server } from "node:http";
@@ -62,6 +63,7 @@ export const nodeRuntime: RuntimeAdapter = {
   lockFiles: nodeLockFiles,
   importFiles: nodeImportFiles,
   progress: nodeProgress,
+  readLine: nodeReadLine,
   print: (line) => console.log(line),
   printError: (line) => console.error(line),
 };

@@ -90,6 +90,7 @@ import {
   parseMailArgs,
 } from "./mail.ts";
 import { firstRunLines } from "./first-run.ts";
+import { ADMIN_USAGE, adminCommand } from "./admin.ts";
 import { type DataDirLock, DataDirLockedError, lockDataDir, type LockFiles } from "./data-dir-lock.ts";
 
 /** What the CLI needs from the runtime it runs on. */
@@ -147,6 +148,8 @@ export interface RuntimeAdapter {
   importFiles?: ImportFiles;
   /** Redraws one progress line on stderr when it is a terminal (an empty line clears it); absent: none. */
   progress?(line: string): void;
+  /** Asks one line on the terminal (a secret is not echoed); null when stdin ended; absent: nothing is asked. */
+  readLine?(question: string, options?: { secret?: boolean }): Promise<string | null>;
   /** Writes a line to stdout. */
   print(line: string): void;
   /** Writes a line to stderr. */
@@ -161,6 +164,7 @@ const USAGE = [
   "  schema           print the SQL that creates svc's tables",
   "  vectors [FILE…]  run golden authorization vectors (default: the repository's)",
   AUDIT_USAGE,
+  ...ADMIN_USAGE,
   ...BREAK_GLASS_USAGE,
   ...IMPORT_USAGE,
   ...MAIL_USAGE,
@@ -193,6 +197,8 @@ export async function runCli(
       return await audit(rest, runtime);
     case "break-glass":
       return await breakGlass(rest, runtime);
+    case "admin":
+      return await adminCli(rest, runtime);
     case "import":
       return await importCli(rest, runtime);
     case "mail":
@@ -718,6 +724,36 @@ async function breakGlass(args: string[], runtime: RuntimeAdapter): Promise<numb
       return 1;
     }
   }, locked);
+}
+
+/**
+ * `svc admin create …`: loads the configuration like `start`, then creates the first
+ * administrator on the storage directly. On the embedded store a running server's lock refuses it
+ * with one line pointing at the setup link that server printed.
+ */
+async function adminCli(args: string[], runtime: RuntimeAdapter): Promise<number> {
+  let loaded: LoadedConfig;
+  try {
+    loaded = loadConfig(await configSources(runtime));
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    runtime.printError(err.message);
+    return 1;
+  }
+  return await withStorageLock(
+    runtime,
+    loaded.config,
+    async () => {
+      try {
+        return await adminCommand(args, loaded.config, runtime);
+      } catch (err) {
+        runtime.printError(`admin: ${firstLine(err)}`);
+        return 1;
+      }
+    },
+    (err) =>
+      `admin: a running svc holds ${err.dataDir}; open the setup link it printed, or stop it and run this again`,
+  );
 }
 
 /**
