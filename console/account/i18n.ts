@@ -31,6 +31,7 @@ const en = {
   "signIn.forgot": "Forgot your password?",
   "signIn.invalid": "The email address or the password is not right.",
   "signIn.blocked": "Too many attempts. Wait a moment, then try again.",
+  "signIn.blockedFor": "Too many attempts. Try again {when}.",
   "signIn.captcha": "Sign-in needs a CAPTCHA check that this page cannot show. Try again later.",
   "signIn.returnRefused": "The page that sent you here is not allowed; you stay on your account.",
   "signIn.passkey": "Sign in with a passkey",
@@ -167,6 +168,7 @@ const fr: Record<MessageKey, string> = {
   "signIn.forgot": "Mot de passe oublié ?",
   "signIn.invalid": "L’adresse e-mail ou le mot de passe est incorrect.",
   "signIn.blocked": "Trop de tentatives. Patientez un peu, puis réessayez.",
+  "signIn.blockedFor": "Trop de tentatives. Réessayez {when}.",
   "signIn.captcha": "La connexion demande une vérification CAPTCHA que cette page ne peut pas afficher.",
   "signIn.returnRefused": "La page qui vous a envoyé ici n’est pas autorisée ; vous restez sur votre compte.",
   "signIn.passkey": "Se connecter avec une clé d’accès",
@@ -289,6 +291,18 @@ export function pickLanguage(preferred: readonly string[]): "en" | "fr" {
     if (base === "en" || base === "fr") return base;
   }
   return "en";
+}
+
+/**
+ * When a blocked attempt may be tried again, in the reader's language: "in 10 minutes",
+ * "in 45 seconds" (whole minutes, rounded up, from a minute on).
+ */
+export function retryWhen(lang: "en" | "fr", seconds: number): string {
+  const format = new Intl.RelativeTimeFormat(lang, { numeric: "always" });
+  return seconds < 60 ? format.format(Math.max(1, Math.ceil(seconds)), "second") : format.format(
+    Math.ceil(seconds / 60),
+    "minute",
+  );
 }
 
 /** A translator for `lang`: `t(key, { n: 3 })` fills `{n}`. */

@@ -9,10 +9,10 @@
  */
 import { render, useEffect, useRef, useState } from "hono/jsx/dom";
 import qrcode from "qrcode-generator";
-import { api, errorCode } from "./api.ts";
+import { api, type ApiAnswer, errorCode } from "./api.ts";
 import { type CaptchaDemand, captchaDemand, renderCaptcha } from "./captcha.ts";
 import { Field } from "./field.tsx";
-import { type MessageKey, pickLanguage, translator } from "./i18n.ts";
+import { type MessageKey, pickLanguage, retryWhen, translator } from "./i18n.ts";
 import {
   conditionalMediationAvailable,
   createCredential,
@@ -24,6 +24,14 @@ import { OrganizationSignIn } from "./organization-sign-in.tsx";
 
 const lang = pickLanguage(navigator.languages?.length ? navigator.languages : [navigator.language]);
 const t = translator(lang);
+
+/** The message of a 429 `login_blocked`: with the wait when the answer tells it. */
+function blocked(answer: ApiAnswer): string {
+  const seconds = answer.body?.error?.details?.retryAfterSeconds;
+  return typeof seconds === "number" && seconds > 0
+    ? t("signIn.blockedFor", { when: retryWhen(lang, seconds) })
+    : t("signIn.blocked");
+}
 document.documentElement.lang = lang;
 
 /** The app's base URL (`<base href>`: path base + mount + "/"). */
@@ -262,7 +270,7 @@ function SignIn() {
     if (demand) setCaptcha(demand);
     setError(
       answer.status === 429
-        ? t("signIn.blocked")
+        ? blocked(answer)
         : code === "captcha_required"
         ? t(demand ? "captcha.solve" : "signIn.captcha")
         : code === "invalid_credentials"
@@ -277,7 +285,7 @@ function SignIn() {
     try {
       const started = await api("GET", `/auth/passkey/login/options${realmQuery()}`);
       if (started.status !== 200) {
-        return setError(started.status === 429 ? t("signIn.blocked") : t("passkey.failed"));
+        return setError(started.status === 429 ? blocked(started) : t("passkey.failed"));
       }
       const response = await getAssertion(started.body.options);
       const answer = await api("POST", "/auth/passkey/login", {
@@ -445,7 +453,7 @@ function Forgot() {
             e.preventDefault();
             const answer = await api("POST", "/auth/password/forgot", { email, ...realmBody() });
             if (answer.status === 202 || answer.status === 200) setDone(true);
-            else setError(answer.status === 429 ? t("signIn.blocked") : t("common.error"));
+            else setError(answer.status === 429 ? blocked(answer) : t("common.error"));
           }}
         >
           <Alert kind="error" text={error} />
@@ -503,7 +511,7 @@ function SignUp() {
               if (demand) setCaptcha(demand);
               setError(
                 answer.status === 429
-                  ? t("signIn.blocked")
+                  ? blocked(answer)
                   : code === "captcha_required"
                   ? t(demand ? "captcha.solve" : "signIn.captcha")
                   : t("common.error"),
