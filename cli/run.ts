@@ -90,6 +90,8 @@ import {
   parseMailArgs,
 } from "./mail.ts";
 import { firstRunLines } from "./first-run.ts";
+import { InstancePresence } from "./instance-presence.ts";
+import { createSqlInstanceStore } from "../storage/sql/instances.ts";
 import { ADMIN_USAGE, adminCommand } from "./admin.ts";
 import { type DataDirLock, DataDirLockedError, lockDataDir, type LockFiles } from "./data-dir-lock.ts";
 
@@ -642,6 +644,25 @@ async function serve(
   );
   runtime.print(`mail: ${mailChoice.description}`);
   runtime.print(`defaults used: ${describeDefaults(bound)}`);
+  // Postgres is shared: record this instance's issuer and warn when a live one serves another.
+  let presence: InstancePresence | null = null;
+  if (database.kind === "postgres") {
+    presence = new InstancePresence({
+      store: createSqlInstanceStore(storage.pluginSql),
+      clock: systemClock,
+      random: cryptoRandom,
+      issuer: baseUrl,
+      hostname: runtime.lockFiles?.hostname ?? "unknown",
+      pid: runtime.lockFiles?.pid ?? 0,
+      onError: runtime.printError,
+    });
+    try {
+      const warning = await presence.start();
+      if (warning !== null) runtime.printError(warning);
+    } catch (err) {
+      runtime.printError(`instances: cannot register this instance: ${firstLine(err)}`);
+    }
+  }
   try {
     for (
       const line of await firstRunLines(
@@ -674,6 +695,7 @@ async function serve(
         await attempt(runtime, "snapshot cache bus", () => snapshots.stop()),
         await attempt(runtime, "ended sessions", () => endedSessions.stop()),
         await attempt(runtime, "password login", () => login.close()),
+        await attempt(runtime, "instances", () => presence?.stop() ?? Promise.resolve()),
         await attempt(runtime, "storage", () => database.close()),
       ];
       runtime.print("svc stopped");
