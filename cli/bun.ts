@@ -5,6 +5,7 @@
  * @module
  */
 import { nodeReadLine } from "./node-read-line.ts";
+import { nodeWriteSecretFile } from "./node-secret-file.ts";
 import { lookup, resolveTxt } from "node:dns/promises";
 import { readFile } from "node:fs/promises";
 import process from "node:process";
@@ -77,6 +78,7 @@ const adapter: RuntimeAdapter = {
   importFiles: nodeImportFiles,
   progress: nodeProgress,
   readLine: nodeReadLine,
+  writeSecretFile: nodeWriteSecretFile,
   print: (line) => console.log(line),
   printError: (line) => console.error(line),
 };

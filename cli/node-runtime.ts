@@ -14,6 +14,7 @@
  * @module
  */
 import { nodeReadLine } from "./node-read-line.ts";
+import { nodeWriteSecretFile } from "./node-secret-file.ts";
 import { lookup, resolveTxt } from "node:dns/promises";
 import { readFile } from "node:fs/promises";
 import type { Server } from "node:http";
@@ -64,6 +65,7 @@ export const nodeRuntime: RuntimeAdapter = {
   importFiles: nodeImportFiles,
   progress: nodeProgress,
   readLine: nodeReadLine,
+  writeSecretFile: nodeWriteSecretFile,
   print: (line) => console.log(line),
   printError: (line) => console.error(line),
 };
