@@ -13,6 +13,7 @@ import { api, type ApiAnswer, errorCode } from "./api.ts";
 import { type CaptchaDemand, captchaDemand, renderCaptcha } from "./captcha.ts";
 import { Field } from "./field.tsx";
 import { type MessageKey, pickLanguage, retryWhen, translator } from "./i18n.ts";
+import { describeEvent, describeUserAgent, line, timeAgo } from "./describe.ts";
 import {
   conditionalMediationAvailable,
   createCredential,
@@ -771,6 +772,8 @@ function Account(props: { profile: Profile }) {
   const [enrollment, setEnrollment] = useState<{ secret: string; uri: string; qr: string } | null>(null);
   const [code, setCode] = useState("");
   const [codes, setCodes] = useState<string[] | null>(null);
+  const [proofNeeded, setProofNeeded] = useState(false);
+  const [proofCode, setProofCode] = useState("");
   const [passkeys, setPasskeys] = useState<{ id: string; name: string | null; createdAt?: string }[]>([]);
   const [passkeyName, setPasskeyName] = useState("");
   const [renaming, setRenaming] = useState<{ id: string; old: string; name: string } | null>(null);
@@ -815,11 +818,37 @@ function Account(props: { profile: Profile }) {
     await load();
   };
 
-  const newCodes = async () => {
-    const answer = await api("POST", "/profile/factors/recovery-codes", {});
-    if (answer.status !== 200) return setError(t("common.error"));
-    setCodes(answer.body.codes);
-    await load();
+  // Once TOTP is on, new recovery codes need a proof (a multi-factor session or a current code):
+  // a 403 second_factor_required asks for a code, and every other refusal gets its own message.
+  const newCodes = async (e?: Event) => {
+    e?.preventDefault();
+    setError("");
+    setMessage("");
+    const proof = proofNeeded ? { code: proofCode.trim() } : {};
+    const answer = await api("POST", "/profile/factors/recovery-codes", proof);
+    if (answer.status === 200) {
+      setProofNeeded(false);
+      setProofCode("");
+      setCodes(answer.body.codes);
+      return await load();
+    }
+    const code = errorCode(answer);
+    if (code === "second_factor_required") {
+      if (proofNeeded) setError(t("recovery.proofNeeded"));
+      setProofNeeded(true);
+      return;
+    }
+    setError(
+      code === "invalid_mfa_code"
+        ? t("mfa.invalid")
+        : code === "totp_code_replayed"
+        ? t("mfa.replayed")
+        : answer.status === 429
+        ? blocked(answer)
+        : answer.status === 401
+        ? t("recovery.signInAgain")
+        : t("common.error"),
+    );
   };
 
   const addPasskey = async () => {
@@ -1047,8 +1076,22 @@ function Account(props: { profile: Profile }) {
               </button>
             </div>
           )
+          : proofNeeded
+          ? (
+            <form id="recovery-proof" onSubmit={newCodes}>
+              <Field
+                id="recovery-proof-code"
+                label={t("recovery.proofLabel")}
+                autocomplete="one-time-code"
+                inputMode="numeric"
+                value={proofCode}
+                onValue={setProofCode}
+              />
+              <button type="submit">{t("account.recoveryGenerate")}</button>
+            </form>
+          )
           : (
-            <button type="button" class="secondary" onClick={newCodes}>
+            <button type="button" class="secondary" onClick={() => newCodes()}>
               {t("account.recoveryGenerate")}
             </button>
           )}
@@ -1059,9 +1102,13 @@ function Account(props: { profile: Profile }) {
           {sessions.map((s) => (
             <li key={s.id}>
               <span>
-                {s.deviceDescription ?? t("account.unknownDevice")}
-                {s.ipAddress ? ` · ${s.ipAddress}` : ""} ·{" "}
-                {t("account.lastSeen", { time: new Date(s.lastSeenAt).toLocaleString(lang) })}
+                <span title={s.deviceDescription ?? undefined}>
+                  {line(
+                    describeUserAgent(s.deviceDescription, lang) ?? t("account.unknownDevice"),
+                    s.ipAddress,
+                    timeAgo(s.lastSeenAt, Date.now(), lang),
+                  )}
+                </span>
                 {s.current ? <strong>{` (${t("account.thisDevice")})`}</strong> : null}
               </span>
               {s.current ? null : (
@@ -1087,8 +1134,8 @@ function Account(props: { profile: Profile }) {
             {events.map((e) => (
               <li key={e.id}>
                 <span>
-                  <code>{e.kind}</code> · {new Date(e.occurredAt).toLocaleString(lang)}
-                  {e.ipAddress ? ` · ${e.ipAddress}` : ""}
+                  <span title={e.kind}>{describeEvent(e.kind, lang)}</span>
+                  {` · ${line(e.ipAddress, timeAgo(e.occurredAt, Date.now(), lang))}`}
                 </span>
               </li>
             ))}
