@@ -834,7 +834,8 @@ function Account(props: { profile: Profile }) {
     }
     const code = errorCode(answer);
     if (code === "second_factor_required") {
-      if (proofNeeded) setError(t("recovery.proofNeeded"));
+      // With a code sent, the refusal means that code was not right.
+      if (proofNeeded) setError(proofCode.trim() ? t("mfa.invalid") : t("recovery.proofNeeded"));
       setProofNeeded(true);
       return;
     }
