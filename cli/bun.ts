@@ -4,6 +4,8 @@
  *
  * @module
  */
+import { nodeReadLine } from "./node-read-line.ts";
+import { nodeWriteSecretFile } from "./node-secret-file.ts";
 import { lookup, resolveTxt } from "node:dns/promises";
 import { readFile } from "node:fs/promises";
 import process from "node:process";
@@ -75,6 +77,8 @@ const adapter: RuntimeAdapter = {
   lockFiles: nodeLockFiles,
   importFiles: nodeImportFiles,
   progress: nodeProgress,
+  readLine: nodeReadLine,
+  writeSecretFile: nodeWriteSecretFile,
   print: (line) => console.log(line),
   printError: (line) => console.error(line),
 };

@@ -2,8 +2,9 @@
  * The exclusive lock of the embedded store's data folder: one svc process per folder. Two
  * processes on one PGlite folder each keep their own state and lose the other's writes, so the
  * second refuses to start. The lock is the file `<dataDir>/svc.lock`, created exclusively and
- * holding the holder's pid, host name and start time; a lock whose holder is gone (a crash, on
- * this host) is stale and taken over.
+ * holding the holder's pid, host name and start time, and, once `svc start` listens, the URL it
+ * serves at (`url`: the CLI's `svc mail`, `svc import` and `svc login` find the running server
+ * there); a lock whose holder is gone (a crash, on this host) is stale and taken over.
  *
  * Runtime-agnostic: the file operations come from the runtime adapter ({@link LockFiles}).
  *
@@ -24,6 +25,8 @@ export interface LockFiles {
   readTextFile(path: string): Promise<string>;
   /** Removes the file; a missing file is not an error. */
   removeFile(path: string): Promise<void>;
+  /** Replaces the text of an existing file; absent: the lock never names a URL. */
+  replaceFile?(path: string, text: string): Promise<void>;
   /** Whether a process with this id runs on this machine. */
   isProcessAlive(pid: number): boolean;
 }
@@ -33,6 +36,8 @@ export interface LockHolder {
   pid: number;
   hostname: string;
   startedAt: string;
+  /** The URL the holding server listens at (with its path base), once it listens. */
+  url?: string;
 }
 
 /** A held lock. */
@@ -43,6 +48,8 @@ export interface DataDirLock {
   readonly tookOver: LockHolder | null;
   /** Removes the lock file (if it is still this process's). */
   release(): Promise<void>;
+  /** Records the URL this process serves at in the lock file (when the runtime can rewrite it). */
+  announce(url: string): Promise<void>;
 }
 
 /** The data folder is locked by another live process; the message is the one line to print. */
@@ -70,12 +77,22 @@ export async function lockDataDir(files: LockFiles, dataDir: string, now: Date):
   await files.makeDirectory(dataDir);
   const path = `${dataDir.replace(/\/+$/, "")}/${LOCK_FILE_NAME}`;
   const mine: LockHolder = { pid: files.pid, hostname: files.hostname, startedAt: now.toISOString() };
-  const text = JSON.stringify(mine);
+  let text = JSON.stringify(mine);
   let tookOver: LockHolder | null = null;
   // Two rounds: the second follows the removal of a stale lock.
   for (let round = 0; round < 2; round++) {
     if (await files.createExclusive(path, text)) {
-      return { path, tookOver, release: () => releaseIfMine(files, path, text) };
+      return {
+        path,
+        tookOver,
+        release: () => releaseIfMine(files, path, text),
+        async announce(url) {
+          if (files.replaceFile === undefined) return;
+          const next = JSON.stringify({ ...mine, url });
+          await files.replaceFile(path, next);
+          text = next;
+        },
+      };
     }
     const holder = parseHolder(await files.readTextFile(path).catch(() => ""));
     if (holder === null || !isStale(files, holder)) throw new DataDirLockedError(dataDir, holder, path);
@@ -93,12 +110,18 @@ function isStale(files: LockFiles, holder: LockHolder): boolean {
   return holder.pid === files.pid || !files.isProcessAlive(holder.pid);
 }
 
-function parseHolder(text: string): LockHolder | null {
+/** The holder a lock file's text names, or null. */
+export function parseHolder(text: string): LockHolder | null {
   try {
     const value = JSON.parse(text);
     return Number.isInteger(value?.pid) && value.pid > 0 && typeof value.hostname === "string" &&
         typeof value.startedAt === "string"
-      ? { pid: value.pid, hostname: value.hostname, startedAt: value.startedAt }
+      ? {
+        pid: value.pid,
+        hostname: value.hostname,
+        startedAt: value.startedAt,
+        ...(typeof value.url === "string" && /^https?:\/\//.test(value.url) ? { url: value.url } : {}),
+      }
       : null;
   } catch {
     return null;

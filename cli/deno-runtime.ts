@@ -4,6 +4,8 @@
  *
  * @module
  */
+import { nodeReadLine } from "./node-read-line.ts";
+import { nodeWriteSecretFile } from "./node-secret-file.ts";
 import { lookup } from "node:dns/promises";
 import { isProcessAlive } from "./node-lock-files.ts";
 import { pinnedFetch } from "./pinned-fetch.ts";
@@ -61,11 +63,14 @@ export const denoRuntime: RuntimeAdapter = {
       Deno.remove(path).catch((err) => {
         if (!(err instanceof Deno.errors.NotFound)) throw err;
       }),
+    replaceFile: (path, text) => Deno.writeTextFile(path, text),
     // Deno.kill takes no signal 0; node:process's kill does, on Deno as on Node.
     isProcessAlive,
   },
   importFiles: nodeImportFiles,
   progress: nodeProgress,
+  readLine: nodeReadLine,
+  writeSecretFile: nodeWriteSecretFile,
   print: (line) => console.log(line),
   printError: (line) => console.error(line),
 };

@@ -11,7 +11,7 @@
  * The CLI writes to the database directly (audit actor `System` `svc:cli`) unless a running
  * server holds the embedded store; then it sends the export to that server
  * (`POST /svc-admin/imports/{kind}` at `SVC_BASE_URL`, bearer `SVC_ADMIN_TOKEN`), which
- * takes files only (not a database URL) and the realm by id.
+ * takes files only (not a database URL); a realm name is looked up there.
  *
  * Exit codes: 0 done (issues or not), 1 failure, 2 usage.
  *
@@ -281,32 +281,50 @@ export async function importCommand(args: ImportArgs, config: SvcConfig, io: Imp
 }
 
 /**
- * Sends the export to the running server that holds the embedded store (`SVC_BASE_URL`, bearer
- * `SVC_ADMIN_TOKEN`); the realm must be given by id.
+ * Sends the export to the running server that holds the embedded store: `target` (the URL the
+ * server's lock names and the token `SVC_ADMIN_TOKEN` or `svc login` gave), else `SVC_BASE_URL`
+ * with `SVC_ADMIN_TOKEN`. A realm given by name is looked up on that server (`GET /svc-admin/realms`).
  */
 export async function importViaServer(
   args: ImportArgs,
   config: SvcConfig,
   io: ImportIo,
   fetcher: typeof fetch = fetch,
+  target?: { url: string; token: string | null },
 ): Promise<number> {
-  const token = io.env().SVC_ADMIN_TOKEN;
+  const token = target ? target.token : io.env().SVC_ADMIN_TOKEN ?? null;
+  const base = (target?.url ?? `${config.server.baseUrl.replace(/\/+$/, "")}${config.server.pathBase}`) + "/";
   if (!token) {
     io.printError(
-      "import: a running svc holds the embedded store; set SVC_ADMIN_TOKEN (an administrator's token or API key) to import through it, or stop the server",
+      'import: a running svc holds the embedded store; set SVC_ADMIN_TOKEN (an administrator\'s token or API key), or run "svc login" once, to import through it, or stop the server',
     );
     return 1;
   }
-  if (!isUuid(args.realm)) {
-    io.printError("import: through the running server the realm must be given by id");
-    return 2;
+  let realmId = args.realm;
+  if (!isUuid(realmId)) {
+    const res = await fetcher(new URL("svc-admin/realms?limit=200", base), {
+      headers: { Authorization: `Bearer ${token}`, Accept: "application/json" },
+    });
+    if (!res.ok) {
+      io.printError(`import: the server answered ${res.status} to the realm lookup; give the realm by id`);
+      await res.body?.cancel();
+      return 1;
+    }
+    const found = ((await res.json()) as { items?: { id: string; name: string }[] }).items?.find((r) =>
+      r.name === args.realm
+    );
+    if (found === undefined) {
+      io.printError(`import: no realm ${JSON.stringify(args.realm)} on the running server`);
+      return 1;
+    }
+    realmId = found.id;
   }
   if (/^postgres(ql)?:\/\//.test(args.source)) {
     io.printError("import: the running server imports files only; stop it to import from a database URL");
     return 1;
   }
-  const url = new URL(`svc-admin/imports/${args.kind}`, config.server.baseUrl.replace(/\/?$/, "/"));
-  url.searchParams.set("realm", args.realm);
+  const url = new URL(`svc-admin/imports/${args.kind}`, base);
+  url.searchParams.set("realm", realmId);
   url.searchParams.set("dryRun", String(args.dryRun));
   const body = await io.readTextFile(args.source);
   const res = await fetcher(url, {

@@ -186,7 +186,7 @@ export async function mailOverHttp(
     io.printError(
       `mail: the running server answered ${response.status}${
         body.error?.message ? `: ${body.error.message}` : ""
-      } (${ADMIN_TOKEN_ENV} must be a valid access token of an administrator holding svc:global:mail-read)`,
+      } (the token, ${ADMIN_TOKEN_ENV} or the one "svc login" stored, must be an administrator's holding svc:global:mail-read)`,
     );
     return 1;
   }
@@ -200,7 +200,7 @@ export async function mailOverHttp(
 
 /** The line printed when a running server holds the embedded store and no token was given. */
 export function mailLockedLine(dataDir: string): string {
-  return `mail: a running svc holds ${dataDir}; set ${ADMIN_TOKEN_ENV} to an administrator's access token (svc:global:mail-read) to read its outbox over HTTP (GET /svc-admin/mail), or stop the server and run this again`;
+  return `mail: a running svc holds ${dataDir}; set ${ADMIN_TOKEN_ENV} to an administrator's access token (svc:global:mail-read), or run "svc login" once, to read its outbox over HTTP (GET /svc-admin/mail); or stop the server and run this again`;
 }
 
 function rowOf(m: {

@@ -24,6 +24,7 @@ export const nodeLockFiles: LockFiles = {
   },
   readTextFile: (path) => readFile(path, "utf8"),
   removeFile: (path) => rm(path, { force: true }),
+  replaceFile: (path, text) => writeFile(path, text),
   isProcessAlive: (pid) => isProcessAlive(pid),
 };
 

@@ -13,6 +13,8 @@
  *
  * @module
  */
+import { nodeReadLine } from "./node-read-line.ts";
+import { nodeWriteSecretFile } from "./node-secret-file.ts";
 import { lookup, resolveTxt } from "node:dns/promises";
 import { readFile } from "node:fs/promises";
 import type { Server } from "node:http";
@@ -62,6 +64,8 @@ export const nodeRuntime: RuntimeAdapter = {
   lockFiles: nodeLockFiles,
   importFiles: nodeImportFiles,
   progress: nodeProgress,
+  readLine: nodeReadLine,
+  writeSecretFile: nodeWriteSecretFile,
   print: (line) => console.log(line),
   printError: (line) => console.error(line),
 };

@@ -81,14 +81,12 @@ import {
 import { builtinPlugins } from "../plugins/builtin.ts";
 import { cookieSettings } from "../http/auth/cookies.ts";
 import { vectorsCommand } from "./vectors.ts";
-import {
-  ADMIN_TOKEN_ENV,
-  MAIL_USAGE,
-  mailCommand,
-  mailLockedLine,
-  mailOverHttp,
-  parseMailArgs,
-} from "./mail.ts";
+import { MAIL_USAGE, mailCommand, mailLockedLine, mailOverHttp, parseMailArgs } from "./mail.ts";
+import { firstRunLines } from "./first-run.ts";
+import { InstancePresence } from "./instance-presence.ts";
+import { createSqlInstanceStore } from "../storage/sql/instances.ts";
+import { ADMIN_USAGE, adminCommand } from "./admin.ts";
+import { adminToken, LOGIN_USAGE, loginCommand, logoutCommand, runningServerUrl } from "./server-session.ts";
 import { type DataDirLock, DataDirLockedError, lockDataDir, type LockFiles } from "./data-dir-lock.ts";
 
 /** What the CLI needs from the runtime it runs on. */
@@ -146,6 +144,10 @@ export interface RuntimeAdapter {
   importFiles?: ImportFiles;
   /** Redraws one progress line on stderr when it is a terminal (an empty line clears it); absent: none. */
   progress?(line: string): void;
+  /** Writes a file only its owner may read (mode 0600), for `svc login`; absent: no token is stored. */
+  writeSecretFile?(path: string, text: string): Promise<void>;
+  /** Asks one line on the terminal (a secret is not echoed); null when stdin ended; absent: nothing is asked. */
+  readLine?(question: string, options?: { secret?: boolean }): Promise<string | null>;
   /** Writes a line to stdout. */
   print(line: string): void;
   /** Writes a line to stderr. */
@@ -161,9 +163,11 @@ export const USAGE: readonly string[] = [
   "  schema           print the SQL that creates svc's tables",
   "  vectors [FILE…]  run golden authorization vectors (default: the repository's)",
   AUDIT_USAGE,
+  ...ADMIN_USAGE,
   ...BREAK_GLASS_USAGE,
   ...IMPORT_USAGE,
   ...MAIL_USAGE,
+  ...LOGIN_USAGE,
   "  help             print this help",
 ];
 
@@ -193,6 +197,11 @@ export async function runCli(
       return await audit(rest, runtime);
     case "break-glass":
       return await breakGlass(rest, runtime);
+    case "admin":
+      return await adminCli(rest, runtime);
+    case "login":
+    case "logout":
+      return await sessionCli(command, rest, runtime);
     case "import":
       return await importCli(rest, runtime);
     case "mail":
@@ -277,7 +286,7 @@ async function start(host: RuntimeAdapter, hostPlugins: readonly SvcPlugin[]): P
   return await withStorageLock(
     runtime,
     config,
-    () => serve(runtime, loaded, plan, plugins, pluginConfigs, log),
+    (lock) => serve(runtime, loaded, plan, plugins, pluginConfigs, log, lock),
   );
 }
 
@@ -289,6 +298,7 @@ async function serve(
   plugins: readonly SvcPlugin[],
   pluginConfigs: ReadonlyMap<string, unknown>,
   log: LogLines,
+  lock: DataDirLock | null = null,
 ): Promise<number> {
   const { config } = loaded;
   // Password hashing warms up (workers, WASM, the dummy hash) while storage opens and syncs: the
@@ -634,6 +644,10 @@ async function serve(
   mailWorker?.start();
 
   const { host, port, pathBase, baseUrl } = bound.config.server;
+  // The CLI (svc mail, svc import, svc login) finds this server through the data folder's lock.
+  await lock?.announce(localUrlOf(host, port, pathBase)).catch((err) =>
+    runtime.printError(`storage: cannot record the server URL in the lock file: ${firstLine(err)}`)
+  );
   // The issuer (the base URL) is what tokens carry as iss, and may differ from the listen address.
   runtime.print(`jwks: ${baseUrl}${pathBase}/.well-known/jwks.json`);
   runtime.print(
@@ -643,6 +657,36 @@ async function serve(
   );
   runtime.print(`mail: ${mailChoice.description}`);
   runtime.print(`defaults used: ${describeDefaults(bound)}`);
+  // Postgres is shared: record this instance's issuer and warn when a live one serves another.
+  let presence: InstancePresence | null = null;
+  if (database.kind === "postgres") {
+    presence = new InstancePresence({
+      store: createSqlInstanceStore(storage.pluginSql),
+      clock: systemClock,
+      random: cryptoRandom,
+      issuer: baseUrl,
+      hostname: runtime.lockFiles?.hostname ?? "unknown",
+      pid: runtime.lockFiles?.pid ?? 0,
+      onError: runtime.printError,
+    });
+    try {
+      const warning = await presence.start();
+      if (warning !== null) runtime.printError(warning);
+    } catch (err) {
+      runtime.printError(`instances: cannot register this instance: ${firstLine(err)}`);
+    }
+  }
+  try {
+    for (
+      const line of await firstRunLines(
+        { storage, clock: systemClock, random: cryptoRandom },
+        bound.config,
+        mailChoice.description,
+      )
+    ) runtime.print(line);
+  } catch (err) {
+    runtime.printError(`setup: cannot prepare the setup link: ${firstLine(err)}`);
+  }
 
   return await new Promise<number>((resolve) => {
     let stopping = false;
@@ -664,6 +708,7 @@ async function serve(
         await attempt(runtime, "snapshot cache bus", () => snapshots.stop()),
         await attempt(runtime, "ended sessions", () => endedSessions.stop()),
         await attempt(runtime, "password login", () => login.close()),
+        await attempt(runtime, "instances", () => presence?.stop() ?? Promise.resolve()),
         await attempt(runtime, "storage", () => database.close()),
       ];
       runtime.print("svc stopped");
@@ -716,6 +761,55 @@ async function breakGlass(args: string[], runtime: RuntimeAdapter): Promise<numb
   }, locked);
 }
 
+/** `svc login` / `svc logout`: the stored administrator token of the running server. */
+async function sessionCli(
+  command: "login" | "logout",
+  args: string[],
+  runtime: RuntimeAdapter,
+): Promise<number> {
+  let loaded: LoadedConfig;
+  try {
+    loaded = loadConfig(await configSources(runtime));
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    runtime.printError(err.message);
+    return 1;
+  }
+  return command === "login"
+    ? await loginCommand(args, loaded.config, runtime, () => systemClock.now())
+    : await logoutCommand(args, loaded.config, runtime);
+}
+
+/**
+ * `svc admin create …`: loads the configuration like `start`, then creates the first
+ * administrator on the storage directly. On the embedded store a running server's lock refuses it
+ * with one line pointing at the setup link that server printed.
+ */
+async function adminCli(args: string[], runtime: RuntimeAdapter): Promise<number> {
+  let loaded: LoadedConfig;
+  try {
+    loaded = loadConfig(await configSources(runtime));
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    runtime.printError(err.message);
+    return 1;
+  }
+  return await withStorageLock(
+    runtime,
+    loaded.config,
+    async () => {
+      try {
+        return await adminCommand(args, loaded.config, runtime);
+      } catch (err) {
+        runtime.printError(`admin: ${firstLine(err)}`);
+        return 1;
+      }
+    },
+    (err) =>
+      `admin: a running svc holds ${err.dataDir}; open the setup link it printed, or stop it and run this again`,
+  );
+}
+
 /**
  * `svc import …`: loads the configuration like `start`, then imports on the storage directly, or,
  * when a running server holds the embedded store, through that server's HTTP API.
@@ -747,7 +841,12 @@ async function importCli(args: string[], runtime: RuntimeAdapter): Promise<numbe
     loaded.config,
     () => guarded(() => importCommand(parsed, loaded.config, runtime)),
     undefined,
-    () => guarded(() => importViaServer(parsed, loaded.config, runtime)),
+    () =>
+      guarded(async () => {
+        const url = await runningServerUrl(runtime, loaded.config);
+        const token = await adminToken(runtime, url, systemClock.now());
+        return await importViaServer(parsed, loaded.config, runtime, undefined, { url, token });
+      }),
   );
 }
 
@@ -770,7 +869,6 @@ async function mail(args: string[], runtime: RuntimeAdapter): Promise<number> {
     return 1;
   }
   const { config } = loaded;
-  const token = runtime.env()[ADMIN_TOKEN_ENV];
   return await withStorageLock(
     runtime,
     config,
@@ -782,8 +880,16 @@ async function mail(args: string[], runtime: RuntimeAdapter): Promise<number> {
         return 1;
       }
     },
-    (err) => mailLockedLine(err.dataDir),
-    token ? () => mailOverHttp(parsed, config.server, token, runtime) : undefined,
+    undefined,
+    async (err) => {
+      const url = await runningServerUrl(runtime, config);
+      const token = await adminToken(runtime, url, systemClock.now());
+      if (token === null) {
+        runtime.printError(mailLockedLine(err.dataDir));
+        return 1;
+      }
+      return await mailOverHttp(parsed, { baseUrl: url, pathBase: "" }, token, runtime);
+    },
   );
 }
 
@@ -795,11 +901,11 @@ async function mail(args: string[], runtime: RuntimeAdapter): Promise<number> {
 async function withStorageLock(
   runtime: RuntimeAdapter,
   config: SvcConfig,
-  task: () => Promise<number>,
+  task: (lock: DataDirLock | null) => Promise<number>,
   lockedLine?: (err: DataDirLockedError) => string,
   onLocked?: (err: DataDirLockedError) => Promise<number>,
 ): Promise<number> {
-  if (config.storage.kind !== "embedded" || runtime.lockFiles === undefined) return await task();
+  if (config.storage.kind !== "embedded" || runtime.lockFiles === undefined) return await task(null);
   const dataDir = config.storage.dataDir;
   let lock: DataDirLock;
   try {
@@ -820,7 +926,7 @@ async function withStorageLock(
     );
   }
   try {
-    return await task();
+    return await task(lock);
   } finally {
     await lock.release();
   }
@@ -883,6 +989,12 @@ async function pingDatabase(database: SvcDatabase): Promise<void> {
     // The driver's message may name hosts or users; readiness is public, so it gets a fixed text.
     throw new StorageError(`${database.kind} database did not answer`, { cause: err });
   }
+}
+
+/** The URL a client on this host reaches a server listening on `host`:`port` at (a wildcard host: loopback). */
+export function localUrlOf(host: string, port: number, pathBase: string): string {
+  const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
+  return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}${pathBase}`;
 }
 
 function describeStorage(config: SvcConfig): string {

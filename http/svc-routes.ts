@@ -44,6 +44,7 @@ import { staticAppRoutes } from "./static-app.ts";
 import { app as adminConsole } from "../console/generated/admin.ts";
 import { oidcClientRoutes } from "./admin/oidc-clients.ts";
 import { type SignInDiscoverer, signInDiscoveryRoutes } from "./routes/sign-in-discovery.ts";
+import { setupRoutes } from "./routes/setup.ts";
 
 /** What the route list is built from: the assembled stacks and the shared services. */
 export interface SvcRoutesDeps {
@@ -142,6 +143,8 @@ export function svcRoutes(deps: SvcRoutesDeps): RouteInstaller[] {
     shadowRoutes(admin),
     // OIDC and plugins (issue 16)
     oidcClientRoutes(admin),
+    // the first-run setup link (issue 27)
+    setupRoutes({ storage, passwords: deps.login.passwords }),
   ];
 }
 

@@ -584,6 +584,23 @@ const statements: readonly string[] = [
   END $$`,
   `CREATE INDEX IF NOT EXISTS mail_outbox_by_realm ON mail_outbox (realm_id, seq)`,
   `CREATE INDEX IF NOT EXISTS mail_outbox_by_user ON mail_outbox (user_id) WHERE user_id IS NOT NULL`,
+  // First-run setup links (issue 27): single-use, short-lived, stored as SHA-256 hashes only.
+  `CREATE TABLE IF NOT EXISTS setup_tokens (
+    token_hash text PRIMARY KEY,
+    realm_id uuid NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
+    expires_at timestamptz NOT NULL,
+    created_at timestamptz NOT NULL
+  )`,
+  // Live instances on one database (issue 27): each records its issuer and beats; a start warns
+  // when another live instance serves another issuer (their tokens would not verify here).
+  `CREATE TABLE IF NOT EXISTS svc_instances (
+    id uuid PRIMARY KEY,
+    issuer text NOT NULL,
+    hostname text NOT NULL,
+    pid integer NOT NULL,
+    started_at timestamptz NOT NULL,
+    heartbeat_at timestamptz NOT NULL
+  )`,
   // The fingerprint of the DDL that last ran here: a boot whose DDL is the same skips it.
   `CREATE TABLE IF NOT EXISTS svc_schema_state (
     id integer PRIMARY KEY CHECK (id = 1),

@@ -31,6 +31,7 @@ const en = {
   "signIn.forgot": "Forgot your password?",
   "signIn.invalid": "The email address or the password is not right.",
   "signIn.blocked": "Too many attempts. Wait a moment, then try again.",
+  "signIn.blockedFor": "Too many attempts. Try again {when}.",
   "signIn.captcha": "Sign-in needs a CAPTCHA check that this page cannot show. Try again later.",
   "signIn.returnRefused": "The page that sent you here is not allowed; you stay on your account.",
   "signIn.passkey": "Sign in with a passkey",
@@ -42,6 +43,10 @@ const en = {
   "mfa.code": "Code",
   "mfa.submit": "Verify",
   "mfa.invalid": "That code is not right.",
+  "mfa.replayed": "That code was just used. Wait for the next one.",
+  "recovery.proofLabel": "Code from your authenticator app",
+  "recovery.proofNeeded": "Enter a current code from your authenticator app.",
+  "recovery.signInAgain": "Your session ended. Sign in again.",
   "mfa.expired": "This sign-in took too long. Start again.",
   "mfa.resend": "Send a new code",
   "mfa.sent": "A code is on its way to your mailbox.",
@@ -167,6 +172,7 @@ const fr: Record<MessageKey, string> = {
   "signIn.forgot": "Mot de passe oublié ?",
   "signIn.invalid": "L’adresse e-mail ou le mot de passe est incorrect.",
   "signIn.blocked": "Trop de tentatives. Patientez un peu, puis réessayez.",
+  "signIn.blockedFor": "Trop de tentatives. Réessayez {when}.",
   "signIn.captcha": "La connexion demande une vérification CAPTCHA que cette page ne peut pas afficher.",
   "signIn.returnRefused": "La page qui vous a envoyé ici n’est pas autorisée ; vous restez sur votre compte.",
   "signIn.passkey": "Se connecter avec une clé d’accès",
@@ -178,6 +184,10 @@ const fr: Record<MessageKey, string> = {
   "mfa.code": "Code",
   "mfa.submit": "Vérifier",
   "mfa.invalid": "Ce code est incorrect.",
+  "mfa.replayed": "Ce code vient d’être utilisé. Attendez le suivant.",
+  "recovery.proofLabel": "Code de votre application d’authentification",
+  "recovery.proofNeeded": "Saisissez un code actuel de votre application d’authentification.",
+  "recovery.signInAgain": "Votre session a pris fin. Reconnectez-vous.",
   "mfa.expired": "Cette connexion a pris trop de temps. Recommencez.",
   "mfa.resend": "Envoyer un nouveau code",
   "mfa.sent": "Un code arrive dans votre boîte aux lettres.",
@@ -289,6 +299,18 @@ export function pickLanguage(preferred: readonly string[]): "en" | "fr" {
     if (base === "en" || base === "fr") return base;
   }
   return "en";
+}
+
+/**
+ * When a blocked attempt may be tried again, in the reader's language: "in 10 minutes",
+ * "in 45 seconds" (whole minutes, rounded up, from a minute on).
+ */
+export function retryWhen(lang: "en" | "fr", seconds: number): string {
+  const format = new Intl.RelativeTimeFormat(lang, { numeric: "always" });
+  return seconds < 60 ? format.format(Math.max(1, Math.ceil(seconds)), "second") : format.format(
+    Math.ceil(seconds / 60),
+    "minute",
+  );
 }
 
 /** A translator for `lang`: `t(key, { n: 3 })` fills `{n}`. */

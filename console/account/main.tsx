@@ -9,10 +9,11 @@
  */
 import { render, useEffect, useRef, useState } from "hono/jsx/dom";
 import qrcode from "qrcode-generator";
-import { api, errorCode } from "./api.ts";
+import { api, type ApiAnswer, errorCode } from "./api.ts";
 import { type CaptchaDemand, captchaDemand, renderCaptcha } from "./captcha.ts";
 import { Field } from "./field.tsx";
-import { type MessageKey, pickLanguage, translator } from "./i18n.ts";
+import { type MessageKey, pickLanguage, retryWhen, translator } from "./i18n.ts";
+import { describeEvent, describeUserAgent, line, timeAgo } from "./describe.ts";
 import {
   conditionalMediationAvailable,
   createCredential,
@@ -24,6 +25,14 @@ import { OrganizationSignIn } from "./organization-sign-in.tsx";
 
 const lang = pickLanguage(navigator.languages?.length ? navigator.languages : [navigator.language]);
 const t = translator(lang);
+
+/** The message of a 429 `login_blocked`: with the wait when the answer tells it. */
+function blocked(answer: ApiAnswer): string {
+  const seconds = answer.body?.error?.details?.retryAfterSeconds;
+  return typeof seconds === "number" && seconds > 0
+    ? t("signIn.blockedFor", { when: retryWhen(lang, seconds) })
+    : t("signIn.blocked");
+}
 document.documentElement.lang = lang;
 
 /** The app's base URL (`<base href>`: path base + mount + "/"). */
@@ -262,7 +271,7 @@ function SignIn() {
     if (demand) setCaptcha(demand);
     setError(
       answer.status === 429
-        ? t("signIn.blocked")
+        ? blocked(answer)
         : code === "captcha_required"
         ? t(demand ? "captcha.solve" : "signIn.captcha")
         : code === "invalid_credentials"
@@ -277,7 +286,7 @@ function SignIn() {
     try {
       const started = await api("GET", `/auth/passkey/login/options${realmQuery()}`);
       if (started.status !== 200) {
-        return setError(started.status === 429 ? t("signIn.blocked") : t("passkey.failed"));
+        return setError(started.status === 429 ? blocked(started) : t("passkey.failed"));
       }
       const response = await getAssertion(started.body.options);
       const answer = await api("POST", "/auth/passkey/login", {
@@ -445,7 +454,7 @@ function Forgot() {
             e.preventDefault();
             const answer = await api("POST", "/auth/password/forgot", { email, ...realmBody() });
             if (answer.status === 202 || answer.status === 200) setDone(true);
-            else setError(answer.status === 429 ? t("signIn.blocked") : t("common.error"));
+            else setError(answer.status === 429 ? blocked(answer) : t("common.error"));
           }}
         >
           <Alert kind="error" text={error} />
@@ -503,7 +512,7 @@ function SignUp() {
               if (demand) setCaptcha(demand);
               setError(
                 answer.status === 429
-                  ? t("signIn.blocked")
+                  ? blocked(answer)
                   : code === "captcha_required"
                   ? t(demand ? "captcha.solve" : "signIn.captcha")
                   : t("common.error"),
@@ -763,6 +772,8 @@ function Account(props: { profile: Profile }) {
   const [enrollment, setEnrollment] = useState<{ secret: string; uri: string; qr: string } | null>(null);
   const [code, setCode] = useState("");
   const [codes, setCodes] = useState<string[] | null>(null);
+  const [proofNeeded, setProofNeeded] = useState(false);
+  const [proofCode, setProofCode] = useState("");
   const [passkeys, setPasskeys] = useState<{ id: string; name: string | null; createdAt?: string }[]>([]);
   const [passkeyName, setPasskeyName] = useState("");
   const [renaming, setRenaming] = useState<{ id: string; old: string; name: string } | null>(null);
@@ -807,11 +818,38 @@ function Account(props: { profile: Profile }) {
     await load();
   };
 
-  const newCodes = async () => {
-    const answer = await api("POST", "/profile/factors/recovery-codes", {});
-    if (answer.status !== 200) return setError(t("common.error"));
-    setCodes(answer.body.codes);
-    await load();
+  // Once TOTP is on, new recovery codes need a proof (a multi-factor session or a current code):
+  // a 403 second_factor_required asks for a code, and every other refusal gets its own message.
+  const newCodes = async (e?: Event) => {
+    e?.preventDefault();
+    setError("");
+    setMessage("");
+    const proof = proofNeeded ? { code: proofCode.trim() } : {};
+    const answer = await api("POST", "/profile/factors/recovery-codes", proof);
+    if (answer.status === 200) {
+      setProofNeeded(false);
+      setProofCode("");
+      setCodes(answer.body.codes);
+      return await load();
+    }
+    const code = errorCode(answer);
+    if (code === "second_factor_required") {
+      // With a code sent, the refusal means that code was not right.
+      if (proofNeeded) setError(proofCode.trim() ? t("mfa.invalid") : t("recovery.proofNeeded"));
+      setProofNeeded(true);
+      return;
+    }
+    setError(
+      code === "invalid_mfa_code"
+        ? t("mfa.invalid")
+        : code === "totp_code_replayed"
+        ? t("mfa.replayed")
+        : answer.status === 429
+        ? blocked(answer)
+        : answer.status === 401
+        ? t("recovery.signInAgain")
+        : t("common.error"),
+    );
   };
 
   const addPasskey = async () => {
@@ -1039,8 +1077,22 @@ function Account(props: { profile: Profile }) {
               </button>
             </div>
           )
+          : proofNeeded
+          ? (
+            <form id="recovery-proof" onSubmit={newCodes}>
+              <Field
+                id="recovery-proof-code"
+                label={t("recovery.proofLabel")}
+                autocomplete="one-time-code"
+                inputMode="numeric"
+                value={proofCode}
+                onValue={setProofCode}
+              />
+              <button type="submit">{t("account.recoveryGenerate")}</button>
+            </form>
+          )
           : (
-            <button type="button" class="secondary" onClick={newCodes}>
+            <button type="button" class="secondary" onClick={() => newCodes()}>
               {t("account.recoveryGenerate")}
             </button>
           )}
@@ -1051,9 +1103,13 @@ function Account(props: { profile: Profile }) {
           {sessions.map((s) => (
             <li key={s.id}>
               <span>
-                {s.deviceDescription ?? t("account.unknownDevice")}
-                {s.ipAddress ? ` · ${s.ipAddress}` : ""} ·{" "}
-                {t("account.lastSeen", { time: new Date(s.lastSeenAt).toLocaleString(lang) })}
+                <span title={s.deviceDescription ?? undefined}>
+                  {line(
+                    describeUserAgent(s.deviceDescription, lang) ?? t("account.unknownDevice"),
+                    s.ipAddress,
+                    timeAgo(s.lastSeenAt, Date.now(), lang),
+                  )}
+                </span>
                 {s.current ? <strong>{` (${t("account.thisDevice")})`}</strong> : null}
               </span>
               {s.current ? null : (
@@ -1079,8 +1135,8 @@ function Account(props: { profile: Profile }) {
             {events.map((e) => (
               <li key={e.id}>
                 <span>
-                  <code>{e.kind}</code> · {new Date(e.occurredAt).toLocaleString(lang)}
-                  {e.ipAddress ? ` · ${e.ipAddress}` : ""}
+                  <span title={e.kind}>{describeEvent(e.kind, lang)}</span>
+                  {` · ${line(e.ipAddress, timeAgo(e.occurredAt, Date.now(), lang))}`}
                 </span>
               </li>
             ))}

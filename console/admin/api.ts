@@ -42,6 +42,15 @@ function csrfToken(): string | null {
   return null;
 }
 
+/**
+ * Whether this browser may have a session: the readable CSRF cookie lives as long as the
+ * refresh token, so without it there is nothing to load or refresh (the first visit asks nothing
+ * and logs no 401).
+ */
+export function mayHaveSession(): boolean {
+  return csrfToken() !== null;
+}
+
 let expiredListener: (() => void) | null = null;
 
 /** Called when a request finds the session gone for good (after one refresh attempt). */

@@ -5,11 +5,12 @@
  * @module
  */
 import { type Child, render, useEffect, useState } from "hono/jsx/dom";
-import { api, onSessionExpired } from "./api.ts";
-import { href, type Route, useRoute } from "./router.ts";
+import { api, mayHaveSession, onSessionExpired } from "./api.ts";
+import { href, navigate, type Route, useRoute } from "./router.ts";
 import { makeSession, type Profile, type Session, SessionContext } from "./session.ts";
 import { ErrorNote, focusNextPage, Page } from "./ui.tsx";
 import { SignIn } from "./pages/sign-in.tsx";
+import { Setup } from "./pages/setup.tsx";
 import { Overview } from "./pages/overview.tsx";
 import { UserDetail, Users } from "./pages/users.tsx";
 import { RoleDetail, Roles } from "./pages/roles.tsx";
@@ -76,6 +77,15 @@ function Routed(props: { segments: string[] }) {
       return <ServiceAccounts />;
     case "account":
       return <MyAccount />;
+    case "setup":
+      return (
+        <Page title="Setup is done">
+          <p>
+            You are signed in as an administrator. <a href={href("/")}>Go to the overview</a>, or{" "}
+            <a href={href("/account")}>add a passkey</a>.
+          </p>
+        </Page>
+      );
     default:
       return (
         <Page title="Page not found">
@@ -146,6 +156,10 @@ function App() {
   const route = useRoute();
 
   const load = async () => {
+    if (!mayHaveSession()) {
+      setState({ kind: "signed-out" });
+      return;
+    }
     try {
       const profile = await api<Profile>("GET", "/profile/me");
       const permissions = await api<{ permissions: string[] }>("GET", "/profile/permissions");
@@ -181,6 +195,19 @@ function App() {
         </main>
       );
     case "signed-out":
+      if (route.segments[0] === "setup" && route.params.get("token")) {
+        return (
+          <Setup
+            token={route.params.get("token")!}
+            onSignedIn={() => {
+              navigate("/");
+              focusNextPage();
+              load();
+            }}
+            onSignIn={() => navigate("/")}
+          />
+        );
+      }
       return (
         <SignIn
           onSignedIn={() => {

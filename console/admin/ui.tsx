@@ -58,6 +58,14 @@ export function useLoad<T>(loader: () => Promise<T>, key: string): Loaded<T> {
   };
 }
 
+/** "in 10 minutes", "in 45 seconds": when a blocked attempt may be tried again (minutes rounded up). */
+export function retryWhen(seconds: number): string {
+  const format = new Intl.RelativeTimeFormat("en", { numeric: "always" });
+  return seconds < 60
+    ? format.format(Math.max(1, Math.ceil(seconds)), "second")
+    : format.format(Math.ceil(seconds / 60), "minute");
+}
+
 /** What an error means to the reader. */
 export function describeError(error: unknown): string {
   if (error instanceof ApiError) {
@@ -65,6 +73,12 @@ export function describeError(error: unknown): string {
       return `Forbidden (403): you do not have permission for this. ${error.message}`;
     }
     if (error.status === 404) return `Not found (404): ${error.message}`;
+    if (error.code === "login_blocked") {
+      const seconds = error.details?.retryAfterSeconds;
+      return typeof seconds === "number" && seconds > 0
+        ? `Too many sign-in attempts. Try again ${retryWhen(seconds)}.`
+        : "Too many sign-in attempts. Wait a moment, then try again.";
+    }
     return `${error.message} (${error.code})`;
   }
   return error instanceof Error ? error.message : String(error);

@@ -1521,5 +1521,8 @@ export const RESERVED_ENV: Readonly<Record<string, string>> = {
   SVC_CONFIG_FILE: "path of a JSON config file (same nesting as the config; env vars override it)",
   SVC_TEST_DATABASE_URL: "Postgres server of the test suite",
   SVC_ADMIN_TOKEN:
-    "administrator access token svc import and svc mail send to a running server that holds the embedded store",
+    "administrator access token svc import and svc mail send to a running server that holds the embedded store " +
+    "(unset: the token svc login stored)",
+  SVC_CREDENTIALS_FILE:
+    "where svc login stores its tokens (mode 0600; default $XDG_CONFIG_HOME/svc/credentials.json, else ~/.config/svc/credentials.json)",
 };

@@ -195,7 +195,10 @@ async function reconcileRole(
   };
 }
 
-async function ensureDefaultRealm(stores: DefinitionStores): Promise<Realm> {
+/** The default realm, created (audited) when missing; a lost creation race re-reads the winner. */
+export async function ensureDefaultRealm(
+  stores: Pick<DefinitionStores, "realms" | "storage">,
+): Promise<Realm> {
   const existing = await stores.realms.getDefault();
   if (existing !== null) return existing;
   const input = { name: DEFAULT_REALM_NAME, displayName: "Default", isDefault: true };

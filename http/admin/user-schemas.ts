@@ -152,6 +152,14 @@ export const AdminUserSchema = v.pipe(
     organizations: v.optional(
       v.array(v.object({ id: v.string(), name: v.string(), displayName: v.string() })),
     ),
+    invitationPending: v.optional(
+      v.pipe(
+        v.boolean(),
+        v.description(
+          "In lists: true for an invited user who has not accepted (no password, no passkey, address not verified).",
+        ),
+      ),
+    ),
   }),
   v.title("AdminUser"),
 );

@@ -422,7 +422,14 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
         offset: page.offset,
         limit: page.limit,
       });
-      return c.json(listBody(found.items.map((u) => adminUserView(u)), page, found.total));
+      const pending = await invitationsPending(storage, found.items.map((u) => u.id));
+      return c.json(
+        listBody(
+          found.items.map((u) => ({ ...adminUserView(u), invitationPending: pending.has(u.id) })),
+          page,
+          found.total,
+        ),
+      );
     });
 
     app.get("/svc-admin/users/:userId", async (c) => {
@@ -695,4 +702,20 @@ function removedAny(removed: RemovedFactors): boolean {
 /** Inside a mutation's transaction: the user still exists in the realm and is still visible. */
 async function stillVisible(tx: Storage, scope: FenceScope, userId: string): Promise<void> {
   await visibleUser(tx, scope, userId);
+}
+
+/**
+ * The users of `ids` (one page) whose invitation is still pending: no password, no passkey and an
+ * unverified address (accepting sets a credential and verifies the address). One query per page.
+ */
+async function invitationsPending(storage: Storage, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await storage.pluginSql.query<{ id: string }>(
+    `SELECT u.id FROM users u
+     WHERE u.id = ANY($1::uuid[]) AND NOT u.email_verified
+       AND NOT EXISTS (SELECT 1 FROM password_credentials p WHERE p.user_id = u.id)
+       AND NOT EXISTS (SELECT 1 FROM passkey_credentials k WHERE k.user_id = u.id)`,
+    [ids],
+  );
+  return new Set(rows.map((r) => r.id));
 }

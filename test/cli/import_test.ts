@@ -170,7 +170,10 @@ Deno.test("svc import through the running server: the export goes to POST /svc-a
     assert.ok(await bed.bed.storage.users.findByEmail(bed.realmId, "bo@example.test"));
 
     const byName = runtime({ SVC_ADMIN_TOKEN: bed.tokens.global });
-    assert.equal(await importViaServer({ ...args, realm: "default" }, config, byName.adapter, fetcher), 2);
+    // A realm by name is looked up on the server (issue 27).
+    assert.equal(await importViaServer({ ...args, realm: "default" }, config, byName.adapter, fetcher), 0);
+    const unknownName = runtime({ SVC_ADMIN_TOKEN: bed.tokens.global });
+    assert.equal(await importViaServer({ ...args, realm: "nope" }, config, unknownName.adapter, fetcher), 1);
     const refused = runtime({ SVC_ADMIN_TOKEN: bed.tokens.orgA });
     assert.equal(await importViaServer(args, config, refused.adapter, fetcher), 1);
     assert.match(refused.err[0], /answered 403/);

@@ -69,11 +69,12 @@ export function Audit() {
                   <li>
                     <details>
                       <summary>
-                        #{e.seq} <code>{e.action}</code> by {e.actorKind} <code>{e.actorId.slice(0, 8)}</code>
+                        #{e.seq} <code>{e.action}</code> by {e.actorKind}{" "}
+                        <code title={e.actorId}>{shortId(e.actorId)}</code>
                         {e.target
                           ? (
                             <>
-                              on <code>{e.target}</code>
+                              {" "}on <code title={e.target}>{shortId(e.target)}</code>
                             </>
                           )
                           : null} · <When at={e.occurredAt} />
@@ -122,4 +123,9 @@ export function Audit() {
       </Show>
     </Page>
   );
+}
+
+/** An id as a row shows it: a UUID by its first 8 characters and an ellipsis (the full id on hover), a name whole. */
+export function shortId(id: string): string {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-/i.test(id) ? `${id.slice(0, 8)}…` : id;
 }

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { useState } from "hono/jsx/dom";
+import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { CONDITION_OPERATORS, parseConditionDocument } from "../../../core/authz/condition.ts";
 
 /** The engine's verdict on a condition text: null when valid or empty. */
@@ -33,6 +33,19 @@ export function ConditionEditor(props: { name: string; serverError?: string }) {
   const [id] = useState(() => `cond${++seq}`);
   const [text, setText] = useState("");
   const [leaf, setLeaf] = useState({ attr: "resource.", op: "eq", value: "" });
+  const fieldset = useRef<HTMLFieldSetElement>(null);
+  // A form reset (after a successful add) empties the condition too: the text lives in state,
+  // which a DOM reset alone leaves behind, so the next grant would silently carry it.
+  useEffect(() => {
+    const form = fieldset.current?.closest("form");
+    if (!form) return;
+    const clear = () => {
+      setText("");
+      setLeaf({ attr: "resource.", op: "eq", value: "" });
+    };
+    form.addEventListener("reset", clear);
+    return () => form.removeEventListener("reset", clear);
+  }, []);
   const problem = conditionProblem(text);
   const addLeaf = () => {
     let value: unknown = leaf.value;
@@ -60,7 +73,7 @@ export function ConditionEditor(props: { name: string; serverError?: string }) {
   };
   const message = problem ?? props.serverError;
   return (
-    <fieldset class="condition">
+    <fieldset class="condition" ref={fieldset}>
       <legend>Condition (optional)</legend>
       <div class="field">
         <label for={id}>Condition document v1 (JSON)</label>

@@ -56,7 +56,7 @@ function CreateUser(props: { onDone: () => void }) {
   );
 }
 
-function InviteUser() {
+function InviteUser(props: { onDone: () => void }) {
   const session = useSession();
   const [sent, setSent] = useState<string | null>(null);
   const form = useForm(async (values, el) => {
@@ -70,6 +70,7 @@ function InviteUser() {
       }.`,
     );
     el.reset();
+    props.onDone();
   });
   return (
     <form onSubmit={form.onSubmit} class="card" aria-labelledby="invite-h">
@@ -111,7 +112,7 @@ export function Users() {
           label="Status"
           name="status"
           value={search.status}
-          options={[["", "Any"], "Active", "Suspended"]}
+          options={[["", "Any"], ["Active", "Active or invited"], "Suspended"]}
         />
         <button type="submit">Search</button>
       </form>
@@ -130,7 +131,7 @@ export function Users() {
                   {u.isBreakGlass ? <span class="badge">break-glass</span> : null}
                 </td>
                 <td>{u.displayName ?? ""}</td>
-                <td>{u.status}</td>
+                <td>{u.status === "Active" && u.invitationPending ? "Invited" : u.status}</td>
                 <td>
                   <When at={u.createdAt} />
                 </td>
@@ -141,7 +142,7 @@ export function Users() {
       </Show>
       <div class="columns">
         {session.isGlobal("users-manage") ? <CreateUser onDone={loaded.reload} /> : null}
-        {session.canAny("users-invite") ? <InviteUser /> : null}
+        {session.canAny("users-invite") ? <InviteUser onDone={loaded.reload} /> : null}
       </div>
     </Page>
   );
