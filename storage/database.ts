@@ -659,6 +659,12 @@ export interface ClientsTable {
   jwks_uri: string | null;
   /** When the row was created. */
   created_at: Timestamp;
+  /** Where the provider POSTs logout tokens (OIDC Back-Channel Logout 1.0), or null. */
+  backchannel_logout_uri: string | null;
+  /** Whether the client requires `sid` in logout tokens. */
+  backchannel_logout_session_required: Generated<boolean>;
+  /** Seconds a rotated refresh token still answers its successor (0: off). */
+  refresh_token_grace_seconds: Generated<number>;
 }
 /** A row of the `security_events` table. */
 export interface SecurityEventsTable {

@@ -430,6 +430,10 @@ const statements: readonly string[] = [
   `ALTER TABLE clients ADD COLUMN IF NOT EXISTS token_endpoint_auth_method text`,
   `ALTER TABLE clients ADD COLUMN IF NOT EXISTS jwks jsonb`,
   `ALTER TABLE clients ADD COLUMN IF NOT EXISTS jwks_uri text`,
+  // OIDC Back-Channel Logout 1.0 registration, and the refresh grace window (issue 26).
+  `ALTER TABLE clients ADD COLUMN IF NOT EXISTS backchannel_logout_uri text`,
+  `ALTER TABLE clients ADD COLUMN IF NOT EXISTS backchannel_logout_session_required boolean NOT NULL DEFAULT false`,
+  `ALTER TABLE clients ADD COLUMN IF NOT EXISTS refresh_token_grace_seconds integer NOT NULL DEFAULT 0`,
 
   // ---- Ledgers (spec 2.7) ----
   `CREATE TABLE IF NOT EXISTS security_events (

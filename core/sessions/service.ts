@@ -22,7 +22,7 @@ import { InvalidRefreshTokenError } from "../tokens/errors.ts";
 import { hashRefreshToken, isRefreshTokenShape, newRefreshToken } from "../tokens/refresh.ts";
 import type { TokenService } from "../tokens/service.ts";
 import type { AccessTokenClaims, ActorClaim } from "../tokens/types.ts";
-import type { EndedSession, SessionEndAnnouncer } from "./ended.ts";
+import type { EndedSession, SessionEndAnnouncer, SessionEndListener } from "./ended.ts";
 import type { RefreshTokenRecord } from "../../storage/contract/refresh-tokens.ts";
 import type { SessionRecord } from "../../storage/contract/sessions.ts";
 import type { Storage } from "../../storage/storage.ts";
@@ -411,6 +411,19 @@ export class SessionService {
     const ended = await this.#o.storage.transaction((tx) => endAllSessionsOfUser(tx, userId, now));
     await this.announceEnded(ended.sessions);
     return ended.sessions.length;
+  }
+
+  /**
+   * Registers a listener of every session end announced through this instance, whichever way the
+   * session ended (logout, remote or admin revocation, logout-all, refresh reuse, password reset,
+   * suspension, erasure, break-glass rotation, impersonation end): they all pass through the
+   * announcer. Returns its removal. Throws when the service was built without an announcer that
+   * takes listeners.
+   */
+  onSessionsEnded(listener: SessionEndListener): () => void {
+    const listen = this.#o.ended?.listen;
+    if (listen === undefined) throw new Error("sessions: no session end announcer to listen to");
+    return listen.call(this.#o.ended, listener);
   }
 
   /** Tells every instance that these sessions ended (call after the ending transaction committed). */

@@ -7,7 +7,7 @@
  * | GET | `/svc-admin/oidc/clients` | list by client id (`?offset=&limit=`) |
  * | POST | `/svc-admin/oidc/clients` | create `{clientId, clientType, redirectUris, …}`: 201; a confidential client's `soc_…` secret is shown once (`no-store`) |
  * | GET | `/svc-admin/oidc/clients/{id}` | read |
- * | PATCH | `/svc-admin/oidc/clients/{id}` | change redirect URIs, scopes, consent, suspension, `private_key_jwt` keys |
+ * | PATCH | `/svc-admin/oidc/clients/{id}` | change redirect URIs, scopes, consent, suspension, `private_key_jwt` keys, back-channel logout, refresh grace window |
  *
  * A confidential client authenticates with its secret (`client_secret_basic` or
  * `client_secret_post`) or, with `tokenEndpointAuthMethod: "private_key_jwt"`, with JWT
@@ -104,6 +104,22 @@ const jwksUriField = v.pipe(
   v.string("jwksUri must be a string"),
   v.maxLength(2000, "jwksUri is longer than 2000 characters"),
 );
+const backchannelUriField = v.nullable(v.pipe(
+  v.string("backchannelLogoutUri must be a string"),
+  v.maxLength(2000, "backchannelLogoutUri is longer than 2000 characters"),
+));
+const backchannelSessionField = v.boolean("backchannelLogoutSessionRequired must be true or false");
+/** The longest refresh grace window a client may be given (seconds). */
+export const MAX_REFRESH_GRACE_SECONDS = 300;
+const graceField = v.pipe(
+  v.number("refreshTokenGraceSeconds must be a number"),
+  v.integer("refreshTokenGraceSeconds must be a whole number"),
+  v.minValue(0, "refreshTokenGraceSeconds must be at least 0"),
+  v.maxValue(
+    MAX_REFRESH_GRACE_SECONDS,
+    `refreshTokenGraceSeconds must be at most ${MAX_REFRESH_GRACE_SECONDS}`,
+  ),
+);
 
 /** The body of `POST /svc-admin/oidc/clients`. */
 export const CreateOidcClientSchema = v.strictObject({
@@ -128,6 +144,9 @@ export const CreateOidcClientSchema = v.strictObject({
   ),
   jwks: v.optional(jwksField),
   jwksUri: v.optional(jwksUriField),
+  backchannelLogoutUri: v.optional(backchannelUriField, null),
+  backchannelLogoutSessionRequired: v.optional(backchannelSessionField, false),
+  refreshTokenGraceSeconds: v.optional(graceField, 0),
 });
 
 /** The body of `PATCH /svc-admin/oidc/clients/{id}`. */
@@ -139,6 +158,9 @@ export const UpdateOidcClientSchema = v.strictObject({
   suspended: v.optional(v.boolean("suspended must be true or false")),
   jwks: v.optional(jwksField),
   jwksUri: v.optional(jwksUriField),
+  backchannelLogoutUri: v.optional(backchannelUriField),
+  backchannelLogoutSessionRequired: v.optional(backchannelSessionField),
+  refreshTokenGraceSeconds: v.optional(graceField),
 });
 
 /** A client as the API shows it (never the secret or its hash). */
@@ -157,6 +179,9 @@ export const OidcClientSchema = v.pipe(
     tokenEndpointAuthMethod: v.picklist(TOKEN_ENDPOINT_AUTH_METHODS),
     jwks: v.nullable(v.object({ keys: v.array(v.record(v.string(), v.unknown())) })),
     jwksUri: v.nullable(v.string()),
+    backchannelLogoutUri: v.nullable(v.string()),
+    backchannelLogoutSessionRequired: v.boolean(),
+    refreshTokenGraceSeconds: v.number(),
     createdAt: IsoTimeSchema,
   }),
   v.title("OidcClient"),
@@ -190,6 +215,9 @@ export function oidcClientView(client: ClientRecord): v.InferOutput<typeof OidcC
     tokenEndpointAuthMethod: authMethodOf(client),
     jwks: client.jwks === null ? null : { keys: client.jwks.keys.map((key) => ({ ...key })) },
     jwksUri: client.jwksUri,
+    backchannelLogoutUri: client.backchannelLogoutUri,
+    backchannelLogoutSessionRequired: client.backchannelLogoutSessionRequired,
+    refreshTokenGraceSeconds: client.refreshTokenGraceSeconds,
     createdAt: client.createdAt.toISOString(),
   };
 }
@@ -224,6 +252,13 @@ function checkKeys(
   }
 }
 
+/** Checks a back-channel logout URI as a receiver the outbound guard would call. */
+function checkBackchannelUri(uri: string | null | undefined, allowPrivate: readonly string[]): void {
+  if (uri === undefined || uri === null) return;
+  const problem = clientJwksUriProblem(uri, { allowPrivate });
+  if (problem !== null) throw new ValidationError(problem.replace("jwksUri", "backchannelLogoutUri"));
+}
+
 const TAGS = ["Admin: OIDC clients"];
 const PARAMS = { clientRowId: "The client's id (not its client_id)" };
 
@@ -245,7 +280,7 @@ const OPERATIONS: readonly OperationDoc[] = [
     path: BASE,
     summary: "Create an OIDC client",
     description:
-      "A confidential client's `soc_…` secret is in the answer this once (`Cache-Control: no-store`). Redirect URIs are matched exactly. Without `allowedScopes` the client gets `openid profile email` (`offline_access` only when listed). A client registered with `tokenEndpointAuthMethod` `client_secret_basic` or `client_secret_post` may use only that method; without one, its secret works either way. With `tokenEndpointAuthMethod: private_key_jwt` the client has no secret and signs RFC 7523 assertions with one of its keys: `jwks` (public keys only) or `jwksUri` (https; http only for a private host allowed by `webhooks.allowPrivateReceivers`).",
+      "A confidential client's `soc_…` secret is in the answer this once (`Cache-Control: no-store`). Redirect URIs are matched exactly. Without `allowedScopes` the client gets `openid profile email` (`offline_access` only when listed). A client registered with `tokenEndpointAuthMethod` `client_secret_basic` or `client_secret_post` may use only that method; without one, its secret works either way. With `tokenEndpointAuthMethod: private_key_jwt` the client has no secret and signs RFC 7523 assertions with one of its keys: `jwks` (public keys only) or `jwksUri` (https; http only for a private host allowed by `webhooks.allowPrivateReceivers`). `backchannelLogoutUri` (same URL rules) receives OIDC Back-Channel Logout tokens, with `sid` when `backchannelLogoutSessionRequired`; `refreshTokenGraceSeconds` (0–300, default 0: off) lets a rotated refresh token presented again by the same client within that many seconds get the same successor instead of revoking the family.",
     tags: TAGS,
     permissions: MANAGE.global,
     body: CreateOidcClientSchema,
@@ -271,7 +306,7 @@ const OPERATIONS: readonly OperationDoc[] = [
     path: ITEM,
     summary: "Change an OIDC client",
     description:
-      "Redirect URIs, scopes, consent, suspension (a suspended client is refused everywhere), and the keys of a `private_key_jwt` client (`jwks` or `jwksUri` replace the registered ones).",
+      "Redirect URIs, scopes, consent, suspension (a suspended client is refused everywhere), the keys of a `private_key_jwt` client (`jwks` or `jwksUri` replace the registered ones), the back-channel logout registration and the refresh grace window.",
     tags: TAGS,
     permissions: MANAGE.global,
     params: PARAMS,
@@ -309,6 +344,7 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
         throw new ValidationError('tokenEndpointAuthMethod "none" is for public clients, and only it');
       }
       checkKeys(method, body, outboundPolicyFromConfig(appDeps.config).allowPrivate);
+      checkBackchannelUri(body.backchannelLogoutUri, outboundPolicyFromConfig(appDeps.config).allowPrivate);
       const secret = body.clientType === "confidential" && method !== "private_key_jwt"
         ? `${OIDC_CLIENT_SECRET_PREFIX}${randomToken(appDeps.random, 32)}`
         : null;
@@ -328,6 +364,9 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
           tokenEndpointAuthMethod: method === "none" ? null : body.tokenEndpointAuthMethod ?? null,
           jwks: body.jwks ?? null,
           jwksUri: body.jwksUri ?? null,
+          backchannelLogoutUri: body.backchannelLogoutUri,
+          backchannelLogoutSessionRequired: body.backchannelLogoutSessionRequired,
+          refreshTokenGraceSeconds: body.refreshTokenGraceSeconds,
         }).catch(asConflict);
         await emit({
           kind: "oidc.client_created",
@@ -351,6 +390,7 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
     app.patch(ITEM, async (c) => {
       const scope = await fence(c, snapshots, MANAGE);
       const body = await parseBody(c, UpdateOidcClientSchema);
+      checkBackchannelUri(body.backchannelLogoutUri, outboundPolicyFromConfig(appDeps.config).allowPrivate);
       const { value } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         const before = await visible(scope, c.req.param("clientRowId"), tx);
         const { jwks, jwksUri, ...rest } = body;

@@ -20,6 +20,12 @@ import {
   type SvcPlugin,
 } from "../../mod.ts";
 import { authorizeRoutes } from "./authorize.ts";
+import {
+  BACKCHANNEL_EVENTS,
+  BACKCHANNEL_TABLES,
+  BackchannelLogout,
+  type BackchannelOptions,
+} from "./backchannel.ts";
 import { logoutRoutes } from "./logout.ts";
 import { OIDC_EVENTS, type OidcProviderConfig, type Provider, TABLES } from "./shared.ts";
 import { tokenRoutes } from "./token.ts";
@@ -62,11 +68,31 @@ const EVENTS = [
   { kind: OIDC_EVENTS.clientCredentialsIssued, description: "a service account got an access token" },
   { kind: OIDC_EVENTS.tokenRevoked, description: "a client revoked a token (RFC 7009)" },
   { kind: OIDC_EVENTS.loggedOut, description: "RP-initiated logout ended a session", securityLedger: true },
+  { kind: BACKCHANNEL_EVENTS.delivered, description: "a client acknowledged a back-channel logout token" },
+  {
+    kind: BACKCHANNEL_EVENTS.failed,
+    description: "a back-channel logout token could not be delivered after its retries",
+  },
 ];
 
+/** What the provider plugin is built with (tests drive the back-channel worker themselves). */
+export interface OidcProviderOptions {
+  /** Whether the back-channel logout worker polls in the background (default true). */
+  readonly backchannelWorker?: boolean;
+  /** The back-channel logout worker's retry schedule and limits. */
+  readonly backchannel?: BackchannelOptions;
+}
+
+/** The provider plugin, with its back-channel logout outbox (once started). */
+export type OidcProviderPlugin = SvcPlugin<OidcProviderConfig> & {
+  /** The back-channel logout outbox and worker, or null before `start`. */
+  backchannelLogout(): BackchannelLogout | null;
+};
+
 /** Builds the OIDC provider plugin. */
-export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
+export function oidcProviderPlugin(options: OidcProviderOptions = {}): OidcProviderPlugin {
   let realmId: string | null = null;
+  let backchannel: BackchannelLogout | null = null;
   const provider = (ctx: PluginContext<OidcProviderConfig>): Provider => {
     const { baseUrl, pathBase } = ctx.svcConfig.server;
     return {
@@ -81,7 +107,7 @@ export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
       remoteJwks: remoteJwksCache(ctx.outbound),
     };
   };
-  return definePlugin<OidcProviderConfig>({
+  const plugin = definePlugin<OidcProviderConfig>({
     name: "oidc-provider",
     config: {
       schema: ConfigSchema,
@@ -112,10 +138,15 @@ export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
         },
       ],
     },
-    tables: TABLES,
+    tables: [...TABLES, ...BACKCHANNEL_TABLES],
     events: EVENTS,
     async start(ctx) {
       realmId = (await pluginRealm(ctx.storage.realms, ctx.config.realm)).id;
+      backchannel = new BackchannelLogout(provider(ctx), options.backchannel);
+      backchannel.start(options.backchannelWorker ?? true);
+    },
+    async stop() {
+      await backchannel?.stop();
     },
     async readiness(ctx) {
       if (realmId === null) throw new Error("not started");
@@ -127,4 +158,5 @@ export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
       return [tokenRoutes(p), authorizeRoutes(p), logoutRoutes(p)];
     },
   });
+  return Object.assign(plugin, { backchannelLogout: () => backchannel });
 }

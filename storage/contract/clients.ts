@@ -40,6 +40,12 @@ export interface ClientRecord {
   readonly jwks: { readonly keys: readonly Record<string, unknown>[] } | null;
   /** Where the client publishes its public keys for `private_key_jwt`. */
   readonly jwksUri: string | null;
+  /** Where the provider POSTs logout tokens (OIDC Back-Channel Logout 1.0), or null. */
+  readonly backchannelLogoutUri: string | null;
+  /** Whether the client requires `sid` in its logout tokens. */
+  readonly backchannelLogoutSessionRequired: boolean;
+  /** Seconds a rotated refresh token still answers its successor (the refresh grace window; 0: off). */
+  readonly refreshTokenGraceSeconds: number;
   /** When it was created. */
   readonly createdAt: Date;
 }
@@ -70,6 +76,12 @@ export interface ClientFields {
   readonly jwks?: { readonly keys: readonly Record<string, unknown>[] } | null;
   /** Where the client publishes its public keys for `private_key_jwt`. */
   readonly jwksUri?: string | null;
+  /** Where the provider POSTs logout tokens; default none. */
+  readonly backchannelLogoutUri?: string | null;
+  /** Whether the client requires `sid` in its logout tokens; default false. */
+  readonly backchannelLogoutSessionRequired?: boolean;
+  /** The refresh grace window in seconds; default 0 (off). */
+  readonly refreshTokenGraceSeconds?: number;
 }
 
 /** Client storage. */

@@ -30,6 +30,9 @@ function toRecord(row: Selectable<ClientsTable>): ClientRecord {
     tokenEndpointAuthMethod: row.token_endpoint_auth_method ?? null,
     jwks: (row.jwks ?? null) as ClientRecord["jwks"],
     jwksUri: row.jwks_uri ?? null,
+    backchannelLogoutUri: row.backchannel_logout_uri ?? null,
+    backchannelLogoutSessionRequired: row.backchannel_logout_session_required ?? false,
+    refreshTokenGraceSeconds: row.refresh_token_grace_seconds ?? 0,
     createdAt: row.created_at,
   };
 }
@@ -57,6 +60,13 @@ function columnsOf(fields: Partial<ClientFields>): Updateable<ClientsTable> {
   }
   if (fields.jwks !== undefined) out.jwks = fields.jwks === null ? null : jsonb(fields.jwks);
   if (fields.jwksUri !== undefined) out.jwks_uri = fields.jwksUri;
+  if (fields.backchannelLogoutUri !== undefined) out.backchannel_logout_uri = fields.backchannelLogoutUri;
+  if (fields.backchannelLogoutSessionRequired !== undefined) {
+    out.backchannel_logout_session_required = fields.backchannelLogoutSessionRequired;
+  }
+  if (fields.refreshTokenGraceSeconds !== undefined) {
+    out.refresh_token_grace_seconds = fields.refreshTokenGraceSeconds;
+  }
   return out;
 }
 
@@ -81,6 +91,9 @@ export function createSqlClientStore(
     token_endpoint_auth_method: fields.tokenEndpointAuthMethod ?? null,
     jwks: fields.jwks === undefined || fields.jwks === null ? null : jsonb(fields.jwks),
     jwks_uri: fields.jwksUri ?? null,
+    backchannel_logout_uri: fields.backchannelLogoutUri ?? null,
+    backchannel_logout_session_required: fields.backchannelLogoutSessionRequired ?? false,
+    refresh_token_grace_seconds: fields.refreshTokenGraceSeconds ?? 0,
     created_at: new Date(deps.clock.now()),
   });
   return {
