@@ -404,6 +404,8 @@ export interface RefreshTokensTable {
   used_at: Timestamp | null;
   /** When it was revoked (null: not revoked). */
   revoked_at: Timestamp | null;
+  /** The successor sealed for the refresh grace window (`core/tokens/grace.ts`), or null. */
+  grace_successor: string | null;
 }
 /** A row of the `signing_keys` table. */
 export interface SigningKeysTable {

@@ -510,7 +510,8 @@ async function refreshGrant(
   }
   let issued;
   try {
-    issued = await sessions.refresh(form.refresh_token);
+    // The client's grace window (0: off); the record's audience is this client (checked above).
+    issued = await sessions.refresh(form.refresh_token, { graceSeconds: client.refreshTokenGraceSeconds });
   } catch (error) {
     if (!(error instanceof InvalidRefreshTokenError)) throw error;
     return refused(p, c, client.clientId, "refresh_refused", "the refresh token is not valid");
