@@ -667,6 +667,8 @@ export interface ClientsTable {
   backchannel_logout_session_required: Generated<boolean>;
   /** Seconds a rotated refresh token still answers its successor (0: off). */
   refresh_token_grace_seconds: Generated<number>;
+  /** The name users see, or null (the client id is shown). */
+  client_name: string | null;
 }
 /** A row of the `security_events` table. */
 export interface SecurityEventsTable {

@@ -108,6 +108,13 @@ const backchannelUriField = v.nullable(v.pipe(
   v.string("backchannelLogoutUri must be a string"),
   v.maxLength(2000, "backchannelLogoutUri is longer than 2000 characters"),
 ));
+const clientNameField = v.nullable(v.pipe(
+  v.string("clientName must be a string"),
+  v.trim(),
+  v.minLength(1, "clientName must not be empty"),
+  v.maxLength(100, "clientName is longer than 100 characters"),
+  v.check((text) => !/[\u0000-\u001f\u007f]/.test(text), "clientName must not hold control characters"),
+));
 const backchannelSessionField = v.boolean("backchannelLogoutSessionRequired must be true or false");
 /** The longest refresh grace window a client may be given (seconds). */
 export const MAX_REFRESH_GRACE_SECONDS = 300;
@@ -147,6 +154,7 @@ export const CreateOidcClientSchema = v.strictObject({
   backchannelLogoutUri: v.optional(backchannelUriField, null),
   backchannelLogoutSessionRequired: v.optional(backchannelSessionField, false),
   refreshTokenGraceSeconds: v.optional(graceField, 0),
+  clientName: v.optional(clientNameField, null),
 });
 
 /** The body of `PATCH /svc-admin/oidc/clients/{id}`. */
@@ -161,6 +169,7 @@ export const UpdateOidcClientSchema = v.strictObject({
   backchannelLogoutUri: v.optional(backchannelUriField),
   backchannelLogoutSessionRequired: v.optional(backchannelSessionField),
   refreshTokenGraceSeconds: v.optional(graceField),
+  clientName: v.optional(clientNameField),
 });
 
 /** A client as the API shows it (never the secret or its hash). */
@@ -182,6 +191,7 @@ export const OidcClientSchema = v.pipe(
     backchannelLogoutUri: v.nullable(v.string()),
     backchannelLogoutSessionRequired: v.boolean(),
     refreshTokenGraceSeconds: v.number(),
+    clientName: v.nullable(v.string()),
     createdAt: IsoTimeSchema,
   }),
   v.title("OidcClient"),
@@ -218,6 +228,7 @@ export function oidcClientView(client: ClientRecord): v.InferOutput<typeof OidcC
     backchannelLogoutUri: client.backchannelLogoutUri,
     backchannelLogoutSessionRequired: client.backchannelLogoutSessionRequired,
     refreshTokenGraceSeconds: client.refreshTokenGraceSeconds,
+    clientName: client.clientName,
     createdAt: client.createdAt.toISOString(),
   };
 }
@@ -367,6 +378,7 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
           backchannelLogoutUri: body.backchannelLogoutUri,
           backchannelLogoutSessionRequired: body.backchannelLogoutSessionRequired,
           refreshTokenGraceSeconds: body.refreshTokenGraceSeconds,
+          clientName: body.clientName,
         }).catch(asConflict);
         await emit({
           kind: "oidc.client_created",

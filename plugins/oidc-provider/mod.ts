@@ -19,6 +19,7 @@ import {
   secondsSetting,
   type SvcPlugin,
 } from "../../mod.ts";
+import { APP_ACCESS_REVOKED_EVENT, appsRoutes } from "./apps.ts";
 import { authorizeRoutes } from "./authorize.ts";
 import {
   BACKCHANNEL_EVENTS,
@@ -68,6 +69,11 @@ const EVENTS = [
   { kind: OIDC_EVENTS.clientCredentialsIssued, description: "a service account got an access token" },
   { kind: OIDC_EVENTS.tokenRevoked, description: "a client revoked a token (RFC 7009)" },
   { kind: OIDC_EVENTS.loggedOut, description: "RP-initiated logout ended a session", securityLedger: true },
+  {
+    kind: APP_ACCESS_REVOKED_EVENT,
+    description: "a user revoked a client's access (consent and sessions) from their account",
+    securityLedger: true,
+  },
   { kind: BACKCHANNEL_EVENTS.delivered, description: "a client acknowledged a back-channel logout token" },
   {
     kind: BACKCHANNEL_EVENTS.failed,
@@ -155,7 +161,7 @@ export function oidcProviderPlugin(options: OidcProviderOptions = {}): OidcProvi
     },
     mount(ctx) {
       const p = provider(ctx);
-      return [tokenRoutes(p), authorizeRoutes(p), logoutRoutes(p)];
+      return [tokenRoutes(p), authorizeRoutes(p), logoutRoutes(p), appsRoutes(p)];
     },
   });
   return Object.assign(plugin, { backchannelLogout: () => backchannel });

@@ -46,6 +46,8 @@ export interface ClientRecord {
   readonly backchannelLogoutSessionRequired: boolean;
   /** Seconds a rotated refresh token still answers its successor (the refresh grace window; 0: off). */
   readonly refreshTokenGraceSeconds: number;
+  /** The name users see (consent, apps with access), or null: the client id is shown. */
+  readonly clientName: string | null;
   /** When it was created. */
   readonly createdAt: Date;
 }
@@ -82,6 +84,8 @@ export interface ClientFields {
   readonly backchannelLogoutSessionRequired?: boolean;
   /** The refresh grace window in seconds; default 0 (off). */
   readonly refreshTokenGraceSeconds?: number;
+  /** The name users see; default none. */
+  readonly clientName?: string | null;
 }
 
 /** Client storage. */

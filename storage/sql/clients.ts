@@ -33,6 +33,7 @@ function toRecord(row: Selectable<ClientsTable>): ClientRecord {
     backchannelLogoutUri: row.backchannel_logout_uri ?? null,
     backchannelLogoutSessionRequired: row.backchannel_logout_session_required ?? false,
     refreshTokenGraceSeconds: row.refresh_token_grace_seconds ?? 0,
+    clientName: row.client_name ?? null,
     createdAt: row.created_at,
   };
 }
@@ -67,6 +68,7 @@ function columnsOf(fields: Partial<ClientFields>): Updateable<ClientsTable> {
   if (fields.refreshTokenGraceSeconds !== undefined) {
     out.refresh_token_grace_seconds = fields.refreshTokenGraceSeconds;
   }
+  if (fields.clientName !== undefined) out.client_name = fields.clientName;
   return out;
 }
 
@@ -94,6 +96,7 @@ export function createSqlClientStore(
     backchannel_logout_uri: fields.backchannelLogoutUri ?? null,
     backchannel_logout_session_required: fields.backchannelLogoutSessionRequired ?? false,
     refresh_token_grace_seconds: fields.refreshTokenGraceSeconds ?? 0,
+    client_name: fields.clientName ?? null,
     created_at: new Date(deps.clock.now()),
   });
   return {
