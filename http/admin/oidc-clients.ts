@@ -113,7 +113,10 @@ const clientNameField = v.nullable(v.pipe(
   v.trim(),
   v.minLength(1, "clientName must not be empty"),
   v.maxLength(100, "clientName is longer than 100 characters"),
-  v.check((text) => !/[\u0000-\u001f\u007f]/.test(text), "clientName must not hold control characters"),
+  v.check(
+    (text) => [...text].every((ch) => ch.charCodeAt(0) >= 0x20 && ch.charCodeAt(0) !== 0x7f),
+    "clientName must not hold control characters",
+  ),
 ));
 const backchannelSessionField = v.boolean("backchannelLogoutSessionRequired must be true or false");
 /** The longest refresh grace window a client may be given (seconds). */
