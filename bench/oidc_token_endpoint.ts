@@ -45,7 +45,12 @@ try {
 
   /** A new OIDC refresh chain: a browser session, an authorization code, its exchange. */
   const oidcChain = async (): Promise<string> => {
-    const browser = await bed.auth.sessions.signIn({ realmId, userId: user.id, orgId: null, mfa: "Password" });
+    const browser = await bed.auth.sessions.signIn({
+      realmId,
+      userId: user.id,
+      orgId: null,
+      mfa: "Password",
+    });
     const query = new URLSearchParams({
       response_type: "code",
       client_id: "bench",
@@ -60,7 +65,8 @@ try {
     const tokens = await beds.app.request("/oidc/token", {
       method: "POST",
       headers: { ...FORM, Authorization: basic },
-      body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: REDIRECT }).toString(),
+      body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: REDIRECT })
+        .toString(),
     });
     return (await tokens.json()).refresh_token;
   };
@@ -125,7 +131,9 @@ try {
   const oidc = totals.oidc / ROUNDS;
   console.log(
     `\nmean: /auth/refresh ${native.toFixed(0)} grants/s, /oidc/token ${oidc.toFixed(0)} grants/s, ` +
-      `ratio ${(oidc / native).toFixed(2)} (goal >= 0.8); ${GRANTS} grants x ${CHAINS} chains x ${ROUNDS} rounds`,
+      `ratio ${
+        (oidc / native).toFixed(2)
+      } (goal >= 0.8); ${GRANTS} grants x ${CHAINS} chains x ${ROUNDS} rounds`,
   );
 } finally {
   await beds.close();
