@@ -267,3 +267,76 @@ Deno.test("oidc-provider: back-channel logout on every way a session ends", asyn
     await rp.close();
   }
 });
+
+Deno.test("postgres: concurrent workers deliver each logout token once", async () => {
+  const rp = receiver();
+  const plugin = oidcProviderPlugin({ backchannelWorker: false });
+  const beds = await pluginBed(
+    [plugin],
+    { SVC_PLUGINS: "oidc-provider", SVC_OUTBOUND_ALLOW_PRIVATE: "127.0.0.1" },
+    { postgres: true },
+  );
+  try {
+    const { bed, realmId } = beds.admin;
+    const outbox = plugin.backchannelLogout()!;
+    const created = await beds.request("POST", "/svc-admin/oidc/clients", {
+      body: {
+        clientId: "rp",
+        clientType: "confidential",
+        redirectUris: [REDIRECT],
+        backchannelLogoutUri: rp.url("/bcl"),
+      },
+    });
+    assert.equal(created.status, 201, await created.clone().text());
+    const secret = (await created.json()).clientSecret as string;
+    const user = await bed.storage.users.create({ realmId, email: "race@example.test" });
+    const browsers: string[] = [];
+    for (let i = 0; i < 24; i++) {
+      const browser = await bed.auth.sessions.signIn({
+        realmId,
+        userId: user.id,
+        orgId: null,
+        mfa: "Password",
+      });
+      const query = new URLSearchParams({
+        response_type: "code",
+        client_id: "rp",
+        redirect_uri: REDIRECT,
+        scope: "openid",
+        state: "s",
+      });
+      const res = await beds.app.request(`/oidc/authorize?${query}`, {
+        headers: { Cookie: `svc_at=${browser.tokens.accessToken}` },
+      });
+      const code = new URL(res.headers.get("Location")!).searchParams.get("code")!;
+      const exchanged = await beds.app.request("/oidc/token", {
+        method: "POST",
+        headers: FORM,
+        body: new URLSearchParams({
+          grant_type: "authorization_code",
+          code,
+          redirect_uri: REDIRECT,
+          client_id: "rp",
+          client_secret: secret,
+        }).toString(),
+      });
+      assert.equal(exchanged.status, 200);
+      browsers.push(browser.session.id);
+    }
+    // One logout-all ends the 24 browser sessions and the 24 client sessions: 24 deliveries.
+    assert.equal(await bed.auth.sessions.logoutAll(user.id), 48);
+    // Six workers claim at once on separate connections.
+    const attempts = (await Promise.all(Array.from({ length: 6 }, () => outbox.runOnce()))).flat();
+    attempts.push(...await outbox.drain());
+    assert.equal(attempts.length, 24, "each delivery attempted once");
+    assert.ok(attempts.every((a) => a.status === "delivered"));
+    assert.equal(rp.received.length, 24);
+    const sids = rp.received.map((token) =>
+      JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))).sid
+    );
+    assert.deepEqual([...new Set(sids)].sort(), [...browsers].sort());
+  } finally {
+    await beds.close();
+    await rp.close();
+  }
+});
