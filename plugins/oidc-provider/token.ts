@@ -471,7 +471,11 @@ async function idTokenFor(
   });
   return await signJwt(p, "JWT", {
     ...contributed,
-    ...(await userClaims(p, userId, scopes) ?? {}),
+    // Only email and profile release user claims: without them the user is not read (the grant
+    // that calls this has checked that the user is active).
+    ...(scopes.includes("email") || scopes.includes("profile")
+      ? await userClaims(p, userId, scopes) ?? {}
+      : {}),
     iss: p.issuer,
     sub: userId,
     aud: clientId,
