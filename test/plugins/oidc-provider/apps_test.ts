@@ -6,6 +6,7 @@
  */
 import { strict as assert } from "node:assert";
 import { oidcProviderPlugin } from "../../../plugins/oidc-provider/mod.ts";
+import { otherRealm } from "../../support/other-realm.ts";
 import { pluginBed } from "../../support/plugins.ts";
 
 const REDIRECT = "https://app.example.test/cb";
@@ -136,7 +137,7 @@ Deno.test("oidc-provider: apps with access on the account", async (t) => {
       assert.deepEqual(await list({ Authorization: `Bearer ${otherBrowser.tokens.accessToken}` }), []);
     });
 
-    await t.step("the fence: no caller, an app's token, impersonation", async () => {
+    await t.step("the fence: no caller, an app's token, impersonation, an organization admin, another realm", async () => {
       assert.equal((await beds.app.request("/profile/apps")).status, 401);
       const appToken = await beds.app.request("/profile/apps", {
         headers: { Authorization: `Bearer ${tokens.access_token}` },
@@ -160,6 +161,24 @@ Deno.test("oidc-provider: apps with access on the account", async (t) => {
         headers: { Authorization: `Bearer ${impersonating}` },
       });
       assert.ok([401, 403].includes(impersonated.status), String(impersonated.status));
+      // An organization administrator and another realm's administrator reach nothing of the user's.
+      const chain = await beds.admin.chainLength();
+      const orgAdmin = { Authorization: `Bearer ${beds.admin.tokens.orgA}` };
+      assert.deepEqual(await list(orgAdmin), []);
+      const byOrgAdmin = await beds.app.request("/profile/apps/photos", {
+        method: "DELETE",
+        headers: orgAdmin,
+      });
+      assert.equal(byOrgAdmin.status, 204, "a no-op: the administrator's own (empty) access");
+      const foreign = await otherRealm(beds.admin);
+      const foreignHeaders = { Authorization: `Bearer ${foreign.token}` };
+      assert.equal((await beds.app.request("/profile/apps", { headers: foreignHeaders })).status, 404);
+      const byForeign = await beds.app.request("/profile/apps/photos", {
+        method: "DELETE",
+        headers: foreignHeaders,
+      });
+      assert.equal(byForeign.status, 404);
+      assert.equal(await beds.admin.chainLength(), chain, "no entry");
       assert.equal((await list()).length, 1, "nothing was revoked");
       const unknown = await beds.app.request("/profile/apps/nope", { method: "DELETE", headers: bearer });
       assert.equal(unknown.status, 404);
