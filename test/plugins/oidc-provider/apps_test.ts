@@ -137,59 +137,62 @@ Deno.test("oidc-provider: apps with access on the account", async (t) => {
       assert.deepEqual(await list({ Authorization: `Bearer ${otherBrowser.tokens.accessToken}` }), []);
     });
 
-    await t.step("the fence: no caller, an app's token, impersonation, an organization admin, another realm", async () => {
-      assert.equal((await beds.app.request("/profile/apps")).status, 401);
-      const appToken = await beds.app.request("/profile/apps", {
-        headers: { Authorization: `Bearer ${tokens.access_token}` },
-      });
-      assert.ok([401, 403].includes(appToken.status), String(appToken.status));
-      const byApp = await beds.app.request("/profile/apps/photos", {
-        method: "DELETE",
-        headers: { Authorization: `Bearer ${tokens.access_token}` },
-      });
-      assert.ok([401, 403].includes(byApp.status), String(byApp.status));
-      const { token: impersonating } = await bed.auth.tokens.mint("at+svc", {
-        aud: bed.config.server.baseUrl,
-        realm: realmId,
-        sub: user.id,
-        sid: browser.session.id,
-        mfa: "Password",
-        act: { sub: beds.admin.users.global, imp: crypto.randomUUID() },
-      });
-      const impersonated = await beds.app.request("/profile/apps/photos", {
-        method: "DELETE",
-        headers: { Authorization: `Bearer ${impersonating}` },
-      });
-      assert.ok([401, 403].includes(impersonated.status), String(impersonated.status));
-      // An organization administrator and another realm's administrator reach nothing of the user's.
-      const chain = await beds.admin.chainLength();
-      const orgAdmin = { Authorization: `Bearer ${beds.admin.tokens.orgA}` };
-      assert.deepEqual(await list(orgAdmin), []);
-      const byOrgAdmin = await beds.app.request("/profile/apps/photos", {
-        method: "DELETE",
-        headers: orgAdmin,
-      });
-      assert.equal(byOrgAdmin.status, 204, "a no-op: the administrator's own (empty) access");
-      const foreign = await otherRealm(beds.admin);
-      const foreignHeaders = { Authorization: `Bearer ${foreign.token}` };
-      assert.equal((await beds.app.request("/profile/apps", { headers: foreignHeaders })).status, 404);
-      const byForeign = await beds.app.request("/profile/apps/photos", {
-        method: "DELETE",
-        headers: foreignHeaders,
-      });
-      assert.equal(byForeign.status, 404);
-      assert.equal(await beds.admin.chainLength(), chain, "no entry");
-      assert.equal((await list()).length, 1, "nothing was revoked");
-      const unknown = await beds.app.request("/profile/apps/nope", { method: "DELETE", headers: bearer });
-      assert.equal(unknown.status, 404);
-      const malformed = await beds.app.request("/profile/apps/%00x", { method: "DELETE", headers: bearer });
-      assert.ok([400, 404].includes(malformed.status), "U+0000 is refused");
-      const long = await beds.app.request(`/profile/apps/${"a".repeat(200)}`, {
-        method: "DELETE",
-        headers: bearer,
-      });
-      assert.equal(long.status, 404);
-    });
+    await t.step(
+      "the fence: no caller, an app's token, impersonation, an organization admin, another realm",
+      async () => {
+        assert.equal((await beds.app.request("/profile/apps")).status, 401);
+        const appToken = await beds.app.request("/profile/apps", {
+          headers: { Authorization: `Bearer ${tokens.access_token}` },
+        });
+        assert.ok([401, 403].includes(appToken.status), String(appToken.status));
+        const byApp = await beds.app.request("/profile/apps/photos", {
+          method: "DELETE",
+          headers: { Authorization: `Bearer ${tokens.access_token}` },
+        });
+        assert.ok([401, 403].includes(byApp.status), String(byApp.status));
+        const { token: impersonating } = await bed.auth.tokens.mint("at+svc", {
+          aud: bed.config.server.baseUrl,
+          realm: realmId,
+          sub: user.id,
+          sid: browser.session.id,
+          mfa: "Password",
+          act: { sub: beds.admin.users.global, imp: crypto.randomUUID() },
+        });
+        const impersonated = await beds.app.request("/profile/apps/photos", {
+          method: "DELETE",
+          headers: { Authorization: `Bearer ${impersonating}` },
+        });
+        assert.ok([401, 403].includes(impersonated.status), String(impersonated.status));
+        // An organization administrator and another realm's administrator reach nothing of the user's.
+        const chain = await beds.admin.chainLength();
+        const orgAdmin = { Authorization: `Bearer ${beds.admin.tokens.orgA}` };
+        assert.deepEqual(await list(orgAdmin), []);
+        const byOrgAdmin = await beds.app.request("/profile/apps/photos", {
+          method: "DELETE",
+          headers: orgAdmin,
+        });
+        assert.equal(byOrgAdmin.status, 204, "a no-op: the administrator's own (empty) access");
+        const foreign = await otherRealm(beds.admin);
+        const foreignHeaders = { Authorization: `Bearer ${foreign.token}` };
+        assert.equal((await beds.app.request("/profile/apps", { headers: foreignHeaders })).status, 404);
+        const byForeign = await beds.app.request("/profile/apps/photos", {
+          method: "DELETE",
+          headers: foreignHeaders,
+        });
+        assert.equal(byForeign.status, 404);
+        assert.equal(await beds.admin.chainLength(), chain, "no entry");
+        assert.equal((await list()).length, 1, "nothing was revoked");
+        const unknown = await beds.app.request("/profile/apps/nope", { method: "DELETE", headers: bearer });
+        assert.equal(unknown.status, 404);
+        const malformed = await beds.app.request("/profile/apps/%00x", { method: "DELETE", headers: bearer });
+        assert.ok([400, 404].includes(malformed.status), "U+0000 is refused");
+        const long = await beds.app.request(`/profile/apps/${"a".repeat(200)}`, {
+          method: "DELETE",
+          headers: bearer,
+        });
+        assert.equal(long.status, 404);
+      },
+    );
 
     await t.step("revocation: 20 at once give one audit entry; tokens and consent end", async () => {
       const chain = await beds.admin.chainLength();
