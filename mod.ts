@@ -79,6 +79,8 @@ export {
 } from "./core/snapshots/bus.ts";
 /** The bounded TTL + LRU cache behind snapshots. */
 export { TtlLruCache, type TtlLruOptions } from "./core/snapshots/cache.ts";
+/** The background loop of a queue worker (used by the OIDC provider's back-channel logout outbox). */
+export { PollingLoop, type PollingLoopOptions } from "./core/polling-loop.ts";
 
 /** Declared permissions and roles, checked before boot. */
 export {
@@ -334,7 +336,12 @@ export {
   type TokenResponse,
 } from "./core/sessions/service.ts";
 /** Recently ended sessions, whose access tokens every instance refuses (fed through the cache bus). */
-export { type EndedSession, EndedSessions, type SessionEndAnnouncer } from "./core/sessions/ended.ts";
+export {
+  type EndedSession,
+  EndedSessions,
+  type SessionEndAnnouncer,
+  type SessionEndListener,
+} from "./core/sessions/ended.ts";
 /** Suspending a user: status, sessions, refresh tokens and API keys in one audited transaction. */
 export { suspendUser, type SuspensionReport, USER_SUSPENDED_EVENT } from "./core/accounts/suspension.ts";
 /** Per-subject AES-256-GCM encryption; deleting the subject's key shreds its data. */

@@ -26,6 +26,7 @@ export class PollingLoop<T> {
   #wake: (() => void) | null = null;
   #pending = false;
 
+  /** A stopped loop over `options` (call `start()` to poll, or `drain()` to run batches now). */
   constructor(options: PollingLoopOptions<T>) {
     this.#o = options;
   }

@@ -404,6 +404,8 @@ export interface RefreshTokensTable {
   used_at: Timestamp | null;
   /** When it was revoked (null: not revoked). */
   revoked_at: Timestamp | null;
+  /** The successor sealed for the refresh grace window (`core/tokens/grace.ts`), or null. */
+  grace_successor: string | null;
 }
 /** A row of the `signing_keys` table. */
 export interface SigningKeysTable {
@@ -661,6 +663,14 @@ export interface ClientsTable {
   require_pushed_authorization_requests: Generated<boolean>;
   /** When the row was created. */
   created_at: Timestamp;
+  /** Where the provider POSTs logout tokens (OIDC Back-Channel Logout 1.0), or null. */
+  backchannel_logout_uri: string | null;
+  /** Whether the client requires `sid` in logout tokens. */
+  backchannel_logout_session_required: Generated<boolean>;
+  /** Seconds a rotated refresh token still answers its successor (0: off). */
+  refresh_token_grace_seconds: Generated<number>;
+  /** The name users see, or null (the client id is shown). */
+  client_name: string | null;
 }
 /** A row of the `security_events` table. */
 export interface SecurityEventsTable {

@@ -434,6 +434,14 @@ const statements: readonly string[] = [
   `ALTER TABLE clients ADD COLUMN IF NOT EXISTS jwks_uri text`,
   // RFC 9126: the client must push its authorization requests (PAR).
   `ALTER TABLE clients ADD COLUMN IF NOT EXISTS require_pushed_authorization_requests boolean NOT NULL DEFAULT false`,
+  // OIDC Back-Channel Logout 1.0 registration, and the refresh grace window (issue 26).
+  `ALTER TABLE clients ADD COLUMN IF NOT EXISTS backchannel_logout_uri text`,
+  `ALTER TABLE clients ADD COLUMN IF NOT EXISTS backchannel_logout_session_required boolean NOT NULL DEFAULT false`,
+  `ALTER TABLE clients ADD COLUMN IF NOT EXISTS refresh_token_grace_seconds integer NOT NULL DEFAULT 0`,
+  // The name users see on consent and on their account's "apps with access".
+  `ALTER TABLE clients ADD COLUMN IF NOT EXISTS client_name text`,
+  // The refresh grace window: a rotated token's successor, sealed with a pad derived from the rotated token.
+  `ALTER TABLE refresh_tokens ADD COLUMN IF NOT EXISTS grace_successor text`,
 
   // ---- Ledgers (spec 2.7) ----
   `CREATE TABLE IF NOT EXISTS security_events (

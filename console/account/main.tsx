@@ -757,8 +757,18 @@ interface SessionRow {
   ipAddress: string | null;
 }
 
+/** A client with access to the account (`GET /profile/apps`). */
+interface AppRow {
+  readonly clientId: string;
+  readonly clientName: string;
+  readonly scopes: readonly string[];
+  readonly grantedAt: string;
+  readonly lastUsedAt: string | null;
+}
+
 function Account(props: { profile: Profile }) {
   const [sessions, setSessions] = useState<SessionRow[]>([]);
+  const [apps, setApps] = useState<AppRow[] | null>(null);
   const [factors, setFactors] = useState<
     { totp: string; recoveryCodesRemaining: number; emailOtpEnrolled?: boolean } | null
   >(null);
@@ -788,6 +798,9 @@ function Account(props: { profile: Profile }) {
       api("GET", "/auth/passkey"),
       api("GET", "/profile/security-events?limit=10"),
     ]);
+    // Served by the OIDC provider plugin: without it (404) the section is not shown.
+    const a = await api("GET", "/profile/apps");
+    setApps(a.status === 200 ? a.body.apps : null);
     if (ev.status === 200) setEvents(ev.body.events);
     if (s.status === 200) setSessions(s.body.sessions);
     if (f.status === 200) setFactors(f.body);
@@ -1128,6 +1141,43 @@ function Account(props: { profile: Profile }) {
           ))}
         </ul>
       </section>
+      {apps === null ? null : (
+        <section aria-labelledby="apps-h">
+          <h2 id="apps-h">{t("account.apps")}</h2>
+          {apps.length === 0 ? <p>{t("account.appsNone")}</p> : (
+            <ul id="apps" class="sessions">
+              {apps.map((app) => (
+                <li key={app.clientId}>
+                  <span>
+                    <strong>{app.clientName}</strong> ·{" "}
+                    {t("account.appScopes", { scopes: app.scopes.join(", ") })}
+                    {" · "}
+                    {t("account.appGranted", { time: new Date(app.grantedAt).toLocaleString(lang) })}
+                    {app.lastUsedAt
+                      ? ` · ${
+                        t("account.appLastUsed", { time: new Date(app.lastUsedAt).toLocaleString(lang) })
+                      }`
+                      : ""}
+                  </span>
+                  <button
+                    type="button"
+                    class="secondary"
+                    onClick={async () => {
+                      setError("");
+                      const answer = await api("DELETE", `/profile/apps/${encodeURIComponent(app.clientId)}`);
+                      if (answer.status !== 204) return setError(t("common.error"));
+                      setMessage(t("account.appRevoked", { name: app.clientName }));
+                      await load();
+                    }}
+                  >
+                    {t("account.appRevoke", { name: app.clientName })}
+                  </button>
+                </li>
+              ))}
+            </ul>
+          )}
+        </section>
+      )}
       <section aria-labelledby="events-h">
         <h2 id="events-h">{t("account.events")}</h2>
         {events.length === 0 ? <p>{t("account.eventsNone")}</p> : (

@@ -413,6 +413,8 @@ const svcConfigSchema = v.pipe(
         mfaTokenTtlSeconds: v.optional(int(30, 3600, "seconds"), 300),
         /** How long a retired signing key stays published and accepted (at least the access token lifetime). */
         signingKeyOverlapSeconds: v.optional(int(0, 31_536_000, "seconds"), 86400),
+        /** svc's own refresh grace window (0: off; see `SessionService.refresh`). */
+        refreshGraceSeconds: v.optional(int(0, 300, "seconds"), 0),
       }),
       {},
     ),
@@ -952,6 +954,14 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     path: "tokens.refreshTokenTtlSeconds",
     kind: "int",
     doc: "refresh token lifetime (30 days)",
+  },
+  {
+    name: "SVC_REFRESH_GRACE_SECONDS",
+    path: "tokens.refreshGraceSeconds",
+    kind: "int",
+    doc:
+      "svc's own refresh grace window: a rotated refresh token presented again within it gets the same successor (0-300; 0: off)",
+    defaultText: "0 (off)",
   },
   {
     name: "SVC_MFA_TOKEN_TTL_SECONDS",

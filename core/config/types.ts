@@ -91,6 +91,11 @@ export interface SvcConfig {
     refreshTokenTtlSeconds: number;
     mfaTokenTtlSeconds: number;
     signingKeyOverlapSeconds: number;
+    /**
+     * svc's own refresh (`/auth/refresh`): a rotated refresh token presented again within this
+     * many seconds gets the same successor instead of revoking its family (0: off).
+     */
+    refreshGraceSeconds: number;
   };
   /** Session timeouts. */
   sessions: { idleTimeoutSeconds: number; absoluteTimeoutSeconds: number };
@@ -273,6 +278,7 @@ export interface SvcConfigInput {
     refreshTokenTtlSeconds?: number;
     mfaTokenTtlSeconds?: number;
     signingKeyOverlapSeconds?: number;
+    refreshGraceSeconds?: number;
   };
   /** See `SvcConfig.sessions`. */
   sessions?: { idleTimeoutSeconds?: number; absoluteTimeoutSeconds?: number };

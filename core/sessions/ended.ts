@@ -32,10 +32,21 @@ export interface EndedSession {
   readonly endedAt: number;
 }
 
+/**
+ * Told of the sessions that ended through this instance (after commit), for example to send
+ * OIDC back-channel logout tokens. Called once per end, on the instance that ended it.
+ */
+export type SessionEndListener = (ended: readonly EndedSession[]) => Promise<void> | void;
+
 /** Announces ended sessions to every instance (after the transaction that ended them committed). */
 export interface SessionEndAnnouncer {
   /** Makes every instance refuse the access tokens of these sessions. */
   announce(ended: readonly EndedSession[]): Promise<void>;
+  /**
+   * Registers a listener awaited on every {@link announce} of this instance (not for ends learnt
+   * from other instances); its failures never reach the caller. Returns its removal.
+   */
+  listen?(listener: SessionEndListener): () => void;
 }
 
 /** Where recently ended sessions are read at start (the sessions table's `revoked_at`). */
@@ -108,6 +119,7 @@ export class EndedSessions implements SessionEndAnnouncer {
   #overflowEndedAt = -Infinity;
   #overflowUntil = -Infinity;
   #unsubscribe: (() => Promise<void>) | null = null;
+  readonly #listeners = new Set<SessionEndListener>();
 
   /** The set of this instance; call `start` to subscribe and preload. */
   constructor(options: EndedSessionsOptions) {
@@ -141,21 +153,35 @@ export class EndedSessions implements SessionEndAnnouncer {
     if (unsubscribe !== null) await unsubscribe();
   }
 
-  /** Records ends here and sends them to every other instance on the bus. */
+  /** Records ends here, sends them to every other instance on the bus, then tells the listeners. */
   async announce(ended: readonly EndedSession[]): Promise<void> {
     if (ended.length === 0) return;
     this.record(ended);
     const bus = this.#o.bus;
-    if (bus === undefined) return;
-    const endedAt = Math.max(...ended.map((e) => e.endedAt));
-    const ids = ended.map((e) => e.id);
-    for (let i = 0; i < ids.length; i += MAX_SESSION_IDS_PER_MESSAGE) {
-      await bus.publish({
-        scope: "sessions",
-        sessionIds: ids.slice(i, i + MAX_SESSION_IDS_PER_MESSAGE),
-        endedAt,
-      });
+    if (bus !== undefined) {
+      const endedAt = Math.max(...ended.map((e) => e.endedAt));
+      const ids = ended.map((e) => e.id);
+      for (let i = 0; i < ids.length; i += MAX_SESSION_IDS_PER_MESSAGE) {
+        await bus.publish({
+          scope: "sessions",
+          sessionIds: ids.slice(i, i + MAX_SESSION_IDS_PER_MESSAGE),
+          endedAt,
+        });
+      }
     }
+    for (const listener of [...this.#listeners]) {
+      try {
+        await listener(ended);
+      } catch {
+        // A listener reports its own failures; the sessions have ended either way.
+      }
+    }
+  }
+
+  /** Registers a listener of the ends announced through this instance; returns its removal. */
+  listen(listener: SessionEndListener): () => void {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
   }
 
   /** Records ends on this instance only. */

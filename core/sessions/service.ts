@@ -19,10 +19,11 @@ import { ForbiddenError, NotFoundError } from "../errors.ts";
 import type { EventSink } from "../events/sink.ts";
 import { type RandomSource, randomUuid } from "../random.ts";
 import { InvalidRefreshTokenError } from "../tokens/errors.ts";
+import { openSuccessor, sealSuccessor } from "../tokens/grace.ts";
 import { hashRefreshToken, isRefreshTokenShape, newRefreshToken } from "../tokens/refresh.ts";
 import type { TokenService } from "../tokens/service.ts";
 import type { AccessTokenClaims, ActorClaim } from "../tokens/types.ts";
-import type { EndedSession, SessionEndAnnouncer } from "./ended.ts";
+import type { EndedSession, SessionEndAnnouncer, SessionEndListener } from "./ended.ts";
 import type { RefreshTokenRecord } from "../../storage/contract/refresh-tokens.ts";
 import type { SessionRecord } from "../../storage/contract/sessions.ts";
 import type { Storage } from "../../storage/storage.ts";
@@ -144,6 +145,11 @@ export interface SessionServiceOptions {
   absoluteTimeoutMs: number;
   /** Lifetime of each refresh token. */
   refreshTokenTtlMs: number;
+  /**
+   * svc's own grace window (tokens whose audience is the issuer) in seconds; default 0 (off).
+   * See {@link SessionService.refresh}.
+   */
+  refreshGraceSeconds?: number;
   /** Told of every session that ends (after commit); without one, ends are not announced. */
   ended?: SessionEndAnnouncer;
 }
@@ -285,8 +291,19 @@ export class SessionService {
    * of the family) act in that organization (`null`: none), which the user must belong to.
    * Every failure is `InvalidRefreshTokenError`; a replay of a used token first revokes the
    * whole family and emits `token.refresh_reuse_detected`.
+   *
+   * The grace window: `graceSeconds` (an OIDC client's, whose audience the caller checked), or
+   * for tokens of svc itself the service's `refreshGraceSeconds`. Under a window the successor is
+   * sealed on the rotated token (`core/tokens/grace.ts`); the rotated token presented again
+   * within that many seconds of its rotation, while its successor is unused and the family
+   * alive, answers the same successor with a new access token instead of revoking the family.
+   * Outside the window, or once the successor was used, a replay is a replay. Not with `orgId`
+   * and not for impersonation sessions.
    */
-  async refresh(token: unknown, options: { orgId?: string | null } = {}): Promise<IssuedTokens> {
+  async refresh(
+    token: unknown,
+    options: { orgId?: string | null; graceSeconds?: number } = {},
+  ): Promise<IssuedTokens> {
     const { storage, random, clock } = this.#o;
     if (!isRefreshTokenShape(token)) throw new InvalidRefreshTokenError();
     const hash = hashRefreshToken(token);
@@ -303,6 +320,9 @@ export class SessionService {
     }
     const next = newRefreshToken(random);
     const now = clock.now();
+    const graceSeconds = options.orgId !== undefined
+      ? 0
+      : options.graceSeconds ?? this.#o.refreshGraceSeconds ?? 0;
     // One statement: the rotation, the session's touch, the user's status and the family's
     // membership (one round trip and one commit per grant).
     const rotation = await storage.refreshTokens.rotateForGrant(hash, {
@@ -310,8 +330,13 @@ export class SessionService {
       // The session's absolute expiry bounds the family anyway: refreshing checks the session.
       expiresAt: new Date(now + this.#o.refreshTokenTtlMs),
       ...(options.orgId !== undefined ? { orgId: options.orgId } : {}),
+      ...(graceSeconds > 0 ? { sealedSuccessor: sealSuccessor(token, next.token) } : {}),
     }, this.#o.idleTimeoutMs);
-    if (rotation.outcome === "reused") return await this.#reuseDetected(rotation.previous);
+    if (rotation.outcome === "reused") {
+      const again = graceSeconds > 0 ? await this.#withinGrace(token, rotation.previous, options) : null;
+      if (again !== null) return again;
+      return await this.#reuseDetected(rotation.previous);
+    }
     if (rotation.outcome !== "rotated") throw new InvalidRefreshTokenError();
 
     const { token: record, session, userStatus, member: stillMember } = rotation;
@@ -413,6 +438,19 @@ export class SessionService {
     return ended.sessions.length;
   }
 
+  /**
+   * Registers a listener of every session end announced through this instance, whichever way the
+   * session ended (logout, remote or admin revocation, logout-all, refresh reuse, password reset,
+   * suspension, erasure, break-glass rotation, impersonation end): they all pass through the
+   * announcer. Returns its removal. Throws when the service was built without an announcer that
+   * takes listeners.
+   */
+  onSessionsEnded(listener: SessionEndListener): () => void {
+    const listen = this.#o.ended?.listen;
+    if (listen === undefined) throw new Error("sessions: no session end announcer to listen to");
+    return listen.call(this.#o.ended, listener);
+  }
+
   /** Tells every instance that these sessions ended (call after the ending transaction committed). */
   async announceEnded(ended: readonly EndedSession[]): Promise<void> {
     if (ended.length > 0) await this.#o.ended?.announce(ended);
@@ -441,6 +479,47 @@ export class SessionService {
   /** The refresh token record behind a token, for inspection (tests, admin). */
   refreshRecord(token: string): Promise<RefreshTokenRecord | null> {
     return this.#o.storage.refreshTokens.get(hashRefreshToken(token));
+  }
+
+  /**
+   * A rotated token presented again: its sealed successor with a new access token when the grace
+   * window applies (see {@link refresh}), else null (a replay).
+   */
+  async #withinGrace(
+    presented: string,
+    previous: RefreshTokenRecord,
+    options: { graceSeconds?: number },
+  ): Promise<IssuedTokens | null> {
+    const { storage, clock, tokens } = this.#o;
+    const now = clock.now();
+    // svc's own window covers svc's own tokens only; an OIDC client's is passed by its grant.
+    const seconds = options.graceSeconds ??
+      ((previous.audience ?? tokens.issuer) === tokens.issuer ? this.#o.refreshGraceSeconds ?? 0 : 0);
+    if (
+      seconds <= 0 || previous.usedAt === null || previous.revokedAt !== null ||
+      previous.graceSuccessor === null || now - previous.usedAt.getTime() > seconds * 1000
+    ) return null;
+    const successor = openSuccessor(presented, previous.graceSuccessor);
+    if (successor === null) return null;
+    const child = await storage.refreshTokens.get(hashRefreshToken(successor));
+    if (
+      child === null || child.parentHash !== previous.tokenHash || child.usedAt !== null ||
+      child.revokedAt !== null || child.expiresAt.getTime() <= now
+    ) return null;
+    const session = await storage.sessions.getActive(child.sessionId);
+    if (session === null || session.impersonationId !== null) return null;
+    const user = await storage.users.get(child.userId);
+    if (user === null || user.status !== "Active") return null;
+    if (child.orgId !== null && !await storage.organizations.isMember(child.orgId, child.userId)) return null;
+    const access = await this.#mintAccess(
+      session,
+      child.orgId,
+      child.audience ?? tokens.issuer,
+      undefined,
+      undefined,
+    );
+    await this.recordBreakGlassUse(session, "refresh");
+    return { session, tokens: { ...access.response, refreshToken: successor }, access: access.claims };
   }
 
   /** A used refresh token came back: its family is revoked, its session ended, and the event emitted. */

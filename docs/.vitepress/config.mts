@@ -34,6 +34,10 @@ export default defineConfig({
           { text: "Impersonation and break-glass", link: "/guides/impersonation-and-break-glass" },
           { text: "Imports and shadow mode", link: "/guides/imports" },
           { text: "Plugins", link: "/guides/plugins" },
+          {
+            text: "OIDC back-channel logout, refresh grace and apps",
+            link: "/guides/oidc-backchannel-logout",
+          },
           { text: "The OpenID Connect provider", link: "/guides/oidc-provider" },
           { text: "The single binary", link: "/guides/binary" },
           { text: "Scale-out on Postgres", link: "/guides/scale-out" },

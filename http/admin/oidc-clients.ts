@@ -7,7 +7,7 @@
  * | GET | `/svc-admin/oidc/clients` | list by client id (`?offset=&limit=`) |
  * | POST | `/svc-admin/oidc/clients` | create `{clientId, clientType, redirectUris, …}`: 201; a confidential client's `soc_…` secret is shown once (`no-store`) |
  * | GET | `/svc-admin/oidc/clients/{id}` | read |
- * | PATCH | `/svc-admin/oidc/clients/{id}` | change redirect URIs, scopes, consent, suspension, `private_key_jwt` keys, PAR requirement |
+ * | PATCH | `/svc-admin/oidc/clients/{id}` | change redirect URIs, scopes, consent, suspension, `private_key_jwt` keys, PAR requirement, back-channel logout, refresh grace window |
  * | DELETE | `/svc-admin/oidc/clients/{id}` | delete; the sessions (access and refresh tokens) issued to it end |
  *
  * A confidential client authenticates with its secret (`client_secret_basic` or
@@ -105,6 +105,32 @@ const jwksUriField = v.pipe(
   v.string("jwksUri must be a string"),
   v.maxLength(2000, "jwksUri is longer than 2000 characters"),
 );
+const backchannelUriField = v.nullable(v.pipe(
+  v.string("backchannelLogoutUri must be a string"),
+  v.maxLength(2000, "backchannelLogoutUri is longer than 2000 characters"),
+));
+const clientNameField = v.nullable(v.pipe(
+  v.string("clientName must be a string"),
+  v.trim(),
+  v.minLength(1, "clientName must not be empty"),
+  v.maxLength(100, "clientName is longer than 100 characters"),
+  v.check(
+    (text) => [...text].every((ch) => ch.charCodeAt(0) >= 0x20 && ch.charCodeAt(0) !== 0x7f),
+    "clientName must not hold control characters",
+  ),
+));
+const backchannelSessionField = v.boolean("backchannelLogoutSessionRequired must be true or false");
+/** The longest refresh grace window a client may be given (seconds). */
+export const MAX_REFRESH_GRACE_SECONDS = 300;
+const graceField = v.pipe(
+  v.number("refreshTokenGraceSeconds must be a number"),
+  v.integer("refreshTokenGraceSeconds must be a whole number"),
+  v.minValue(0, "refreshTokenGraceSeconds must be at least 0"),
+  v.maxValue(
+    MAX_REFRESH_GRACE_SECONDS,
+    `refreshTokenGraceSeconds must be at most ${MAX_REFRESH_GRACE_SECONDS}`,
+  ),
+);
 
 /** The body of `POST /svc-admin/oidc/clients`. */
 export const CreateOidcClientSchema = v.strictObject({
@@ -133,6 +159,10 @@ export const CreateOidcClientSchema = v.strictObject({
     v.boolean("requirePushedAuthorizationRequests must be true or false"),
     false,
   ),
+  backchannelLogoutUri: v.optional(backchannelUriField, null),
+  backchannelLogoutSessionRequired: v.optional(backchannelSessionField, false),
+  refreshTokenGraceSeconds: v.optional(graceField, 0),
+  clientName: v.optional(clientNameField, null),
 });
 
 /** The body of `PATCH /svc-admin/oidc/clients/{id}`. */
@@ -147,6 +177,10 @@ export const UpdateOidcClientSchema = v.strictObject({
   requirePushedAuthorizationRequests: v.optional(
     v.boolean("requirePushedAuthorizationRequests must be true or false"),
   ),
+  backchannelLogoutUri: v.optional(backchannelUriField),
+  backchannelLogoutSessionRequired: v.optional(backchannelSessionField),
+  refreshTokenGraceSeconds: v.optional(graceField),
+  clientName: v.optional(clientNameField),
 });
 
 /** A client as the API shows it (never the secret or its hash). */
@@ -166,6 +200,10 @@ export const OidcClientSchema = v.pipe(
     jwks: v.nullable(v.object({ keys: v.array(v.record(v.string(), v.unknown())) })),
     jwksUri: v.nullable(v.string()),
     requirePushedAuthorizationRequests: v.boolean(),
+    backchannelLogoutUri: v.nullable(v.string()),
+    backchannelLogoutSessionRequired: v.boolean(),
+    refreshTokenGraceSeconds: v.number(),
+    clientName: v.nullable(v.string()),
     createdAt: IsoTimeSchema,
   }),
   v.title("OidcClient"),
@@ -200,6 +238,10 @@ export function oidcClientView(client: ClientRecord): v.InferOutput<typeof OidcC
     jwks: client.jwks === null ? null : { keys: client.jwks.keys.map((key) => ({ ...key })) },
     jwksUri: client.jwksUri,
     requirePushedAuthorizationRequests: client.requirePushedAuthorizationRequests,
+    backchannelLogoutUri: client.backchannelLogoutUri,
+    backchannelLogoutSessionRequired: client.backchannelLogoutSessionRequired,
+    refreshTokenGraceSeconds: client.refreshTokenGraceSeconds,
+    clientName: client.clientName,
     createdAt: client.createdAt.toISOString(),
   };
 }
@@ -234,6 +276,13 @@ function checkKeys(
   }
 }
 
+/** Checks a back-channel logout URI as a receiver the outbound guard would call. */
+function checkBackchannelUri(uri: string | null | undefined, allowPrivate: readonly string[]): void {
+  if (uri === undefined || uri === null) return;
+  const problem = clientJwksUriProblem(uri, { allowPrivate });
+  if (problem !== null) throw new ValidationError(problem.replace("jwksUri", "backchannelLogoutUri"));
+}
+
 const TAGS = ["Admin: OIDC clients"];
 const PARAMS = { clientRowId: "The client's id (not its client_id)" };
 
@@ -255,7 +304,7 @@ const OPERATIONS: readonly OperationDoc[] = [
     path: BASE,
     summary: "Create an OIDC client",
     description:
-      "A confidential client's `soc_…` secret is in the answer this once (`Cache-Control: no-store`). Redirect URIs are matched exactly. Without `allowedScopes` the client gets `openid profile email` (`offline_access` only when listed). A client registered with `tokenEndpointAuthMethod` `client_secret_basic` or `client_secret_post` may use only that method; without one, its secret works either way. With `tokenEndpointAuthMethod: private_key_jwt` the client has no secret and signs RFC 7523 assertions with one of its keys: `jwks` (public keys only) or `jwksUri` (https; http only for a private host allowed by `webhooks.allowPrivateReceivers`).",
+      "A confidential client's `soc_…` secret is in the answer this once (`Cache-Control: no-store`). Redirect URIs are matched exactly. Without `allowedScopes` the client gets `openid profile email` (`offline_access` only when listed). A client registered with `tokenEndpointAuthMethod` `client_secret_basic` or `client_secret_post` may use only that method; without one, its secret works either way. With `tokenEndpointAuthMethod: private_key_jwt` the client has no secret and signs RFC 7523 assertions with one of its keys: `jwks` (public keys only) or `jwksUri` (https; http only for a private host allowed by `webhooks.allowPrivateReceivers`). `backchannelLogoutUri` (same URL rules) receives OIDC Back-Channel Logout tokens, with `sid` when `backchannelLogoutSessionRequired`; `refreshTokenGraceSeconds` (0–300, default 0: off) lets a rotated refresh token presented again by the same client within that many seconds get the same successor instead of revoking the family.",
     tags: TAGS,
     permissions: MANAGE.global,
     body: CreateOidcClientSchema,
@@ -281,7 +330,7 @@ const OPERATIONS: readonly OperationDoc[] = [
     path: ITEM,
     summary: "Change an OIDC client",
     description:
-      "Redirect URIs, scopes, consent, suspension (a suspended client is refused everywhere), and the keys of a `private_key_jwt` client (`jwks` or `jwksUri` replace the registered ones).",
+      "Redirect URIs, scopes, consent, suspension (a suspended client is refused everywhere), the keys of a `private_key_jwt` client (`jwks` or `jwksUri` replace the registered ones), the back-channel logout registration and the refresh grace window.",
     tags: TAGS,
     permissions: MANAGE.global,
     params: PARAMS,
@@ -333,6 +382,7 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
         throw new ValidationError('tokenEndpointAuthMethod "none" is for public clients, and only it');
       }
       checkKeys(method, body, outboundPolicyFromConfig(appDeps.config).allowPrivate);
+      checkBackchannelUri(body.backchannelLogoutUri, outboundPolicyFromConfig(appDeps.config).allowPrivate);
       const secret = body.clientType === "confidential" && method !== "private_key_jwt"
         ? `${OIDC_CLIENT_SECRET_PREFIX}${randomToken(appDeps.random, 32)}`
         : null;
@@ -353,6 +403,10 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
           jwks: body.jwks ?? null,
           jwksUri: body.jwksUri ?? null,
           requirePushedAuthorizationRequests: body.requirePushedAuthorizationRequests,
+          backchannelLogoutUri: body.backchannelLogoutUri,
+          backchannelLogoutSessionRequired: body.backchannelLogoutSessionRequired,
+          refreshTokenGraceSeconds: body.refreshTokenGraceSeconds,
+          clientName: body.clientName,
         }).catch(asConflict);
         await emit({
           kind: "oidc.client_created",
@@ -376,6 +430,7 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
     app.patch(ITEM, async (c) => {
       const scope = await fence(c, snapshots, MANAGE);
       const body = await parseBody(c, UpdateOidcClientSchema);
+      checkBackchannelUri(body.backchannelLogoutUri, outboundPolicyFromConfig(appDeps.config).allowPrivate);
       const { value } = await adminMutation(deps, scope, async ({ tx, emit }) => {
         const before = await visible(scope, c.req.param("clientRowId"), tx);
         const { jwks, jwksUri, ...rest } = body;

@@ -160,6 +160,7 @@ export function createAuthStack(options: AuthStackOptions): AuthStack {
     idleTimeoutMs: config.sessions.idleTimeoutSeconds * 1000,
     absoluteTimeoutMs: config.sessions.absoluteTimeoutSeconds * 1000,
     refreshTokenTtlMs: config.tokens.refreshTokenTtlSeconds * 1000,
+    refreshGraceSeconds: config.tokens.refreshGraceSeconds,
     ended: endedSessions,
   });
   const cookies = cookieSettings(config);

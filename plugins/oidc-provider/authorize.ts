@@ -504,7 +504,7 @@ async function consentPage(p: Provider, c: Context): Promise<Response> {
     c,
     200,
     "Allow access",
-    `<p>${escape(r.client.clientId)} asks for: ${
+    `<p>${escape(r.client.clientName ?? r.client.clientId)} asks for: ${
       r.scopes.map(escape).join(", ")
     }</p><form method="post" action="${
       escape(p.path(PATHS.consent))

@@ -20,8 +20,15 @@ import {
   secondsSetting,
   type SvcPlugin,
 } from "../../mod.ts";
+import { APP_ACCESS_REVOKED_EVENT, appsRoutes } from "./apps.ts";
 import { authorizeRoutes } from "./authorize.ts";
 import { providerRoot, rootPath } from "./issuer.ts";
+import {
+  BACKCHANNEL_EVENTS,
+  BACKCHANNEL_TABLES,
+  BackchannelLogout,
+  type BackchannelOptions,
+} from "./backchannel.ts";
 import { logoutRoutes } from "./logout.ts";
 import { PAR_TABLES } from "./par.ts";
 import { parRoutes } from "./par-route.ts";
@@ -69,11 +76,36 @@ const EVENTS = [
   { kind: OIDC_EVENTS.clientCredentialsIssued, description: "a service account got an access token" },
   { kind: OIDC_EVENTS.tokenRevoked, description: "a client revoked a token (RFC 7009)" },
   { kind: OIDC_EVENTS.loggedOut, description: "RP-initiated logout ended a session", securityLedger: true },
+  {
+    kind: APP_ACCESS_REVOKED_EVENT,
+    description: "a user revoked a client's access (consent and sessions) from their account",
+    securityLedger: true,
+  },
+  { kind: BACKCHANNEL_EVENTS.delivered, description: "a client acknowledged a back-channel logout token" },
+  {
+    kind: BACKCHANNEL_EVENTS.failed,
+    description: "a back-channel logout token could not be delivered after its retries",
+  },
 ];
 
+/** What the provider plugin is built with (tests drive the back-channel worker themselves). */
+export interface OidcProviderOptions {
+  /** Whether the back-channel logout worker polls in the background (default true). */
+  readonly backchannelWorker?: boolean;
+  /** The back-channel logout worker's retry schedule and limits. */
+  readonly backchannel?: BackchannelOptions;
+}
+
+/** The provider plugin, with its back-channel logout outbox (once started). */
+export type OidcProviderPlugin = SvcPlugin<OidcProviderConfig> & {
+  /** The back-channel logout outbox and worker, or null before `start`. */
+  backchannelLogout(): BackchannelLogout | null;
+};
+
 /** Builds the OIDC provider plugin. */
-export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
+export function oidcProviderPlugin(options: OidcProviderOptions = {}): OidcProviderPlugin {
   let realmId: string | null = null;
+  let backchannel: BackchannelLogout | null = null;
   const provider = (ctx: PluginContext<OidcProviderConfig>): Provider => {
     const { baseUrl, pathBase } = ctx.svcConfig.server;
     const root = providerRoot(baseUrl, pathBase);
@@ -89,7 +121,7 @@ export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
       remoteJwks: remoteJwksCache(ctx.outbound),
     };
   };
-  return definePlugin<OidcProviderConfig>({
+  const plugin = definePlugin<OidcProviderConfig>({
     name: "oidc-provider",
     config: {
       schema: ConfigSchema,
@@ -120,11 +152,16 @@ export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
         },
       ],
     },
-    tables: [...TABLES, ...PAR_TABLES, ...RESOURCE_TABLES],
+    tables: [...TABLES, ...PAR_TABLES, ...RESOURCE_TABLES, ...BACKCHANNEL_TABLES],
     permissions: PERMISSIONS,
     events: EVENTS,
     async start(ctx) {
       realmId = (await pluginRealm(ctx.storage.realms, ctx.config.realm)).id;
+      backchannel = new BackchannelLogout(provider(ctx), options.backchannel);
+      backchannel.start(options.backchannelWorker ?? true);
+    },
+    async stop() {
+      await backchannel?.stop();
     },
     async readiness(ctx) {
       if (realmId === null) throw new Error("not started");
@@ -140,7 +177,9 @@ export function oidcProviderPlugin(): SvcPlugin<OidcProviderConfig> {
         parRoutes(p),
         ssoRoutes(p),
         resourceAdminRoutes(ctx),
+        appsRoutes(p),
       ];
     },
   });
+  return Object.assign(plugin, { backchannelLogout: () => backchannel });
 }

@@ -12,6 +12,7 @@ import {
   type ServiceAccountRecord,
   sha256Hex,
   SIGNING_ALGORITHM,
+  TtlLruCache,
 } from "../../mod.ts";
 import type { ClientRecord, PluginSql } from "../../mod.ts";
 import { assertionClientId, ClientAssertionError, verifyClientAssertion } from "./client-assertion.ts";
@@ -304,9 +305,29 @@ export async function recordGrant(p: Provider, grant: OidcGrant, sql: PluginSql 
   );
 }
 
+/**
+ * Found grants by provider context: a grant row is written once and never changed or deleted, so
+ * a found one may be kept (the refresh grant reads it on every call). Absences are not kept.
+ */
+const grantCaches = new WeakMap<object, TtlLruCache<string, OidcGrant>>();
+
 /** The grant of a session, or null. */
 export async function findGrant(p: Provider, sessionId: string): Promise<OidcGrant | null> {
   if (!/^[0-9a-f-]{36}$/i.test(sessionId)) return null;
+  let cache = grantCaches.get(p.ctx);
+  if (cache === undefined) {
+    cache = new TtlLruCache(p.ctx.clock, { ttlMs: 600_000, maxEntries: 10_000 });
+    grantCaches.set(p.ctx, cache);
+  }
+  const key = `${p.realmId}:${sessionId.toLowerCase()}`;
+  const cached = cache.get(key);
+  if (cached !== undefined) return cached;
+  const found = await readGrant(p, sessionId);
+  if (found !== null) cache.set(key, found);
+  return found;
+}
+
+async function readGrant(p: Provider, sessionId: string): Promise<OidcGrant | null> {
   const [row] = await p.ctx.sql.query<
     {
       session_id: string;

@@ -242,6 +242,9 @@ export function discovery(p: Provider): Record<string, unknown> {
     authorization_response_iss_parameter_supported: true,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
+    // OIDC Back-Channel Logout 1.0: logout tokens always carry sid (see backchannel.ts).
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
   };
 }
 
@@ -500,7 +503,11 @@ async function idTokenFor(
   });
   return await signJwt(p, "JWT", {
     ...contributed,
-    ...(await userClaims(p, userId, scopes) ?? {}),
+    // Only email and profile release user claims: without them the user is not read (the grant
+    // that calls this has checked that the user is active).
+    ...(scopes.includes("email") || scopes.includes("profile")
+      ? await userClaims(p, userId, scopes) ?? {}
+      : {}),
     iss: p.issuer,
     sub: userId,
     aud: clientId,
@@ -542,7 +549,8 @@ async function refreshGrant(
   if ("error" in target) return oauthError(c, 400, "invalid_target", target.error);
   let issued;
   try {
-    issued = await sessions.refresh(form.refresh_token);
+    // The client's grace window (0: off); the record's audience is this client (checked above).
+    issued = await sessions.refresh(form.refresh_token, { graceSeconds: client.refreshTokenGraceSeconds });
   } catch (error) {
     if (!(error instanceof InvalidRefreshTokenError)) throw error;
     return refused(p, c, client.clientId, "refresh_refused", "the refresh token is not valid");

@@ -42,6 +42,14 @@ export interface ClientRecord {
   readonly jwksUri: string | null;
   /** Whether its authorization requests must be pushed first (RFC 9126 `require_pushed_authorization_requests`). */
   readonly requirePushedAuthorizationRequests: boolean;
+  /** Where the provider POSTs logout tokens (OIDC Back-Channel Logout 1.0), or null. */
+  readonly backchannelLogoutUri: string | null;
+  /** Whether the client requires `sid` in its logout tokens. */
+  readonly backchannelLogoutSessionRequired: boolean;
+  /** Seconds a rotated refresh token still answers its successor (the refresh grace window; 0: off). */
+  readonly refreshTokenGraceSeconds: number;
+  /** The name users see (consent, apps with access), or null: the client id is shown. */
+  readonly clientName: string | null;
   /** When it was created. */
   readonly createdAt: Date;
 }
@@ -74,6 +82,14 @@ export interface ClientFields {
   readonly jwksUri?: string | null;
   /** Whether its authorization requests must be pushed first (RFC 9126); default false. */
   readonly requirePushedAuthorizationRequests?: boolean;
+  /** Where the provider POSTs logout tokens; default none. */
+  readonly backchannelLogoutUri?: string | null;
+  /** Whether the client requires `sid` in its logout tokens; default false. */
+  readonly backchannelLogoutSessionRequired?: boolean;
+  /** The refresh grace window in seconds; default 0 (off). */
+  readonly refreshTokenGraceSeconds?: number;
+  /** The name users see; default none. */
+  readonly clientName?: string | null;
 }
 
 /** Client storage. */

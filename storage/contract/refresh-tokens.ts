@@ -34,6 +34,8 @@ export interface RefreshTokenRecord {
   readonly usedAt: Date | null;
   /** When it was revoked, or null. */
   readonly revokedAt: Date | null;
+  /** The successor sealed for the refresh grace window (`core/tokens/grace.ts`); null without one. */
+  readonly graceSuccessor: string | null;
 }
 
 /** The first token of a family. */
@@ -66,6 +68,8 @@ export interface RotatedRefreshToken {
   readonly orgId?: string | null;
   /** Defaults to the old token's audience. */
   readonly audience?: string | null;
+  /** The successor sealed for the grace window, stored on the rotated token; default none. */
+  readonly sealedSuccessor?: string | null;
 }
 
 /** What a rotation attempt found. */

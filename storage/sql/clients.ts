@@ -31,6 +31,10 @@ function toRecord(row: Selectable<ClientsTable>): ClientRecord {
     jwks: (row.jwks ?? null) as ClientRecord["jwks"],
     jwksUri: row.jwks_uri ?? null,
     requirePushedAuthorizationRequests: row.require_pushed_authorization_requests ?? false,
+    backchannelLogoutUri: row.backchannel_logout_uri ?? null,
+    backchannelLogoutSessionRequired: row.backchannel_logout_session_required ?? false,
+    refreshTokenGraceSeconds: row.refresh_token_grace_seconds ?? 0,
+    clientName: row.client_name ?? null,
     createdAt: row.created_at,
   };
 }
@@ -61,6 +65,14 @@ function columnsOf(fields: Partial<ClientFields>): Updateable<ClientsTable> {
   if (fields.requirePushedAuthorizationRequests !== undefined) {
     out.require_pushed_authorization_requests = fields.requirePushedAuthorizationRequests;
   }
+  if (fields.backchannelLogoutUri !== undefined) out.backchannel_logout_uri = fields.backchannelLogoutUri;
+  if (fields.backchannelLogoutSessionRequired !== undefined) {
+    out.backchannel_logout_session_required = fields.backchannelLogoutSessionRequired;
+  }
+  if (fields.refreshTokenGraceSeconds !== undefined) {
+    out.refresh_token_grace_seconds = fields.refreshTokenGraceSeconds;
+  }
+  if (fields.clientName !== undefined) out.client_name = fields.clientName;
   return out;
 }
 
@@ -86,6 +98,10 @@ export function createSqlClientStore(
     jwks: fields.jwks === undefined || fields.jwks === null ? null : jsonb(fields.jwks),
     jwks_uri: fields.jwksUri ?? null,
     require_pushed_authorization_requests: fields.requirePushedAuthorizationRequests ?? false,
+    backchannel_logout_uri: fields.backchannelLogoutUri ?? null,
+    backchannel_logout_session_required: fields.backchannelLogoutSessionRequired ?? false,
+    refresh_token_grace_seconds: fields.refreshTokenGraceSeconds ?? 0,
+    client_name: fields.clientName ?? null,
     created_at: new Date(deps.clock.now()),
   });
   return {

@@ -36,6 +36,7 @@ function toRecord(row: Selectable<RefreshTokensTable>): RefreshTokenRecord {
     expiresAt: row.expires_at,
     usedAt: row.used_at,
     revokedAt: row.revoked_at,
+    graceSuccessor: row.grace_successor ?? null,
   };
 }
 
@@ -161,7 +162,8 @@ export function createSqlRefreshTokenStore(
         // nothing, neither does anything that follows it.
         const result = await sql<GrantRow>`
           WITH rotated AS (
-            UPDATE refresh_tokens SET used_at = ${at}::timestamptz
+            UPDATE refresh_tokens SET used_at = ${at}::timestamptz,
+              grace_successor = ${next.sealedSuccessor ?? null}::text
             WHERE token_hash = ${oldHash} AND used_at IS NULL AND revoked_at IS NULL
               AND expires_at > ${at}::timestamptz
             RETURNING *
