@@ -32,7 +32,7 @@ import type { PasswordHasher } from "../../core/passwords/hasher.ts";
 import { PasswordService } from "../../core/passwords/service.ts";
 import type { RandomSource } from "../../core/random.ts";
 import { type ExternalRiskProvider, RiskGate } from "../../core/risk/gate.ts";
-import { type GeoLocator, type IpReputation, securityEventLoginHistory } from "../../core/risk/providers.ts";
+import type { GeoLocator, IpReputation } from "../../core/risk/providers.ts";
 import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
 import { type SecretCipher, TotpService } from "../../core/totp/service.ts";
 import type { Storage } from "../../storage/storage.ts";
@@ -172,7 +172,7 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
     devices,
     geo: options.geo ?? null,
     reputation: options.reputation ?? null,
-    history: securityEventLoginHistory(storage.securityEvents),
+    history: storage.loginHistory,
     external: options.external ?? null,
   });
   const totp = new TotpService({
