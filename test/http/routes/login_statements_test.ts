@@ -6,9 +6,10 @@
  * not pages of the ledger.
  *
  * Before issue 29 this sign-in took 29 statements in 2 transactions and read 516 rows (the
- * history paged 500 events, 100 at a time); now 21 statements, no transaction, 17 rows (an event
- * nobody subscribes to is one ledger statement). The ceilings are what the pipeline does today,
- * so that any statement added to a sign-in fails here first.
+ * history paged 500 events, 100 at a time); now 17 statements, no transaction, under 20 rows (an
+ * event nobody subscribes to is one ledger statement; the abuse gate's four counter hits are
+ * one). The ceilings are what the pipeline does today, so that a statement added to a sign-in
+ * fails here first. The issue's goal is 6: not reached yet.
  */
 import assert from "node:assert/strict";
 import { sql } from "kysely";
@@ -16,7 +17,7 @@ import { T0 } from "../../support/auth.ts";
 import { loginBed } from "../../support/login.ts";
 import { recordSpans, stopRecording } from "../../support/spans.ts";
 
-const MAX_STATEMENTS = 21;
+const MAX_STATEMENTS = 17;
 const MAX_TRANSACTIONS = 0;
 const MAX_ROWS = 20;
 
