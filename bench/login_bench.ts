@@ -2,12 +2,19 @@
  * Password login cost and its effect on other requests, each beside its baseline measured in
  * the same run:
  *
- *     deno run -A bench/login_bench.ts [--logins 24] [--seconds 8] [--postgres]
+ *     deno run -A bench/login_bench.ts [--logins 24] [--seconds 8] [--postgres] [--history 600]
  *
+ * 0. Sign-ins before and after issue 29, interleaved in one run on the same database and users:
+ *    "after" is the login stack as svc builds it (the risk gate's login history one row read, an
+ *    event nobody subscribes to one ledger statement, the abuse counters' hits one statement on
+ *    the SQL store); "before" rebuilds the earlier path beside it (the history paged from the
+ *    ledger 100 events at a time, every event in its own transaction, one statement per counter).
+ *    Each user starts with `--history` ledger events of the last hour (a busy account). Medians of
+ *    the per-login time one at a time, and sign-ins/s with one login in flight per worker.
  * 1. Per-login cost: `POST /auth/login` through the whole pipeline (abuse gate, user lookup,
  *    argon2id verification on the worker pool, risk gate with the ledger's login history, session,
  *    tokens, device and ledger writes), one login at a time, against the raw argon2id hash
- *    (hash-wasm, in this thread, same parameters) of the same run. Goal: at most 1.15× the raw hash.
+ *    (the default WebAssembly SIMD backend, in this thread, same parameters) of the same run. Goal: at most 1.15× the raw hash.
  *    Throughput with as many logins in flight as there are workers is printed beside it.
  * 2. The latency of an authenticated `GET /profile/permissions` (bearer, verified-token cache and
  *    snapshot cache warm) while logins run concurrently (one in flight per worker), against the
@@ -22,9 +29,12 @@
  *
  * @module
  */
-import { argon2id } from "hash-wasm";
+import { simdArgon2idRaw } from "../core/passwords/argon2-simd.ts";
 import { sql } from "kysely";
 import { systemClock } from "../core/clock.ts";
+import type { SvcEvent } from "../core/events/sink.ts";
+import { securityEventLoginHistory } from "../core/risk/providers.ts";
+import { createSqlCounterStore } from "../storage/sql/abuse-counters.ts";
 import { loadConfig } from "../core/config/mod.ts";
 import { EventPublisher } from "../core/events/publisher.ts";
 import { nullEventSink } from "../core/events/sink.ts";
@@ -48,6 +58,7 @@ function arg(name: string, fallback: number): number {
 const LOGINS = arg("logins", 24);
 const SECONDS = arg("seconds", 8);
 const POSTGRES = Deno.args.includes("--postgres");
+const HISTORY = arg("history", 600);
 const WORKERS = defaultWorkerCount();
 
 const schema = `svc_login_bench_${Date.now().toString(36)}`;
@@ -83,7 +94,37 @@ const snapshots = new SubjectSnapshots({
 });
 await snapshots.start();
 const hasher = new WorkerPoolPasswordHasher({ size: WORKERS, factory: webWorkerFactory() });
-const login = createLoginStack({ config, storage, ...deps, auth, events: publisher, snapshots, hasher });
+// The abuse counters in the database, as svc start builds them.
+const counters = createSqlCounterStore(database.db, { clock: systemClock });
+const login = createLoginStack({
+  config,
+  storage,
+  ...deps,
+  auth,
+  events: publisher,
+  snapshots,
+  hasher,
+  counters,
+});
+// The path before issue 29, beside it: history paged from the ledger, an event per transaction,
+// one statement per counter.
+const legacyEvents = {
+  transaction: publisher.transaction.bind(publisher),
+  emit: (event: SvcEvent) => void publisher.transaction((_tx, emit) => emit(event)).catch(() => {}),
+};
+const { reserveAll: _batched, ...unbatched } = counters;
+const legacy = createLoginStack({
+  config,
+  storage,
+  ...deps,
+  auth,
+  events: legacyEvents,
+  snapshots,
+  hasher,
+  passwords: login.passwords,
+  counters: unbatched,
+  history: securityEventLoginHistory(storage.securityEvents),
+});
 const app = createApp({
   config,
   readinessChecks: [],
@@ -91,17 +132,34 @@ const app = createApp({
   authenticator: auth.authenticator,
   routes: [...auth.routes, authzRoutes(snapshots), ...login.routes],
 });
+const legacyApp = createApp({
+  config,
+  readinessChecks: [],
+  ...deps,
+  authenticator: auth.authenticator,
+  routes: [...auth.routes, ...legacy.routes],
+});
 
 const PASSWORD = "correct horse battery staple";
 const users = Array.from({ length: WORKERS + 1 }, (_, i) => `user${i}@example.test`);
 for (const email of users) {
   const user = await storage.users.create({ realmId: realm.id, email, emailVerified: true });
   await storage.passwordCredentials.replace(user.id, await login.passwords.hash(PASSWORD));
+  // A busy account: ledger events of the last hour, one in a hundred a sign-in.
+  await sql`INSERT INTO security_events (id, realm_id, user_id, kind, occurred_at, ip_address)
+    SELECT gen_random_uuid(), ${realm.id}::uuid, ${user.id}::uuid,
+      CASE WHEN g % 100 = 0 THEN 'login.succeeded' ELSE 'token.refreshed' END,
+      now() - make_interval(secs => 3500) + make_interval(secs => g * 3000.0 / ${HISTORY}), '192.0.2.1'
+    FROM generate_series(1, ${HISTORY}) AS g`.execute(database.db);
 }
+// The login history of those events, as a schema from before it gets on its first start.
+await sql`DROP TABLE login_history`.execute(database.db);
+await sql`DELETE FROM svc_schema_state`.execute(database.db);
+await database.ensureSchema();
 await login.passwords.prepare();
 
-async function doLogin(email: string): Promise<{ accessToken: string }> {
-  const res = await app.request("/auth/login", {
+async function doLogin(email: string, on: typeof app = app): Promise<{ accessToken: string }> {
+  const res = await on.request("/auth/login", {
     method: "POST",
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ email, password: PASSWORD, deviceFingerprint: `device-of-${email}` }),
@@ -128,21 +186,46 @@ async function get(): Promise<number> {
 }
 for (let i = 0; i < 200; i++) await get();
 
+// 0. Before and after issue 29, interleaved: sequential logins, then logins in flight per worker.
+for (const email of users) await doLogin(email, legacyApp);
+const phases = { after: app, before: legacyApp } as const;
+const perLogin: Record<keyof typeof phases, number[]> = { after: [], before: [] };
+const perSecond: Record<keyof typeof phases, number[]> = { after: [], before: [] };
+const COMPARE_ROUNDS = 3;
+for (let round = 0; round < COMPARE_ROUNDS; round++) {
+  const order = (round % 2 === 0 ? ["after", "before"] : ["before", "after"]) as (keyof typeof phases)[];
+  for (const phase of order) {
+    for (let i = 0; i < Math.ceil(LOGINS / COMPARE_ROUNDS); i++) {
+      const start = performance.now();
+      await doLogin(users[WORKERS], phases[phase]);
+      perLogin[phase].push(performance.now() - start);
+    }
+    const begun = performance.now();
+    let count = 0;
+    await Promise.all(
+      users.slice(0, WORKERS).map(async (email) => {
+        for (let i = 0; i < Math.ceil(LOGINS / WORKERS / COMPARE_ROUNDS) + 1; i++) {
+          await doLogin(email, phases[phase]);
+          count++;
+        }
+      }),
+    );
+    perSecond[phase].push(count / ((performance.now() - begun) / 1000));
+  }
+}
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
 // 1. Raw argon2id against one login at a time (interleaved rounds, so drift hits both alike).
 const salt = crypto.getRandomValues(new Uint8Array(16));
 const raw: number[] = [];
 const sequential: number[] = [];
 for (let i = 0; i < LOGINS; i++) {
   let start = performance.now();
-  await argon2id({
-    password: PASSWORD,
-    salt,
-    iterations: params.iterations,
-    parallelism: params.parallelism,
-    memorySize: params.memoryKiB,
-    hashLength: 32,
-    outputType: "encoded",
-  });
+  await simdArgon2idRaw(new TextEncoder().encode(PASSWORD), params, salt, 32);
   raw.push(performance.now() - start);
   start = performance.now();
   await doLogin(users[0]);
@@ -241,6 +324,25 @@ console.log(
   } s of them, in ${ROUNDS} rounds alternating with idle ones)`,
 );
 
+console.log("");
+console.log(
+  `Before/after issue 29 (${COMPARE_ROUNDS} interleaved rounds, medians; ${HISTORY} ledger events per user):`,
+);
+console.log("");
+console.log("| measure | after | before | after ÷ before |");
+console.log("| --- | ---: | ---: | ---: |");
+console.log(
+  `| per-login time, one at a time | ${ms(median(perLogin.after))} ms | ${ms(median(perLogin.before))} ms | ${
+    (median(perLogin.after) / median(perLogin.before)).toFixed(2)
+  }× |`,
+);
+console.log(
+  `| sign-ins/s, ${WORKERS} in flight | ${median(perSecond.after).toFixed(1)} | ${
+    median(perSecond.before).toFixed(1)
+  } | ${(median(perSecond.after) / median(perSecond.before)).toFixed(2)}× |`,
+);
+
+await legacy.idle();
 await login.close();
 await snapshots.stop();
 if (POSTGRES) await sql.raw(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).execute(database.db);

@@ -4,7 +4,8 @@
  *
  *     deno bench -A bench/password_bench.ts
  *
- * - raw: hash-wasm's argon2id called directly, in this thread (the floor);
+ * - raw: the default backend (the WebAssembly SIMD build) called directly, in this thread (the
+ *   floor), and hash-wasm's build (no SIMD; the previous default, now the fallback) beside it;
  * - pool: the same hash through `WorkerPoolPasswordHasher` (Web Workers), one at a time:
  *   the raw cost plus the message round trip to a worker;
  * - pool ×2: two hashes at once on a two-worker pool, reported per call (two hashes);
@@ -12,9 +13,12 @@
  *   password check);
  * - in-thread fallback: `InThreadPasswordHasher`, for the runtimes without workers.
  *
+ * The backends side by side on Deno, Node and Bun (with the native ones): `bench/password_backends.ts`.
+ *
  * @module
  */
-import { argon2id } from "hash-wasm";
+import { simdArgon2idRaw } from "../core/passwords/argon2-simd.ts";
+import { hashWasmArgon2idRaw } from "../core/passwords/argon2id-hash-wasm.ts";
 import { DEFAULT_ARGON2ID_PARAMS } from "../core/passwords/argon2-params.ts";
 import { InThreadPasswordHasher } from "../core/passwords/hasher.ts";
 import { webWorkerFactory, WorkerPoolPasswordHasher } from "../core/passwords/pool.ts";
@@ -30,16 +34,13 @@ await Promise.all([pool.hashArgon2id("warm-up", params, salt), pool.hashArgon2id
 const stored = await passwords.hash("correct horse battery staple");
 
 const options = { group: "argon2id 64 MiB t=3 p=1", n: 8, warmup: 1 } as const;
-Deno.bench("raw hash-wasm argon2id, in thread", { ...options, baseline: true }, async () => {
-  await argon2id({
-    password: "correct horse battery staple",
-    salt,
-    iterations: params.iterations,
-    parallelism: params.parallelism,
-    memorySize: params.memoryKiB,
-    hashLength: 32,
-    outputType: "binary",
-  });
+const bytes = new TextEncoder().encode("correct horse battery staple");
+Deno.bench("raw wasm-simd argon2id (default), in thread", { ...options, baseline: true }, async () => {
+  await simdArgon2idRaw(bytes, params, salt, 32);
+});
+
+Deno.bench("raw hash-wasm argon2id (no SIMD, fallback), in thread", options, async () => {
+  await hashWasmArgon2idRaw(bytes, params, salt, 32);
 });
 
 Deno.bench("pool hash (Web Worker), one at a time", options, async (b) => {

@@ -16,8 +16,9 @@ import preparedClusterPath from "../node_modules/.cache/svc/cluster.tar.gz" with
 import { nodePreparedClusterFiles } from "./node-prepared-cluster.ts";
 import { preparedClusterSource } from "./prepared-cluster.ts";
 import { createPasswordHasher } from "../core/passwords/create.ts";
-import { webWorkerFactory } from "../core/passwords/pool.ts";
+import { defaultWorkerCount, webWorkerFactory } from "../core/passwords/pool.ts";
 import { bunAdapter } from "./bun.ts";
+import { withNativeArgon2id } from "./native-argon2.ts";
 import { runCli } from "./run.ts";
 
 declare const Bun: { file(path: string): Blob };
@@ -46,7 +47,10 @@ const adapter = bunAdapter({
     ...await preparedCluster(dataDir),
   }),
   createPasswordHasher: (workers, idleMs) =>
-    createPasswordHasher({ workers, idleMs, factory: webWorkerFactory(WORKER_URL) }),
+    withNativeArgon2id(
+      createPasswordHasher({ workers, idleMs, factory: webWorkerFactory(WORKER_URL) }),
+      workers ?? defaultWorkerCount(),
+    ),
 });
 
 process.exit(await runCli(process.argv.slice(2), adapter));

@@ -15,6 +15,9 @@ import { preparedClusterSource } from "./prepared-cluster.ts";
 import { nodeImportFiles, nodeProgress } from "./node-import-files.ts";
 import { pinnedFetch } from "./pinned-fetch.ts";
 import { runCli, type RuntimeAdapter } from "./run.ts";
+import { createPasswordHasher } from "../core/passwords/create.ts";
+import { defaultWorkerCount } from "../core/passwords/pool.ts";
+import { withNativeArgon2id } from "./native-argon2.ts";
 
 /** The part of Bun's global this adapter uses (Bun's own types are not installed). */
 interface BunServer {
@@ -74,6 +77,10 @@ const adapter: RuntimeAdapter = {
   onShutdown(handler) {
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void handler());
   },
+  // argon2id on Bun's native crypto.argon2 (at most one per password worker at once); the Web
+  // Worker pool keeps the verifiers of imported hashes.
+  createPasswordHasher: (workers, idleMs) =>
+    withNativeArgon2id(createPasswordHasher({ workers, idleMs }), workers ?? defaultWorkerCount()),
   lockFiles: nodeLockFiles,
   importFiles: nodeImportFiles,
   progress: nodeProgress,

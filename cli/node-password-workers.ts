@@ -20,6 +20,7 @@ import type { PasswordHasher } from "../core/passwords/hasher.ts";
 import type { PasswordJobReply } from "../core/passwords/jobs.ts";
 import { type PasswordWorkerFactory, WorkerPoolPasswordHasher } from "../core/passwords/pool.ts";
 import { createPasswordHasher } from "../core/passwords/create.ts";
+import { withNativeArgon2id } from "./native-argon2.ts";
 
 /**
  * The worker's entry beside this module: the TypeScript source in the tree, or the bundled
@@ -72,10 +73,14 @@ export function nodeWorkerCount(): number {
 /**
  * The password hasher on Node: a `worker_threads` pool of `workers` threads (one per core
  * when undefined), or the in-thread fallback when `workers` is 0. A thread idle for `idleMs`
- * stops (0 or absent: never).
+ * stops (0 or absent: never). Where Node has a native argon2id (`crypto.argon2`, Node 24.7+),
+ * argon2id runs on it, at most `workers` at once (at least one), and the pool keeps the other
+ * tags' verifiers.
  */
 export function createNodePasswordHasher(workers?: number, idleMs?: number): PasswordHasher {
   const size = workers ?? nodeWorkerCount();
-  if (size === 0) return createPasswordHasher({ workers: 0 });
-  return new WorkerPoolPasswordHasher({ size, factory: nodePasswordWorkerFactory(), idleMs });
+  const portable = size === 0
+    ? createPasswordHasher({ workers: 0 })
+    : new WorkerPoolPasswordHasher({ size, factory: nodePasswordWorkerFactory(), idleMs });
+  return withNativeArgon2id(portable, size);
 }

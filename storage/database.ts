@@ -672,6 +672,19 @@ export interface ClientsTable {
   /** The name users see, or null (the client id is shown). */
   client_name: string | null;
 }
+/** A row of the `login_history` table: a user's sign-ins as the risk gate reads them. */
+export interface LoginHistoryTable {
+  /** The user (`users.id`). */
+  user_id: string;
+  /** The realm of the latest sign-in. */
+  realm_id: string;
+  /** When the latest sign-in happened. */
+  last_at: Timestamp;
+  /** The client address of the latest sign-in, or null (unknown or erased). */
+  last_ip: string | null;
+  /** The times of the latest sign-ins (ms since the epoch), newest first, at most 500. */
+  recent_ms: number[];
+}
 /** A row of the `security_events` table. */
 export interface SecurityEventsTable {
   /** Primary key. */
@@ -914,6 +927,8 @@ export interface Database {
   clients: ClientsTable;
   /** The `security_events` table. */
   security_events: SecurityEventsTable;
+  /** The `login_history` table. */
+  login_history: LoginHistoryTable;
   /** The `admin_audit_entries` table. */
   admin_audit_entries: AdminAuditEntriesTable;
   /** The `webhook_endpoints` table. */

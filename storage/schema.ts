@@ -458,6 +458,29 @@ const statements: readonly string[] = [
   // The organization context of the event (issue 24: organization admins read their own only).
   `ALTER TABLE security_events ADD COLUMN IF NOT EXISTS org_id uuid`,
   `CREATE INDEX IF NOT EXISTS security_events_by_time ON security_events (occurred_at)`,
+  // Issue 29: the risk gate's login history, kept incrementally (one row per user, written by the
+  // statement that appends a `login.succeeded` event) instead of paging through the ledger. A
+  // schema that predates it is filled from the ledger once, when the table is created.
+  `DO $$ BEGIN
+    IF to_regclass('login_history') IS NULL THEN
+      CREATE TABLE login_history (
+        user_id uuid PRIMARY KEY,
+        realm_id uuid NOT NULL,
+        last_at timestamptz NOT NULL,
+        last_ip text,
+        recent_ms bigint[] NOT NULL
+      );
+      INSERT INTO login_history (user_id, realm_id, last_at, last_ip, recent_ms)
+      SELECT user_id,
+        (array_agg(realm_id ORDER BY occurred_at DESC, id DESC))[1],
+        max(occurred_at),
+        (array_agg(ip_address ORDER BY occurred_at DESC, id DESC))[1],
+        (array_agg((extract(epoch FROM occurred_at) * 1000)::bigint ORDER BY occurred_at DESC, id DESC))[1:500]
+      FROM security_events
+      WHERE kind = 'login.succeeded' AND user_id IS NOT NULL AND realm_id IS NOT NULL
+      GROUP BY user_id;
+    END IF;
+  END $$`,
   `CREATE TABLE IF NOT EXISTS admin_audit_entries (
     realm_id uuid NOT NULL,
     seq bigint NOT NULL,

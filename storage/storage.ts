@@ -90,6 +90,8 @@ import { createSqlPersonalDataStore } from "./sql/personal-data.ts";
 import { createSqlShadowComparisonStore } from "./sql/shadow-comparisons.ts";
 import { createSqlRawStore } from "./sql/raw-sql.ts";
 import { atomically } from "./sql/transaction.ts";
+import { createSqlLoginHistory } from "./sql/login-history.ts";
+import type { LoginHistory } from "../core/risk/providers.ts";
 
 /** Every store of svc. */
 export interface Stores {
@@ -166,6 +168,8 @@ export interface Stores {
   // Ledgers and webhooks (spec 2.7, 2.8)
   /** The security ledger: security events per user. */
   readonly securityEvents: SecurityEventStore;
+  /** The risk gate's login history, kept by the ledger's `login.succeeded` appends (issue 29). */
+  readonly loginHistory: LoginHistory;
   /** The admin audit chain (hash-linked, per realm). */
   readonly adminAudit: AdminAuditStore;
   /** Webhook endpoints and the delivery outbox. */
@@ -259,6 +263,7 @@ function bind(db: Executor, deps: StorageDeps): Storage {
     breakGlass: createSqlBreakGlassStore(db, clock),
     impersonations: createSqlImpersonationStore(db, clock),
     securityEvents: createSqlSecurityEventStore(db, deps),
+    loginHistory: createSqlLoginHistory(db),
     adminAudit: createSqlAdminAuditStore(db, deps),
     webhooks: createSqlWebhookStore(db, deps),
     mailOutbox: createSqlMailOutboxStore(db, deps),

@@ -37,6 +37,20 @@ export interface CounterReservation {
   readonly resetAt: number | null;
 }
 
+/** One reservation of {@link CounterStore.reserveAll}. */
+export interface ReserveRequest {
+  readonly key: string;
+  readonly limit: number;
+  readonly windowMs: number;
+}
+
+/** The distinct-set hit of {@link CounterStore.reserveAll}. */
+export interface DistinctRequest {
+  readonly key: string;
+  readonly member: string;
+  readonly windowMs: number;
+}
+
 /** Where the abuse gate keeps its counters. Every method may throw when the store is down. */
 export interface CounterStore {
   /** Adds one hit to `key` atomically and returns the counter after it. */
@@ -61,6 +75,15 @@ export interface CounterStore {
    * many distinct live members the set holds, this one included.
    */
   addDistinct(key: string, member: string, windowMs: number): Promise<number>;
+  /**
+   * Optional: `reserve` of each request (distinct keys) and `addDistinct` of `distinct` in one
+   * round trip, each with the guarantees of the single call; all fail together. A store without
+   * it gets the single calls.
+   */
+  reserveAll?(
+    reserves: readonly ReserveRequest[],
+    distinct: DistinctRequest,
+  ): Promise<{ reservations: CounterReservation[]; distinct: number }>;
   /** Deletes dead counters and members; returns how many were removed. */
   purgeExpired(): Promise<number>;
 }

@@ -52,7 +52,9 @@ import { sha256Hex } from "../digest.ts";
 import type { EventSink } from "../events/sink.ts";
 import { formatIp, parseIp } from "../net/ip.ts";
 import type { CaptchaProvider } from "./captcha.ts";
-import type { CounterReservation, CounterStore } from "./counter-store.ts";
+import type { CounterReservation, CounterStore, DistinctRequest, ReserveRequest } from "./counter-store.ts";
+
+type Settled<T> = PromiseSettledResult<T>;
 
 /** The gate's decision (spec section 3). */
 export type AbuseOutcome = "Allowed" | "Blocked" | "CaptchaRequired";
@@ -243,13 +245,17 @@ export class AbuseGate {
     const keys = this.#keys(attempt);
     const l = this.#limits;
     const ms = (s: number) => s * 1000;
-    const settled = await Promise.allSettled([
-      this.#store.reserve(keys.ip, l.perIp.limit, ms(l.perIp.windowSeconds)),
-      this.#store.reserve(keys.ipAccount, l.perIpAccount.limit, ms(l.perIpAccount.windowSeconds)),
-      this.#store.reserve(keys.account, l.accountLockout.limit, ms(l.accountLockout.windowSeconds)),
-      this.#store.addDistinct(keys.stuffing, keys.accountHash, ms(l.credentialStuffing.windowSeconds)),
-    ]);
-    const [ip, ipAccount, account, stuffing] = settled;
+    const reserves: [ReserveRequest, ReserveRequest, ReserveRequest] = [
+      { key: keys.ip, limit: l.perIp.limit, windowMs: ms(l.perIp.windowSeconds) },
+      { key: keys.ipAccount, limit: l.perIpAccount.limit, windowMs: ms(l.perIpAccount.windowSeconds) },
+      { key: keys.account, limit: l.accountLockout.limit, windowMs: ms(l.accountLockout.windowSeconds) },
+    ];
+    const distinct = {
+      key: keys.stuffing,
+      member: keys.accountHash,
+      windowMs: ms(l.credentialStuffing.windowSeconds),
+    };
+    const [ip, ipAccount, account, stuffing] = await this.#countAll(reserves, distinct);
     const now = this.#clock.now();
     const results: LayerResult[] = [
       this.#result("perIp", l.perIp, ip, reserved(l.perIp.limit)),
@@ -361,6 +367,33 @@ export class AbuseGate {
    * Gives back the lockout slot of an allowed attempt whose password was right (it is no
    * failure). Without a release, the slot stays counted as a failed attempt.
    */
+  /** Every layer's hit: one round trip where the store batches them, else one call per layer. */
+  async #countAll(
+    reserves: readonly [ReserveRequest, ReserveRequest, ReserveRequest],
+    distinct: DistinctRequest,
+  ): Promise<
+    [Settled<CounterReservation>, Settled<CounterReservation>, Settled<CounterReservation>, Settled<number>]
+  > {
+    const store = this.#store;
+    if (store.reserveAll && new Set(reserves.map((r) => r.key)).size === reserves.length) {
+      try {
+        const { reservations: [a, b, c], distinct: n } = await store.reserveAll(reserves, distinct);
+        const ok = <T>(value: T): Settled<T> => ({ status: "fulfilled", value });
+        return [ok(a), ok(b), ok(c), ok(n)];
+      } catch (reason) {
+        const failed = { status: "rejected" as const, reason };
+        return [failed, failed, failed, failed];
+      }
+    }
+    const [a, b, c] = reserves;
+    return await Promise.allSettled([
+      store.reserve(a.key, a.limit, a.windowMs),
+      store.reserve(b.key, b.limit, b.windowMs),
+      store.reserve(c.key, c.limit, c.windowMs),
+      store.addDistinct(distinct.key, distinct.member, distinct.windowMs),
+    ]);
+  }
+
   async release(attempt: Omit<LoginAttempt, "captchaToken">, decision: AbuseDecision): Promise<void> {
     await this.#giveBack(attempt, decision.reservation, "release");
   }

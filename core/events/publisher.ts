@@ -87,18 +87,7 @@ export class EventPublisher implements EventSink {
    * caller's transaction). The caller hands the event to {@link announce} after commit.
    */
   async record(tx: Storage, event: SvcEvent, origin?: EventOrigin): Promise<number> {
-    if (event.userId && isSecurityLedgerKind(event.kind)) {
-      await tx.securityEvents.append({
-        realmId: event.realmId ?? null,
-        userId: event.userId,
-        orgId: event.orgId ?? null,
-        kind: event.kind,
-        data: event.data,
-        ipAddress: origin?.ipAddress ?? null,
-        deviceDescription: origin?.deviceDescription ?? null,
-        occurredAt: new Date(event.occurredAt),
-      });
-    }
+    await appendToLedger(tx, event, origin);
     if (!event.realmId) return 0;
     const queued = await tx.webhooks.enqueueForEvent({
       realmId: event.realmId,
@@ -107,6 +96,34 @@ export class EventPublisher implements EventSink {
       payload: webhookBody(randomUuid(this.#options.random), event),
     });
     return queued.length;
+  }
+
+  /**
+   * Records one event on its own, in as few statements as that allows: the webhook endpoints that
+   * subscribe to it are read first; with none, the ledger entry is one statement (atomic alone)
+   * and no transaction is opened; with some, the ledger entry and the deliveries are written in
+   * one transaction as {@link transaction} does. An endpoint created concurrently is missed
+   * either way (as it was inside the transaction, which reads committed rows). Then the event is
+   * announced. Rejects when the event could not be recorded.
+   */
+  async publish(
+    event: SvcEvent,
+    origin?: EventOrigin,
+    storage: Storage = this.#options.storage,
+  ): Promise<void> {
+    const subscribed = event.realmId
+      ? await storage.webhooks.subscribersOf({
+        realmId: event.realmId,
+        orgId: event.orgId ?? null,
+        eventKind: event.kind,
+      })
+      : [];
+    if (subscribed.length > 0) {
+      await this.transaction((_tx, emit) => emit(event, origin), storage);
+      return;
+    }
+    await appendToLedger(storage, event, origin);
+    this.announce([event], false);
   }
 
   /** Hands committed events to the in-process sink and wakes the dispatcher. */
@@ -141,14 +158,24 @@ export class EventPublisher implements EventSink {
    * announced. A storage failure goes to `onError`; the event still reaches the sink.
    */
   emit(event: SvcEvent): void {
-    // An event without a ledger entry is one outbox write (a read of the subscribed endpoints and
-    // at most one INSERT): it needs no transaction of its own (three round trips fewer).
-    const work = event.userId && isSecurityLedgerKind(event.kind)
-      ? this.transaction((_tx, emit) => emit(event))
-      : this.record(this.#options.storage, event).then((queued) => this.announce([event], queued > 0));
-    work.catch((error) => {
+    this.publish(event).catch((error) => {
       this.#options.onError?.(error, event);
       this.announce([event], false);
     });
   }
+}
+
+/** Appends the event to the security ledger when it concerns a user and its kind is a ledger kind. */
+async function appendToLedger(storage: Storage, event: SvcEvent, origin?: EventOrigin): Promise<void> {
+  if (!event.userId || !isSecurityLedgerKind(event.kind)) return;
+  await storage.securityEvents.append({
+    realmId: event.realmId ?? null,
+    userId: event.userId,
+    orgId: event.orgId ?? null,
+    kind: event.kind,
+    data: event.data,
+    ipAddress: origin?.ipAddress ?? null,
+    deviceDescription: origin?.deviceDescription ?? null,
+    occurredAt: new Date(event.occurredAt),
+  });
 }

@@ -85,6 +85,11 @@ export const LOGIN_EVENTS = {
 export interface SecurityEventWriter {
   /** Runs `work` in one transaction whose `emit` records events durably with it. */
   transaction<T>(work: (tx: Storage, emit: EmitInTransaction) => Promise<T>): Promise<T>;
+  /**
+   * Records one event on its own (as `transaction` with a single `emit` would), in as few
+   * statements as it can (`EventPublisher.publish`); absent, `transaction` is used.
+   */
+  publish?(event: SvcEvent, origin?: EventOrigin): Promise<void>;
 }
 
 /** Where the request came from. */
@@ -645,7 +650,9 @@ export class LoginPipeline {
       deviceDescription: describeDevice(origin.userAgent),
     };
     try {
-      await this.#d.events.transaction((_tx, emit) => emit(full, where));
+      const events = this.#d.events;
+      if (events.publish) await events.publish(full, where);
+      else await events.transaction((_tx, emit) => emit(full, where));
     } catch (error) {
       this.#d.onError?.(`login: event ${event.kind} not recorded`, error);
     }

@@ -1,12 +1,16 @@
 /**
- * The `argon2id` algorithm (RFC 9106, version 0x13) over hash-wasm, in the PHC
- * string format `$argon2id$v=19$m=<KiB>,t=<passes>,p=<lanes>$<salt>$<hash>` with
- * B64 (unpadded) salt and hash. These functions run the hash in the calling thread;
- * the worker pool (`pool.ts`) calls them inside its workers.
+ * The `argon2id` algorithm (RFC 9106, version 0x13) in the PHC string format
+ * `$argon2id$v=19$m=<KiB>,t=<passes>,p=<lanes>$<salt>$<hash>` with B64 (unpadded) salt and hash.
+ * The hash itself runs on a backend (`Argon2idRawFunction`): by default the WebAssembly SIMD
+ * build of the reference implementation (`argon2-simd.ts`), or hash-wasm's build where the engine
+ * has no SIMD, in the calling thread (the worker pool, `pool.ts`, calls these functions inside its
+ * workers); a runtime adapter may pass its runtime's native argon2id instead (`native.ts`). Every
+ * backend computes the same function, so the PHC strings are the same everywhere.
  *
  * @module
  */
-import { argon2id } from "hash-wasm";
+import { type Argon2idRawFunction, hasWasmSimd, simdArgon2idRaw } from "./argon2-simd.ts";
+import { hashWasmArgon2idRaw } from "./argon2id-hash-wasm.ts";
 import { constantTimeEqual } from "../digest.ts";
 import { ARGON2ID_HASH_BYTES, type Argon2idParams } from "./argon2-params.ts";
 import { fromPhcB64, toPhcB64 } from "./b64.ts";
@@ -57,45 +61,58 @@ export function formatArgon2id({ params, salt, hash }: Argon2idHash): string {
   }$${toPhcB64(hash)}`;
 }
 
+let portable: Argon2idRawFunction | null = null;
+
 /**
- * The raw argon2id output for a password, parameters, salt and length. hash-wasm refuses
- * an empty password, so an empty password is a `RangeError` here (svc never stores one).
+ * The portable backend of this engine: the SIMD build where WebAssembly SIMD validates, else
+ * hash-wasm's build. Chosen once per thread.
+ */
+export const wasmArgon2idRaw: Argon2idRawFunction = (password, params, salt, length) => {
+  portable ??= hasWasmSimd() ? simdArgon2idRaw : hashWasmArgon2idRaw;
+  return portable(password, params, salt, length);
+};
+
+/**
+ * The raw argon2id output for a password, parameters, salt and length, on `backend` (default: the
+ * portable WebAssembly one). An empty password is a `RangeError` here (svc never stores one).
  */
 export async function argon2idRaw(
   password: PasswordInput,
   params: Argon2idParams,
   salt: Uint8Array,
   length: number = ARGON2ID_HASH_BYTES,
+  backend: Argon2idRawFunction = wasmArgon2idRaw,
 ): Promise<Uint8Array> {
   const bytes = passwordBytes(password);
   if (bytes.length === 0) throw new RangeError("argon2id: the password is empty");
-  return await argon2id({
-    password: bytes,
-    salt,
-    iterations: params.iterations,
-    parallelism: params.parallelism,
-    memorySize: params.memoryKiB,
-    hashLength: length,
-    outputType: "binary",
-  });
+  return await backend(bytes, params, salt, length);
 }
 
-/** A new argon2id PHC string of the password with the given parameters and salt. */
+/** A new argon2id PHC string of the password with the given parameters and salt, on `backend`. */
 export async function hashArgon2id(
   password: PasswordInput,
   params: Argon2idParams,
   salt: Uint8Array,
+  backend: Argon2idRawFunction = wasmArgon2idRaw,
 ): Promise<string> {
-  return formatArgon2id({ params, salt, hash: await argon2idRaw(password, params, salt) });
+  return formatArgon2id({
+    params,
+    salt,
+    hash: await argon2idRaw(password, params, salt, ARGON2ID_HASH_BYTES, backend),
+  });
 }
 
 /**
- * Whether the password matches the argon2id PHC string: false when the string is malformed,
- * and for the empty password (which svc never hashes).
+ * Whether the password matches the argon2id PHC string (on `backend`): false when the string is
+ * malformed or outside the accepted bounds, and for the empty password (which svc never hashes).
  */
-export async function verifyArgon2id(password: PasswordInput, encoded: string): Promise<boolean> {
+export async function verifyArgon2id(
+  password: PasswordInput,
+  encoded: string,
+  backend: Argon2idRawFunction = wasmArgon2idRaw,
+): Promise<boolean> {
   const parsed = parseArgon2id(encoded);
   if (!parsed || passwordBytes(password).length === 0) return false;
-  const actual = await argon2idRaw(password, parsed.params, parsed.salt, parsed.hash.length);
+  const actual = await argon2idRaw(password, parsed.params, parsed.salt, parsed.hash.length, backend);
   return constantTimeEqual(actual, parsed.hash);
 }

@@ -10,8 +10,8 @@ import { type PasswordJob, runPasswordJob } from "./jobs.ts";
 
 /** Runs argon2id hashing and verification under any registered tag. */
 export interface PasswordHasher {
-  /** Where the work runs: `"workers"` (a pool) or `"in-thread"`. */
-  readonly kind: "workers" | "in-thread";
+  /** Where the work runs: `"workers"` (a pool), `"in-thread"` or `"native"` (the runtime's argon2id). */
+  readonly kind: "workers" | "in-thread" | "native";
   /** The argon2id PHC string of `password` with these parameters and salt. */
   hashArgon2id(password: string, params: Argon2idParams, salt: Uint8Array): Promise<string>;
   /**

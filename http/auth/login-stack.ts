@@ -32,7 +32,7 @@ import type { PasswordHasher } from "../../core/passwords/hasher.ts";
 import { PasswordService } from "../../core/passwords/service.ts";
 import type { RandomSource } from "../../core/random.ts";
 import { type ExternalRiskProvider, RiskGate } from "../../core/risk/gate.ts";
-import { type GeoLocator, type IpReputation, securityEventLoginHistory } from "../../core/risk/providers.ts";
+import type { GeoLocator, IpReputation, LoginHistory } from "../../core/risk/providers.ts";
 import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
 import { type SecretCipher, TotpService } from "../../core/totp/service.ts";
 import type { Storage } from "../../storage/storage.ts";
@@ -66,6 +66,8 @@ export interface LoginStackOptions {
   hasher?: PasswordHasher;
   /** The abuse counters (default: in memory, one instance; svc start passes the SQL store). */
   counters?: CounterStore;
+  /** The risk gate's login history (default: `storage.loginHistory`, kept by the ledger's sign-in appends). */
+  history?: LoginHistory;
   /** The offline risk providers (from `loadRiskProviders`). */
   geo?: GeoLocator | null;
   /** The IP reputation list (from `loadRiskProviders`), or none. */
@@ -172,7 +174,7 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
     devices,
     geo: options.geo ?? null,
     reputation: options.reputation ?? null,
-    history: securityEventLoginHistory(storage.securityEvents),
+    history: options.history ?? storage.loginHistory,
     external: options.external ?? null,
   });
   const totp = new TotpService({

@@ -173,6 +173,16 @@ export interface WebhookStore {
     readonly eventKind: string;
     readonly payload: string;
   }): Promise<WebhookDeliveryRecord[]>;
+  /**
+   * The ids of the enabled endpoints of the realm that subscribe to `eventKind` (realm-wide
+   * endpoints, plus those of `orgId` when given), oldest first: what {@link enqueueForEvent}
+   * would queue a delivery to.
+   */
+  subscribersOf(event: {
+    readonly realmId: string;
+    readonly orgId?: string | null;
+    readonly eventKind: string;
+  }): Promise<string[]>;
   /** Queues one delivery to one endpoint (an admin test ping, a replay). */
   enqueue(endpointId: string, eventKind: string, payload: string): Promise<WebhookDeliveryRecord>;
   /**

@@ -118,6 +118,63 @@ export function createSqlCounterStore(db: Executor, deps: { clock: Clock }): Cou
       return Number(row.n);
     },
 
+    async reserveAll(reserves, distinct) {
+      if (distinct.member === "") throw new ValidationError("A distinct-set member must not be empty.");
+      const at = now();
+      const live = reserves.map((r, i) => ({ ...r, i })).filter((r) => r.limit >= 1);
+      // One statement: each reservation is the upsert of `reserve` in its own CTE (distinct keys,
+      // so no row is touched twice), the distinct member the upsert of `addDistinct`. The outer
+      // SELECT reads the statement's snapshot: a refused window as it stood, and the set's other
+      // live members (this one, just written, is counted as the one more).
+      const ended = sql`abuse_counters.expires_at <= excluded.window_started_at`;
+      const ctes = live.map((r) =>
+        sql`${sql.ref(`r${r.i}`)} AS (
+          INSERT INTO abuse_counters (key, member, count, window_started_at, expires_at)
+          VALUES (${r.key}, '', 1, ${at}, ${new Date(at.getTime() + r.windowMs)})
+          ON CONFLICT (key, member) DO UPDATE SET
+            count = CASE WHEN ${ended} THEN 1 ELSE abuse_counters.count + 1 END,
+            window_started_at = CASE WHEN ${ended}
+              THEN excluded.window_started_at ELSE abuse_counters.window_started_at END,
+            expires_at = CASE WHEN ${ended} THEN excluded.expires_at ELSE abuse_counters.expires_at END
+          WHERE ${ended} OR abuse_counters.count < ${r.limit}
+          RETURNING count, expires_at)`
+      );
+      ctes.push(sql`d AS (
+        INSERT INTO abuse_counters (key, member, count, window_started_at, expires_at)
+        VALUES (${distinct.key}, ${distinct.member}, 1, ${at}, ${new Date(at.getTime() + distinct.windowMs)})
+        ON CONFLICT (key, member) DO UPDATE SET
+          count = abuse_counters.count + 1,
+          expires_at = greatest(abuse_counters.expires_at, excluded.expires_at)
+        RETURNING 1)`);
+      const columns = live.flatMap((r) => {
+        const cte = sql.ref(`r${r.i}`);
+        const full = sql`FROM abuse_counters WHERE key = ${r.key} AND member = ''`;
+        return [
+          sql`(SELECT count FROM ${cte}) AS ${sql.ref(`c${r.i}`)}`,
+          sql`(SELECT expires_at FROM ${cte}) AS ${sql.ref(`e${r.i}`)}`,
+          sql`(SELECT count ${full}) AS ${sql.ref(`fc${r.i}`)}`,
+          sql`(SELECT expires_at ${full}) AS ${sql.ref(`fe${r.i}`)}`,
+        ];
+      });
+      columns.push(sql`(SELECT count(*) FROM abuse_counters WHERE key = ${distinct.key} AND member <> ''
+        AND member <> ${distinct.member} AND expires_at > ${at}) + (SELECT count(*) FROM d) AS n`);
+      const { rows } = await sql<Record<string, number | Date | null>>`WITH ${sql.join(ctes, sql`, `)}
+        SELECT ${sql.join(columns, sql`, `)}`.execute(db);
+      const row = rows[0];
+      const reservations = reserves.map((r, i): CounterReservation => {
+        if (r.limit < 1) return { granted: false, count: 0, resetAt: null };
+        const count = row[`c${i}`];
+        if (count !== null && count !== undefined) {
+          return { granted: true, count: Number(count), resetAt: (row[`e${i}`] as Date).getTime() };
+        }
+        const full = row[`fc${i}`];
+        return full !== null && full !== undefined
+          ? { granted: false, count: Number(full), resetAt: (row[`fe${i}`] as Date).getTime() }
+          : { granted: false, count: r.limit, resetAt: null };
+      });
+      return { reservations, distinct: Number(row.n) };
+    },
+
     async purgeExpired() {
       const result = await db.deleteFrom("abuse_counters").where("expires_at", "<=", now())
         .executeTakeFirst();

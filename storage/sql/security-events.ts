@@ -9,6 +9,7 @@ import { type RandomSource, randomUuid } from "../../core/random.ts";
 import type { SecurityEventRecord, SecurityEventStore } from "../contract/security-events.ts";
 import type { Executor, SecurityEventsTable } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
+import { LOGIN_SUCCEEDED_KIND, recordLoginFromEvent } from "./login-history.ts";
 
 const MAX_LIMIT = 1000;
 
@@ -33,7 +34,7 @@ export function createSqlSecurityEventStore(
 ): SecurityEventStore {
   return {
     async append(event) {
-      const row = await db.insertInto("security_events").values({
+      const values = {
         id: randomUuid(deps.random),
         realm_id: event.realmId ?? null,
         user_id: event.userId ?? null,
@@ -45,7 +46,24 @@ export function createSqlSecurityEventStore(
           : sql`${JSON.stringify(event.data)}::jsonb`,
         ip_address: event.ipAddress ?? null,
         device_description: event.deviceDescription ?? null,
-      }).returningAll().executeTakeFirstOrThrow();
+      };
+      if (
+        event.kind === LOGIN_SUCCEEDED_KIND && values.user_id !== null && isUuid(values.user_id) &&
+        values.realm_id !== null
+      ) {
+        // A sign-in also updates the user's login history, in this same statement.
+        const { rows } = await sql<Selectable<SecurityEventsTable>>`WITH ev AS (
+          INSERT INTO security_events
+            (id, realm_id, user_id, org_id, kind, occurred_at, data_json, ip_address, device_description)
+          VALUES (${values.id}, ${values.realm_id}, ${values.user_id}, ${values.org_id}, ${values.kind},
+            ${values.occurred_at}, ${values.data_json}, ${values.ip_address}, ${values.device_description})
+          RETURNING *
+        ), history AS (${recordLoginFromEvent})
+        SELECT * FROM ev`.execute(db);
+        return toRecord(rows[0]);
+      }
+      const row = await db.insertInto("security_events").values(values).returningAll()
+        .executeTakeFirstOrThrow();
       return toRecord(row);
     },
 
@@ -68,6 +86,8 @@ export function createSqlSecurityEventStore(
 
     async redactForUser(userId) {
       if (!isUuid(userId)) return 0;
+      await db.updateTable("login_history").set({ last_ip: null }).where("user_id", "=", userId)
+        .where("last_ip", "is not", null).execute();
       const result = await db.updateTable("security_events")
         .set({ data_json: null, ip_address: null, device_description: null })
         .where("user_id", "=", userId)
@@ -84,10 +104,14 @@ export function createSqlSecurityEventStore(
 
     async deleteOlderThan(cutoff, options) {
       let query = db.deleteFrom("security_events").where("occurred_at", "<", cutoff);
+      // The login history goes with the ledger: a user whose latest sign-in is past retention.
+      let history = db.deleteFrom("login_history").where("last_at", "<", cutoff);
       if (options?.realmId !== undefined) {
         if (!isUuid(options.realmId)) return 0;
         query = query.where("realm_id", "=", options.realmId);
+        history = history.where("realm_id", "=", options.realmId);
       }
+      await history.execute();
       const result = await query.executeTakeFirst();
       return Number(result.numDeletedRows);
     },

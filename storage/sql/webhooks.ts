@@ -74,6 +74,22 @@ export function createSqlWebhookStore(
   deps: { clock: Clock; random: RandomSource },
 ): WebhookStore {
   const now = () => new Date(deps.clock.now());
+  async function subscribersOf(
+    event: { readonly realmId: string; readonly orgId?: string | null; readonly eventKind: string },
+  ): Promise<string[]> {
+    if (!isUuid(event.realmId)) return [];
+    const orgId = event.orgId ?? null;
+    const candidates = await db.selectFrom("webhook_endpoints").select(["id", "event_patterns"])
+      .where("realm_id", "=", event.realmId).where("enabled", "=", true)
+      .where((eb) =>
+        orgId === null || !isUuid(orgId)
+          ? eb("org_id", "is", null)
+          : eb.or([eb("org_id", "is", null), eb("org_id", "=", orgId)])
+      )
+      .orderBy("created_at").orderBy("id").execute();
+    return candidates.filter((e) => e.event_patterns.some((p) => eventPatternMatches(p, event.eventKind)))
+      .map((e) => e.id);
+  }
   return {
     async createEndpoint(input) {
       const at = now();
@@ -146,25 +162,15 @@ export function createSqlWebhookStore(
       return result.numDeletedRows > 0n;
     },
 
+    subscribersOf: (event) => subscribersOf(event),
+
     async enqueueForEvent(event) {
-      if (!isUuid(event.realmId)) return [];
-      const orgId = event.orgId ?? null;
-      const candidates = await db.selectFrom("webhook_endpoints").select(["id", "event_patterns"])
-        .where("realm_id", "=", event.realmId).where("enabled", "=", true)
-        .where((eb) =>
-          orgId === null || !isUuid(orgId)
-            ? eb("org_id", "is", null)
-            : eb.or([eb("org_id", "is", null), eb("org_id", "=", orgId)])
-        )
-        .orderBy("created_at").orderBy("id").execute();
-      const targets = candidates.filter((e) =>
-        e.event_patterns.some((p) => eventPatternMatches(p, event.eventKind))
-      );
+      const targets = await subscribersOf(event);
       if (targets.length === 0) return [];
       const at = now();
-      const rows = await db.insertInto("webhook_deliveries").values(targets.map((endpoint) => ({
+      const rows = await db.insertInto("webhook_deliveries").values(targets.map((endpointId) => ({
         id: randomUuid(deps.random),
-        endpoint_id: endpoint.id,
+        endpoint_id: endpointId,
         event_kind: event.eventKind,
         payload: event.payload,
         status: "pending" as const,

@@ -1,4 +1,5 @@
 import { strict as assert } from "node:assert";
+import fc from "fast-check";
 import { ManualClock } from "../../../core/clock.ts";
 import { createSqlCounterStore } from "../../../storage/sql/abuse-counters.ts";
 import { freshPostgres } from "../../support/db.ts";
@@ -105,6 +106,67 @@ Deno.test("abuse counters (postgres): concurrent reservations never exceed the l
     assert.ok(next.every((r) => r.resetAt === T0 + 1_800_000));
     assert.equal(await stores[3].release("acct:x", T0 + 900_000), false);
     assert.deepEqual(await stores[0].peek("acct:x"), { count: 5, resetAt: T0 + 1_800_000 });
+  } finally {
+    await database.close();
+  }
+});
+
+Deno.test("abuse counters (postgres): reserveAll answers as reserve ×3 and addDistinct do, in one statement (property)", async () => {
+  const database = await freshPostgres({ maxConnections: 4 });
+  try {
+    const clock = new ManualClock(T0);
+    const store = createSqlCounterStore(database.db, { clock });
+    const op = fc.record({
+      advance: fc.integer({ min: 0, max: 1500 }),
+      limits: fc.tuple(
+        fc.integer({ min: 0, max: 4 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 3 }),
+      ),
+      ip: fc.constantFrom("a", "b"),
+      member: fc.constantFrom("m1", "m2", "m3"),
+    });
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
+        run++;
+        for (const o of ops) {
+          clock.advance(o.advance);
+          const keys = (
+            p: string,
+          ) => [`${p}${run}:ip:${o.ip}`, `${p}${run}:ipacc:${o.ip}`, `${p}${run}:acct`];
+          const windows = [1000, 700, 1200];
+          const batched = await store.reserveAll!(
+            keys("B").map((key, i) => ({ key, limit: o.limits[i], windowMs: windows[i] })),
+            { key: `B${run}:stuff:${o.ip}`, member: o.member, windowMs: 900 },
+          );
+          const single = await Promise.all(
+            keys("S").map((key, i) => store.reserve(key, o.limits[i], windows[i])),
+          );
+          const n = await store.addDistinct(`S${run}:stuff:${o.ip}`, o.member, 900);
+          assert.deepEqual(batched, { reservations: single, distinct: n });
+        }
+      }),
+      { numRuns: 25 },
+    );
+
+    // Concurrent batches never grant more than a limit.
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        createSqlCounterStore(database.db, { clock }).reserveAll!(
+          [{ key: "race:ip", limit: 100, windowMs: 60_000 }, {
+            key: "race:acct",
+            limit: 5,
+            windowMs: 60_000,
+          }],
+          { key: "race:stuff", member: `m${i}`, windowMs: 60_000 },
+        )),
+    );
+    assert.equal(results.filter((r) => r.reservations[1].granted).length, 5);
+    assert.equal(results.filter((r) => r.reservations[0].granted).length, 30);
+    assert.deepEqual(await store.peek("race:acct"), { count: 5, resetAt: clock.now() + 60_000 });
+    assert.equal(Math.max(...results.map((r) => r.distinct)) <= 30, true);
+    assert.equal(await store.addDistinct("race:stuff", "m0", 60_000), 30);
   } finally {
     await database.close();
   }

@@ -1,0 +1,80 @@
+/**
+ * `EventPublisher.publish` (issue 29), on Postgres: an event nobody subscribes to is one ledger
+ * statement and no transaction; an event with subscribers writes its ledger entry and deliveries
+ * in one transaction; the event reaches the sink once, after it is recorded; a ledger failure
+ * rejects and announces nothing.
+ */
+import assert from "node:assert/strict";
+import { ManualClock } from "../../../core/clock.ts";
+import { EventPublisher } from "../../../core/events/publisher.ts";
+import type { SvcEvent } from "../../../core/events/sink.ts";
+import { seededRandom } from "../../../core/random.ts";
+import { createSqlStorage } from "../../../storage/storage.ts";
+import { freshPostgres } from "../../support/db.ts";
+import { recordSpans, stopRecording } from "../../support/spans.ts";
+
+Deno.test("publish: no subscriber, one ledger statement and no transaction; subscribers, one transaction", async () => {
+  const database = await freshPostgres();
+  try {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const random = seededRandom(3);
+    const storage = createSqlStorage(database, { clock, random });
+    const seen: SvcEvent[] = [];
+    const publisher = new EventPublisher({ storage, sink: { emit: (e) => void seen.push(e) }, random });
+    const realm = await storage.realms.create({ name: "p", displayName: "P", isDefault: true });
+    const user = await storage.users.create({ realmId: realm.id, email: "p@example.test" });
+    const event = (kind: string): SvcEvent => ({
+      kind,
+      realmId: realm.id,
+      userId: user.id,
+      occurredAt: clock.now(),
+      data: { n: 1 },
+    });
+
+    let spans = recordSpans();
+    try {
+      await publisher.publish(event("login.failed"), { ipAddress: "192.0.2.1", deviceDescription: null });
+    } finally {
+      stopRecording();
+    }
+    const names = spans.filter((s) => s.attributes["db.system.name"] === "postgresql").map((s) => s.name);
+    assert.deepEqual(names, ["SELECT", "INSERT"]);
+    assert.equal(seen.length, 1);
+    const ledger = await storage.securityEvents.listByUser(user.id);
+    assert.equal(ledger.length, 1);
+    assert.equal(ledger[0].ipAddress, "192.0.2.1");
+
+    const endpoint = await storage.webhooks.createEndpoint({
+      realmId: realm.id,
+      url: "https://hooks.example.test/in",
+      secret: "s".repeat(32),
+      eventPatterns: ["login.*"],
+    });
+    spans = recordSpans();
+    try {
+      await publisher.publish(event("login.failed"));
+    } finally {
+      stopRecording();
+    }
+    const withHooks = spans.filter((s) => s.attributes["db.system.name"] === "postgresql").map((s) => s.name);
+    assert.ok(withHooks.includes("BEGIN") && withHooks.includes("COMMIT"), withHooks.join(" "));
+    assert.equal((await storage.securityEvents.listByUser(user.id)).length, 2);
+    const deliveries = await storage.webhooks.listDeliveries(endpoint.id);
+    assert.equal(deliveries.length, 1);
+    assert.equal(deliveries[0].eventKind, "login.failed");
+    assert.equal(seen.length, 2);
+
+    // A kind outside the ledger and without subscribers: nothing written, still announced.
+    await publisher.publish(event("token.issued"));
+    assert.equal((await storage.securityEvents.listByUser(user.id)).length, 2);
+    assert.equal(seen.length, 3);
+
+    // The ledger refuses (a realm id that is not a uuid): rejected, not announced.
+    await assert.rejects(
+      publisher.publish({ ...event("login.failed"), realmId: undefined, userId: "not-a-uuid" }),
+    );
+    assert.equal(seen.length, 3);
+  } finally {
+    await database.close();
+  }
+});
