@@ -16,11 +16,9 @@ import type { RandomSource } from "../core/random.ts";
 import { ensurePluginTables } from "../plugins/host.ts";
 import type { SvcPlugin } from "../plugins/plugin.ts";
 import { type SvcDatabase, withAdvisoryLock } from "../storage/open.ts";
+import { LockClass } from "../storage/sql/advisory-locks.ts";
 import { createSqlSigningKeyStore } from "../storage/sql/signing-keys.ts";
 import { createSqlStorage, type Storage } from "../storage/storage.ts";
-
-/** The advisory lock instances take to create the realms' first signing keys one at a time. */
-const SIGNING_KEYS_LOCK_KEY = 7_361_002;
 
 /** What {@link prepareStorage} needs besides the database. */
 export interface PrepareStorageOptions {
@@ -106,7 +104,7 @@ export async function prepareStorage(
     }
     if (missing.length > 0) {
       // One instance generates a realm's first key while the others wait, then find it.
-      await withAdvisoryLock(database.db, SIGNING_KEYS_LOCK_KEY, async (trx) => {
+      await withAdvisoryLock(database.db, LockClass.signingKeys, async (trx) => {
         const ring = new KeyRing({
           store: createSqlSigningKeyStore(trx, { clock, random }),
           clock,

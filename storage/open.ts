@@ -14,6 +14,7 @@ import { PgliteDialect } from "./pglite-dialect.ts";
 import { type DatabasePoolStats, PoolStatsRecorder } from "./pool-stats.ts";
 import { traceQueries } from "./tracing.ts";
 import { schemaFingerprint, schemaStatements } from "./schema.ts";
+import { LockClass, lockForTransaction } from "./sql/advisory-locks.ts";
 
 /** Where the data lives. */
 export type DatabaseOptions =
@@ -62,7 +63,6 @@ export interface SvcDatabase {
   close(): Promise<void>;
 }
 
-const SCHEMA_LOCK_KEY = 7_361_001;
 /** How long `close()` lets running queries finish on a Postgres server before cutting them. */
 const CLOSE_TIMEOUT_SECONDS = 5;
 const SAFE_IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -149,6 +149,22 @@ async function openEmbedded(
   };
 }
 
+/** Postgres's longest identifier (and channel name), in bytes. */
+const MAX_CHANNEL_BYTES = 63;
+
+/**
+ * The Postgres channel of `channel` for a database in `schema`: channels are database-wide, so
+ * instances using another schema of the same database (another deployment, another test bed) must
+ * neither hear this one's messages nor be heard. The default schema keeps the bare name.
+ */
+export function schemaChannel(channel: string, schema: string | undefined): string {
+  if (!schema) return channel;
+  const named = `${channel}:${schema}`;
+  return new TextEncoder().encode(named).length <= MAX_CHANNEL_BYTES
+    ? named
+    : `${channel}:${bytesToHex(sha256(new TextEncoder().encode(schema))).slice(0, 16)}`;
+}
+
 function openPostgres(options: Extract<DatabaseOptions, { kind: "postgres" }>): SvcDatabase {
   if (options.schema !== undefined && !SAFE_IDENTIFIER.test(options.schema)) {
     throw new TypeError(`invalid schema name: ${options.schema}`);
@@ -187,11 +203,11 @@ function openPostgres(options: Extract<DatabaseOptions, { kind: "postgres" }>): 
     pool,
     notifications: {
       async listen(channel, onMessage) {
-        const subscription = await client.listen(channel, onMessage);
+        const subscription = await client.listen(schemaChannel(channel, options.schema), onMessage);
         return async () => await subscription.unlisten();
       },
       async notify(channel, payload) {
-        await client.notify(channel, payload);
+        await client.notify(schemaChannel(channel, options.schema), payload);
       },
     },
     ensureSchema: () => createSchema(db, options.schema),
@@ -231,8 +247,9 @@ async function createSchema(db: Kysely<Database>, schema: string | undefined): P
   // storage time otherwise).
   if (await appliedFingerprint(db) === fingerprint) return;
   await db.transaction().execute(async (trx) => {
-    // Many instances may boot at once against one server; serialize their DDL.
-    await sql`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK_KEY})`.execute(trx);
+    // Many instances may boot at once against one server; serialize their DDL (per schema: the
+    // schema may not exist yet, so it is named).
+    await lockForTransaction(trx, LockClass.schema, "", schema);
     // Another instance may have run it while this one waited: running it again would take its
     // tables' locks (ADD COLUMN IF NOT EXISTS takes an exclusive one) while that instance already
     // writes to them, which can deadlock with its next steps.
@@ -245,17 +262,18 @@ async function createSchema(db: Kysely<Database>, schema: string | undefined): P
 }
 
 /**
- * Runs `work` in a transaction that holds the Postgres advisory lock `key` (transaction-scoped),
- * so that instances booting at once do a one-time step (such as creating the realms' first
- * signing keys) one after the other: the later ones find the first one's result.
+ * Runs `work` in a transaction that holds the Postgres advisory lock of class `lockClass` (see
+ * {@link LockClass}; transaction-scoped, in the connection's schema), so that instances booting at
+ * once do a one-time step (such as creating the realms' first signing keys) one after the other:
+ * the later ones find the first one's result.
  */
 export async function withAdvisoryLock<T>(
   db: Kysely<Database>,
-  key: number,
+  lockClass: number,
   work: (trx: Transaction<Database>) => Promise<T>,
 ): Promise<T> {
   return await db.transaction().execute(async (trx) => {
-    await sql`SELECT pg_advisory_xact_lock(${key})`.execute(trx);
+    await lockForTransaction(trx, lockClass, "");
     return await work(trx);
   });
 }
@@ -277,7 +295,7 @@ export async function applyDdlOnce(
   const fingerprint = bytesToHex(sha256(new TextEncoder().encode(statements.join("\n;\n"))));
   if (await appliedDdl(db, name) === fingerprint) return;
   await db.transaction().execute(async (trx) => {
-    await sql`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK_KEY})`.execute(trx);
+    await lockForTransaction(trx, LockClass.schema, "");
     await sql`CREATE TABLE IF NOT EXISTS svc_ddl_state (name text PRIMARY KEY, fingerprint text NOT NULL)`
       .execute(trx);
     if (await appliedDdl(trx, name) === fingerprint) return;

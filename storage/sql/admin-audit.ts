@@ -1,6 +1,6 @@
 /**
  * The SQL admin-audit store: a per-realm hash chain. An append takes a per-realm
- * advisory transaction lock (`pg_advisory_xact_lock(class, hashtext(realm))`), reads the
+ * advisory transaction lock (`lockForTransaction`, namespaced by the schema), reads the
  * tail, and inserts the next entry, so concurrent appends to one realm serialize and the
  * sequence stays gap-free. The primary key (realm, seq) backs that up: a writer that
  * bypassed the lock makes the insert collide, and the append retries (re-reading the
@@ -29,9 +29,13 @@ import {
 import type { AdminAuditEntriesTable, Database, Executor } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
 import { canonicalJson } from "../../core/canonical-json.ts";
+import { LockClass, lockForTransaction } from "./advisory-locks.ts";
 
-/** Advisory-lock class id of audit appends (first key of the two-key form). */
-export const LOCK_CLASS = 7_361_201;
+/**
+ * Advisory-lock class id of audit appends (first key of the two-key form; the second is
+ * `advisoryLockKey(realmId)`).
+ */
+export const LOCK_CLASS = LockClass.adminAudit;
 const MAX_ATTEMPTS = 5;
 const VERIFY_BATCH = 500;
 /** Serialization failure, deadlock, unique violation: worth another try. */
@@ -100,7 +104,7 @@ function jsonb(value: unknown) {
 
 /** Takes the realm's append lock until the end of the transaction of `trx` (realm id lower-case). */
 async function lockChain(trx: Executor, realmId: string): Promise<void> {
-  await sql`SELECT pg_advisory_xact_lock(${LOCK_CLASS}::int4, hashtext(${realmId}))`.execute(trx);
+  await lockForTransaction(trx, LockClass.adminAudit, realmId);
 }
 
 /** A {@link AdminAuditStore} over the svc schema. */

@@ -5,7 +5,7 @@
  * checks and inserts inside that transaction (READ COMMITTED: the check runs
  * after the lock is granted, so it sees what the previous holder committed).
  */
-import { type Selectable, sql } from "kysely";
+import type { Selectable } from "kysely";
 import { type Clock, nowDate } from "../../core/clock.ts";
 import { ConflictError } from "../../core/errors.ts";
 import type {
@@ -15,9 +15,7 @@ import type {
 } from "../contract/impersonations.ts";
 import type { Executor, ImpersonationConsentTable, ImpersonationsTable } from "../database.ts";
 import { atomically } from "./transaction.ts";
-
-/** Advisory lock class (first key of the two-key form) for per-actor impersonation starts. */
-const IMPERSONATION_LOCK_CLASS = 7_361_002;
+import { LockClass, lockForTransaction } from "./advisory-locks.ts";
 
 /** The SQL impersonation store over a kysely executor; time comes from `clock`. */
 export function createSqlImpersonationStore(db: Executor, clock: Clock): ImpersonationStore {
@@ -25,8 +23,7 @@ export function createSqlImpersonationStore(db: Executor, clock: Clock): Imperso
     create(input) {
       return atomically(db, async (trx) => {
         const now = nowDate(clock);
-        await sql`SELECT pg_advisory_xact_lock(${IMPERSONATION_LOCK_CLASS}::int4, hashtext(${input.actorId}::text))`
-          .execute(trx);
+        await lockForTransaction(trx, LockClass.impersonation, input.actorId);
         const existing = await trx.selectFrom("impersonations").select("id")
           .where("actor_id", "=", input.actorId)
           .where("status", "<>", "Ended")

@@ -25,9 +25,7 @@ import {
   pageOf,
   requireUuid,
 } from "./directory-support.ts";
-
-/** Advisory lock class that serializes membership additions per organization. */
-const MEMBERSHIP_LOCK_CLASS = 7_361_302;
+import { LockClass, lockForTransaction } from "./advisory-locks.ts";
 
 const ORG_CONSTRAINTS: ConstraintMap = {
   unique: { organizations_realm_id_name_key: "organization_name_taken" },
@@ -226,9 +224,7 @@ export function createSqlOrganizationStore(
       }
       const at = now(deps.clock);
       const row = await atomically(db, async (trx) => {
-        await sql`SELECT pg_advisory_xact_lock(${MEMBERSHIP_LOCK_CLASS}::int4, hashtext(${orgId}))`.execute(
-          trx,
-        );
+        await lockForTransaction(trx, LockClass.membership, orgId);
         return await guarded(MEMBERSHIP_CONSTRAINTS, () =>
           trx.insertInto("org_memberships").values({
             org_id: orgId,

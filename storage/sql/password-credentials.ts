@@ -17,9 +17,7 @@ import type { Executor, PasswordCredentialsTable } from "../database.ts";
 import { atomically } from "./transaction.ts";
 import { rotateCredentialStamp } from "./users.ts";
 import { isUuid } from "../../core/ids.ts";
-
-/** Advisory-lock class id of password-credential writes (first key of the two-key form). */
-const LOCK_CLASS = 7_361_101;
+import { LockClass, lockForTransaction } from "./advisory-locks.ts";
 
 function toRecord(row: Selectable<PasswordCredentialsTable>): PasswordCredentialRecord {
   return {
@@ -38,7 +36,7 @@ export function createSqlPasswordCredentialStore(
   deps: { clock: Clock; random: RandomSource },
 ): PasswordCredentialStore {
   const lockUser = (trx: Executor, userId: string) =>
-    sql`SELECT pg_advisory_xact_lock(${LOCK_CLASS}::int4, hashtext(${userId}))`.execute(trx);
+    lockForTransaction(trx, LockClass.passwordCredentials, userId);
 
   /** Deletes every other row of the user and upserts `value`: afterwards it is the only one. */
   const setOnly = async (trx: Executor, userId: string, value: PasswordHash) => {

@@ -16,8 +16,7 @@ import type {
 } from "../contract/permission-catalog.ts";
 import type { Database, Executor } from "../database.ts";
 import { atomically, now } from "./directory-support.ts";
-
-const SYNC_LOCK_KEY = 7_361_101;
+import { LockClass, lockForTransaction } from "./advisory-locks.ts";
 
 /** A {@link PermissionCatalogStore} over the svc schema. */
 export function createSqlPermissionCatalogStore(
@@ -39,7 +38,7 @@ export function createSqlPermissionCatalogStore(
     }
     const at = now(deps.clock);
     return await atomically(db, async (trx) => {
-      await sql`SELECT pg_advisory_xact_lock(${SYNC_LOCK_KEY})`.execute(trx);
+      await lockForTransaction(trx, LockClass.permissionCatalog, "");
       const ids = [...declared.keys()];
       let existingQuery = trx.selectFrom("permission_catalog").selectAll();
       if (!retireUndeclared) {

@@ -3,16 +3,14 @@
  *
  * @module
  */
-import { type Selectable, sql, type Updateable } from "kysely";
+import type { Selectable, Updateable } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { ConflictError, NotFoundError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
 import type { Realm, RealmStore } from "../contract/realms.ts";
 import type { Database, Executor } from "../database.ts";
 import { atomically, type ConstraintMap, guarded, isUuid, now, requireUuid } from "./directory-support.ts";
-
-/** Advisory lock class that serializes realm updates (switching the default realm). */
-const REALM_LOCK_CLASS = 7_361_301;
+import { LockClass, lockForTransaction } from "./advisory-locks.ts";
 
 const CONSTRAINTS: ConstraintMap = {
   unique: { realms_name_key: "realm_name_taken", realms_one_default: "default_realm_exists" },
@@ -53,7 +51,7 @@ export function createSqlRealmStore(db: Executor, deps: { clock: Clock; random: 
       requireUuid(id, "Realm");
       return await atomically(db, async (trx) => {
         // Realm updates queue behind each other, so each one reads the default after the last switch.
-        await sql`SELECT pg_advisory_xact_lock(${REALM_LOCK_CLASS}::int4, 0)`.execute(trx);
+        await lockForTransaction(trx, LockClass.realms, "");
         const current = await trx.selectFrom("realms").selectAll().where("id", "=", id).executeTakeFirst();
         if (current === undefined) throw new NotFoundError("Realm not found.");
         if (changes.isDefault === false && current.is_default) {

@@ -4,7 +4,8 @@
  * Postgres suites never skip: a server that does not answer fails the run.
  */
 import { sql } from "kysely";
-import { openDatabase, type SvcDatabase } from "../../storage/open.ts";
+import { openDatabase, prepareEmbeddedCluster, type SvcDatabase } from "../../storage/open.ts";
+import { schemaFingerprint } from "../../storage/schema.ts";
 
 /** The Postgres server tests use. */
 export const TEST_DATABASE_URL = Deno.env.get("SVC_TEST_DATABASE_URL") ??
@@ -12,9 +13,55 @@ export const TEST_DATABASE_URL = Deno.env.get("SVC_TEST_DATABASE_URL") ??
 
 let counter = 0;
 
+/**
+ * The prepared cluster test beds load (an initialized cluster with svc's schema, as `npm ci`
+ * prepares for production): initdb in WASM is most of an embedded bed's cost, so it runs once per
+ * test run rather than once per bed. Each test module runs in its own isolate, so the tarball is
+ * kept in the tree's `.tmp/` (git-ignored), named by the schema's fingerprint and PGlite's version:
+ * a changed schema or PGlite makes a new one. Without a writable `.tmp/`, each module prepares its own.
+ */
+let testCluster: Promise<Blob> | undefined;
+
+async function loadTestCluster(): Promise<Blob> {
+  const root = new URL("../../", import.meta.url);
+  let pgliteVersion = "unknown";
+  try {
+    const pkg = JSON.parse(
+      await Deno.readTextFile(new URL("node_modules/@electric-sql/pglite/package.json", root)),
+    );
+    pgliteVersion = String(pkg.version);
+  } catch {
+    // No package file to read: the fingerprint alone names the file.
+  }
+  const dir = new URL(".tmp/test-clusters/", root);
+  const file = new URL(`cluster-${schemaFingerprint().slice(0, 24)}-pglite-${pgliteVersion}.tar.gz`, dir);
+  try {
+    return new Blob([await Deno.readFile(file)]);
+  } catch {
+    // Not made yet (or unreadable): made below.
+  }
+  const cluster = await prepareEmbeddedCluster();
+  try {
+    await Deno.mkdir(dir, { recursive: true });
+    // Written aside, then renamed: a module reading it concurrently sees all of it or nothing.
+    const partial = new URL(`${file.pathname}.${Deno.pid}.${crypto.randomUUID()}.partial`, file);
+    await Deno.writeFile(partial, new Uint8Array(await cluster.arrayBuffer()));
+    await Deno.rename(partial, file);
+  } catch {
+    // Not cached: other modules make their own.
+  }
+  return cluster;
+}
+
 /** A fresh, empty, in-memory embedded database with the schema created. */
 export async function freshEmbedded(): Promise<SvcDatabase> {
-  const database = await openDatabase({ kind: "embedded" });
+  testCluster ??= loadTestCluster().catch((err) => {
+    testCluster = undefined;
+    throw err;
+  });
+  const preparedCluster = await testCluster;
+  const database = await openDatabase({ kind: "embedded" }, () => Promise.resolve({ preparedCluster }));
+  // The cluster carries the schema: this checks its fingerprint (and would run the DDL on a mismatch).
   await database.ensureSchema();
   return database;
 }

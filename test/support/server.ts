@@ -62,9 +62,51 @@ export async function serverCommand(runtime: string): Promise<{ cmd: string; arg
 
 let nodeBundleBuilt: Promise<void> | undefined;
 
-/** Builds the Node bundle (`npm run build:node`, `dist/node/`) from the current source, once per test process. */
+/**
+ * Builds the Node bundle (`npm run build:node`, `dist/node/`) from the current source, once per
+ * test module. Test modules run in parallel (`npm test` passes `--parallel`), and esbuild rewrites
+ * its files in place: another module starting `node dist/node/cli/node.js` meanwhile could read a
+ * half-written file. So the script's own command runs with an output folder of its own, and each
+ * file then replaces its counterpart in `dist/node/` by a rename, which is atomic.
+ */
 export function buildNodeBundle(): Promise<void> {
-  return nodeBundleBuilt ??= runNpmScript("build:node");
+  return nodeBundleBuilt ??= buildNodeBundleAside();
+}
+
+async function buildNodeBundleAside(): Promise<void> {
+  const script: string = JSON.parse(await Deno.readTextFile(`${ROOT}package.json`)).scripts["build:node"];
+  assert.match(script, / --outdir=dist\/node /, "build:node writes dist/node");
+  await Deno.mkdir(`${ROOT}.tmp`, { recursive: true });
+  const aside = await Deno.makeTempDir({ dir: `${ROOT}.tmp`, prefix: "node-bundle-" });
+  try {
+    const out = await new Deno.Command("sh", {
+      args: ["-c", script.replace(" --outdir=dist/node ", ` --outdir=${aside} `)],
+      cwd: ROOT,
+      env: { PATH: `${BIN}:${Deno.env.get("PATH") ?? ""}` },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const decoder = new TextDecoder();
+    if (!out.success) {
+      throw new Error(`build:node failed:\n${decoder.decode(out.stdout)}\n${decoder.decode(out.stderr)}`);
+    }
+    const move = async (relative: string) => {
+      for await (const entry of Deno.readDir(`${aside}/${relative}`)) {
+        const path = `${relative}${entry.name}`;
+        if (entry.isDirectory) {
+          await Deno.mkdir(`${ROOT}dist/node/${path}`, { recursive: true });
+          await move(`${path}/`);
+        } else {
+          await Deno.rename(`${aside}/${path}`, `${ROOT}dist/node/${path}`);
+        }
+      }
+    };
+    await Deno.mkdir(`${ROOT}dist/node`, { recursive: true });
+    await move("");
+  } finally {
+    await Deno.remove(aside, { recursive: true });
+  }
 }
 
 /** How long a server may take to print its address (a cold start compiles and opens PGlite). */

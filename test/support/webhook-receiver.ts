@@ -44,7 +44,7 @@ export function independentVerify(
 }
 
 /** How long a `timeout` fault hangs before answering. */
-export const HANG_MS = 700;
+export const HANG_MS = 3_000;
 
 /** How the receiver answers the next request. */
 export type Fault = "ok" | "500" | "timeout" | { status: number };
@@ -100,7 +100,7 @@ export function startReceiver(options: {
     });
     if (fault === "500") return new Response("boom", { status: 500 });
     if (fault === "timeout") {
-      // Hang well past the dispatcher's time limit (the tests use 300 ms).
+      // Hang well past the dispatcher's time limit (the tests use 2 s).
       await new Promise((resolve) => setTimeout(resolve, HANG_MS));
       return new Response(null, { status: 204 });
     }

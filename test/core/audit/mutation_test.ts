@@ -17,7 +17,8 @@ import { ADMIN_MUTATION_MAX_ATTEMPTS, runAdminMutation } from "../../../core/aud
 import { ManualClock } from "../../../core/clock.ts";
 import { StorageError } from "../../../core/errors.ts";
 import { cryptoRandom } from "../../../core/random.ts";
-import { auditEntryHash, payloadDigest } from "../../../storage/sql/admin-audit.ts";
+import { auditEntryHash, LOCK_CLASS, payloadDigest } from "../../../storage/sql/admin-audit.ts";
+import { advisoryLockKey } from "../../../storage/sql/advisory-locks.ts";
 import { createSqlStorage } from "../../../storage/storage.ts";
 import { freshPostgres } from "../../support/db.ts";
 import { seeder } from "../../support/seed.ts";
@@ -147,11 +148,13 @@ Deno.test("admin mutation on Postgres: a sequence collision relinks; a persisten
           seen = (await tx.organizations.listByRealm(realm)).map((o) => o.name);
           return { value: null, audit: null };
         });
-        // The second waits for the realm's audit lock (class 7361201, key hashtext(realm)).
+        // The second waits for the realm's audit lock (class 7361201, key: the realm in this schema).
         await waitUntil(async () => {
           const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_locks
-            WHERE locktype = 'advisory' AND NOT granted AND classid = 7361201
-              AND objid::bigint = (hashtext(${realm})::bigint & 4294967295)`.execute(database.db);
+            WHERE locktype = 'advisory' AND NOT granted AND classid = ${LOCK_CLASS}::int4::oid
+              AND objid = ${advisoryLockKey(realm)}::oid AND objsubid = 2
+              AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
+            .execute(database.db);
           return rows[0].n > 0;
         });
         assert.equal(seen, null, "the second's work has not run");

@@ -11,6 +11,7 @@ import { EventPublisher } from "../../../core/events/publisher.ts";
 import { WebhookDispatcher } from "../../../core/webhooks/dispatcher.ts";
 import { sql } from "kysely";
 import { LOCK_CLASS } from "../../../storage/sql/admin-audit.ts";
+import { advisoryLockKey } from "../../../storage/sql/advisory-locks.ts";
 import type { Storage } from "../../../storage/storage.ts";
 import { adminBed } from "../../support/admin.ts";
 import { testOutbound } from "../../support/outbound.ts";
@@ -83,14 +84,16 @@ Deno.test("auto-disable racing an admin PATCH of the endpoint on Postgres: no de
     });
     /**
      * The realm's audit lock in `pg_locks`: whether the paused dispatcher holds it, and whether a
-     * backend waits for it behind the dispatcher. (The test beds of every process share one realm
-     * id, so other backends may hold or wait for the same key: only ours are counted.)
+     * backend waits for it behind the dispatcher. (The key is namespaced by this bed's schema;
+     * only backends of this process are counted all the same.)
      */
     const auditLock = async () => {
       const { rows } = await sql<{ granted: boolean; pid: number; blockers: number[] }>`
         SELECT granted, pid, pg_blocking_pids(pid) AS blockers FROM pg_locks
         WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-          AND classid = ${LOCK_CLASS}::int4::oid AND objid = hashtext(${realmId.toLowerCase()})::oid AND objsubid = 2`
+          AND classid = ${LOCK_CLASS}::int4::oid AND objid = ${
+        advisoryLockKey(realmId.toLowerCase())
+      }::oid AND objsubid = 2`
         .execute(bed.database.db);
       return {
         heldByDispatcher: rows.some((r) => r.granted && r.pid === dispatcherPid),
