@@ -76,14 +76,15 @@ function compareText(op: CompareOp, left: Expr, value: string, exact: boolean): 
       return sql`starts_with(${l}, ${r})`;
     case "ew":
       return sql`right(${l}, char_length(${r})) = ${r}`;
+    // Ordering by code point (as the RFC's lexical comparison), whatever the database's collation.
     case "gt":
-      return sql`${l} > ${r}`;
+      return sql`${l} COLLATE "C" > ${r}`;
     case "ge":
-      return sql`${l} >= ${r}`;
+      return sql`${l} COLLATE "C" >= ${r}`;
     case "lt":
-      return sql`${l} < ${r}`;
+      return sql`${l} COLLATE "C" < ${r}`;
     case "le":
-      return sql`${l} <= ${r}`;
+      return sql`${l} COLLATE "C" <= ${r}`;
   }
 }
 

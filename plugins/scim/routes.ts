@@ -372,6 +372,8 @@ export function scimRoutes(deps: ScimDeps): RouteInstaller {
     const resource = normalizeResource(USER_KIND, await readJson(c));
     const { userName, email } = checkUser(resource);
     const active = resource.active !== false;
+    // A user without `active` is active, and says so.
+    resource.active = active;
     const { row, statusNow } = await ctx.admin.mutateAsService(
       connection.realmId,
       actor(connection),
@@ -460,6 +462,7 @@ export function scimRoutes(deps: ScimDeps): RouteInstaller {
         const { userName, email } = checkUser(next);
         const wasActive = row.resource.active !== false;
         const active = next.active !== false;
+        next.active = active;
         if (JSON.stringify(next) === JSON.stringify(row.resource)) {
           return { value: { row, activeChanged: null as boolean | null }, audit: null };
         }
