@@ -160,9 +160,9 @@ export function compileFilter(kind: ResourceKind, filter: Filter): Expr {
         const column = extension === null ? columns[key] : undefined;
         if (column !== undefined) {
           if (f.op === "pr") return sql`(${sql.raw(column.col)} IS NOT NULL)`;
-          return sql`COALESCE(${
-            comparison(f.op, sql.raw(column.col), column.type, f.value, column.exact, false)
-          }, ${f.op === "ne"})`;
+          // No COALESCE here: a null is false in WHERE and `not` coalesces, and the bare
+          // comparison is what the indexes answer (`lower(user_name) = lower($n)`).
+          return comparison(f.op, sql.raw(column.col), column.type, f.value, column.exact, false);
         }
         if (def.name === "meta" || def.name === "id") throw invalidFilter(`${key} is not filterable.`);
         const keys = extension === null ? [def.name] : [extension, def.name];
