@@ -9,6 +9,7 @@
  */
 import { strict as assert } from "node:assert";
 import { Validator } from "@seriousme/openapi-schema-validator";
+import { otherRealm } from "../../support/other-realm.ts";
 import { type Caller, scimBed } from "./bed.ts";
 
 Deno.test("scim admin routes: fence matrix, one audit entry per change, tokens", async (t) => {
@@ -121,6 +122,81 @@ Deno.test("scim admin routes: fence matrix, one audit entry per change, tokens",
         }
       });
     }
+
+    await t.step("the administrator of another realm sees nothing and changes nothing (404)", async () => {
+      const other = await otherRealm(b.plugged.admin, { extraPatterns: ["scim:*:*"], app });
+      const id = await newConnection();
+      const before = await b.chainLength();
+      const listed = await other.request("GET", BASE);
+      assert.equal(listed.status, 200);
+      assert.equal((await listed.json()).total, 0);
+      for (
+        const [method, path, body] of [
+          ["GET", `${BASE}/${id}`, undefined],
+          ["GET", `${BASE}/${id}/log`, undefined],
+          ["PATCH", `${BASE}/${id}`, { displayName: "x" }],
+          ["POST", `${BASE}/${id}/rotate`, {}],
+          ["DELETE", `${BASE}/${id}`, undefined],
+          ["POST", BASE, { orgId: b.orgA, displayName: "x" }],
+        ] as const
+      ) {
+        const res = await other.request(method, path, { body });
+        assert.equal(res.status, 404, `${method} ${path}: ${await res.text()}`);
+      }
+      assert.equal(await b.chainLength(), before);
+    });
+
+    await t.step("an impersonating administrator changes nothing (403)", async () => {
+      const bed = b.plugged.admin.bed;
+      const record = await bed.storage.impersonations.create({
+        id: crypto.randomUUID(),
+        realmId: b.realmId,
+        actorId: b.users.global,
+        targetId: b.users.orgA,
+        orgId: b.orgA,
+        reason: "fence test",
+        consentRequired: false,
+        expiresAt: new Date(bed.clock.now() + 30 * 60_000),
+      });
+      const token = (await bed.auth.sessions.signIn({
+        realmId: b.realmId,
+        userId: b.users.orgA,
+        orgId: b.orgA,
+        mfa: "MultiFactor",
+        impersonation: { actorId: b.users.global, impersonationId: record.id, expiresAt: record.expiresAt },
+      })).tokens.accessToken;
+      const id = await newConnection();
+      const before = await b.chainLength();
+      for (
+        const [method, path, body] of [
+          ["POST", BASE, { orgId: b.orgA, displayName: "x" }],
+          ["PATCH", `${BASE}/${id}`, { displayName: "y" }],
+          ["POST", `${BASE}/${id}/rotate`, {}],
+          ["DELETE", `${BASE}/${id}`, undefined],
+        ] as const
+      ) {
+        const res = await app.request(path, {
+          method,
+          headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        assert.equal(res.status, 403, `${method} ${path}: ${await res.text()}`);
+      }
+      assert.equal(await b.chainLength(), before);
+    });
+
+    await t.step("20 concurrent identical PATCHes write one entry", async () => {
+      const id = await newConnection();
+      const before = await b.chainLength();
+      const answers = await Promise.all(
+        Array.from(
+          { length: 20 },
+          () => b.admin("PATCH", `${BASE}/${id}`, "global", { displayName: "Concurrent" }),
+        ),
+      );
+      assert.deepEqual(answers.map((r) => r.status), Array(20).fill(200));
+      assert.equal(await b.chainLength() - before, 1);
+    });
 
     await t.step("a PATCH that changes nothing writes no entry", async () => {
       const id = await newConnection();
