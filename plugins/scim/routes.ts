@@ -17,10 +17,13 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { sql } from "kysely";
+import * as v from "valibot";
 import {
   bodyLimit,
   ConflictError,
   constantTimeEqual,
+  documented,
+  type OperationDoc,
   type PluginContext,
   type RouteInstaller,
   sha256Hex,
@@ -865,7 +868,7 @@ export function scimRoutes(deps: ScimDeps): RouteInstaller {
       Resources: resources,
     });
 
-  return (app) => {
+  return documented((app) => {
     const base = `${SCIM_PREFIX}/:connectionId`;
     app.use(`${base}/*`, guard);
     app.use(`${base}/*`, bodyLimit(ctx.config.maxBodyBytes));
@@ -903,8 +906,162 @@ export function scimRoutes(deps: ScimDeps): RouteInstaller {
     app.all(`${base}/*`, () => {
       throw new ScimError(404, null, "No such SCIM endpoint (bulk is not supported).");
     });
-  };
+  }, OPERATIONS);
 }
+
+const TAGS = ["SCIM 2.0"];
+const SCIM_AUTH =
+  "The caller is the connection's bearer token (`Authorization: Bearer svc_scim_…`), not a svc session.";
+const Resource = v.pipe(
+  v.looseObject({ schemas: v.optional(v.array(v.string())), id: v.optional(v.string()) }),
+  v.title("ScimResource"),
+);
+const ListResponse = v.pipe(
+  v.looseObject({
+    schemas: v.array(v.string()),
+    totalResults: v.number(),
+    startIndex: v.optional(v.number()),
+    itemsPerPage: v.optional(v.number()),
+    Resources: v.array(Resource),
+  }),
+  v.title("ScimListResponse"),
+);
+const PatchOp = v.pipe(
+  v.looseObject({
+    schemas: v.array(v.string()),
+    Operations: v.array(
+      v.looseObject({ op: v.string(), path: v.optional(v.string()), value: v.optional(v.unknown()) }),
+    ),
+  }),
+  v.title("ScimPatchOp"),
+);
+const ErrorBody = v.pipe(
+  v.looseObject({
+    schemas: v.array(v.string()),
+    status: v.string(),
+    scimType: v.optional(v.string()),
+    detail: v.string(),
+  }),
+  v.title("ScimError"),
+);
+const ListQuery = v.looseObject({
+  filter: v.optional(v.string()),
+  startIndex: v.optional(v.string()),
+  count: v.optional(v.string()),
+  sortBy: v.optional(v.string()),
+  sortOrder: v.optional(v.string()),
+  attributes: v.optional(v.string()),
+  excludedAttributes: v.optional(v.string()),
+});
+const ok = (description: string, body: v.GenericSchema = Resource) => ({
+  description,
+  body,
+  mediaType: "application/scim+json",
+});
+const refusals = (...statuses: number[]) =>
+  Object.fromEntries(
+    statuses.map((
+      status,
+    ) => [status, { description: "A SCIM error", body: ErrorBody, mediaType: "application/scim+json" }]),
+  );
+const CONNECTION = { connectionId: "The connection's id" };
+const ITEM_PARAMS = { ...CONNECTION, id: "The resource's id" };
+const BASE_PATH = `${SCIM_PREFIX}/:connectionId`;
+
+function resourceOperations(name: "Users" | "Groups"): OperationDoc[] {
+  const one = name === "Users" ? "user" : "group";
+  return [
+    {
+      method: "GET",
+      path: `${BASE_PATH}/${name}`,
+      summary: `List or filter ${name.toLowerCase()} (SCIM)`,
+      description: `${SCIM_AUTH} RFC 7644 filter, sorting, paging and attribute selection.`,
+      tags: TAGS,
+      auth: "public",
+      params: CONNECTION,
+      query: ListQuery,
+      responses: { 200: ok("A list response", ListResponse), ...refusals(400, 401) },
+    },
+    {
+      method: "POST",
+      path: `${BASE_PATH}/${name}`,
+      summary: `Create a ${one} (SCIM)`,
+      description: SCIM_AUTH,
+      tags: TAGS,
+      auth: "public",
+      params: CONNECTION,
+      body: Resource,
+      responses: { 201: ok("Created"), ...refusals(400, 401, 403, 409, 413) },
+    },
+    {
+      method: "GET",
+      path: `${BASE_PATH}/${name}/:id`,
+      summary: `Read a ${one} (SCIM)`,
+      description: SCIM_AUTH,
+      tags: TAGS,
+      auth: "public",
+      params: ITEM_PARAMS,
+      responses: {
+        200: ok(`The ${one}`),
+        304: { description: "Not modified (If-None-Match)" },
+        ...refusals(401, 404),
+      },
+    },
+    {
+      method: "PUT",
+      path: `${BASE_PATH}/${name}/:id`,
+      summary: `Replace a ${one} (SCIM)`,
+      description: SCIM_AUTH,
+      tags: TAGS,
+      auth: "public",
+      params: ITEM_PARAMS,
+      body: Resource,
+      responses: { 200: ok(`The ${one}`), ...refusals(400, 401, 403, 404, 409, 412, 413) },
+    },
+    {
+      method: "PATCH",
+      path: `${BASE_PATH}/${name}/:id`,
+      summary: `Change a ${one} (SCIM PATCH)`,
+      description: SCIM_AUTH,
+      tags: TAGS,
+      auth: "public",
+      params: ITEM_PARAMS,
+      body: PatchOp,
+      responses: { 200: ok(`The ${one}`), ...refusals(400, 401, 403, 404, 409, 412, 413) },
+    },
+    {
+      method: "DELETE",
+      path: `${BASE_PATH}/${name}/:id`,
+      summary: `Delete a ${one} (SCIM)`,
+      description: SCIM_AUTH,
+      tags: TAGS,
+      auth: "public",
+      params: ITEM_PARAMS,
+      responses: { 204: { description: "Deleted" }, ...refusals(401, 403, 404, 412) },
+    },
+  ];
+}
+
+const OPERATIONS: readonly OperationDoc[] = [
+  ...["ServiceProviderConfig", "ResourceTypes", "ResourceTypes/:name", "Schemas", "Schemas/:id"].map((
+    what,
+  ): OperationDoc => ({
+    method: "GET",
+    path: `${BASE_PATH}/${what}`,
+    summary: `SCIM discovery: ${what.replace("/:name", " (one)").replace("/:id", " (one)")}`,
+    description: SCIM_AUTH,
+    tags: TAGS,
+    auth: "public",
+    params: what.endsWith(":name")
+      ? { ...CONNECTION, name: "User or Group" }
+      : what.endsWith(":id")
+      ? { ...CONNECTION, id: "A schema URN" }
+      : CONNECTION,
+    responses: { 200: ok("The description"), ...refusals(401, 404) },
+  })),
+  ...resourceOperations("Users"),
+  ...resourceOperations("Groups"),
+];
 
 /** The operations of a PATCH body (`schemas` must name the PatchOp message). */
 function patchOperations(body: Obj): PatchOperation[] {

@@ -296,6 +296,19 @@ Deno.test("scim admin routes: fence matrix, one audit entry per change, tokens",
         assert.ok(doc.paths[path], `${path} documented`);
       }
       assert.ok(doc.paths[BASE].post["x-svc-permissions"].includes("scim:global:connections-manage"));
+      for (
+        const path of [
+          "/ServiceProviderConfig",
+          "/Users",
+          "/Users/{id}",
+          "/Groups",
+          "/Groups/{id}",
+          "/Schemas",
+        ]
+      ) {
+        assert.ok(doc.paths[`/scim/v2/{connectionId}${path}`], `SCIM ${path} documented`);
+      }
+      assert.ok(doc.paths["/scim/v2/{connectionId}/Users/{id}"].patch);
       const result = await new Validator().validate(structuredClone(doc));
       assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
     });
