@@ -10,7 +10,7 @@
  * @module
  */
 import * as v from "valibot";
-import { definePlugin, secondsSetting, type SvcPlugin } from "../../mod.ts";
+import { definePlugin, type PluginSql, secondsSetting, type SvcPlugin } from "../../mod.ts";
 import { adminRoutes } from "./admin.ts";
 import { scimRoutes } from "./routes.ts";
 import { PERMISSIONS, SCIM_PREFIX, type ScimConfig } from "./shared.ts";
@@ -33,6 +33,7 @@ const ConfigSchema = v.object({
 
 /** Builds the SCIM plugin. */
 export function scimPlugin(): SvcPlugin<ScimConfig> {
+  let sql: PluginSql | null = null;
   return definePlugin<ScimConfig>({
     name: "scim",
     permissions: [
@@ -63,6 +64,25 @@ export function scimPlugin(): SvcPlugin<ScimConfig> {
       ],
     },
     tables: TABLES,
+    start(ctx) {
+      sql = ctx.sql;
+    },
+    /**
+     * A member who leaves the organization by other means (an administrator, an erasure) is no
+     * longer one of its connections' users: their rows go, so the SCIM view stays the
+     * organization's membership.
+     */
+    async onEvent(event) {
+      if (sql === null || typeof event.userId !== "string") return;
+      if (event.kind === "user.org_left" && typeof event.orgId === "string") {
+        await sql.query(
+          `DELETE FROM scim_users WHERE user_id = $1 AND connection_id IN (SELECT id FROM scim_connections WHERE org_id = $2)`,
+          [event.userId, event.orgId],
+        );
+      } else if (event.kind === "user.erased") {
+        await sql.query(`DELETE FROM scim_users WHERE user_id = $1`, [event.userId]);
+      }
+    },
     async readiness(ctx) {
       await ctx.sql.query("SELECT 1 FROM scim_connections LIMIT 1");
     },

@@ -330,6 +330,8 @@ export function scimRoutes(deps: ScimDeps): RouteInstaller {
 
   /** The user may be changed by the connection: a member of its organization, every grant within it. */
   const confined = async (tx: Storage, connection: ScimConnection, userId: string) => {
+    // Someone who left the organization by other means is no longer the connection's.
+    if (!(await tx.organizations.isMember(connection.orgId, userId))) throw notFound();
     await ctx.admin.requireConfinedToOrganization(connection.realmId, connection.orgId, {
       kind: "User",
       id: userId,

@@ -5,7 +5,8 @@
  * call its SCIM endpoints.
  */
 import { strict as assert } from "node:assert";
-import { scimPlugin } from "../../../plugins/scim/mod.ts";
+import { type ScimConfig, scimPlugin } from "../../../plugins/scim/mod.ts";
+import type { SvcPlugin } from "../../../plugins/plugin.ts";
 import type { LoginBedOptions } from "../../support/login.ts";
 import { type PluginBed, pluginBed } from "../../support/plugins.ts";
 import { seeder } from "../../support/seed.ts";
@@ -14,6 +15,8 @@ export type Caller = "none" | "svcAdmin" | "plain" | "orgB" | "orgA" | "global";
 
 export interface ScimBed {
   readonly plugged: PluginBed;
+  /** The plugin instance the bed runs. */
+  readonly plugin: SvcPlugin<ScimConfig>;
   readonly realmId: string;
   readonly orgA: string;
   readonly orgB: string;
@@ -38,7 +41,8 @@ export interface ScimBed {
 }
 
 export async function scimBed(options: LoginBedOptions = {}): Promise<ScimBed> {
-  const plugged = await pluginBed([scimPlugin()], {}, options);
+  const plugin = scimPlugin();
+  const plugged = await pluginBed([plugin as SvcPlugin], {}, options);
   const bed = plugged.admin.bed;
   const app = plugged.app;
   const realmId = bed.realmId;
@@ -80,6 +84,7 @@ export async function scimBed(options: LoginBedOptions = {}): Promise<ScimBed> {
     }));
   return {
     plugged,
+    plugin,
     realmId,
     orgA,
     orgB,

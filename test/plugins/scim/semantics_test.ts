@@ -55,6 +55,29 @@ Deno.test("scim semantics", async (t) => {
       },
     );
 
+    await t.step(
+      "a user who left the organization by other means is out of reach and leaves the view",
+      async () => {
+        const id = await create("leaver@acme.test");
+        await bed.storage.organizations.removeMember(b.orgA, id);
+        const res = await patch(id, [{ op: "replace", path: "active", value: false }]);
+        assert.equal(res.status, 404);
+        assert.equal((await bed.storage.users.get(id))?.status, "Active");
+        await b.plugin.onEvent!({
+          kind: "user.org_left",
+          occurredAt: bed.clock.now(),
+          realmId: b.realmId,
+          orgId: b.orgA,
+          userId: id,
+          data: { orgId: b.orgA },
+        });
+        assert.equal((await b.scim(conn, "GET", `/Users/${id}`)).status, 404);
+        const listed =
+          await (await b.scim(conn, "GET", `/Users?filter=${q('userName eq "leaver@acme.test"')}`)).json();
+        assert.equal(listed.totalResults, 0);
+      },
+    );
+
     await t.step("an existing member within the organization is adopted; one beyond it is not", async () => {
       const plain = await bed.storage.users.get(b.users.plain);
       const res = await b.scim(conn, "POST", "/Users", { schemas: [USER], userName: plain!.email });
