@@ -43,6 +43,7 @@ import {
   type Storage,
   ValidationError,
 } from "../../mod.ts";
+import { syncRoles } from "./roles.ts";
 import { connectionStore, type LogEntry, type ScimConnection } from "./store.ts";
 import { PERMISSIONS, type ScimConfig, TOKEN_PREFIX } from "./shared.ts";
 
@@ -366,6 +367,7 @@ export function adminRoutes(
       const body = await parseBody(c, UpdateConnectionSchema);
       const found = await visible(scope, c.req.param("connectionId"));
       await checkRoles(scope, found.orgId, body.groupRoles);
+      const members = new Set<string>();
       const after = await ctx.admin.mutate(scope.principal, async ({ tx }) => {
         const before = await visible(scope, found.id, tx);
         const changed = await store(tx).update(before.id, body, new Date(ctx.clock.now()));
@@ -376,6 +378,20 @@ export function adminRoutes(
           await store(tx).update(before.id, {}, before.updatedAt);
           return { value: before, audit: null };
         }
+        // A new mapping applies to the connection's groups at once.
+        const resynced: string[] = [];
+        if (JSON.stringify(before.groupRoles) !== JSON.stringify(changed.groupRoles)) {
+          const groups = await tx.pluginSql.query<{ id: string; display_name: string }>(
+            `SELECT group_id::text AS id, display_name FROM scim_groups WHERE connection_id = $1`,
+            [changed.id],
+          );
+          for (const g of groups) {
+            if (await syncRoles(tx, changed, g.id, g.display_name)) resynced.push(g.id);
+          }
+        }
+        for (const groupId of resynced) {
+          for (const m of await tx.groups.listMembers(groupId)) members.add(m.userId);
+        }
         return {
           value: changed,
           audit: {
@@ -383,10 +399,12 @@ export function adminRoutes(
             target: changed.id,
             orgId: changed.orgId,
             before: view(before),
-            after: view(changed),
+            after: { ...view(changed), groupsResynced: resynced },
           },
         };
       });
+      // The members of regrouped roles hold other grants now.
+      for (const userId of members) await ctx.admin.invalidateUser(userId);
       return c.json(view(after));
     });
 

@@ -59,6 +59,7 @@ import {
 } from "./schema.ts";
 import { actorIdOf, SCIM_PREFIX, type ScimConfig, TOKEN_PREFIX } from "./shared.ts";
 import { connectionStore, type ResourceRow, resourceRowOf, type ScimConnection } from "./store.ts";
+import { syncRoles } from "./roles.ts";
 
 /** The content type of SCIM answers. */
 export const SCIM_CONTENT_TYPE = "application/scim+json; charset=utf-8";
@@ -604,32 +605,6 @@ export function scimRoutes(deps: ScimDeps): RouteInstaller {
     return out;
   };
 
-  /** Makes the svc group's role assignments those the connection's mapping gives its displayName. */
-  const syncRoles = async (tx: Storage, connection: ScimConnection, groupId: string, displayName: string) => {
-    const mappedKey = Object.keys(connection.groupRoles).find((k) =>
-      k.toLowerCase() === displayName.toLowerCase()
-    );
-    const desired = new Set(
-      (mappedKey === undefined ? [] : connection.groupRoles[mappedKey]).map((r) => r.toLowerCase()),
-    );
-    const current = await tx.roles.listAssignmentsForPrincipal("Group", groupId);
-    for (const a of current) {
-      if (!desired.has(a.roleId.toLowerCase())) await tx.roles.unassign(a.id);
-    }
-    for (const roleId of desired) {
-      if (current.some((a) => a.roleId.toLowerCase() === roleId)) continue;
-      const role = await tx.roles.get(roleId);
-      // Only the organization's own roles (checked when the mapping was set; the role may be gone).
-      if (role === null || role.orgId !== connection.orgId) continue;
-      await tx.roles.assign({
-        roleId,
-        principalKind: "Group",
-        principalId: groupId,
-        orgId: connection.orgId,
-      });
-    }
-  };
-
   const createGroup = async (c: Context) => {
     const connection = connectionOf(c);
     const resource = canonicalMembers(normalizeResource(GROUP_KIND, await readJson(c)));
@@ -747,7 +722,13 @@ export function scimRoutes(deps: ScimDeps): RouteInstaller {
           }),
         );
         return {
-          value: { row: resourceRowOf(rows[0]), touched: [...added, ...removed] },
+          // A rename may change the group's roles: every member's grants may change.
+          value: {
+            row: resourceRowOf(rows[0]),
+            touched: displayName !== row.resource.displayName
+              ? [...new Set([...before, ...after])]
+              : [...added, ...removed],
+          },
           audit: {
             action: "scim.group.update",
             target: row.id,

@@ -170,6 +170,23 @@ Deno.test("scim semantics", async (t) => {
         Operations: [{ op: "replace", path: "displayName", value: "Design" }],
       });
       assert.deepEqual(await bed.storage.roles.listAssignmentsForPrincipal("Group", group.id), []);
+      const held = async () =>
+        (await bed.snapshots.get(member, b.orgA))?.snapshot.grants.some((g) =>
+          g.pattern === "scim:org:connections-read"
+        );
+      assert.equal(await held(), false, "the member's cached grants follow the rename");
+      // A new mapping applies to existing groups at once (one audit entry).
+      const before = await b.chainLength();
+      const remapped = await b.admin("PATCH", `/svc-admin/scim/connections/${mapped.id}`, "orgA", {
+        groupRoles: { design: [role] },
+      });
+      assert.equal(remapped.status, 200, await remapped.clone().text());
+      assert.equal(await b.chainLength() - before, 1);
+      assert.deepEqual(
+        (await bed.storage.roles.listAssignmentsForPrincipal("Group", group.id)).map((a) => a.roleId),
+        [role],
+      );
+      assert.equal(await held(), true, "the member's cached grants follow the new mapping");
     });
 
     await t.step("ETags: If-Match refuses a stale version with 412; If-None-Match answers 304", async () => {
