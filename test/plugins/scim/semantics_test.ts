@@ -268,6 +268,7 @@ Deno.test("scim semantics", async (t) => {
 
     await t.step("every refusal is a SCIM error body with its scimType", async () => {
       const id = await create("errors@acme.test");
+      const taken = (await bed.storage.users.get(b.users.orgB))!.email;
       const cases: [Promise<Response>, number, string | undefined][] = [
         [b.scim(conn, "GET", `/Users?filter=${q("userName eq")}`), 400, "invalidFilter"],
         [b.scim(conn, "GET", `/Users?filter=${q('nosuch eq "x"')}`), 400, "invalidFilter"],
@@ -289,6 +290,15 @@ Deno.test("scim semantics", async (t) => {
         ],
         [
           b.scim(conn, "POST", "/Users", { schemas: [USER], userName: "errors@acme.test" }),
+          409,
+          "uniqueness",
+        ],
+        [
+          b.scim(conn, "PUT", `/Users/${id}`, {
+            schemas: [USER],
+            userName: "errors@acme.test",
+            emails: [{ value: taken }],
+          }),
           409,
           "uniqueness",
         ],
