@@ -81,6 +81,7 @@ export function scimPlugin(): SvcPlugin<ScimConfig> {
         );
       } else if (event.kind === "user.erased") {
         await sql.query(`DELETE FROM scim_users WHERE user_id = $1`, [event.userId]);
+        await sql.query(`DELETE FROM scim_departed WHERE user_id = $1`, [event.userId]);
       }
     },
     async readiness(ctx) {

@@ -394,13 +394,28 @@ export function scimRoutes(deps: ScimDeps): RouteInstaller {
         let user = await tx.users.findByEmail(connection.realmId, email);
         let adopted = false;
         if (user !== null) {
-          // An existing account is adopted only when it already belongs to this organization,
+          // An existing account is adopted only when it already belongs to this organization (or
+          // the organization's directory deprovisioned it and it belongs to no organization since),
           // no connection manages it, and everything it holds lies within the organization.
           const linked = await db.query(`SELECT 1 FROM scim_users WHERE user_id = $1`, [user.id]);
-          if (
-            linked.length > 0 || user.isBreakGlass || user.anonymizedAt !== null ||
-            !(await tx.organizations.isMember(connection.orgId, user.id))
-          ) throw uniqueness("userName or email is already in use.");
+          if (linked.length > 0 || user.isBreakGlass || user.anonymizedAt !== null) {
+            throw uniqueness("userName or email is already in use.");
+          }
+          if (!(await tx.organizations.isMember(connection.orgId, user.id))) {
+            const departed = await db.query(
+              `SELECT 1 FROM scim_departed WHERE org_id = $1 AND user_id = $2`,
+              [connection.orgId, user.id],
+            );
+            if (departed.length === 0 || (await tx.organizations.listOrgsOfUser(user.id)).length > 0) {
+              throw uniqueness("userName or email is already in use.");
+            }
+            await tx.organizations.addMember(connection.orgId, user.id);
+            await emit(event("user.org_joined", { orgId: connection.orgId }, user.id));
+          }
+          await db.query(`DELETE FROM scim_departed WHERE org_id = $1 AND user_id = $2`, [
+            connection.orgId,
+            user.id,
+          ]);
           await confined(tx, connection, user.id);
           adopted = true;
         } else {
@@ -551,6 +566,13 @@ export function scimRoutes(deps: ScimDeps): RouteInstaller {
         );
         await emit(emitOf(connection)("user.org_left", { orgId: connection.orgId }, row.id));
         const elsewhere = (await tx.organizations.listOrgsOfUser(row.id)).length > 0;
+        if (connection.deleteMode !== "erase" || elsewhere) {
+          await db.query(
+            `INSERT INTO scim_departed (org_id, user_id, departed_at) VALUES ($1, $2, $3)
+             ON CONFLICT (org_id, user_id) DO UPDATE SET departed_at = excluded.departed_at`,
+            [connection.orgId, row.id, now()],
+          );
+        }
         return {
           value: connection.deleteMode === "erase" && !elsewhere,
           audit: {

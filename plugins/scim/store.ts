@@ -59,6 +59,14 @@ export const TABLES: readonly string[] = [
   )`,
   "CREATE UNIQUE INDEX IF NOT EXISTS scim_groups_display_name ON scim_groups (connection_id, lower(display_name))",
   "CREATE INDEX IF NOT EXISTS scim_groups_order ON scim_groups (connection_id, created_at, group_id)",
+  // Users a connection of the organization deprovisioned (membership removed, account kept): the
+  // organization's directory may provision them again while they belong to no organization.
+  `CREATE TABLE IF NOT EXISTS scim_departed (
+    org_id uuid NOT NULL,
+    user_id uuid NOT NULL,
+    departed_at timestamptz NOT NULL,
+    PRIMARY KEY (org_id, user_id)
+  )`,
   `CREATE TABLE IF NOT EXISTS scim_log (
     connection_id uuid NOT NULL REFERENCES scim_connections(id) ON DELETE CASCADE,
     seq bigint NOT NULL,

@@ -99,6 +99,29 @@ Deno.test("scim semantics", async (t) => {
     });
 
     await t.step(
+      "a user the directory deprovisioned may come back; one who joined another organization not",
+      async () => {
+        const id = await create("returning@acme.test");
+        assert.equal((await b.scim(conn, "DELETE", `/Users/${id}`)).status, 204);
+        const again = await b.scim(conn, "POST", "/Users", {
+          schemas: [USER],
+          userName: "returning@acme.test",
+        });
+        assert.equal(again.status, 201);
+        assert.equal((await again.json()).id, id, "the same account");
+        assert.equal(await bed.storage.organizations.isMember(b.orgA, id), true);
+        assert.equal((await b.scim(conn, "DELETE", `/Users/${id}`)).status, 204);
+        await bed.storage.organizations.addMember(b.orgB, id);
+        const refused = await b.scim(conn, "POST", "/Users", {
+          schemas: [USER],
+          userName: "returning@acme.test",
+        });
+        assert.equal(refused.status, 409);
+        assert.equal(await bed.storage.organizations.isMember(b.orgA, id), false);
+      },
+    );
+
+    await t.step(
       "deleteMode erase erases a user of no other organization; else removes the membership",
       async () => {
         const erasing = await b.connection(b.orgA, { deleteMode: "erase" });
