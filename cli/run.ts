@@ -552,7 +552,15 @@ async function serve(
       authenticator: auth.authenticator,
       cookies: cookieSettings(bound.config),
       events: publisher,
-      admin: pluginAdmin({ storage, snapshots, publisher, pluginPermissions }),
+      admin: pluginAdmin({
+        storage,
+        snapshots,
+        publisher,
+        pluginPermissions,
+        pluginName: plugin.name,
+        clock: systemClock,
+        sessions: endedSessions,
+      }),
       outbound,
       verifySecret: async (stored, plaintext) => {
         try {

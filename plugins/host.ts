@@ -7,14 +7,29 @@
  */
 import { CompiledQuery, type Kysely } from "kysely";
 import * as v from "valibot";
-import { runAdminMutation } from "../core/audit/mutation.ts";
+import { type AuditActor, runAdminMutation } from "../core/audit/mutation.ts";
+import { type Clock, systemClock } from "../core/clock.ts";
 import { ConfigError } from "../core/config/mod.ts";
 import type { EventPublisher } from "../core/events/publisher.ts";
 import type { SubjectSnapshots } from "../core/snapshots/service.ts";
 import { refuseUnderImpersonation } from "../http/admin/kit.ts";
 import { auditActor } from "../http/auth/audit-actor.ts";
 import { applyDdlOnce } from "../storage/open.ts";
-import { realmOnlyFence, requireAuthorityOver } from "../http/admin/authority.ts";
+import {
+  authorityOf,
+  EscalationRefusedError,
+  handedOutBy,
+  permissionUniverseOf,
+  realmOnlyFence,
+  requireAuthorityOver,
+  SubjectBeyondAuthorityError,
+  subjectGrantsOf,
+} from "../http/admin/authority.ts";
+import { callerAuthority } from "../core/authority/mod.ts";
+import type { Grant } from "../core/authz/mod.ts";
+import { reactivateUser, suspendUser } from "../core/accounts/suspension.ts";
+import { eraseUser } from "../core/audit/erasure.ts";
+import type { SessionEndAnnouncer } from "../core/sessions/ended.ts";
 import type { Storage } from "../storage/storage.ts";
 import type { SvcConfig } from "../core/config/mod.ts";
 import { type EventCatalogEntry, extendEventCatalog, isSecurityLedgerKind } from "../core/events/catalog.ts";
@@ -270,10 +285,28 @@ export interface PluginAdminDeps {
   readonly publisher?: EventPublisher;
   /** The permissions the installed plugins declare (the authority rule judges them with svc's). */
   readonly pluginPermissions?: readonly string[];
+  /** The plugin these helpers are for: its name prefixes its service actors' ids (default `plugin`). */
+  readonly pluginName?: string;
+  /** The clock of suspensions (default: the system clock). */
+  readonly clock?: Clock;
+  /** Told of the sessions a suspension ends (the auth stack's ended-session set). */
+  readonly sessions?: SessionEndAnnouncer;
 }
+
+/** The grant that confines a component to one organization: every organization permission there. */
+const ORGANIZATION_WIDE = "*:*:*";
 
 /** The admin helpers plugins get in their context (`PluginContext.admin`). */
 export function pluginAdmin(deps: PluginAdminDeps): PluginAdmin {
+  const pluginName = deps.pluginName ?? "plugin";
+  const serviceActor = (actorId: string): AuditActor => ({ id: `${pluginName}:${actorId}`, kind: "System" });
+  const suspensionDeps = () => ({
+    storage: deps.storage,
+    clock: deps.clock ?? systemClock,
+    publisher: deps.publisher,
+    sessions: deps.sessions,
+    snapshots: deps.snapshots,
+  });
   return {
     async fence(c, permissions) {
       return (await realmOnlyFence(c, deps.snapshots, { global: permissions })).principal;
@@ -287,6 +320,62 @@ export function pluginAdmin(deps: PluginAdminDeps): PluginAdmin {
     async mutate(caller, work) {
       refuseUnderImpersonation(caller);
       return (await runAdminMutation(deps, caller.realmId, auditActor(caller), work)).value;
+    },
+    async mutateAsService(realmId, actorId, work) {
+      return (await runAdminMutation(deps, realmId, serviceActor(actorId), work)).value;
+    },
+    async suspendUser(realmId, userId, actorId, options = {}) {
+      const report = await suspendUser(suspensionDeps(), realmId, userId, serviceActor(actorId), {
+        reason: options.reason,
+        authorize: options.authorize === undefined ? undefined : (tx) => options.authorize!(tx),
+      });
+      const swept = report.sessionsEnded + report.refreshTokensRevoked + report.apiKeysRevoked;
+      return { changed: !report.wasSuspended || swept > 0 };
+    },
+    async reactivateUser(realmId, userId, actorId, options = {}) {
+      const before = await deps.storage.users.get(userId);
+      const after = await reactivateUser(suspensionDeps(), realmId, userId, serviceActor(actorId), {
+        authorize: options.authorize === undefined ? undefined : (tx) => options.authorize!(tx),
+      });
+      return { changed: before?.status !== after.status };
+    },
+    async requireConfinedToOrganization(realmId, orgId, subject, tx) {
+      const grants = await subjectGrantsOf(deps, realmId, subject, tx);
+      if (grants === null) return;
+      const authority = callerAuthority(
+        {
+          callerId: `${pluginName}:organization:${orgId}`,
+          realmId,
+          realmWide: false,
+          orgId,
+          grants: [{
+            pattern: ORGANIZATION_WIDE,
+            effect: "Allow",
+            orgId: orgId.toLowerCase(),
+            source: pluginName,
+          }],
+        },
+        permissionUniverseOf(deps),
+      );
+      const missing = authority.missingOver(grants);
+      if (missing.length > 0) throw new SubjectBeyondAuthorityError(missing);
+    },
+    async requireMayHandOutRoles(scope, roleIds) {
+      const grants: Grant[] = [];
+      for (const id of roleIds) grants.push(...await handedOutBy(deps.storage, { kind: "Role", id }) ?? []);
+      if (grants.length === 0) return;
+      const contexts = grants.flatMap((g) => g.orgId ? [g.orgId] : []);
+      const missing = (await authorityOf(deps, scope, contexts)).missingOver(grants);
+      if (missing.length > 0) {
+        throw new EscalationRefusedError([...new Set(missing.map((m) => m.permission))].sort());
+      }
+    },
+    async eraseUser(realmId, userId, actorId) {
+      await eraseUser(suspensionDeps(), realmId, userId, serviceActor(actorId));
+      await deps.snapshots.invalidateUser(userId);
+    },
+    async invalidateUser(userId) {
+      await deps.snapshots.invalidateUser(userId);
     },
   };
 }

@@ -156,6 +156,67 @@ export interface PluginAdmin {
     caller: Principal,
     work: (ctx: AdminMutationContext) => Promise<AdminMutationResult<T>>,
   ): Promise<T>;
+  /**
+   * Runs a change that a component of the plugin makes on its own credential (a SCIM
+   * connection, a directory sync) rather than a signed-in caller, as `mutate` does: one
+   * transaction, the realm's audit lock, one audit entry when something changed. The entry's
+   * actor kind is `System` and its actor id `<plugin name>:<actorId>` (for example
+   * `scim:connection:<id>`), so that a plugin never writes under another's name.
+   */
+  mutateAsService<T>(
+    realmId: string,
+    actorId: string,
+    work: (ctx: AdminMutationContext) => Promise<AdminMutationResult<T>>,
+  ): Promise<T>;
+  /**
+   * Suspends a user through svc's suspend path, as the plugin's service actor `actorId` (see
+   * {@link PluginAdmin.mutateAsService}): status `Suspended`, every session ends at once on every
+   * instance, refresh tokens and API keys are revoked, `user.suspended` is emitted, one audit
+   * entry (`user.suspend`); a repeat that changes nothing writes none. `authorize` runs in the
+   * transaction once the user is found (throwing refuses). NotFoundError for a user of another realm.
+   */
+  suspendUser(
+    realmId: string,
+    userId: string,
+    actorId: string,
+    options?: { readonly reason?: string; readonly authorize?: (tx: Storage) => Promise<void> },
+  ): Promise<{ readonly changed: boolean }>;
+  /** Reactivates a suspended user as the plugin's service actor (`user.reactivated`, one audit entry; none for an active user). */
+  reactivateUser(
+    realmId: string,
+    userId: string,
+    actorId: string,
+    options?: { readonly authorize?: (tx: Storage) => Promise<void> },
+  ): Promise<{ readonly changed: boolean }>;
+  /**
+   * Throws 403 `subject_beyond_authority` unless everything `subject` holds (svc's and every
+   * plugin's permissions, in every context) applies within organization `orgId` of `realmId` at
+   * organization scope: what an administrator of that organization holding every organization
+   * permission there, and nothing realm-wide, may act on. Ask before a component bound to one
+   * organization (a SCIM connection) changes a user. With `tx`, reads through that transaction.
+   * An unknown subject passes (for the caller to refuse).
+   */
+  requireConfinedToOrganization(
+    realmId: string,
+    orgId: string,
+    subject: { readonly kind: "User" | "ServiceAccount"; readonly id: string },
+    tx?: Storage,
+  ): Promise<void>;
+  /**
+   * Throws 403 `escalation_refused` unless the caller of `scope` may hand out every grant the
+   * roles `roleIds` carry (where they apply), as svc's role-assignment routes ask; unknown roles
+   * pass (for the route to refuse). Ask before letting a caller configure roles that a plugin
+   * will later assign on its own (for example a SCIM connection's group-to-role mapping).
+   */
+  requireMayHandOutRoles(scope: FenceScope, roleIds: readonly string[]): Promise<void>;
+  /**
+   * Erases a user through svc's erasure path (spec: personal data removed, sessions ended, keys
+   * destroyed, `user.erased`), as the plugin's service actor `actorId`, with its audit entry.
+   * NotFoundError for a user of another realm.
+   */
+  eraseUser(realmId: string, userId: string, actorId: string): Promise<void>;
+  /** Evicts a user's cached authorization snapshots (after changing its memberships or groups outside `mutate`'s callers' routes). */
+  invalidateUser(userId: string): Promise<void>;
 }
 
 /**

@@ -80,7 +80,15 @@ export async function pluginBed(
         authenticator: bed.auth.authenticator,
         cookies: cookieSettings(bed.config),
         events: publisher,
-        admin: pluginAdmin({ storage: bed.storage, snapshots: bed.snapshots, publisher, pluginPermissions }),
+        admin: pluginAdmin({
+          storage: bed.storage,
+          snapshots: bed.snapshots,
+          publisher,
+          pluginPermissions,
+          pluginName: plugin.name,
+          clock: bed.clock,
+          sessions: bed.auth.endedSessions,
+        }),
         outbound: createOutboundFetch({
           policy: outboundPolicyFromConfig(bed.config),
           resolveHost: (hostname) => denoRuntime.resolveHost!(hostname),

@@ -40,6 +40,8 @@ const NEW_EACH_TIME: ReadonlyMap<string, string> = new Map([
   ["POST /svc-admin/policies", "each call creates a policy (no unique name)"],
   ["POST /svc-admin/federation/providers", "each call creates a provider (no unique name)"],
   ["POST /svc-admin/imports/:kind", "each call is an import run"],
+  ["POST /svc-admin/scim/connections", "each call creates a connection with its own token (no unique name)"],
+  ["POST /svc-admin/scim/connections/:connectionId/rotate", "each call rotates to a new token"],
 ]);
 
 Deno.test("postgres: 20 concurrent identical admin mutations change state once, audit once, emit once", async (t) => {
