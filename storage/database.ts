@@ -509,6 +509,20 @@ export interface ConsumedTokensTable {
   /** When it expires. */
   expires_at: Timestamp;
 }
+/** A row of the `dpop_proofs` table. */
+export interface DpopProofsTable {
+  /** SHA-256 of the proof's key thumbprint and `jti`. */
+  proof_key: string;
+  /** When the proof's acceptance window closes. */
+  expires_at: Timestamp;
+}
+/** A row of the `dpop_session_keys` table. */
+export interface DpopSessionKeysTable {
+  /** The session whose refresh tokens are bound. */
+  session_id: string;
+  /** The JWK SHA-256 thumbprint of the key. */
+  jkt: string;
+}
 /** A row of the `consumed_saml_assertions` table. */
 export interface ConsumedSamlAssertionsTable {
   /** `{connectionId}:{assertionId}` of a used SAML assertion (replay protection). */
@@ -888,6 +902,10 @@ export interface Database {
   consumed_tokens: ConsumedTokensTable;
   /** The `consumed_saml_assertions` table. */
   consumed_saml_assertions: ConsumedSamlAssertionsTable;
+  /** The `dpop_proofs` table. */
+  dpop_proofs: DpopProofsTable;
+  /** The `dpop_session_keys` table. */
+  dpop_session_keys: DpopSessionKeysTable;
   /** The `authorization_codes` table. */
   authorization_codes: AuthorizationCodesTable;
   /** The `token_grants` table. */

@@ -274,6 +274,11 @@ const statements: readonly string[] = [
   )`,
   `CREATE INDEX IF NOT EXISTS refresh_tokens_by_family ON refresh_tokens (family_id)`,
   `CREATE INDEX IF NOT EXISTS refresh_tokens_by_user ON refresh_tokens (user_id)`,
+  // DPoP: the key thumbprint a session's refresh tokens are bound to (a public client's or svc's own).
+  `CREATE TABLE IF NOT EXISTS dpop_session_keys (
+    session_id uuid PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    jkt text NOT NULL
+  )`,
   `CREATE TABLE IF NOT EXISTS signing_keys (
     realm_id uuid NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
     kid text NOT NULL,
@@ -337,6 +342,13 @@ const statements: readonly string[] = [
     jti text PRIMARY KEY,
     expires_at timestamptz NOT NULL
   )`,
+  // DPoP (RFC 9449): proofs already accepted (by a hash of key thumbprint and jti), kept until
+  // their iat window closes and then swept; and the key a session's refresh tokens are bound to.
+  `CREATE TABLE IF NOT EXISTS dpop_proofs (
+    proof_key text PRIMARY KEY,
+    expires_at timestamptz NOT NULL
+  )`,
+  `CREATE INDEX IF NOT EXISTS dpop_proofs_expiry ON dpop_proofs (expires_at)`,
   `CREATE TABLE IF NOT EXISTS consumed_saml_assertions (
     assertion_id text PRIMARY KEY,
     expires_at timestamptz NOT NULL

@@ -18,6 +18,7 @@ import type { Clock } from "../clock.ts";
 import { ForbiddenError, NotFoundError } from "../errors.ts";
 import type { EventSink } from "../events/sink.ts";
 import { type RandomSource, randomUuid } from "../random.ts";
+import { DpopProofError } from "../dpop/proof.ts";
 import { InvalidRefreshTokenError } from "../tokens/errors.ts";
 import { hashRefreshToken, isRefreshTokenShape, newRefreshToken } from "../tokens/refresh.ts";
 import type { TokenService } from "../tokens/service.ts";
@@ -36,8 +37,8 @@ export interface TokenResponse {
   readonly accessToken: string;
   /** The `srt_…` refresh token (single use: refreshing rotates it). */
   readonly refreshToken: string;
-  /** Always `Bearer`. */
-  readonly tokenType: "Bearer";
+  /** `Bearer`, or `DPoP` for a DPoP-bound access token. */
+  readonly tokenType: "Bearer" | "DPoP";
   /** Seconds until the access token expires. */
   readonly expiresIn: number;
 }
@@ -46,8 +47,8 @@ export interface TokenResponse {
 export interface AccessTokenResponse {
   /** The `at+svc` access token. */
   readonly accessToken: string;
-  /** Always `Bearer`. */
-  readonly tokenType: "Bearer";
+  /** `Bearer`, or `DPoP` for a DPoP-bound access token. */
+  readonly tokenType: "Bearer" | "DPoP";
   /** Seconds until the access token expires. */
   readonly expiresIn: number;
 }
@@ -90,6 +91,8 @@ export interface CreatedSession {
   readonly refreshToken: string | null;
   /** The refresh family, or null. */
   readonly familyId: string | null;
+  /** The DPoP key thumbprint the access token is bound to (`cnf.jkt`), or null. */
+  readonly accessJkt?: string | null;
 }
 
 /** What signing in records. */
@@ -114,6 +117,11 @@ export interface SignInInput {
     readonly impersonationId: string;
     readonly expiresAt: Date;
   };
+  /**
+   * A DPoP proof's key (RFC 9449): the access tokens carry `cnf.jkt`; with `bindRefresh` the
+   * session's refresh tokens work only with a proof of that key (public clients, svc's own).
+   */
+  readonly dpop?: { readonly jkt: string; readonly bindRefresh: boolean };
 }
 
 /** The caller of an organization switch (from its access token). */
@@ -266,8 +274,17 @@ export class SessionService {
         expiresAt: this.#refreshExpiry(session, clock.now()),
       });
       refreshToken = refresh.token;
+      if (input.dpop?.bindRefresh) await storage.dpop.bindSession(session.id, input.dpop.jkt);
     }
-    return { session, orgId, audience, impersonation: input.impersonation ?? null, refreshToken, familyId };
+    return {
+      session,
+      orgId,
+      audience,
+      impersonation: input.impersonation ?? null,
+      refreshToken,
+      familyId,
+      accessJkt: input.dpop?.jkt ?? null,
+    };
   }
 
   /** Mints the access token of a session {@link createSession} created. */
@@ -276,7 +293,14 @@ export class SessionService {
     const act = impersonation !== null
       ? { sub: impersonation.actorId, imp: impersonation.impersonationId }
       : undefined;
-    const access = await this.#mintAccess(session, orgId, audience, act, impersonation?.expiresAt);
+    const access = await this.#mintAccess(
+      session,
+      orgId,
+      audience,
+      act,
+      impersonation?.expiresAt,
+      created.accessJkt ?? undefined,
+    );
     return { session, response: access.response, claims: access.claims, refreshToken, familyId };
   }
 
@@ -285,11 +309,20 @@ export class SessionService {
    * of the family) act in that organization (`null`: none), which the user must belong to.
    * Every failure is `InvalidRefreshTokenError`; a replay of a used token first revokes the
    * whole family and emits `token.refresh_reuse_detected`.
+   *
+   * `dpopJkt` is the key of the request's DPoP proof (RFC 9449), if any: the new access token is
+   * bound to it; a refresh token whose session is bound to a key is refused without a proof of
+   * that key (`DpopProofError`, before anything is rotated).
    */
-  async refresh(token: unknown, options: { orgId?: string | null } = {}): Promise<IssuedTokens> {
+  async refresh(
+    token: unknown,
+    options: { orgId?: string | null; dpopJkt?: string | null } = {},
+  ): Promise<IssuedTokens> {
     const { storage, random, clock } = this.#o;
     if (!isRefreshTokenShape(token)) throw new InvalidRefreshTokenError();
     const hash = hashRefreshToken(token);
+    const boundJkt = await storage.dpop.refreshTokenKey(hash);
+    if (boundJkt !== null && boundJkt !== (options.dpopJkt ?? null)) throw new DpopProofError("key_mismatch");
     if (options.orgId !== undefined && options.orgId !== null) {
       // Reuse detection first: a replay is a replay whatever else is wrong with the request.
       const current = await storage.refreshTokens.get(hash);
@@ -337,6 +370,7 @@ export class SessionService {
       record.audience ?? this.#o.tokens.issuer,
       act,
       notAfter,
+      options.dpopJkt ?? undefined,
     );
     await this.recordBreakGlassUse(session, "refresh");
     return { session, tokens: { ...access.response, refreshToken: next.token }, access: access.claims };
@@ -350,7 +384,7 @@ export class SessionService {
   async switchOrganization(
     caller: SwitchingCaller,
     orgId: string,
-    current: { readonly audience: string; readonly act?: ActorClaim },
+    current: { readonly audience: string; readonly act?: ActorClaim; readonly jkt?: string },
   ): Promise<{ response: AccessTokenResponse; claims: AccessTokenClaims }> {
     const { storage } = this.#o;
     if (caller.sessionId === null) throw new ForbiddenError("Only a signed-in user can switch organization.");
@@ -371,7 +405,14 @@ export class SessionService {
       }
       notAfter = impersonation.expiresAt;
     }
-    const minted = await this.#mintAccess(session, orgId, current.audience, current.act, notAfter);
+    const minted = await this.#mintAccess(
+      session,
+      orgId,
+      current.audience,
+      current.act,
+      notAfter,
+      current.jkt,
+    );
     await this.recordBreakGlassUse(session, "switch_organization");
     return minted;
   }
@@ -477,6 +518,7 @@ export class SessionService {
     audience: string,
     act: ActorClaim | undefined,
     notAfter: Date | undefined,
+    jkt?: string,
   ): Promise<{ response: AccessTokenResponse; claims: AccessTokenClaims }> {
     const { token, claims } = await this.#o.tokens.mint("at+svc", {
       aud: audience,
@@ -486,9 +528,14 @@ export class SessionService {
       sid: session.id,
       mfa: session.mfa,
       ...(act !== undefined ? { act } : {}),
+      ...(jkt !== undefined ? { cnf: { jkt } } : {}),
     }, { notAfter: notAfter?.getTime() });
     return {
-      response: { accessToken: token, tokenType: "Bearer", expiresIn: claims.exp - claims.iat },
+      response: {
+        accessToken: token,
+        tokenType: jkt !== undefined ? "DPoP" : "Bearer",
+        expiresIn: claims.exp - claims.iat,
+      },
       claims,
     };
   }
