@@ -377,6 +377,8 @@ export interface SessionsTable {
   absolute_expires_at: Timestamp;
   /** When it was revoked (null: not revoked). */
   revoked_at: Timestamp | null;
+  /** The DPoP key thumbprint its refresh tokens are bound to, or null. */
+  dpop_jkt: string | null;
 }
 /** A row of the `refresh_tokens` table. */
 export interface RefreshTokensTable {
@@ -515,13 +517,6 @@ export interface DpopProofsTable {
   proof_key: string;
   /** When the proof's acceptance window closes. */
   expires_at: Timestamp;
-}
-/** A row of the `dpop_session_keys` table. */
-export interface DpopSessionKeysTable {
-  /** The session whose refresh tokens are bound. */
-  session_id: string;
-  /** The JWK SHA-256 thumbprint of the key. */
-  jkt: string;
 }
 /** A row of the `consumed_saml_assertions` table. */
 export interface ConsumedSamlAssertionsTable {
@@ -904,8 +899,6 @@ export interface Database {
   consumed_saml_assertions: ConsumedSamlAssertionsTable;
   /** The `dpop_proofs` table. */
   dpop_proofs: DpopProofsTable;
-  /** The `dpop_session_keys` table. */
-  dpop_session_keys: DpopSessionKeysTable;
   /** The `authorization_codes` table. */
   authorization_codes: AuthorizationCodesTable;
   /** The `token_grants` table. */

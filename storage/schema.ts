@@ -275,10 +275,7 @@ const statements: readonly string[] = [
   `CREATE INDEX IF NOT EXISTS refresh_tokens_by_family ON refresh_tokens (family_id)`,
   `CREATE INDEX IF NOT EXISTS refresh_tokens_by_user ON refresh_tokens (user_id)`,
   // DPoP: the key thumbprint a session's refresh tokens are bound to (a public client's or svc's own).
-  `CREATE TABLE IF NOT EXISTS dpop_session_keys (
-    session_id uuid PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
-    jkt text NOT NULL
-  )`,
+  `ALTER TABLE sessions ADD COLUMN IF NOT EXISTS dpop_jkt text`,
   `CREATE TABLE IF NOT EXISTS signing_keys (
     realm_id uuid NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
     kid text NOT NULL,

@@ -311,8 +311,9 @@ export class SessionService {
    * whole family and emits `token.refresh_reuse_detected`.
    *
    * `dpopJkt` is the key of the request's DPoP proof (RFC 9449), if any: the new access token is
-   * bound to it; a refresh token whose session is bound to a key is refused without a proof of
-   * that key (`DpopProofError`, before anything is rotated).
+   * bound to it. A refresh token whose session is bound to a key is refused (`DpopProofError`)
+   * with a proof of another key before anything is rotated, and without any proof after the
+   * one-statement rotation, which then ends the family: only a thief lacks the key.
    */
   async refresh(
     token: unknown,
@@ -321,8 +322,12 @@ export class SessionService {
     const { storage, random, clock } = this.#o;
     if (!isRefreshTokenShape(token)) throw new InvalidRefreshTokenError();
     const hash = hashRefreshToken(token);
-    const boundJkt = await storage.dpop.refreshTokenKey(hash);
-    if (boundJkt !== null && boundJkt !== (options.dpopJkt ?? null)) throw new DpopProofError("key_mismatch");
+    const dpopJkt = options.dpopJkt ?? null;
+    if (dpopJkt !== null) {
+      // A proof of another key than the family's is refused before anything is rotated.
+      const boundJkt = await storage.dpop.refreshTokenKey(hash);
+      if (boundJkt !== null && boundJkt !== dpopJkt) throw new DpopProofError("key_mismatch");
+    }
     if (options.orgId !== undefined && options.orgId !== null) {
       // Reuse detection first: a replay is a replay whatever else is wrong with the request.
       const current = await storage.refreshTokens.get(hash);
@@ -360,6 +365,12 @@ export class SessionService {
       }
     }
     const impersonationOver = session !== null && session.impersonationId !== null && act === undefined;
+    if (session !== null && (session.dpopJkt ?? null) !== null && session.dpopJkt !== dpopJkt) {
+      // A key-bound refresh token without a proof (the statement above read the binding at no
+      // extra cost): whoever sends it lacks the key, so it was exfiltrated; the family ends.
+      await this.#endFamily(record);
+      throw new DpopProofError("key_mismatch");
+    }
     if (session === null || userStatus !== "Active" || !stillMember || impersonationOver) {
       await this.#endFamily(record);
       throw new InvalidRefreshTokenError();

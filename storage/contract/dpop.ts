@@ -16,7 +16,7 @@ export interface DpopStore {
   useProof(proofKey: string, expiresAt: Date): Promise<boolean>;
   /** Deletes used proofs whose `expiresAt <= now` (default: the store's clock). Returns how many. */
   prune(now?: Date): Promise<number>;
-  /** Binds a session's refresh tokens to a key thumbprint (once, at sign-in; deleted with the session). */
+  /** Binds a session's refresh tokens to a key thumbprint (once, at sign-in; `sessions.dpop_jkt`). */
   bindSession(sessionId: string, jkt: string): Promise<void>;
   /** The key thumbprint a session's refresh tokens are bound to, or null. */
   sessionKey(sessionId: string): Promise<string | null>;

@@ -20,22 +20,22 @@ export function createSqlDpopStore(db: Executor, clock: Clock): DpopStore {
     },
 
     async bindSession(sessionId, jkt) {
-      await db.insertInto("dpop_session_keys").values({ session_id: sessionId, jkt }).execute();
+      await db.updateTable("sessions").set({ dpop_jkt: jkt }).where("id", "=", sessionId).execute();
     },
 
     async sessionKey(sessionId) {
-      const row = await db.selectFrom("dpop_session_keys").select("jkt").where("session_id", "=", sessionId)
+      const row = await db.selectFrom("sessions").select("dpop_jkt").where("id", "=", sessionId)
         .executeTakeFirst();
-      return row?.jkt ?? null;
+      return row?.dpop_jkt ?? null;
     },
 
     async refreshTokenKey(tokenHash) {
       const row = await db.selectFrom("refresh_tokens")
-        .innerJoin("dpop_session_keys", "dpop_session_keys.session_id", "refresh_tokens.session_id")
-        .select("dpop_session_keys.jkt")
+        .innerJoin("sessions", "sessions.id", "refresh_tokens.session_id")
+        .select("sessions.dpop_jkt")
         .where("refresh_tokens.token_hash", "=", tokenHash)
         .executeTakeFirst();
-      return row?.jkt ?? null;
+      return row?.dpop_jkt ?? null;
     },
   };
 }
