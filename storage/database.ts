@@ -666,6 +666,8 @@ export interface ClientsTable {
   jwks: JsonColumn | null;
   /** Where the client publishes its public keys. */
   jwks_uri: string | null;
+  /** Whether its access tokens must be DPoP-bound (default false). */
+  dpop_bound_access_tokens: Generated<boolean>;
   /** When the row was created. */
   created_at: Timestamp;
 }

@@ -439,6 +439,8 @@ const statements: readonly string[] = [
   `ALTER TABLE clients ADD COLUMN IF NOT EXISTS token_endpoint_auth_method text`,
   `ALTER TABLE clients ADD COLUMN IF NOT EXISTS jwks jsonb`,
   `ALTER TABLE clients ADD COLUMN IF NOT EXISTS jwks_uri text`,
+  // DPoP (RFC 9449 5.2): the client's access tokens must be DPoP-bound.
+  `ALTER TABLE clients ADD COLUMN IF NOT EXISTS dpop_bound_access_tokens boolean NOT NULL DEFAULT false`,
 
   // ---- Ledgers (spec 2.7) ----
   `CREATE TABLE IF NOT EXISTS security_events (

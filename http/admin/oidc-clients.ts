@@ -128,6 +128,7 @@ export const CreateOidcClientSchema = v.strictObject({
   ),
   jwks: v.optional(jwksField),
   jwksUri: v.optional(jwksUriField),
+  dpopBoundAccessTokens: v.optional(v.boolean("dpopBoundAccessTokens must be true or false"), false),
 });
 
 /** The body of `PATCH /svc-admin/oidc/clients/{id}`. */
@@ -139,6 +140,7 @@ export const UpdateOidcClientSchema = v.strictObject({
   suspended: v.optional(v.boolean("suspended must be true or false")),
   jwks: v.optional(jwksField),
   jwksUri: v.optional(jwksUriField),
+  dpopBoundAccessTokens: v.optional(v.boolean("dpopBoundAccessTokens must be true or false")),
 });
 
 /** A client as the API shows it (never the secret or its hash). */
@@ -157,6 +159,7 @@ export const OidcClientSchema = v.pipe(
     tokenEndpointAuthMethod: v.picklist(TOKEN_ENDPOINT_AUTH_METHODS),
     jwks: v.nullable(v.object({ keys: v.array(v.record(v.string(), v.unknown())) })),
     jwksUri: v.nullable(v.string()),
+    dpopBoundAccessTokens: v.boolean(),
     createdAt: IsoTimeSchema,
   }),
   v.title("OidcClient"),
@@ -190,6 +193,7 @@ export function oidcClientView(client: ClientRecord): v.InferOutput<typeof OidcC
     tokenEndpointAuthMethod: authMethodOf(client),
     jwks: client.jwks === null ? null : { keys: client.jwks.keys.map((key) => ({ ...key })) },
     jwksUri: client.jwksUri,
+    dpopBoundAccessTokens: client.dpopBoundAccessTokens ?? false,
     createdAt: client.createdAt.toISOString(),
   };
 }
@@ -245,7 +249,7 @@ const OPERATIONS: readonly OperationDoc[] = [
     path: BASE,
     summary: "Create an OIDC client",
     description:
-      "A confidential client's `soc_…` secret is in the answer this once (`Cache-Control: no-store`). Redirect URIs are matched exactly. Without `allowedScopes` the client gets `openid profile email` (`offline_access` only when listed). A client registered with `tokenEndpointAuthMethod` `client_secret_basic` or `client_secret_post` may use only that method; without one, its secret works either way. With `tokenEndpointAuthMethod: private_key_jwt` the client has no secret and signs RFC 7523 assertions with one of its keys: `jwks` (public keys only) or `jwksUri` (https; http only for a private host allowed by `webhooks.allowPrivateReceivers`).",
+      "A confidential client's `soc_…` secret is in the answer this once (`Cache-Control: no-store`). Redirect URIs are matched exactly. Without `allowedScopes` the client gets `openid profile email` (`offline_access` only when listed). A client registered with `tokenEndpointAuthMethod` `client_secret_basic` or `client_secret_post` may use only that method; without one, its secret works either way. With `tokenEndpointAuthMethod: private_key_jwt` the client has no secret and signs RFC 7523 assertions with one of its keys: `jwks` (public keys only) or `jwksUri` (https; http only for a private host allowed by `webhooks.allowPrivateReceivers`). `dpopBoundAccessTokens: true` (RFC 9449 `dpop_bound_access_tokens`): the token endpoint refuses the client's requests without a DPoP proof.",
     tags: TAGS,
     permissions: MANAGE.global,
     body: CreateOidcClientSchema,
@@ -328,6 +332,7 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
           tokenEndpointAuthMethod: method === "none" ? null : body.tokenEndpointAuthMethod ?? null,
           jwks: body.jwks ?? null,
           jwksUri: body.jwksUri ?? null,
+          dpopBoundAccessTokens: body.dpopBoundAccessTokens,
         }).catch(asConflict);
         await emit({
           kind: "oidc.client_created",

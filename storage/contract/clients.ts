@@ -40,6 +40,8 @@ export interface ClientRecord {
   readonly jwks: { readonly keys: readonly Record<string, unknown>[] } | null;
   /** Where the client publishes its public keys for `private_key_jwt`. */
   readonly jwksUri: string | null;
+  /** Whether its access tokens must be DPoP-bound (RFC 9449 `dpop_bound_access_tokens`; absent: false). */
+  readonly dpopBoundAccessTokens?: boolean;
   /** When it was created. */
   readonly createdAt: Date;
 }
@@ -70,6 +72,8 @@ export interface ClientFields {
   readonly jwks?: { readonly keys: readonly Record<string, unknown>[] } | null;
   /** Where the client publishes its public keys for `private_key_jwt`. */
   readonly jwksUri?: string | null;
+  /** Whether its access tokens must be DPoP-bound; default false. */
+  readonly dpopBoundAccessTokens?: boolean;
 }
 
 /** Client storage. */

@@ -30,6 +30,7 @@ function toRecord(row: Selectable<ClientsTable>): ClientRecord {
     tokenEndpointAuthMethod: row.token_endpoint_auth_method ?? null,
     jwks: (row.jwks ?? null) as ClientRecord["jwks"],
     jwksUri: row.jwks_uri ?? null,
+    dpopBoundAccessTokens: row.dpop_bound_access_tokens ?? false,
     createdAt: row.created_at,
   };
 }
@@ -57,6 +58,7 @@ function columnsOf(fields: Partial<ClientFields>): Updateable<ClientsTable> {
   }
   if (fields.jwks !== undefined) out.jwks = fields.jwks === null ? null : jsonb(fields.jwks);
   if (fields.jwksUri !== undefined) out.jwks_uri = fields.jwksUri;
+  if (fields.dpopBoundAccessTokens !== undefined) out.dpop_bound_access_tokens = fields.dpopBoundAccessTokens;
   return out;
 }
 
@@ -81,6 +83,7 @@ export function createSqlClientStore(
     token_endpoint_auth_method: fields.tokenEndpointAuthMethod ?? null,
     jwks: fields.jwks === undefined || fields.jwks === null ? null : jsonb(fields.jwks),
     jwks_uri: fields.jwksUri ?? null,
+    dpop_bound_access_tokens: fields.dpopBoundAccessTokens ?? false,
     created_at: new Date(deps.clock.now()),
   });
   return {

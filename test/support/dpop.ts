@@ -48,3 +48,14 @@ export async function dpopProof(key: DpopTestKey, input: ProofInput): Promise<st
     .setProtectedHeader({ alg: key.alg, typ: "dpop+jwt", jwk: key.publicJwk, ...input.header } as never)
     .sign(key.privateKey);
 }
+
+/** A test key of an existing key pair (for example one an RP library generated). */
+export async function dpopKeyOf(pair: CryptoKeyPair, alg = "ES256"): Promise<DpopTestKey> {
+  const publicJwk = await exportJWK(pair.publicKey);
+  return {
+    privateKey: pair.privateKey,
+    publicJwk,
+    jkt: await calculateJwkThumbprint(publicJwk, "sha256"),
+    alg,
+  };
+}
