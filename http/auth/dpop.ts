@@ -59,6 +59,8 @@ export const DPOP_NONCE_SECRET = "dpop-nonce";
 export class DpopVerifier {
   readonly #o: DpopVerifierOptions;
   #nonces: Promise<DpopNonces> | null = null;
+  /** Each request's proof is checked (and its jti used) once, however many steps ask. */
+  readonly #checked = new WeakMap<Request, { url: string; result: Promise<VerifiedDpopProof | null> }>();
 
   /** A verifier over `options`. */
   constructor(options: DpopVerifierOptions) {
@@ -95,7 +97,15 @@ export class DpopVerifier {
    * header. Throws {@link DpopProofError} (also for two headers or a replay) or
    * {@link DpopNonceError}.
    */
-  async check(c: Context, check: DpopRequestCheck): Promise<VerifiedDpopProof | null> {
+  check(c: Context, check: DpopRequestCheck): Promise<VerifiedDpopProof | null> {
+    const memo = this.#checked.get(c.req.raw);
+    if (memo !== undefined && memo.url === check.url && check.accessToken === undefined) return memo.result;
+    const result = this.#check(c, check);
+    if (check.accessToken === undefined) this.#checked.set(c.req.raw, { url: check.url, result });
+    return result;
+  }
+
+  async #check(c: Context, check: DpopRequestCheck): Promise<VerifiedDpopProof | null> {
     const header = c.req.raw.headers.get("DPoP");
     if (header === null) return null;
     // Several DPoP fields arrive joined by commas, which a compact JWS never contains.

@@ -173,6 +173,11 @@ Deno.test("DPoP on svc's own API", async (t) => {
         adaId,
       )).length;
       assert.equal(after, before);
+      // Checked before the password: a wrong password with a bad proof gets the proof's error.
+      const early = await bed.post("/auth/login", { email: "ada@example.com", password: "wrong" }, {
+        headers: { DPoP: await proofFor(bed, key, "GET", "/auth/login") },
+      });
+      assert.equal((await early.json()).error.code, "invalid_dpop_proof");
     });
   } finally {
     await bed.close();
