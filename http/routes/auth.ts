@@ -70,7 +70,7 @@ const OPERATIONS: readonly OperationDoc[] = [
     path: "/auth/refresh",
     summary: "Refresh the tokens",
     description:
-      "Bearer clients send `refreshToken`; cookie clients send the `svc_rt` cookie and `X-Svc-Csrf`. `orgId` moves the new tokens to another organization of the user.",
+      "Bearer clients send `refreshToken`; cookie clients send the `svc_rt` cookie and `X-Svc-Csrf`. `orgId` moves the new tokens to another organization of the user. A session signed in with a `DPoP` proof refreshes with a proof of the same key (RFC 9449): its tokens say `tokenType: DPoP`; a proof of another key, or none, is 400 `invalid_dpop_proof` (none also ends the refresh family).",
     tags: TAGS,
     auth: "public",
     body: RefreshRequestSchema,

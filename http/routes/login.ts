@@ -100,7 +100,7 @@ const OPERATIONS: readonly OperationDoc[] = [
     path: "/auth/login",
     summary: "Sign in with an email and a password",
     description:
-      "Send `X-Svc-Transport: cookie` for browser cookies instead of tokens. One `invalid_credentials` answer for every refusal.",
+      "Send `X-Svc-Transport: cookie` for browser cookies instead of tokens. One `invalid_credentials` answer for every refusal. A bearer sign-in with a `DPoP` proof header (RFC 9449, `htu` this URL) gets DPoP-bound tokens (`tokenType: DPoP`); a bad proof is 400 `invalid_dpop_proof`, a missing nonce (`SVC_DPOP_NONCE_REQUIRED`) 400 `use_dpop_nonce` with `DPoP-Nonce`, both before the credentials are checked.",
     tags: ["Login"],
     auth: "public",
     body: LoginRequestSchema,

@@ -115,7 +115,7 @@ const operations = (): readonly OperationDoc[] => [
     path: PATHS.token,
     summary: "OIDC token endpoint",
     description:
-      `${FORM_NOTE} Grants: authorization_code, refresh_token, client_credentials, and other plugins' extension grants. Answers carry \`Cache-Control: no-store\` and \`Pragma: no-cache\`.`,
+      `${FORM_NOTE} Grants: authorization_code, refresh_token, client_credentials, and other plugins' extension grants. Answers carry \`Cache-Control: no-store\` and \`Pragma: no-cache\`. With a \`DPoP\` proof header (RFC 9449) the access token is DPoP-bound (\`token_type: DPoP\`, \`cnf.jkt\`), and a public client's refresh token too; errors \`invalid_dpop_proof\` and \`use_dpop_nonce\` (with \`DPoP-Nonce\`).`,
     tags: TAGS,
     auth: "public",
     responses: {
@@ -130,7 +130,7 @@ const operations = (): readonly OperationDoc[] => [
     path: PATHS.userinfo,
     summary: "OIDC userinfo",
     description:
-      "The access token as `Authorization: Bearer`, or (POST) as the form field `access_token` (RFC 6750 2.2). Without a token: 401 with `WWW-Authenticate: Bearer` and no error code.",
+      "The access token as `Authorization: Bearer`, or (POST) as the form field `access_token` (RFC 6750 2.2); a DPoP-bound token as `Authorization: DPoP` with a `DPoP` proof (RFC 9449 7), never as Bearer. Without a token: 401 with `WWW-Authenticate: Bearer` and `DPoP` challenges and no error code.",
     tags: TAGS,
     auth: "public",
     responses: {

@@ -203,6 +203,17 @@ Deno.test("oidc-provider: DPoP with openid-client and raw HTTP", async (t) => {
       });
       const bound = await codeFlow(server, strict, { DPoP: client.getDPoPHandle(strict, keyPair) });
       assert.equal(bound.token_type, "dpop");
+      // The requirement is an admin-managed field: lifted, the client may use Bearer tokens again.
+      const admin = (await api(server, "POST", "/auth/login", null, {
+        email: server.adminEmail,
+        password: server.adminPassword,
+      })).json.accessToken;
+      const patched = await api(server, "PATCH", `/svc-admin/oidc/clients/${clients.strict.id}`, admin, {
+        dpopBoundAccessTokens: false,
+      });
+      assert.equal(patched.status, 200, JSON.stringify(patched.json));
+      assert.equal(patched.json.dpopBoundAccessTokens, false);
+      assert.equal((await codeFlow(server, strict)).token_type, "bearer");
     });
 
     await t.step(
