@@ -555,6 +555,8 @@ export interface AuthorizationCodesTable {
   code_challenge_method: string | null;
   /** The OIDC nonce of the authorization request, or null. */
   nonce: string | null;
+  /** The DPoP key thumbprint the code is bound to (`dpop_jkt`), or null. */
+  dpop_jkt: string | null;
 }
 /** A row of the `token_grants` table. */
 export interface TokenGrantsTable {

@@ -366,6 +366,8 @@ const statements: readonly string[] = [
     code_challenge_method text,
     nonce text
   )`,
+  // DPoP (RFC 9449 10): the key thumbprint the authorization request bound its code to.
+  `ALTER TABLE authorization_codes ADD COLUMN IF NOT EXISTS dpop_jkt text`,
   `CREATE TABLE IF NOT EXISTS token_grants (
     code_hash text PRIMARY KEY,
     client_id text NOT NULL,

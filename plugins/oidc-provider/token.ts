@@ -346,6 +346,10 @@ async function codeGrant(
     if (stored.redirectUri !== redirectUri) {
       return refused(p, c, client.clientId, "redirect_uri_mismatch", "redirect_uri does not match");
     }
+    // A code bound to a DPoP key (dpop_jkt, RFC 9449 10) is useless, and not burnt, without that key.
+    if ((stored.dpopJkt ?? null) !== null && stored.dpopJkt !== jkt) {
+      return refused(p, c, client.clientId, "dpop_jkt_mismatch", "the code is bound to another DPoP key");
+    }
   }
   // One transaction consumes the code and records what it grants: the code's row stays locked
   // until the grant is stored, so a concurrent replay (which queues on that lock) always finds
@@ -365,6 +369,9 @@ async function codeGrant(
     }
     if (code.redirectUri !== redirectUri) {
       return refuse("redirect_uri_mismatch", "redirect_uri does not match");
+    }
+    if ((code.dpopJkt ?? null) !== null && code.dpopJkt !== jkt) {
+      return refuse("dpop_jkt_mismatch", "the code is bound to another DPoP key");
     }
     if (code.codeChallenge !== null) {
       if (verifier === undefined || !/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) {

@@ -60,6 +60,8 @@ async function codeFlow(
   server: Server,
   config: client.Configuration,
   options: { DPoP?: client.DPoPHandle } = {},
+  extra: Record<string, string> = {},
+  exchanges: { DPoP?: client.DPoPHandle }[] = [],
 ) {
   const verifier = client.randomPKCECodeVerifier();
   const state = client.randomState();
@@ -69,8 +71,25 @@ async function codeFlow(
     code_challenge: await client.calculatePKCECodeChallenge(verifier),
     code_challenge_method: "S256",
     state,
+    ...extra,
   });
   const callback = await authorizeOverHttp(url, server.adminEmail, server.adminPassword, REDIRECT);
+  // Earlier exchanges that must fail (and leave the code usable).
+  for (const attempt of exchanges) {
+    await assert.rejects(
+      client.authorizationCodeGrant(
+        config,
+        callback,
+        { pkceCodeVerifier: verifier, expectedState: state },
+        undefined,
+        attempt,
+      ),
+      (error: unknown) => {
+        assert.equal((error as { error?: string }).error, "invalid_grant");
+        return true;
+      },
+    );
+  }
   return await client.authorizationCodeGrant(
     config,
     callback,
@@ -191,6 +210,30 @@ Deno.test("oidc-provider: DPoP with openid-client and raw HTTP", async (t) => {
       assert.equal(res.status, 400);
       assert.equal((await res.json()).error, "invalid_grant");
       await assert.rejects(client.refreshTokenGrant(spa, next.refresh_token!, undefined, { DPoP: dpop }));
+    });
+
+    await t.step("dpop_jkt binds the code: another key or none cannot redeem it, nor burn it", async () => {
+      const own = await dpopKeyOf(keyPair);
+      const otherHandle = client.getDPoPHandle(spa, await client.randomDPoPKeyPair("ES256"));
+      const bound = await codeFlow(server, spa, { DPoP: dpop }, { dpop_jkt: own.jkt }, [
+        { DPoP: otherHandle },
+        {},
+      ]);
+      assert.equal((decodeJwt(bound.access_token).cnf as { jkt: string }).jkt, own.jkt);
+      const bad = new URL(metadata.authorization_endpoint!);
+      bad.search = new URLSearchParams({
+        client_id: "dpop-spa",
+        response_type: "code",
+        redirect_uri: REDIRECT,
+        scope: "openid",
+        code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+        code_challenge_method: "S256",
+        dpop_jkt: "not a thumbprint",
+      }).toString();
+      const res = await fetch(bad, { redirect: "manual" });
+      assert.ok([302, 303].includes(res.status), String(res.status));
+      assert.equal(new URL(res.headers.get("Location")!).searchParams.get("error"), "invalid_request");
+      await res.body?.cancel();
     });
 
     await t.step("a client registered with dpopBoundAccessTokens must send a proof", async () => {
