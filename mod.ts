@@ -312,6 +312,33 @@ export {
   InvalidTokenError,
   type InvalidTokenReason,
 } from "./core/tokens/errors.ts";
+/** DPoP (RFC 9449) proofs: pure validation, stateless server nonces. */
+export {
+  accessTokenHash,
+  DEFAULT_MAX_AGE_SECONDS as DPOP_DEFAULT_MAX_AGE_SECONDS,
+  DPOP_ALGORITHMS,
+  DpopNonceError,
+  type DpopProofCheck,
+  DpopProofError,
+  type DpopProofReason,
+  normalizeHtu,
+  type VerifiedDpopProof,
+  verifyDpopProof,
+} from "./core/dpop/proof.ts";
+export { DpopNonces } from "./core/dpop/nonce.ts";
+/** DPoP at the HTTP edge: single-use proofs in storage, nonces, `WWW-Authenticate: DPoP` challenges. */
+export {
+  DpopAuthError,
+  dpopChallenge,
+  type DpopEdge,
+  type DpopRequestCheck,
+  DpopVerifier,
+  type DpopVerifierOptions,
+  issuingProofJkt,
+  requestHtu,
+  resourceProofError,
+} from "./http/auth/dpop.ts";
+export type { DpopStore } from "./storage/contract/dpop.ts";
 /** The verified-token cache (keyed by signature, bounded, until `exp`). */
 export { VerifiedTokenCache } from "./core/tokens/cache.ts";
 /** A service account's access token (RFC 9068 `at+jwt`), as client_credentials and token exchange issue it. */

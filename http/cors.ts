@@ -22,7 +22,12 @@ export const CORS_REQUEST_HEADERS = [
   CSRF_HEADER,
   TRANSPORT_HEADER,
   REQUEST_ID_HEADER,
+  // DPoP proofs (RFC 9449) of browser apps.
+  "DPoP",
 ] as const;
+
+/** Response headers a listed origin may read: the request id, and DPoP's nonce and challenges. */
+export const CORS_EXPOSED_HEADERS = [REQUEST_ID_HEADER, "DPoP-Nonce", "WWW-Authenticate"] as const;
 
 /** How long a browser may cache a preflight answer, in seconds. */
 export const CORS_MAX_AGE_SECONDS = 600;
@@ -49,6 +54,6 @@ export function cors(origins: readonly string[]): MiddlewareHandler<SvcEnv> {
     if (!listed) return;
     c.header("Access-Control-Allow-Origin", origin);
     c.header("Access-Control-Allow-Credentials", "true");
-    c.header("Access-Control-Expose-Headers", REQUEST_ID_HEADER);
+    c.header("Access-Control-Expose-Headers", CORS_EXPOSED_HEADERS.join(", "));
   };
 }

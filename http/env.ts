@@ -41,6 +41,8 @@ export interface Principal {
   readonly credentialId?: string;
   /** When the credential stops being valid (the token's `exp`), in clock milliseconds. */
   readonly expiresAt?: number;
+  /** The DPoP key the access token is bound to (`cnf.jkt`), proven by this request's proof. */
+  readonly dpopJkt?: string;
 }
 
 /** The kinds of authenticated caller (spec 2.7 actor kinds). */

@@ -79,6 +79,13 @@ export function errorHandler(logError?: (line: string) => void): ErrorHandler<Sv
   return (err, c) => {
     if (err instanceof SvcError) {
       const status = err.status >= 400 && err.status <= 599 ? err.status : 500;
+      // An authentication challenge (`WWW-Authenticate: DPoP …`, `DPoP-Nonce`) the error carries.
+      const headers = (err as { headers?: unknown }).headers;
+      if (typeof headers === "object" && headers !== null) {
+        for (const [name, value] of Object.entries(headers)) {
+          if (typeof value === "string") c.header(name, value);
+        }
+      }
       return errorResponse(c, status, err.code, err.message, err.details);
     }
     if (err instanceof v.ValiError) {

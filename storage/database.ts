@@ -377,6 +377,8 @@ export interface SessionsTable {
   absolute_expires_at: Timestamp;
   /** When it was revoked (null: not revoked). */
   revoked_at: Timestamp | null;
+  /** The DPoP key thumbprint its refresh tokens are bound to, or null. */
+  dpop_jkt: string | null;
 }
 /** A row of the `refresh_tokens` table. */
 export interface RefreshTokensTable {
@@ -511,6 +513,13 @@ export interface ConsumedTokensTable {
   /** When it expires. */
   expires_at: Timestamp;
 }
+/** A row of the `dpop_proofs` table. */
+export interface DpopProofsTable {
+  /** SHA-256 of the proof's key thumbprint and `jti`. */
+  proof_key: string;
+  /** When the proof's acceptance window closes. */
+  expires_at: Timestamp;
+}
 /** A row of the `consumed_saml_assertions` table. */
 export interface ConsumedSamlAssertionsTable {
   /** `{connectionId}:{assertionId}` of a used SAML assertion (replay protection). */
@@ -548,6 +557,8 @@ export interface AuthorizationCodesTable {
   code_challenge_method: string | null;
   /** The OIDC nonce of the authorization request, or null. */
   nonce: string | null;
+  /** The DPoP key thumbprint the code is bound to (`dpop_jkt`), or null. */
+  dpop_jkt: string | null;
 }
 /** A row of the `token_grants` table. */
 export interface TokenGrantsTable {
@@ -661,6 +672,8 @@ export interface ClientsTable {
   jwks_uri: string | null;
   /** Whether the client must use pushed authorization requests (RFC 9126). */
   require_pushed_authorization_requests: Generated<boolean>;
+  /** Whether its access tokens must be DPoP-bound (default false). */
+  dpop_bound_access_tokens: Generated<boolean>;
   /** When the row was created. */
   created_at: Timestamp;
   /** Where the provider POSTs logout tokens (OIDC Back-Channel Logout 1.0), or null. */
@@ -913,6 +926,8 @@ export interface Database {
   consumed_tokens: ConsumedTokensTable;
   /** The `consumed_saml_assertions` table. */
   consumed_saml_assertions: ConsumedSamlAssertionsTable;
+  /** The `dpop_proofs` table. */
+  dpop_proofs: DpopProofsTable;
   /** The `authorization_codes` table. */
   authorization_codes: AuthorizationCodesTable;
   /** The `token_grants` table. */

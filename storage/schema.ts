@@ -274,6 +274,8 @@ const statements: readonly string[] = [
   )`,
   `CREATE INDEX IF NOT EXISTS refresh_tokens_by_family ON refresh_tokens (family_id)`,
   `CREATE INDEX IF NOT EXISTS refresh_tokens_by_user ON refresh_tokens (user_id)`,
+  // DPoP: the key thumbprint a session's refresh tokens are bound to (a public client's or svc's own).
+  `ALTER TABLE sessions ADD COLUMN IF NOT EXISTS dpop_jkt text`,
   `CREATE TABLE IF NOT EXISTS signing_keys (
     realm_id uuid NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
     kid text NOT NULL,
@@ -337,6 +339,13 @@ const statements: readonly string[] = [
     jti text PRIMARY KEY,
     expires_at timestamptz NOT NULL
   )`,
+  // DPoP (RFC 9449): proofs already accepted (by a hash of key thumbprint and jti), kept until
+  // their iat window closes and then swept; and the key a session's refresh tokens are bound to.
+  `CREATE TABLE IF NOT EXISTS dpop_proofs (
+    proof_key text PRIMARY KEY,
+    expires_at timestamptz NOT NULL
+  )`,
+  `CREATE INDEX IF NOT EXISTS dpop_proofs_expiry ON dpop_proofs (expires_at)`,
   `CREATE TABLE IF NOT EXISTS consumed_saml_assertions (
     assertion_id text PRIMARY KEY,
     expires_at timestamptz NOT NULL
@@ -357,6 +366,8 @@ const statements: readonly string[] = [
     code_challenge_method text,
     nonce text
   )`,
+  // DPoP (RFC 9449 10): the key thumbprint the authorization request bound its code to.
+  `ALTER TABLE authorization_codes ADD COLUMN IF NOT EXISTS dpop_jkt text`,
   `CREATE TABLE IF NOT EXISTS token_grants (
     code_hash text PRIMARY KEY,
     client_id text NOT NULL,
@@ -442,6 +453,8 @@ const statements: readonly string[] = [
   `ALTER TABLE clients ADD COLUMN IF NOT EXISTS client_name text`,
   // The refresh grace window: a rotated token's successor, sealed with a pad derived from the rotated token.
   `ALTER TABLE refresh_tokens ADD COLUMN IF NOT EXISTS grace_successor text`,
+  // DPoP (RFC 9449 5.2): the client's access tokens must be DPoP-bound.
+  `ALTER TABLE clients ADD COLUMN IF NOT EXISTS dpop_bound_access_tokens boolean NOT NULL DEFAULT false`,
 
   // ---- Ledgers (spec 2.7) ----
   `CREATE TABLE IF NOT EXISTS security_events (

@@ -44,6 +44,7 @@ import type { TotpEnrollmentStore } from "./contract/totp-enrollments.ts";
 import type { UserStore } from "./contract/users.ts";
 import type { WebhookStore } from "./contract/webhooks.ts";
 import type { ServerSecretStore } from "./contract/server-secrets.ts";
+import type { DpopStore } from "./contract/dpop.ts";
 import type { PersonalDataStore } from "./contract/personal-data.ts";
 import type { ShadowComparisonStore } from "./contract/shadow-comparisons.ts";
 import type { RawSqlStore } from "./contract/raw-sql.ts";
@@ -56,6 +57,7 @@ import { createSqlAuthorizationCodeStore } from "./sql/authorization-codes.ts";
 import { createSqlBreakGlassStore } from "./sql/break-glass.ts";
 import { createSqlClientStore } from "./sql/clients.ts";
 import { createSqlConsumedTokenStore } from "./sql/consumed-tokens.ts";
+import { createSqlDpopStore } from "./sql/dpop.ts";
 import { createSqlEmailOtpStore } from "./sql/email-otp.ts";
 import { createSqlEmailOtpEnrollmentStore } from "./sql/email-otp-enrollments.ts";
 import { createSqlFederatedIdentityStore } from "./sql/federated-identities.ts";
@@ -155,6 +157,8 @@ export interface Stores {
   readonly emailOtpEnrollments: EmailOtpEnrollmentStore;
   /** Ids of used single-use tokens (each consumed once). */
   readonly consumedTokens: ConsumedTokenStore;
+  /** DPoP proofs already accepted (each jti once) and sessions' refresh-token key bindings. */
+  readonly dpop: DpopStore;
   /** SAML assertion ids already accepted, per connection (replay guard). */
   readonly samlAssertions: SamlAssertionStore;
   /** OAuth authorization codes (single use). */
@@ -257,6 +261,7 @@ function bind(db: Executor, deps: StorageDeps): Storage {
     emailOtp: createSqlEmailOtpStore(db, clock),
     emailOtpEnrollments: createSqlEmailOtpEnrollmentStore(db, clock),
     consumedTokens: createSqlConsumedTokenStore(db, clock),
+    dpop: createSqlDpopStore(db, clock),
     samlAssertions: createSqlSamlAssertionStore(db, clock),
     authorizationCodes: createSqlAuthorizationCodeStore(db, clock),
     tokenGrants: createSqlTokenGrantStore(db, clock),

@@ -628,6 +628,15 @@ const svcConfigSchema = v.pipe(
       }),
       {},
     ),
+    dpop: v.optional(
+      v.strictObject({
+        /** Whether DPoP proofs to svc's own API and the OIDC token endpoint must carry a server nonce. */
+        nonceRequired: v.optional(flag(), false),
+        /** How old a DPoP proof's `iat` may be. */
+        proofMaxAgeSeconds: v.optional(int(5, 600, "seconds"), 120),
+      }),
+      {},
+    ),
     breakGlass: v.optional(
       v.strictObject({
         /** A break-glass drill is due this long after the last one. */
@@ -1318,6 +1327,18 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     path: "impersonation.windowSeconds",
     kind: "int",
     doc: "longest impersonation window, and the default when a start names none (token exp capped to it)",
+  },
+  {
+    name: "SVC_DPOP_NONCE_REQUIRED",
+    path: "dpop.nonceRequired",
+    kind: "string",
+    doc: "true: DPoP proofs must carry a server-provided nonce (use_dpop_nonce and DPoP-Nonce otherwise)",
+  },
+  {
+    name: "SVC_DPOP_PROOF_MAX_AGE_SECONDS",
+    path: "dpop.proofMaxAgeSeconds",
+    kind: "int",
+    doc: "how old a DPoP proof (its iat) may be; its jti is remembered that long",
   },
   {
     name: "SVC_BREAK_GLASS_DRILL_WINDOW_DAYS",

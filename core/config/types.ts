@@ -187,6 +187,8 @@ export interface SvcConfig {
   /** Impersonation windows. */
   impersonation: { windowSeconds: number };
   /** Break-glass drills. */
+  /** DPoP (RFC 9449) proofs: nonce requirement and acceptance window. */
+  dpop: { nonceRequired: boolean; proofMaxAgeSeconds: number };
   breakGlass: { drillWindowDays: number; drillRequiredForReadiness: boolean };
   /** The first administrator. */
   bootstrap: { adminEmail?: string; adminPassword?: string };
@@ -365,6 +367,8 @@ export interface SvcConfigInput {
   /** See `SvcConfig.impersonation`. */
   impersonation?: { windowSeconds?: number };
   /** See `SvcConfig.breakGlass`. */
+  /** See `SvcConfig.dpop`. */
+  dpop?: { nonceRequired?: FlagInput; proofMaxAgeSeconds?: number };
   breakGlass?: { drillWindowDays?: number; drillRequiredForReadiness?: FlagInput };
   /** See `SvcConfig.bootstrap`. */
   bootstrap?: { adminEmail?: string; adminPassword?: string };

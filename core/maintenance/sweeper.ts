@@ -68,6 +68,7 @@ export class MaintenanceSweeper {
     const graceCutoff = new Date(clock.now() - EXPIRED_SESSION_GRACE_MS);
     const tasks: Record<string, () => Promise<number>> = {
       consumedTokens: () => storage.consumedTokens.prune(now),
+      dpopProofs: () => storage.dpop.prune(now),
       samlAssertions: () => storage.samlAssertions.prune(now),
       authorizationCodes: () => storage.authorizationCodes.purge(now),
       emailOtpChallenges: () => storage.emailOtp.prune(now),

@@ -18,6 +18,7 @@ import type { Clock } from "../clock.ts";
 import { ForbiddenError, NotFoundError } from "../errors.ts";
 import type { EventSink } from "../events/sink.ts";
 import { type RandomSource, randomUuid } from "../random.ts";
+import { DpopProofError } from "../dpop/proof.ts";
 import { InvalidRefreshTokenError } from "../tokens/errors.ts";
 import { openSuccessor, sealSuccessor } from "../tokens/grace.ts";
 import { hashRefreshToken, isRefreshTokenShape, newRefreshToken } from "../tokens/refresh.ts";
@@ -37,8 +38,8 @@ export interface TokenResponse {
   readonly accessToken: string;
   /** The `srt_…` refresh token (single use: refreshing rotates it). */
   readonly refreshToken: string;
-  /** Always `Bearer`. */
-  readonly tokenType: "Bearer";
+  /** `Bearer`, or `DPoP` for a DPoP-bound access token. */
+  readonly tokenType: "Bearer" | "DPoP";
   /** Seconds until the access token expires. */
   readonly expiresIn: number;
 }
@@ -47,8 +48,8 @@ export interface TokenResponse {
 export interface AccessTokenResponse {
   /** The `at+svc` access token. */
   readonly accessToken: string;
-  /** Always `Bearer`. */
-  readonly tokenType: "Bearer";
+  /** `Bearer`, or `DPoP` for a DPoP-bound access token. */
+  readonly tokenType: "Bearer" | "DPoP";
   /** Seconds until the access token expires. */
   readonly expiresIn: number;
 }
@@ -91,6 +92,8 @@ export interface CreatedSession {
   readonly refreshToken: string | null;
   /** The refresh family, or null. */
   readonly familyId: string | null;
+  /** The DPoP key thumbprint the access token is bound to (`cnf.jkt`), or null. */
+  readonly accessJkt?: string | null;
 }
 
 /** What signing in records. */
@@ -115,6 +118,11 @@ export interface SignInInput {
     readonly impersonationId: string;
     readonly expiresAt: Date;
   };
+  /**
+   * A DPoP proof's key (RFC 9449): the access tokens carry `cnf.jkt`; with `bindRefresh` the
+   * session's refresh tokens work only with a proof of that key (public clients, svc's own).
+   */
+  readonly dpop?: { readonly jkt: string; readonly bindRefresh: boolean };
 }
 
 /** The caller of an organization switch (from its access token). */
@@ -272,8 +280,17 @@ export class SessionService {
         expiresAt: this.#refreshExpiry(session, clock.now()),
       });
       refreshToken = refresh.token;
+      if (input.dpop?.bindRefresh) await storage.dpop.bindSession(session.id, input.dpop.jkt);
     }
-    return { session, orgId, audience, impersonation: input.impersonation ?? null, refreshToken, familyId };
+    return {
+      session,
+      orgId,
+      audience,
+      impersonation: input.impersonation ?? null,
+      refreshToken,
+      familyId,
+      accessJkt: input.dpop?.jkt ?? null,
+    };
   }
 
   /** Mints the access token of a session {@link createSession} created. */
@@ -282,7 +299,14 @@ export class SessionService {
     const act = impersonation !== null
       ? { sub: impersonation.actorId, imp: impersonation.impersonationId }
       : undefined;
-    const access = await this.#mintAccess(session, orgId, audience, act, impersonation?.expiresAt);
+    const access = await this.#mintAccess(
+      session,
+      orgId,
+      audience,
+      act,
+      impersonation?.expiresAt,
+      created.accessJkt ?? undefined,
+    );
     return { session, response: access.response, claims: access.claims, refreshToken, familyId };
   }
 
@@ -299,14 +323,25 @@ export class SessionService {
    * alive, answers the same successor with a new access token instead of revoking the family.
    * Outside the window, or once the successor was used, a replay is a replay. Not with `orgId`
    * and not for impersonation sessions.
+   *
+   * `dpopJkt` is the key of the request's DPoP proof (RFC 9449), if any: the new access token is
+   * bound to it. A refresh token whose session is bound to a key is refused (`DpopProofError`)
+   * with a proof of another key before anything is rotated, and without any proof after the
+   * one-statement rotation, which then ends the family: only a thief lacks the key.
    */
   async refresh(
     token: unknown,
-    options: { orgId?: string | null; graceSeconds?: number } = {},
+    options: { orgId?: string | null; graceSeconds?: number; dpopJkt?: string | null } = {},
   ): Promise<IssuedTokens> {
     const { storage, random, clock } = this.#o;
     if (!isRefreshTokenShape(token)) throw new InvalidRefreshTokenError();
     const hash = hashRefreshToken(token);
+    const dpopJkt = options.dpopJkt ?? null;
+    if (dpopJkt !== null) {
+      // A proof of another key than the family's is refused before anything is rotated.
+      const boundJkt = await storage.dpop.refreshTokenKey(hash);
+      if (boundJkt !== null && boundJkt !== dpopJkt) throw new DpopProofError("key_mismatch");
+    }
     if (options.orgId !== undefined && options.orgId !== null) {
       // Reuse detection first: a replay is a replay whatever else is wrong with the request.
       const current = await storage.refreshTokens.get(hash);
@@ -352,6 +387,12 @@ export class SessionService {
       }
     }
     const impersonationOver = session !== null && session.impersonationId !== null && act === undefined;
+    if (session !== null && (session.dpopJkt ?? null) !== null && session.dpopJkt !== dpopJkt) {
+      // A key-bound refresh token without a proof (the statement above read the binding at no
+      // extra cost): whoever sends it lacks the key, so it was exfiltrated; the family ends.
+      await this.#endFamily(record);
+      throw new DpopProofError("key_mismatch");
+    }
     if (session === null || userStatus !== "Active" || !stillMember || impersonationOver) {
       await this.#endFamily(record);
       throw new InvalidRefreshTokenError();
@@ -362,6 +403,7 @@ export class SessionService {
       record.audience ?? this.#o.tokens.issuer,
       act,
       notAfter,
+      options.dpopJkt ?? undefined,
     );
     await this.recordBreakGlassUse(session, "refresh");
     return { session, tokens: { ...access.response, refreshToken: next.token }, access: access.claims };
@@ -375,7 +417,7 @@ export class SessionService {
   async switchOrganization(
     caller: SwitchingCaller,
     orgId: string,
-    current: { readonly audience: string; readonly act?: ActorClaim },
+    current: { readonly audience: string; readonly act?: ActorClaim; readonly jkt?: string },
   ): Promise<{ response: AccessTokenResponse; claims: AccessTokenClaims }> {
     const { storage } = this.#o;
     if (caller.sessionId === null) throw new ForbiddenError("Only a signed-in user can switch organization.");
@@ -396,7 +438,14 @@ export class SessionService {
       }
       notAfter = impersonation.expiresAt;
     }
-    const minted = await this.#mintAccess(session, orgId, current.audience, current.act, notAfter);
+    const minted = await this.#mintAccess(
+      session,
+      orgId,
+      current.audience,
+      current.act,
+      notAfter,
+      current.jkt,
+    );
     await this.recordBreakGlassUse(session, "switch_organization");
     return minted;
   }
@@ -488,7 +537,7 @@ export class SessionService {
   async #withinGrace(
     presented: string,
     previous: RefreshTokenRecord,
-    options: { graceSeconds?: number },
+    options: { graceSeconds?: number; dpopJkt?: string | null },
   ): Promise<IssuedTokens | null> {
     const { storage, clock, tokens } = this.#o;
     const now = clock.now();
@@ -508,6 +557,9 @@ export class SessionService {
     ) return null;
     const session = await storage.sessions.getActive(child.sessionId);
     if (session === null || session.impersonationId !== null) return null;
+    // A key-bound family answers its successor only to a proof of its key: without it, the replay
+    // is a replay (and ends the family).
+    if ((session.dpopJkt ?? null) !== null && session.dpopJkt !== (options.dpopJkt ?? null)) return null;
     const user = await storage.users.get(child.userId);
     if (user === null || user.status !== "Active") return null;
     if (child.orgId !== null && !await storage.organizations.isMember(child.orgId, child.userId)) return null;
@@ -517,6 +569,7 @@ export class SessionService {
       child.audience ?? tokens.issuer,
       undefined,
       undefined,
+      options.dpopJkt ?? undefined,
     );
     await this.recordBreakGlassUse(session, "refresh");
     return { session, tokens: { ...access.response, refreshToken: successor }, access: access.claims };
@@ -556,6 +609,7 @@ export class SessionService {
     audience: string,
     act: ActorClaim | undefined,
     notAfter: Date | undefined,
+    jkt?: string,
   ): Promise<{ response: AccessTokenResponse; claims: AccessTokenClaims }> {
     const { token, claims } = await this.#o.tokens.mint("at+svc", {
       aud: audience,
@@ -565,9 +619,14 @@ export class SessionService {
       sid: session.id,
       mfa: session.mfa,
       ...(act !== undefined ? { act } : {}),
+      ...(jkt !== undefined ? { cnf: { jkt } } : {}),
     }, { notAfter: notAfter?.getTime() });
     return {
-      response: { accessToken: token, tokenType: "Bearer", expiresIn: claims.exp - claims.iat },
+      response: {
+        accessToken: token,
+        tokenType: jkt !== undefined ? "DPoP" : "Bearer",
+        expiresIn: claims.exp - claims.iat,
+      },
       claims,
     };
   }

@@ -86,6 +86,8 @@ export interface AccessTokenClaims extends BaseClaims {
   readonly mfa: string;
   /** Present only when impersonating. */
   readonly act?: ActorClaim;
+  /** The confirmation of a DPoP-bound token (RFC 9449 6.1): the key's JWK SHA-256 thumbprint. */
+  readonly cnf?: { readonly jkt: string };
 }
 
 /** `mfa+svc`: the pending login (subject, realm, requested org, audience, IP). */
@@ -187,6 +189,7 @@ export const CLAIM_SCHEMAS: { readonly [T in TokenType]: v.GenericSchema<unknown
     sid: uuid,
     mfa: text,
     act: v.optional(actor),
+    cnf: v.optional(v.object({ jkt: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{43}$/)) })),
   }),
   "mfa+svc": v.object({
     ...base,

@@ -34,6 +34,7 @@ export default defineConfig({
           { text: "Impersonation and break-glass", link: "/guides/impersonation-and-break-glass" },
           { text: "Imports and shadow mode", link: "/guides/imports" },
           { text: "Plugins", link: "/guides/plugins" },
+          { text: "DPoP: sender-constrained tokens", link: "/guides/dpop" },
           { text: "SCIM 2.0 directory sync", link: "/guides/scim" },
           {
             text: "OIDC back-channel logout, refresh grace and apps",

@@ -14,13 +14,14 @@ import type { IssuedTokens, SessionService, SignInInput } from "../../core/sessi
 import type { SvcEnv } from "../request-id.ts";
 import { type CookieSettings, setSessionCookies } from "./cookies.ts";
 import { issueDevice } from "./device-id.ts";
+import { type DpopEdge, issuingProofJkt } from "./dpop.ts";
 
 /** The bearer token answer of a sign-in or a refresh. */
 export const TokenResponseSchema = v.pipe(
   v.object({
     accessToken: v.pipe(v.string(), v.description("A JWT (typ at+svc).")),
     refreshToken: v.pipe(v.string(), v.description("An opaque srt_… token, single use (rotated).")),
-    tokenType: v.literal("Bearer"),
+    tokenType: v.picklist(["Bearer", "DPoP"]),
     expiresIn: v.pipe(v.number(), v.description("Seconds until the access token expires.")),
   }),
   v.title("TokenResponse"),
@@ -65,6 +66,8 @@ export interface SignInResponder {
   random: RandomSource;
   /** Seconds the refresh cookie lives. */
   refreshTokenTtlSeconds: number;
+  /** DPoP: a bearer sign-in with a `DPoP` proof gets tokens bound to its key (absent: DPoP is ignored). */
+  dpop?: DpopEdge;
 }
 
 /**
@@ -126,9 +129,13 @@ export async function respondWithSignIn(
   responder: SignInResponder,
   input: SignInInput,
 ): Promise<{ response: Response; issued: IssuedTokens }> {
-  const issued = await responder.sessions.signIn(input);
-  c.header("Cache-Control", "no-store");
   const transport = signInTransport(c);
+  // Opt-in DPoP binding (RFC 9449): the access tokens carry cnf.jkt, the refresh tokens need the key.
+  const jkt = transport === "bearer" ? await issuingProofJkt(c, responder.dpop) : null;
+  const issued = await responder.sessions.signIn(
+    jkt === null ? input : { ...input, dpop: { jkt, bindRefresh: true } },
+  );
+  c.header("Cache-Control", "no-store");
   issueDevice(c, responder.cookies, responder.random, transport);
   if (transport === "bearer") return { response: c.json(issued.tokens), issued };
   const csrfToken = setSessionCookies(c, responder.cookies, {

@@ -55,7 +55,7 @@ export interface LoginStackOptions {
   /** The source of random bytes. */
   random: RandomSource;
   /** Tokens and sessions. */
-  auth: Pick<AuthStack, "tokens" | "sessions">;
+  auth: Pick<AuthStack, "tokens" | "sessions"> & Partial<Pick<AuthStack, "dpop">>;
   /** Writes events durably (an `EventPublisher`): the ledger with origins, webhooks, the hub. */
   events: SecurityEventWriter & EventSink;
   /** Fences the invitation endpoint. */
@@ -246,6 +246,7 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
     cookies: cookieSettings(config),
     random,
     refreshTokenTtlSeconds: config.tokens.refreshTokenTtlSeconds,
+    dpop: options.auth.dpop && { verifier: options.auth.dpop, baseUrl: config.server.baseUrl },
   };
   const idle = async () => {
     while (pending.size > 0) await Promise.allSettled([...pending]);

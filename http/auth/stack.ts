@@ -24,6 +24,7 @@ import { tokenAuthenticator } from "./token-authenticator.ts";
 import { authRoutes } from "../routes/auth.ts";
 import { jwksRoutes } from "../routes/jwks.ts";
 import { profileRoutes } from "../routes/profile.ts";
+import { DpopVerifier } from "./dpop.ts";
 
 /** What the auth stack is built from. */
 export interface AuthStackOptions {
@@ -65,6 +66,8 @@ export interface AuthStack {
   readonly endedSessions: EndedSessions;
   /** Resolves the caller of a request (bearer, API key, service account, cookies). */
   readonly authenticator: Authenticator;
+  /** DPoP proofs of svc's own API (RFC 9449): used jtis in storage, nonces when required. */
+  readonly dpop: DpopVerifier;
   /** Auth, profile and JWKS routes. */
   readonly routes: RouteInstaller[];
   /** `key_ring`: the default realm has a usable primary key. */
@@ -164,6 +167,15 @@ export function createAuthStack(options: AuthStackOptions): AuthStack {
     ended: endedSessions,
   });
   const cookies = cookieSettings(config);
+  const dpop = new DpopVerifier({
+    store: storage.dpop,
+    secrets: storage.serverSecrets,
+    clock,
+    random,
+    nonceRequired: config.dpop.nonceRequired,
+    proofMaxAgeSeconds: config.dpop.proofMaxAgeSeconds,
+  });
+  const dpopEdge = { verifier: dpop, baseUrl: config.server.baseUrl };
   const readinessRealm = options.readinessRealmId ??
     (async () => (await storage.realms.getDefault())?.id ?? null);
   return {
@@ -172,9 +184,16 @@ export function createAuthStack(options: AuthStackOptions): AuthStack {
     sessions,
     cache,
     endedSessions,
-    authenticator: tokenAuthenticator({ tokens, storage, clock, endedSessions }),
+    dpop,
+    authenticator: tokenAuthenticator({ tokens, storage, clock, endedSessions, dpop: dpopEdge }),
     routes: [
-      authRoutes({ sessions, cookies, random, refreshTokenTtlSeconds: config.tokens.refreshTokenTtlSeconds }),
+      authRoutes({
+        sessions,
+        cookies,
+        random,
+        refreshTokenTtlSeconds: config.tokens.refreshTokenTtlSeconds,
+        dpop: dpopEdge,
+      }),
       profileRoutes({ sessions, storage, cookies }),
       jwksRoutes({ keys, storage }),
     ],

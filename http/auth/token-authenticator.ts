@@ -2,6 +2,8 @@
  * The authenticator of real servers. How credentials are presented:
  *
  * - `Authorization: Bearer <access token>`: an `at+svc` JWT (APIs, apps, machines);
+ * - `Authorization: DPoP <access token>` with a `DPoP` proof header: a DPoP-bound `at+svc`
+ *   (`cnf.jkt`, RFC 9449); a bound token is refused as Bearer or as a cookie;
  * - `Authorization: Bearer sak_…`: an API key, acting as its owner;
  * - `Authorization: Basic base64(<key>:<secret>)`: a service account of the default realm;
  *   `<realm name>/<key>` as the user name names another realm;
@@ -33,6 +35,7 @@ import { ACCESS_COOKIE, readCookie } from "./cookies.ts";
 import { isStateChanging, requireCsrf } from "./csrf.ts";
 import type { Authenticator, Principal } from "./principal.ts";
 import { containsNul } from "../validate.ts";
+import { DpopAuthError, dpopChallenge, type DpopVerifier, resourceProofError } from "./dpop.ts";
 
 /** A service-account key or secret did not match. Code `invalid_credentials`, status 401. */
 export class InvalidCredentialsError extends SvcError {
@@ -53,6 +56,15 @@ export interface TokenAuthenticatorOptions {
   endedSessions?: { status(sessionId: string, issuedAt: number): SessionEndStatus };
   /** The audiences svc's own API accepts (default: the issuer). */
   audiences?: readonly string[];
+  /** DPoP proofs of bound tokens, and svc's public base URL (the proofs' `htu`); without it, DPoP is refused. */
+  dpop?: { readonly verifier: DpopVerifier; readonly baseUrl: string };
+}
+
+/** The refusal of a DPoP-bound token presented without its proof (as Bearer or a cookie). */
+function boundTokenRefused(): DpopAuthError {
+  return new DpopAuthError("invalid_token", "The token is invalid or expired.", {
+    "WWW-Authenticate": dpopChallenge("invalid_token", "DPoP-bound access token requires the DPoP scheme"),
+  });
 }
 
 /** The principal of verified access-token claims. */
@@ -67,6 +79,7 @@ export function principalOfClaims(claims: AccessTokenClaims): Principal {
     audience: claims.aud,
     act: claims.act === undefined ? null : { actorId: claims.act.sub, impersonationId: claims.act.imp },
     expiresAt: claims.exp * 1000,
+    ...(claims.cnf !== undefined ? { dpopJkt: claims.cnf.jkt } : {}),
   };
 }
 
@@ -81,6 +94,38 @@ export function tokenAuthenticator(options: TokenAuthenticatorOptions): Authenti
       const session = await options.storage.sessions.get(claims.sid);
       if (session === null || session.revokedAt !== null) throw new InvalidTokenError("session_ended");
     }
+    return claims;
+  };
+  const dpopPrincipal = async (c: Parameters<Authenticator>[0], token: string) => {
+    const dpop = options.dpop;
+    if (dpop === undefined) throw new InvalidTokenError("malformed");
+    const claims = await verifyAccess(token);
+    if (claims.cnf === undefined) {
+      throw new DpopAuthError("invalid_token", "The token is invalid or expired.", {
+        "WWW-Authenticate": dpopChallenge("invalid_token", "The access token is not DPoP-bound"),
+      });
+    }
+    try {
+      const proof = await dpop.verifier.check(c, {
+        url: dpop.baseUrl.replace(/\/+$/, "") + new URL(c.req.url).pathname,
+        accessToken: token,
+        boundJkt: claims.cnf.jkt,
+      });
+      if (proof === null) {
+        throw new DpopAuthError("invalid_dpop_proof", "The DPoP proof is missing.", {
+          "WWW-Authenticate": dpopChallenge("invalid_dpop_proof", "DPoP proof required"),
+        });
+      }
+    } catch (error) {
+      if (error instanceof DpopAuthError) throw error;
+      throw await resourceProofError(dpop.verifier, error);
+    }
+    await dpop.verifier.provideNonce(c);
+    return principalOfClaims(claims);
+  };
+  const bearerPrincipal = async (token: string) => {
+    const claims = await verifyAccess(token);
+    if (claims.cnf !== undefined) throw boundTokenRefused();
     return principalOfClaims(claims);
   };
 
@@ -92,15 +137,16 @@ export function tokenAuthenticator(options: TokenAuthenticatorOptions): Authenti
       const credential = space < 0 ? "" : authorization.slice(space + 1).trim();
       if (scheme === "bearer") {
         if (isApiKeyShape(credential)) return await apiKeyPrincipal(options, credential);
-        return await verifyAccess(credential);
+        return await bearerPrincipal(credential);
       }
+      if (scheme === "dpop") return await dpopPrincipal(c, credential);
       if (scheme === "basic") return await serviceAccountPrincipal(options, credential);
       throw new InvalidTokenError("malformed");
     }
     const cookie = readCookie(c, ACCESS_COOKIE);
     if (cookie === undefined) return null;
     if (isStateChanging(c.req.method)) requireCsrf(c);
-    return await verifyAccess(cookie);
+    return await bearerPrincipal(cookie);
   };
 }
 

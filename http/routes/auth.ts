@@ -5,7 +5,8 @@
  *   `{ accessToken, refreshToken, tokenType: "Bearer", expiresIn }`; cookie clients send the
  *   `svc_rt` cookie (with the CSRF header) and get new cookies and `{ expiresIn, csrfToken }`.
  *   An optional `"orgId"` (or `null`) moves the new tokens and the rest of the refresh family
- *   to another organization of the user.
+ *   to another organization of the user. A bearer client that signed in with a `DPoP` proof
+ *   refreshes with a proof of the same key (its tokens then say `tokenType: "DPoP"`).
  * - `POST /auth/switch-organization` `{ "orgId" }`: a new access token for another
  *   organization of the caller, on the same session, without re-authentication.
  * - `POST /auth/logout`: ends the caller's session; clears the cookies.
@@ -34,6 +35,7 @@ import {
   setSessionCookies,
 } from "../auth/cookies.ts";
 import { requireCsrf } from "../auth/csrf.ts";
+import { DpopAuthError, type DpopEdge, DpopProofError, issuingProofJkt } from "../auth/dpop.ts";
 import { type Principal, requirePrincipal } from "../auth/principal.ts";
 import type { SvcEnv } from "../request-id.ts";
 import { parseBody } from "../validate.ts";
@@ -56,7 +58,7 @@ export const SwitchOrganizationSchema = v.strictObject({ orgId });
 
 /** The bearer answer of an organization switch: a new access token on the same session. */
 export const AccessTokenResponseSchema = v.pipe(
-  v.object({ accessToken: v.string(), tokenType: v.literal("Bearer"), expiresIn: v.number() }),
+  v.object({ accessToken: v.string(), tokenType: v.picklist(["Bearer", "DPoP"]), expiresIn: v.number() }),
   v.title("AccessTokenResponse"),
 );
 
@@ -68,7 +70,7 @@ const OPERATIONS: readonly OperationDoc[] = [
     path: "/auth/refresh",
     summary: "Refresh the tokens",
     description:
-      "Bearer clients send `refreshToken`; cookie clients send the `svc_rt` cookie and `X-Svc-Csrf`. `orgId` moves the new tokens to another organization of the user.",
+      "Bearer clients send `refreshToken`; cookie clients send the `svc_rt` cookie and `X-Svc-Csrf`. `orgId` moves the new tokens to another organization of the user. A session signed in with a `DPoP` proof refreshes with a proof of the same key (RFC 9449): its tokens say `tokenType: DPoP`; a proof of another key, or none, is 400 `invalid_dpop_proof` (none also ends the refresh family).",
     tags: TAGS,
     auth: "public",
     body: RefreshRequestSchema,
@@ -125,6 +127,8 @@ export interface AuthRouteDeps {
   random: RandomSource;
   /** Seconds the refresh cookie lives. */
   refreshTokenTtlSeconds: number;
+  /** DPoP proofs at `/auth/refresh` (a bound session's refresh needs one of its key). */
+  dpop?: DpopEdge;
 }
 
 /** The token and session routes. */
@@ -133,14 +137,15 @@ export function authRoutes(deps: AuthRouteDeps): DocumentedInstaller {
     app.post("/auth/refresh", noStore, async (c) => {
       const body = await optionalBody(c);
       if (body.refreshToken !== undefined) {
-        const { tokens } = await deps.sessions.refresh(body.refreshToken, { orgId: body.orgId });
+        const dpopJkt = await issuingProofJkt(c, deps.dpop);
+        const { tokens } = await refreshBound(deps, body.refreshToken, { orgId: body.orgId, dpopJkt });
         return c.json(tokens);
       }
       const cookie = readCookie(c, REFRESH_COOKIE);
       if (cookie === undefined) throw new InvalidRefreshTokenError();
       requireCsrf(c);
       try {
-        const { tokens } = await deps.sessions.refresh(cookie, { orgId: body.orgId });
+        const { tokens } = await refreshBound(deps, cookie, { orgId: body.orgId });
         const csrfToken = setSessionCookies(c, deps.cookies, {
           accessToken: tokens.accessToken,
           expiresIn: tokens.expiresIn,
@@ -160,6 +165,8 @@ export function authRoutes(deps: AuthRouteDeps): DocumentedInstaller {
       const { response } = await deps.sessions.switchOrganization(principal, body.orgId, {
         audience: principal.audience ?? "",
         act: principal.act ? { sub: principal.act.actorId, imp: principal.act.impersonationId } : undefined,
+        // A DPoP-bound caller's new token is bound to the same key.
+        jkt: principal.dpopJkt,
       });
       if (c.req.header("Authorization") !== undefined) return c.json(response);
       const csrfToken = setSessionCookies(c, deps.cookies, {
@@ -189,6 +196,27 @@ export function authRoutes(deps: AuthRouteDeps): DocumentedInstaller {
       return c.json({ sessionsEnded });
     });
   }, OPERATIONS);
+}
+
+/** A refresh; a bound session's refresh token without a proof of its key is 400 `invalid_dpop_proof`. */
+async function refreshBound(
+  deps: AuthRouteDeps,
+  token: string,
+  options: { orgId?: string | null; dpopJkt?: string | null },
+) {
+  try {
+    return await deps.sessions.refresh(token, options);
+  } catch (error) {
+    if (error instanceof DpopProofError) {
+      throw new DpopAuthError(
+        error.code,
+        "The refresh token is bound to a DPoP key: send its proof.",
+        {},
+        400,
+      );
+    }
+    throw error;
+  }
 }
 
 /** The caller, who must be a user (not an API key or service account). */

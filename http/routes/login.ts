@@ -30,7 +30,13 @@ import {
   type OperationDoc,
 } from "../openapi/operation.ts";
 import { requestDevice } from "../auth/device-id.ts";
-import { respondWithSignIn, type SignInResponder, SignInResponseSchema } from "../auth/login-response.ts";
+import { issuingProofJkt } from "../auth/dpop.ts";
+import {
+  respondWithSignIn,
+  type SignInResponder,
+  SignInResponseSchema,
+  signInTransport,
+} from "../auth/login-response.ts";
 import { clientIp } from "../client-ip.ts";
 import type { SvcEnv } from "../request-id.ts";
 import { parseBody } from "../validate.ts";
@@ -94,7 +100,7 @@ const OPERATIONS: readonly OperationDoc[] = [
     path: "/auth/login",
     summary: "Sign in with an email and a password",
     description:
-      "Send `X-Svc-Transport: cookie` for browser cookies instead of tokens. One `invalid_credentials` answer for every refusal.",
+      "Send `X-Svc-Transport: cookie` for browser cookies instead of tokens. One `invalid_credentials` answer for every refusal. A bearer sign-in with a `DPoP` proof header (RFC 9449, `htu` this URL) gets DPoP-bound tokens (`tokenType: DPoP`); a bad proof is 400 `invalid_dpop_proof`, a missing nonce (`SVC_DPOP_NONCE_REQUIRED`) 400 `use_dpop_nonce` with `DPoP-Nonce`, both before the credentials are checked.",
     tags: ["Login"],
     auth: "public",
     body: LoginRequestSchema,
@@ -132,6 +138,7 @@ export function loginRoutes(deps: LoginRouteDeps): DocumentedInstaller {
   return documented((app) => {
     app.post("/auth/login", noStore, async (c) => {
       const { deviceFingerprint, ...body } = await parseBody(c, LoginRequestSchema);
+      await earlyProof(c, deps);
       const outcome = await refusing(c, () =>
         deps.pipeline.login({
           ...body,
@@ -153,6 +160,7 @@ export function loginRoutes(deps: LoginRouteDeps): DocumentedInstaller {
 
     app.post("/auth/mfa/verify", noStore, async (c) => {
       const { deviceFingerprint, ...body } = await parseBody(c, MfaVerifyRequestSchema);
+      await earlyProof(c, deps);
       const ready = await refusing(c, () =>
         deps.pipeline.verifyMfa({
           ...body,
@@ -170,6 +178,14 @@ async function signIn(c: Context<SvcEnv>, deps: LoginRouteDeps, ready: ReadyLogi
   const { response, issued } = await respondWithSignIn(c, deps.responder, ready.signIn);
   await deps.pipeline.completeSignIn(ready, issued.session.id);
   return response;
+}
+
+/**
+ * A bearer sign-in's DPoP proof, checked before the credentials: a bad proof (or a missing nonce)
+ * costs no password attempt. The verifier remembers the request's result for the sign-in itself.
+ */
+async function earlyProof(c: Context<SvcEnv>, deps: LoginRouteDeps): Promise<void> {
+  if (signInTransport(c) === "bearer") await issuingProofJkt(c, deps.responder.dpop);
 }
 
 /** Runs a pipeline step; a blocked attempt answers with `Retry-After`. */

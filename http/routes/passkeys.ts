@@ -438,7 +438,7 @@ export interface PasskeyStackOptions {
   /** Where passkey events go. */
   events: EventSink;
   /** The token service and sessions. */
-  auth: Pick<AuthStack, "tokens" | "sessions">;
+  auth: Pick<AuthStack, "tokens" | "sessions"> & Partial<Pick<AuthStack, "dpop">>;
   /** The counter store of the options throttle (default: in memory; svc start passes the SQL store). */
   counters?: CounterStore;
 }
@@ -477,6 +477,7 @@ export function createPasskeyRoutes(
       cookies: cookieSettings(config),
       random,
       refreshTokenTtlSeconds: config.tokens.refreshTokenTtlSeconds,
+      dpop: auth.dpop && { verifier: auth.dpop, baseUrl: config.server.baseUrl },
     },
     throttle,
   });

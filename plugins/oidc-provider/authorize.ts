@@ -65,6 +65,8 @@ interface AuthorizationRequest {
   readonly state: string | null;
   readonly nonce: string | null;
   readonly codeChallenge: string | null;
+  /** The DPoP key the code is bound to (RFC 9449 10), or null. */
+  readonly dpopJkt: string | null;
   readonly prompt: string | null;
   readonly maxAge: number | null;
   readonly loginHint: string | null;
@@ -314,6 +316,10 @@ export async function validateRequest(
   } else if (client.clientType === "public") {
     return fail("invalid_request", "public clients must use PKCE (code_challenge with S256)");
   }
+  const dpopJkt = one("dpop_jkt");
+  if (dpopJkt !== null && !/^[A-Za-z0-9_-]{43}$/.test(dpopJkt)) {
+    return fail("invalid_request", "dpop_jkt must be a JWK SHA-256 thumbprint");
+  }
   const prompt = one("prompt");
   if (prompt !== null && !["none", "login", "consent"].includes(prompt)) {
     return fail("invalid_request", "prompt must be none, login or consent");
@@ -329,6 +335,7 @@ export async function validateRequest(
       state,
       nonce: one("nonce"),
       codeChallenge,
+      dpopJkt,
       prompt,
       maxAge: maxAgeText === null ? null : Number(maxAgeText),
       loginHint: one("login_hint"),
@@ -462,6 +469,7 @@ async function authorize(p: Provider, c: Context, query: URLSearchParams): Promi
     codeChallenge: r.codeChallenge,
     codeChallengeMethod: r.codeChallenge === null ? null : "S256",
     nonce: r.nonce,
+    dpopJkt: r.dpopJkt,
   });
   p.ctx.events.emit({
     kind: OIDC_EVENTS.authorized,

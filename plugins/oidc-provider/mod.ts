@@ -13,6 +13,8 @@
 import * as v from "valibot";
 import {
   definePlugin,
+  DPOP_ALGORITHMS,
+  DpopVerifier,
   type PluginContext,
   pluginRealm,
   realmSetting,
@@ -56,6 +58,13 @@ const ConfigSchema = v.object({
   ),
   codeTtlSeconds: secondsSetting(10, 600, 60),
   idTokenTtlSeconds: secondsSetting(60, 86400, 600),
+  dpopNonceRequired: v.optional(
+    v.pipe(
+      v.union([v.boolean(), v.picklist(["true", "false"], "true or false")]),
+      v.transform((value) => value === true || value === "true"),
+    ),
+    false,
+  ),
 });
 
 const EVENTS = [
@@ -109,6 +118,14 @@ export function oidcProviderPlugin(options: OidcProviderOptions = {}): OidcProvi
   const provider = (ctx: PluginContext<OidcProviderConfig>): Provider => {
     const { baseUrl, pathBase } = ctx.svcConfig.server;
     const root = providerRoot(baseUrl, pathBase);
+    const dpop = new DpopVerifier({
+      store: ctx.storage.dpop,
+      secrets: ctx.storage.serverSecrets,
+      clock: ctx.clock,
+      random: ctx.random,
+      nonceRequired: ctx.config.dpopNonceRequired,
+      proofMaxAgeSeconds: ctx.svcConfig.dpop.proofMaxAgeSeconds,
+    });
     return {
       ctx,
       get realmId() {
@@ -119,6 +136,8 @@ export function oidcProviderPlugin(options: OidcProviderOptions = {}): OidcProvi
       url: (path) => `${root}${path}`,
       path: (path) => rootPath(root, path),
       remoteJwks: remoteJwksCache(ctx.outbound),
+      dpop,
+      dpopAlgorithms: DPOP_ALGORITHMS,
     };
   };
   const plugin = definePlugin<OidcProviderConfig>({
@@ -143,6 +162,13 @@ export function oidcProviderPlugin(options: OidcProviderOptions = {}): OidcProvi
           key: "codeTtlSeconds",
           doc: "authorization code lifetime",
           defaultText: "60",
+        },
+        {
+          env: "SVC_OIDC_DPOP_NONCE_REQUIRED",
+          key: "dpopNonceRequired",
+          doc:
+            "true: DPoP proofs at the token and userinfo endpoints must carry a server nonce (use_dpop_nonce)",
+          defaultText: "false",
         },
         {
           env: "SVC_OIDC_ID_TOKEN_TTL_SECONDS",

@@ -276,8 +276,10 @@ export async function mintResourceToken(
     scopes: readonly string[];
     authTime: number;
     sessionId: string;
+    /** The DPoP key of the token request's proof (RFC 9449): the token is bound to it (`cnf.jkt`). */
+    jkt?: string | null;
   },
-): Promise<{ accessToken: string; expiresIn: number; scope: string }> {
+): Promise<{ accessToken: string; tokenType: "Bearer" | "DPoP"; expiresIn: number; scope: string }> {
   const now = Math.floor(p.ctx.clock.now() / 1000);
   const scope = input.scopes.filter((s) => input.resource.scopes.includes(s)).join(" ");
   const accessToken = await signJwt(p, "at+jwt", {
@@ -291,8 +293,14 @@ export async function mintResourceToken(
     scope,
     auth_time: Math.floor(input.authTime / 1000),
     sid: input.sessionId,
+    ...(input.jkt ? { cnf: { jkt: input.jkt } } : {}),
   });
-  return { accessToken, expiresIn: input.resource.accessTokenTtlSeconds, scope };
+  return {
+    accessToken,
+    tokenType: input.jkt ? "DPoP" : "Bearer",
+    expiresIn: input.resource.accessTokenTtlSeconds,
+    scope,
+  };
 }
 
 /**

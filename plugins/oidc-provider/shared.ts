@@ -14,7 +14,7 @@ import {
   SIGNING_ALGORITHM,
   TtlLruCache,
 } from "../../mod.ts";
-import type { ClientRecord, PluginSql } from "../../mod.ts";
+import type { ClientRecord, DpopVerifier, PluginSql } from "../../mod.ts";
 import { assertionClientId, ClientAssertionError, verifyClientAssertion } from "./client-assertion.ts";
 
 /** The provider's config section. */
@@ -27,6 +27,8 @@ export interface OidcProviderConfig {
   readonly codeTtlSeconds: number;
   /** ID token lifetime. */
   readonly idTokenTtlSeconds: number;
+  /** Whether DPoP proofs at the provider's endpoints must carry a server nonce. */
+  readonly dpopNonceRequired: boolean;
 }
 
 /** The context the endpoints run in, once the realm is known. */
@@ -41,6 +43,10 @@ export interface Provider {
   path(path: string): string;
   /** The cached key set published at a client's `jwksUri`. */
   remoteJwks(uri: string): JWTVerifyGetKey;
+  /** DPoP proofs (RFC 9449): single-use jtis in svc's storage, nonces when required. */
+  readonly dpop: DpopVerifier;
+  /** The algorithms a DPoP proof may use (`dpop_signing_alg_values_supported`). */
+  readonly dpopAlgorithms: readonly string[];
 }
 
 /** The scopes the provider knows. */

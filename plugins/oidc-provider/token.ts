@@ -22,6 +22,7 @@ import {
   type ClientRecord,
   type CreatedSession,
   documented,
+  DpopProofError,
   InvalidRefreshTokenError,
   mintServiceAccountToken,
   noStore,
@@ -31,6 +32,7 @@ import {
   SIGNING_ALGORITHM,
   type Storage,
 } from "../../mod.ts";
+import { resourceDpop, tokenEndpointProof } from "./dpop.ts";
 import {
   authenticateClient,
   type AuthenticatedClient,
@@ -124,7 +126,7 @@ const operations = (): readonly OperationDoc[] => [
     path: PATHS.token,
     summary: "OIDC token endpoint",
     description:
-      `${FORM_NOTE} Grants: authorization_code, refresh_token, client_credentials, and other plugins' extension grants. Answers carry \`Cache-Control: no-store\` and \`Pragma: no-cache\`.`,
+      `${FORM_NOTE} Grants: authorization_code, refresh_token, client_credentials, and other plugins' extension grants. Answers carry \`Cache-Control: no-store\` and \`Pragma: no-cache\`. With a \`DPoP\` proof header (RFC 9449) the access token is DPoP-bound (\`token_type: DPoP\`, \`cnf.jkt\`), and a public client's refresh token too; errors \`invalid_dpop_proof\` and \`use_dpop_nonce\` (with \`DPoP-Nonce\`).`,
     tags: TAGS,
     auth: "public",
     responses: {
@@ -139,7 +141,7 @@ const operations = (): readonly OperationDoc[] => [
     path: PATHS.userinfo,
     summary: "OIDC userinfo",
     description:
-      "The access token as `Authorization: Bearer`, or (POST) as the form field `access_token` (RFC 6750 2.2). Without a token: 401 with `WWW-Authenticate: Bearer` and no error code.",
+      "The access token as `Authorization: Bearer`, or (POST) as the form field `access_token` (RFC 6750 2.2); a DPoP-bound token as `Authorization: DPoP` with a `DPoP` proof (RFC 9449 7), never as Bearer. Without a token: 401 with `WWW-Authenticate: Bearer` and `DPoP` challenges and no error code.",
     tags: TAGS,
     auth: "public",
     responses: {
@@ -224,6 +226,7 @@ export function discovery(p: Provider): Record<string, unknown> {
     introspection_endpoint_auth_methods_supported: auth.filter((method) => method !== "none"),
     introspection_endpoint_auth_signing_alg_values_supported: assertionAlgorithms,
     code_challenge_methods_supported: ["S256"],
+    dpop_signing_alg_values_supported: [...p.dpopAlgorithms],
     claims_supported: [
       "sub",
       "iss",
@@ -287,18 +290,25 @@ async function token(p: Provider, c: Context): Promise<Response> {
   const auth = await authenticated(p, c, PATHS.token, TokenFormSchema);
   if (auth instanceof Response) return auth;
   const { form, caller } = auth;
+  // DPoP (RFC 9449): with a proof the tokens are bound to its key (see dpop.ts).
+  const dpop = await tokenEndpointProof(
+    p,
+    c,
+    caller.kind === "client" && caller.client.dpopBoundAccessTokens === true,
+  );
+  if (dpop instanceof Response) return dpop;
   switch (form.grant_type) {
     case "authorization_code":
       if (caller.kind !== "client") return oauthError(c, 400, "unauthorized_client", "not an OIDC client");
-      return await codeGrant(p, c, caller.client, form);
+      return await codeGrant(p, c, caller.client, form, dpop.jkt);
     case "refresh_token":
       if (caller.kind !== "client") return oauthError(c, 400, "unauthorized_client", "not an OIDC client");
-      return await refreshGrant(p, c, caller.client, form);
+      return await refreshGrant(p, c, caller.client, form, dpop.jkt);
     case "client_credentials":
       if (caller.kind !== "service_account") {
         return oauthError(c, 400, "unauthorized_client", "client_credentials is for service accounts");
       }
-      return await clientCredentialsGrant(p, c, caller, form);
+      return await clientCredentialsGrant(p, c, caller, form, dpop.jkt);
     default:
       return oauthError(c, 400, "unsupported_grant_type", "grant_type is not supported");
   }
@@ -331,6 +341,7 @@ async function codeGrant(
   c: Context,
   client: ClientRecord,
   form: Record<string, string>,
+  jkt: string | null,
 ): Promise<Response> {
   const { storage, sessions, clock } = p.ctx;
   if (form.code === undefined || form.redirect_uri === undefined) {
@@ -351,6 +362,10 @@ async function codeGrant(
     }
     if (stored.redirectUri !== redirectUri) {
       return refused(p, c, client.clientId, "redirect_uri_mismatch", "redirect_uri does not match");
+    }
+    // A code bound to a DPoP key (dpop_jkt, RFC 9449 10) is useless, and not burnt, without that key.
+    if ((stored.dpopJkt ?? null) !== null && stored.dpopJkt !== jkt) {
+      return refused(p, c, client.clientId, "dpop_jkt_mismatch", "the code is bound to another DPoP key");
     }
   }
   // RFC 8707: a `resource` must be one the authorization named (checked before the code is used).
@@ -375,6 +390,9 @@ async function codeGrant(
     if (code.redirectUri !== redirectUri) {
       return refuse("redirect_uri_mismatch", "redirect_uri does not match");
     }
+    if ((code.dpopJkt ?? null) !== null && code.dpopJkt !== jkt) {
+      return refuse("dpop_jkt_mismatch", "the code is bound to another DPoP key");
+    }
     if (code.codeChallenge !== null) {
       if (verifier === undefined || !/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) {
         return refuse("pkce_missing", "code_verifier is missing or malformed");
@@ -397,6 +415,9 @@ async function codeGrant(
       audience: client.clientId,
       ipAddress: browser.ipAddress,
       deviceDescription: browser.deviceDescription,
+      // A public client's refresh tokens are bound to its DPoP key too; a confidential client's
+      // are bound by its authentication already (RFC 9449 5).
+      ...(jkt !== null ? { dpop: { jkt, bindRefresh: client.clientType === "public" } } : {}),
     }, { refresh: code.scopes.includes("offline_access") });
     await tx.tokenGrants.store({
       codeHash,
@@ -465,6 +486,7 @@ async function codeGrant(
   const access = target.resource === null
     ? {
       accessToken: opened.response.accessToken,
+      tokenType: opened.response.tokenType,
       expiresIn: opened.response.expiresIn,
       scope: code.scopes.join(" "),
     }
@@ -475,10 +497,11 @@ async function codeGrant(
       scopes: code.scopes,
       authTime: code.authTime.getTime(),
       sessionId: created.session.id,
+      jkt,
     });
   return c.json({
     access_token: access.accessToken,
-    token_type: "Bearer",
+    token_type: access.tokenType,
     expires_in: access.expiresIn,
     scope: access.scope,
     id_token: idToken,
@@ -525,6 +548,7 @@ async function refreshGrant(
   c: Context,
   client: ClientRecord,
   form: Record<string, string>,
+  jkt: string | null,
 ): Promise<Response> {
   const { sessions } = p.ctx;
   if (form.refresh_token === undefined) {
@@ -550,8 +574,20 @@ async function refreshGrant(
   let issued;
   try {
     // The client's grace window (0: off); the record's audience is this client (checked above).
-    issued = await sessions.refresh(form.refresh_token, { graceSeconds: client.refreshTokenGraceSeconds });
+    issued = await sessions.refresh(form.refresh_token, {
+      graceSeconds: client.refreshTokenGraceSeconds,
+      dpopJkt: jkt,
+    });
   } catch (error) {
+    if (error instanceof DpopProofError) {
+      return refused(
+        p,
+        c,
+        client.clientId,
+        "dpop_key_mismatch",
+        "the refresh token is bound to another DPoP key",
+      );
+    }
     if (!(error instanceof InvalidRefreshTokenError)) throw error;
     return refused(p, c, client.clientId, "refresh_refused", "the refresh token is not valid");
   }
@@ -570,6 +606,7 @@ async function refreshGrant(
   const access = target.resource === null
     ? {
       accessToken: issued.tokens.accessToken,
+      tokenType: issued.tokens.tokenType,
       expiresIn: issued.tokens.expiresIn,
       scope: grant.scopes.join(" "),
     }
@@ -580,10 +617,11 @@ async function refreshGrant(
       scopes: asked,
       authTime: grant.authTime,
       sessionId: record.sessionId,
+      jkt,
     });
   return c.json({
     access_token: access.accessToken,
-    token_type: "Bearer",
+    token_type: access.tokenType,
     expires_in: access.expiresIn,
     refresh_token: issued.tokens.refreshToken,
     scope: access.scope,
@@ -596,6 +634,7 @@ async function clientCredentialsGrant(
   c: Context,
   caller: Extract<AuthenticatedClient, { kind: "service_account" }>,
   form: Record<string, string>,
+  jkt: string | null,
 ): Promise<Response> {
   const scopes = (form.scope ?? "").split(" ").filter((s) => s !== "");
   if (scopes.some((s) => s === "openid" || s === "offline_access" || !/^[\x21-\x7e]{1,100}$/.test(s))) {
@@ -617,7 +656,7 @@ async function clientCredentialsGrant(
     account,
     scopes,
     ttlSeconds: ttl,
-    claims: contributed,
+    claims: jkt !== null ? { ...contributed, cnf: { jkt } } : contributed,
   });
   p.ctx.events.emit({
     kind: OIDC_EVENTS.clientCredentialsIssued,
@@ -627,7 +666,7 @@ async function clientCredentialsGrant(
   });
   return c.json({
     access_token: accessToken,
-    token_type: "Bearer",
+    token_type: jkt !== null ? "DPoP" : "Bearer",
     expires_in: ttl,
     ...(scopes.length > 0 ? { scope: scopes.join(" ") } : {}),
   });
@@ -671,9 +710,11 @@ async function isServiceAccountToken(p: Provider, token: string): Promise<boolea
 async function userinfo(p: Provider, c: Context): Promise<Response> {
   const header = c.req.header("Authorization");
   let presented: string | null = null;
+  let scheme: "bearer" | "dpop" | "form" = "bearer";
   if (header !== undefined) {
-    const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i.exec(header);
-    presented = match === null ? "" : match[1];
+    const match = /^(Bearer|DPoP) ([A-Za-z0-9._~+/-]+=*)$/i.exec(header);
+    presented = match === null ? "" : match[2];
+    if (match !== null && match[1].toLowerCase() === "dpop") scheme = "dpop";
   }
   if (
     c.req.method === "POST" && (c.req.header("Content-Type") ?? "").toLowerCase().startsWith(
@@ -688,20 +729,29 @@ async function userinfo(p: Provider, c: Context): Promise<Response> {
     if (form.access_token !== undefined) {
       if (presented !== null) return oauthError(c, 400, "invalid_request", "send the access token once");
       presented = form.access_token;
+      scheme = "form";
     }
   }
   if (presented === null) {
-    // RFC 6750 3.1: a request without authentication gets no error code.
+    // RFC 6750 3.1: a request without authentication gets no error code (both schemes offered).
     c.header("WWW-Authenticate", 'Bearer realm="oidc"');
+    c.header("WWW-Authenticate", `DPoP algs="${p.dpopAlgorithms.join(" ")}"`, { append: true });
     return c.body(null, 401);
   }
   const invalid = () => {
-    c.header("WWW-Authenticate", 'Bearer error="invalid_token"');
+    c.header(
+      "WWW-Authenticate",
+      scheme === "dpop"
+        ? `DPoP error="invalid_token", algs="${p.dpopAlgorithms.join(" ")}"`
+        : 'Bearer error="invalid_token"',
+    );
     return c.json({ error: "invalid_token", error_description: "the access token is not valid" }, 401);
   };
   if (presented === "") return invalid();
   const found = await userAccessToken(p, presented);
   if (found === null) return invalid();
+  const refusal = await resourceDpop(p, c, scheme, presented, found.claims.cnf?.jkt, p.url(PATHS.userinfo));
+  if (refusal !== null) return refusal;
   const claims = await userClaims(p, found.claims.sub, found.grant.scopes);
   if (claims === null) return invalid();
   const contributed = await p.ctx.contributeClaims({
@@ -805,7 +855,8 @@ async function introspect(p: Provider, c: Context): Promise<Response> {
     if (found.grant.clientId !== clientId) return inactive();
     return c.json({
       active: true,
-      token_type: "Bearer",
+      token_type: found.claims.cnf !== undefined ? "DPoP" : "Bearer",
+      ...(found.claims.cnf !== undefined ? { cnf: { jkt: found.claims.cnf.jkt } } : {}),
       client_id: clientId,
       sub: found.claims.sub,
       aud: found.claims.aud,
@@ -836,9 +887,11 @@ async function introspect(p: Provider, c: Context): Promise<Response> {
   }
   const machine = await verifyJwt(p, form.token, ["at+jwt"]);
   if (machine !== null) {
+    const cnf = machine.cnf as { jkt?: unknown } | undefined;
     return c.json({
       active: true,
-      token_type: "Bearer",
+      token_type: typeof cnf?.jkt === "string" ? "DPoP" : "Bearer",
+      ...(typeof cnf?.jkt === "string" ? { cnf: { jkt: cnf.jkt } } : {}),
       client_id: machine.client_id,
       sub: machine.sub,
       scope: machine.scope ?? "",

@@ -34,6 +34,8 @@ export interface AuthorizationCode {
   readonly codeChallengeMethod: string | null;
   /** The OIDC nonce of the authorization request, or null. */
   readonly nonce: string | null;
+  /** The DPoP key thumbprint the code is bound to (RFC 9449 `dpop_jkt`), or null. */
+  readonly dpopJkt?: string | null;
 }
 
 /** What a new code carries (`consumed` starts false; optional fields default to null). */

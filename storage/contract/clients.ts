@@ -50,6 +50,8 @@ export interface ClientRecord {
   readonly refreshTokenGraceSeconds: number;
   /** The name users see (consent, apps with access), or null: the client id is shown. */
   readonly clientName: string | null;
+  /** Whether its access tokens must be DPoP-bound (RFC 9449 `dpop_bound_access_tokens`; absent: false). */
+  readonly dpopBoundAccessTokens?: boolean;
   /** When it was created. */
   readonly createdAt: Date;
 }
@@ -90,6 +92,8 @@ export interface ClientFields {
   readonly refreshTokenGraceSeconds?: number;
   /** The name users see; default none. */
   readonly clientName?: string | null;
+  /** Whether its access tokens must be DPoP-bound; default false. */
+  readonly dpopBoundAccessTokens?: boolean;
 }
 
 /** Client storage. */

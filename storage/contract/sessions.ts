@@ -30,6 +30,8 @@ export interface SessionRecord {
   readonly absoluteExpiresAt: Date;
   /** When it was revoked, or null. */
   readonly revokedAt: Date | null;
+  /** The DPoP key thumbprint its refresh tokens are bound to (RFC 9449), or null. */
+  readonly dpopJkt?: string | null;
 }
 
 /** A session to create. */

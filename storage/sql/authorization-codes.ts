@@ -29,6 +29,7 @@ export function createSqlAuthorizationCodeStore(db: Executor, clock: Clock): Aut
         code_challenge: code.codeChallenge ?? null,
         code_challenge_method: code.codeChallengeMethod ?? null,
         nonce: code.nonce ?? null,
+        dpop_jkt: code.dpopJkt ?? null,
       }).execute();
     },
 
@@ -84,5 +85,7 @@ function fromRow(row: AuthorizationCodesTable): AuthorizationCode {
     codeChallenge: row.code_challenge,
     codeChallengeMethod: row.code_challenge_method,
     nonce: row.nonce,
+    // Present only when bound, so unbound codes read as before.
+    ...(row.dpop_jkt ? { dpopJkt: row.dpop_jkt } : {}),
   };
 }

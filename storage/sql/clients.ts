@@ -35,6 +35,7 @@ function toRecord(row: Selectable<ClientsTable>): ClientRecord {
     backchannelLogoutSessionRequired: row.backchannel_logout_session_required ?? false,
     refreshTokenGraceSeconds: row.refresh_token_grace_seconds ?? 0,
     clientName: row.client_name ?? null,
+    dpopBoundAccessTokens: row.dpop_bound_access_tokens ?? false,
     createdAt: row.created_at,
   };
 }
@@ -73,6 +74,7 @@ function columnsOf(fields: Partial<ClientFields>): Updateable<ClientsTable> {
     out.refresh_token_grace_seconds = fields.refreshTokenGraceSeconds;
   }
   if (fields.clientName !== undefined) out.client_name = fields.clientName;
+  if (fields.dpopBoundAccessTokens !== undefined) out.dpop_bound_access_tokens = fields.dpopBoundAccessTokens;
   return out;
 }
 
@@ -102,6 +104,7 @@ export function createSqlClientStore(
     backchannel_logout_session_required: fields.backchannelLogoutSessionRequired ?? false,
     refresh_token_grace_seconds: fields.refreshTokenGraceSeconds ?? 0,
     client_name: fields.clientName ?? null,
+    dpop_bound_access_tokens: fields.dpopBoundAccessTokens ?? false,
     created_at: new Date(deps.clock.now()),
   });
   return {

@@ -54,6 +54,7 @@ const SESSION_COLUMNS = [
   "idle_expires_at",
   "absolute_expires_at",
   "revoked_at",
+  "dpop_jkt",
 ] as const satisfies readonly (keyof SessionsTable)[];
 
 /** One row of a refresh grant's statement: the successor token, the touched session, the user. */

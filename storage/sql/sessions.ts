@@ -27,6 +27,7 @@ export function sessionRecordOf(row: Selectable<SessionsTable>): SessionRecord {
     idleExpiresAt: row.idle_expires_at,
     absoluteExpiresAt: row.absolute_expires_at,
     revokedAt: row.revoked_at,
+    dpopJkt: row.dpop_jkt ?? null,
   };
 }
 

@@ -125,7 +125,7 @@ Deno.test("CORS on: a listed origin's preflight answers 204 with methods, header
   const methods = (res.headers.get("access-control-allow-methods") ?? "").split(/,\s*/);
   for (const m of ["GET", "POST", "PUT", "PATCH", "DELETE"]) assert.ok(methods.includes(m), m);
   const allowed = (res.headers.get("access-control-allow-headers") ?? "").toLowerCase().split(/,\s*/);
-  for (const h of ["authorization", "content-type", "x-svc-csrf"]) assert.ok(allowed.includes(h), h);
+  for (const h of ["authorization", "content-type", "x-svc-csrf", "dpop"]) assert.ok(allowed.includes(h), h);
   assert.match(res.headers.get("access-control-max-age") ?? "", /^\d+$/);
   assert.match(res.headers.get("vary") ?? "", /Origin/);
   assertBaseline(res, "preflight");
@@ -139,6 +139,8 @@ Deno.test("CORS on: a listed origin's request, success or error, carries its ori
     assert.equal(res.headers.get("access-control-allow-origin"), "http://localhost:5173", path);
     assert.equal(res.headers.get("access-control-allow-credentials"), "true", path);
     assert.match(res.headers.get("access-control-expose-headers") ?? "", /X-Request-Id/i);
+    // A browser app reads DPoP's nonce and challenges (RFC 9449 8, 7.1).
+    assert.match(res.headers.get("access-control-expose-headers") ?? "", /DPoP-Nonce.*WWW-Authenticate/i);
     assert.match(res.headers.get("vary") ?? "", /Origin/, path);
   }
 });

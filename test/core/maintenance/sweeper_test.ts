@@ -16,6 +16,8 @@ Deno.test("MaintenanceSweeper deletes only what has expired, and one failing tas
     await storage.consumedTokens.consume("expired-jti", at(60_000));
     await storage.consumedTokens.consume("live-jti", at(3_600_000));
     await storage.samlAssertions.mark("idp", "expired", at(60_000));
+    await storage.dpop.useProof("expired-proof", at(60_000));
+    await storage.dpop.useProof("live-proof", at(3_600_000));
     await storage.emailOtp.store({
       challengeId: "expired",
       codeHash: await hashOtpCode("123456"),
@@ -44,6 +46,13 @@ Deno.test("MaintenanceSweeper deletes only what has expired, and one failing tas
       const report = await sweeper.runOnce();
       assert.equal(report.consumedTokens, 1);
       assert.equal(report.samlAssertions, 1);
+      assert.equal(report.dpopProofs, 1);
+      assert.equal(
+        await storage.dpop.useProof("live-proof", at(3_600_000)),
+        false,
+        "a live proof stays used",
+      );
+      assert.equal(await storage.dpop.useProof("expired-proof", at(60_000)), true, "a swept proof is gone");
       assert.equal(report.emailOtpChallenges, 1);
       assert.equal(report.mailOutbox, 0, "mail is kept for a week");
       assert.equal(typeof report.abuseCounters, "number");
