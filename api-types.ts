@@ -13,7 +13,13 @@ export type {
   FetchLike,
   SiteverifyOptions,
 } from "./core/abuse/captcha.ts";
-export type { CounterReservation, CounterStore, CounterValue } from "./core/abuse/counter-store.ts";
+export type {
+  CounterReservation,
+  CounterStore,
+  CounterValue,
+  DistinctRequest,
+  ReserveRequest,
+} from "./core/abuse/counter-store.ts";
 export type {
   AbuseDecision,
   AbuseGate,
@@ -112,6 +118,7 @@ export type {
 } from "./core/passkeys/service.ts";
 export type { Argon2idParams, PasswordConfig } from "./core/passwords/argon2-params.ts";
 export type { ARGON2ID_TAG } from "./core/passwords/argon2id.ts";
+export type { Argon2idRawFunction } from "./core/passwords/argon2-simd.ts";
 export type { PasswordJob, PasswordJobMessage, PasswordJobReply } from "./core/passwords/jobs.ts";
 export type { PasswordInput } from "./core/passwords/password-bytes.ts";
 export type { PasswordService, PasswordVerification, TaggedPasswordHash } from "./core/passwords/service.ts";
@@ -388,6 +395,7 @@ export type {
   ConsumedSamlAssertionsTable,
   ConsumedTokensTable,
   Database,
+  DpopProofsTable,
   EmailOtpChallengesTable,
   EmailOtpEnrollmentsTable,
   Executor,
@@ -400,6 +408,7 @@ export type {
   Json,
   JsonColumn,
   KnownDevicesTable,
+  LoginHistoryTable,
   MailOutboxTable,
   OrganizationDomainsTable,
   OrganizationsTable,

@@ -6,26 +6,21 @@
  * @module
  */
 import { type Context, Hono } from "hono";
-import type { Clock } from "../core/clock.ts";
-import type { SvcConfig } from "../core/config/mod.ts";
-import type { RandomSource } from "../core/random.ts";
 import { impersonationGuard } from "./auth/impersonation-guard.ts";
-import { authenticate, type Authenticator } from "./auth/principal.ts";
+import { authenticate } from "./auth/principal.ts";
 import { defaultBodyLimit } from "./body-limit.ts";
 import { cors } from "./cors.ts";
 import { errorHandler, notFoundHandler } from "./errors.ts";
 import { requestId, type SvcEnv } from "./request-id.ts";
-import { HEALTH_OPERATIONS, healthRoutes, type ReadinessCheck } from "./routes/health.ts";
+import { HEALTH_OPERATIONS, healthRoutes } from "./routes/health.ts";
 import { operationsOf } from "./openapi/operation.ts";
 import { installOpenApiRoutes, OPENAPI_OPERATIONS } from "./openapi/routes.ts";
 import { SVC_VERSION } from "../core/version.ts";
 import { securityHeaders } from "./security-headers.ts";
 import { jsonLimits, rejectNulInUrl } from "./validate.ts";
-import type { SvcMetrics } from "../core/metrics/svc-metrics.ts";
 import { metricsRoutes, presentsBearer, requestMetrics } from "./metrics.ts";
-import { requestLog, type RequestLogEntry } from "./request-log.ts";
+import { requestLog } from "./request-log.ts";
 import { requestTracing } from "./tracing.ts";
-import type { Tracer } from "@opentelemetry/api";
 
 export type { SvcEnv } from "./request-id.ts";
 export type { AppDeps, ReadinessCheck, RouteInstaller, SvcApp } from "./app-deps.ts";

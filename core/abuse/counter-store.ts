@@ -39,15 +39,21 @@ export interface CounterReservation {
 
 /** One reservation of {@link CounterStore.reserveAll}. */
 export interface ReserveRequest {
+  /** The counter's key. */
   readonly key: string;
+  /** Hits allowed in the window. */
   readonly limit: number;
+  /** The window's length in milliseconds. */
   readonly windowMs: number;
 }
 
 /** The distinct-set hit of {@link CounterStore.reserveAll}. */
 export interface DistinctRequest {
+  /** The set's key. */
   readonly key: string;
+  /** The member to add (counted once per window). */
   readonly member: string;
+  /** The window's length in milliseconds. */
   readonly windowMs: number;
 }
 

@@ -363,10 +363,6 @@ export class AbuseGate {
     };
   }
 
-  /**
-   * Gives back the lockout slot of an allowed attempt whose password was right (it is no
-   * failure). Without a release, the slot stays counted as a failed attempt.
-   */
   /** Every layer's hit: one round trip where the store batches them, else one call per layer. */
   async #countAll(
     reserves: readonly [ReserveRequest, ReserveRequest, ReserveRequest],
@@ -394,6 +390,10 @@ export class AbuseGate {
     ]);
   }
 
+  /**
+   * Gives back the lockout slot of an allowed attempt whose password was right (it is no
+   * failure). Without a release, the slot stays counted as a failed attempt.
+   */
   async release(attempt: Omit<LoginAttempt, "captchaToken">, decision: AbuseDecision): Promise<void> {
     await this.#giveBack(attempt, decision.reservation, "release");
   }

@@ -186,9 +186,9 @@ export interface SvcConfig {
   };
   /** Impersonation windows. */
   impersonation: { windowSeconds: number };
-  /** Break-glass drills. */
   /** DPoP (RFC 9449) proofs: nonce requirement and acceptance window. */
   dpop: { nonceRequired: boolean; proofMaxAgeSeconds: number };
+  /** Break-glass drills. */
   breakGlass: { drillWindowDays: number; drillRequiredForReadiness: boolean };
   /** The first administrator. */
   bootstrap: { adminEmail?: string; adminPassword?: string };
@@ -366,9 +366,9 @@ export interface SvcConfigInput {
   };
   /** See `SvcConfig.impersonation`. */
   impersonation?: { windowSeconds?: number };
-  /** See `SvcConfig.breakGlass`. */
   /** See `SvcConfig.dpop`. */
   dpop?: { nonceRequired?: FlagInput; proofMaxAgeSeconds?: number };
+  /** See `SvcConfig.breakGlass`. */
   breakGlass?: { drillWindowDays?: number; drillRequiredForReadiness?: FlagInput };
   /** See `SvcConfig.bootstrap`. */
   bootstrap?: { adminEmail?: string; adminPassword?: string };

@@ -29,7 +29,9 @@ export interface DpopVerifierOptions {
   readonly store: DpopStore;
   /** The nonce secret's home (read once, created by the first instance that needs it). */
   readonly secrets: ServerSecretStore;
+  /** The source of the current time (`iat` windows, nonce windows, `jti` expiry). */
   readonly clock: Clock;
+  /** The source of random bytes (the nonce secret, created once). */
   readonly random: RandomSource;
   /** Whether proofs must carry a server nonce. */
   readonly nonceRequired: boolean;
@@ -153,7 +155,9 @@ export class DpopAuthError extends SvcError {
 
 /** Where svc itself checks DPoP proofs: the verifier and svc's public base URL (for `htu`). */
 export interface DpopEdge {
+  /** Checks a request's proof. */
   readonly verifier: DpopVerifier;
+  /** svc's public base URL, the origin and path base every proof's `htu` names. */
   readonly baseUrl: string;
 }
 
