@@ -346,10 +346,40 @@ export function SecretOnce(props: { label: string; value: string }) {
   );
 }
 
-/** A date-time for people (ISO text in, local text out). */
-export function When(props: { at: string | null | undefined }) {
+const RELATIVE_UNITS: readonly [Intl.RelativeTimeFormatUnit, number][] = [
+  ["second", 60],
+  ["minute", 60],
+  ["hour", 24],
+  ["day", 7],
+];
+
+/**
+ * How long ago (or from now) an instant is, in the browser's language ("2 minutes ago", "in 5
+ * minutes"); null past a week, where the date says more.
+ */
+export function relativeTime(at: Date, now = Date.now()): string | null {
+  let amount = (at.getTime() - now) / 1000;
+  if (!Number.isFinite(amount)) return null;
+  const format = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+  for (const [unit, size] of RELATIVE_UNITS) {
+    if (Math.abs(amount) < size) return format.format(Math.round(amount), unit);
+    amount /= size;
+  }
+  return null;
+}
+
+/** A date-time for people (ISO text in): the local date and time, and how long ago when recent. */
+export function When(props: { at: string | Date | null | undefined }) {
   if (!props.at) return <span class="muted">—</span>;
-  return <time datetime={props.at}>{new Date(props.at).toLocaleString()}</time>;
+  const date = new Date(props.at);
+  if (Number.isNaN(date.getTime())) return <span class="muted">—</span>;
+  const text = date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  const relative = relativeTime(date);
+  return (
+    <time datetime={date.toISOString()} title={date.toLocaleString()}>
+      {relative ? `${text} (${relative})` : text}
+    </time>
+  );
 }
 
 /** Previous/next paging over an `{offset, limit, total}` list. */

@@ -320,6 +320,37 @@ Deno.test({
         await page.getByText(/consecutive failures/).waitFor();
       });
 
+      await step(
+        "a disabled endpoint's deliveries read paused, and it is re-enabled from the console",
+        async () => {
+          await go(page, `${base}#/webhooks`, "Webhooks");
+          await page.getByRole("link", { name: `http://127.0.0.1:${receiver.addr.port}/fail` }).first()
+            .click();
+          await page.getByRole("heading", { level: 1, name: "Webhook endpoint" }).waitFor();
+          // Dates read for people, not as ISO text; the last answer is a sentence.
+          const facts = (await page.locator("dl.facts").textContent()) ?? "";
+          assert.doesNotMatch(facts, /\d{4}-\d{2}-\d{2}T\d{2}:/, "no raw ISO date");
+          assert.doesNotMatch(
+            (await page.locator("table").first().textContent()) ?? "",
+            /\d{4}-\d{2}-\d{2}T/,
+          );
+          await page.getByText("receiver answered 500").first().waitFor();
+          await page.getByRole("button", { name: "Disable", exact: true }).click();
+          await page.getByRole("dialog").getByRole("button", { name: "Disable", exact: true }).click();
+          await page.getByText("The endpoint is disabled.").waitFor();
+          await page.locator('[data-state="disabled"]').getByText(/disabled since/).waitFor();
+          // A delivery due while the endpoint is disabled waits: "paused", not "retrying" for ever.
+          await page.getByRole("button", { name: "Send a test event" }).click();
+          await page.getByText(/paused \(endpoint disabled\)/).first().waitFor();
+          await check(page, "webhook-disabled", checked);
+          await page.getByRole("button", { name: "Re-enable" }).click();
+          await page.getByText("The endpoint is enabled again; its waiting deliveries resume.").waitFor();
+          await page.locator('[data-state="enabled"]').waitFor();
+          assert.equal(await page.getByText(/paused \(endpoint disabled\)/).count(), 0);
+          await check(page, "webhook-reenabled", checked);
+        },
+      );
+
       await step("verify the audit chain", async () => {
         await go(page, `${base}#/audit`, "Audit");
         await page.getByRole("button", { name: "Verify the chain" }).click();
@@ -621,6 +652,8 @@ Deno.test({
             "organization-detail",
             "webhooks",
             "webhook-detail",
+            "webhook-disabled",
+            "webhook-reenabled",
             "audit",
             "impersonation",
             "break-glass",
