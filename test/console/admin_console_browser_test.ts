@@ -174,7 +174,13 @@ Deno.test({
           name: "Invited",
         })
           .waitFor();
+        // So does the invited user's own page.
+        await page.getByRole("link", { name: "dave@example.test" }).click();
+        await page.getByRole("heading", { level: 2, name: "dave@example.test" }).waitFor();
+        await page.locator("[data-status]").filter({ hasText: "Invited" }).waitFor();
         await go(page, `${base}#/users/${realmAdmin.user}`, "User");
+        await page.getByRole("heading", { level: 2, name: "alice@example.test" }).waitFor();
+        assert.equal(await page.locator("[data-status]").textContent(), "Active");
         const profile = page.getByRole("form", { name: "Profile" });
         await profile.getByLabel("Display name").fill("Alice Liddell");
         await profile.getByLabel("Attributes (JSON)").fill('{"department": "research"}');
