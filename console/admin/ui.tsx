@@ -7,6 +7,7 @@
  */
 import { type Child, useCallback, useEffect, useRef, useState } from "hono/jsx/dom";
 import { ApiError } from "./api.ts";
+import { relativeTime } from "./time.ts";
 
 /** The state of data loaded from the API. */
 export interface Loaded<T> {
@@ -344,28 +345,6 @@ export function SecretOnce(props: { label: string; value: string }) {
       </button>
     </div>
   );
-}
-
-const RELATIVE_UNITS: readonly [Intl.RelativeTimeFormatUnit, number][] = [
-  ["second", 60],
-  ["minute", 60],
-  ["hour", 24],
-  ["day", 7],
-];
-
-/**
- * How long ago (or from now) an instant is, in the browser's language ("2 minutes ago", "in 5
- * minutes"); null past a week, where the date says more.
- */
-export function relativeTime(at: Date, now = Date.now()): string | null {
-  let amount = (at.getTime() - now) / 1000;
-  if (!Number.isFinite(amount)) return null;
-  const format = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
-  for (const [unit, size] of RELATIVE_UNITS) {
-    if (Math.abs(amount) < size) return format.format(Math.round(amount), unit);
-    amount /= size;
-  }
-  return null;
 }
 
 /** A date-time for people (ISO text in): the local date and time, and how long ago when recent. */
