@@ -552,9 +552,21 @@ function PasswordWithToken(props: {
   withName?: boolean;
   /** Offer accepting with a passkey instead of a password (invitations). */
   withPasskey?: boolean;
+  /** Name the invited address and organization (`POST /auth/invitation/describe`). */
+  describeInvitation?: boolean;
 }) {
   const token = query("token");
   const [pair, setPair] = useState<[string, string]>(["", ""]);
+  const [about, setAbout] = useState<{ email: string; organization: { displayName: string } | null } | null>(
+    null,
+  );
+  useEffect(() => {
+    if (!props.describeInvitation || !token) return;
+    api("POST", "/auth/invitation/describe", { token }).then((answer) => {
+      if (answer.status === 200) setAbout(answer.body);
+      else setError(t(props.invalid));
+    });
+  }, []);
   const [name, setName] = useState("");
   const [error, setError] = useState(token ? "" : t("common.noToken"));
   const [doneEmail, setDoneEmail] = useState<string | null>(null);
@@ -574,6 +586,15 @@ function PasswordWithToken(props: {
   return (
     <Shell title={props.title}>
       <Alert kind="error" text={error} />
+      {about
+        ? (
+          <p id="invitation-about">
+            {about.organization
+              ? t("invite.forOrg", { email: about.email, org: about.organization.displayName })
+              : t("invite.forRealm", { email: about.email })}
+          </p>
+        )
+        : null}
       {props.intro ? <p>{t(props.intro)}</p> : null}
       <form
         onSubmit={async (e: Event) => {
@@ -1228,6 +1249,7 @@ function App(props: { profile: Profile | null }) {
           path="/auth/invitation/accept"
           withName
           withPasskey
+          describeInvitation
         />
       );
     case "sign-up":
@@ -1280,9 +1302,20 @@ async function start(): Promise<void> {
   if (query("notice") === "signed-out") {
     const note = document.createElement("p");
     note.className = "alert ok";
+    note.id = "signed-out-note";
     note.setAttribute("role", "status");
     note.textContent = t("account.signedOut");
     root.querySelector("main")?.prepend(note);
+    // Said once: not again on a reload, and gone as soon as the next sign-in goes on (its second
+    // step is the same page; issue 27).
+    const url = new URL(location.href);
+    url.searchParams.delete("notice");
+    history.replaceState(history.state, "", url.href);
+    const dismiss = () => note.remove();
+    root.addEventListener("submit", dismiss, { once: true, capture: true });
+    root.addEventListener("click", (e) => {
+      if ((e.target as Element | null)?.closest?.("button")) dismiss();
+    }, { capture: true });
   }
 }
 

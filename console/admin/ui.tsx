@@ -7,6 +7,7 @@
  */
 import { type Child, useCallback, useEffect, useRef, useState } from "hono/jsx/dom";
 import { ApiError } from "./api.ts";
+import { relativeTime } from "./time.ts";
 
 /** The state of data loaded from the API. */
 export interface Loaded<T> {
@@ -346,10 +347,18 @@ export function SecretOnce(props: { label: string; value: string }) {
   );
 }
 
-/** A date-time for people (ISO text in, local text out). */
-export function When(props: { at: string | null | undefined }) {
+/** A date-time for people (ISO text in): the local date and time, and how long ago when recent. */
+export function When(props: { at: string | Date | null | undefined }) {
   if (!props.at) return <span class="muted">—</span>;
-  return <time datetime={props.at}>{new Date(props.at).toLocaleString()}</time>;
+  const date = new Date(props.at);
+  if (Number.isNaN(date.getTime())) return <span class="muted">—</span>;
+  const text = date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  const relative = relativeTime(date);
+  return (
+    <time datetime={date.toISOString()} title={date.toLocaleString()}>
+      {relative ? `${text} (${relative})` : text}
+    </time>
+  );
 }
 
 /** Previous/next paging over an `{offset, limit, total}` list. */

@@ -553,6 +553,28 @@ export class AccountFlows {
   }
 
   /**
+   * What an accept page shows for a valid invitation token: the invited address and the
+   * organization it joins (null for a realm-wide invitation). A token that is not a live
+   * invitation (bad signature, expired, used, or its user gone or suspended) is `invalid_token`,
+   * the same for every cause; nothing is told about any account without a valid token.
+   */
+  async describeInvitation(
+    token: string,
+  ): Promise<{ email: string; organization: { name: string; displayName: string } | null }> {
+    const d = this.#d;
+    const claims = await d.tokens.verify("invite+svc", token);
+    const user = await d.storage.users.findByEmail(claims.realm, claims.email);
+    if (user === null || user.status !== "Active") throw new InvalidTokenError("claims");
+    const org = claims.org ? await d.storage.organizations.get(claims.org) : null;
+    return {
+      email: user.email,
+      organization: org === null || org.realmId !== user.realmId
+        ? null
+        : { name: org.name, displayName: org.displayName },
+    };
+  }
+
+  /**
    * The invited user of a live invitation that may be accepted with a passkey instead of a
    * password: the user has no password yet and the link was not used. Anything else is the
    * same `invalid_token` (or `invitation_accepted` for an account that has a password: it

@@ -1275,7 +1275,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     name: "SVC_WEBHOOK_DISABLE_AFTER_FAILURES",
     path: "webhooks.disableAfterConsecutiveFailures",
     kind: "int",
-    doc: "consecutive failures that disable a webhook endpoint",
+    doc: "consecutive failed deliveries (retries exhausted) that disable a webhook endpoint",
   },
   {
     name: "SVC_WEBHOOK_ALLOW_PRIVATE_RECEIVERS",

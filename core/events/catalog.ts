@@ -137,7 +137,7 @@ const NAMED_DESCRIPTIONS: Readonly<Record<NamedEventKind, string>> = {
   "mfa.recovery_codes_generated": "a user generated a new set of recovery codes",
   "breakglass.login": "any break-glass login",
   "breakglass.rotation_required": "after break-glass use until rotation",
-  "webhook.endpoint_disabled": "ten consecutive delivery failures",
+  "webhook.endpoint_disabled": "ten consecutive failed deliveries (retries exhausted)",
   "authz.shadow_divergence": "shadow comparison where legacy and service decisions differ",
   "authz.invalid_grants_skipped": "a subject snapshot build skipped invalid grant rows",
   "webhook.test": "an admin fired a signed test delivery",

@@ -73,8 +73,10 @@ const REFUSAL_CODES: Record<OutboundRefusal, OutboundErrorCode> = {
 /** An outbound request svc refused or could not complete; `code` is stable, the message names no URL. */
 export class OutboundError extends SvcError {
   /** The error of `code` (status 502: an upstream problem, never the caller's). */
-  constructor(code: OutboundErrorCode) {
+  constructor(code: OutboundErrorCode, options?: { readonly cause?: unknown }) {
     super(code, MESSAGES[code], 502);
+    // The runtime's own error (kept for a caller that maps it to a reason; never in the message).
+    if (options?.cause !== undefined) this.cause = options.cause;
   }
 }
 
@@ -285,7 +287,7 @@ export function createOutboundFetch(options: OutboundGuardOptions): OutboundFetc
         if (err instanceof OutboundError) throw err;
         if (timeout.aborted) throw new OutboundError("outbound_timeout");
         if (request.signal?.aborted) throw request.signal.reason;
-        throw new OutboundError("outbound_unreachable");
+        throw new OutboundError("outbound_unreachable", { cause: err });
       }
       const location = response.headers.get("location");
       if (REDIRECTS.has(response.status) && location !== null && hops > 0) {
@@ -317,7 +319,7 @@ export function createOutboundFetch(options: OutboundGuardOptions): OutboundFetc
           ? new OutboundError("outbound_timeout")
           : request.signal?.aborted
           ? err
-          : new OutboundError("outbound_unreachable");
+          : new OutboundError("outbound_unreachable", { cause: err });
       return new Response(capped(response.body, limit, failure), {
         status: response.status,
         statusText: response.statusText,

@@ -4,9 +4,10 @@
  * time (spec 2.8), POSTs it through the outbound guard (private receivers refused after DNS
  * resolution, a timeout, no redirect followed), and records the
  * outcome. A failure schedules the next retry (1m, 5m, 30m, 2h, 12h by default) or
- * dead-letters the delivery; the failure that reaches the consecutive-failure limit disables
- * the endpoint and, in the same transaction, emits `webhook.endpoint_disabled` and appends a
- * `System` entry to the admin audit chain.
+ * dead-letters the delivery. The endpoint counts consecutive failed DELIVERIES (dead-lettered
+ * after their retries), not attempts: a burst of first attempts that fail never disables it. The
+ * dead-letter that reaches the limit disables the endpoint and, in the same transaction, emits
+ * `webhook.endpoint_disabled` and appends a `System` entry to the admin audit chain.
  *
  * Lock order: an admin mutation takes the realm's audit lock first and then the rows it changes
  * (an endpoint's, for a PATCH). The disabling failure does the same: it takes the audit lock
@@ -209,7 +210,10 @@ export class WebhookDispatcher {
       statusCode = await this.#send(delivery.id, delivery.eventKind, delivery.payload, endpoint);
       if (statusCode < 200 || statusCode > 299) error = `receiver answered ${statusCode}`;
     } catch (err) {
-      error = err instanceof OutboundError ? this.#describeOutbound(err) : describe(err);
+      // A runtime's own network error ("TypeError: fetch failed") reads as a reason, never raw.
+      error = err instanceof OutboundError
+        ? this.#describeOutbound(err)
+        : `could not connect: ${connectReason(err)}`;
     }
     if (error === null) {
       const recorded = await this.#o.storage.webhooks.markSucceeded(delivery.id, statusCode);
@@ -261,7 +265,10 @@ export class WebhookDispatcher {
       }
       return outcome;
     };
-    const mayDisable = endpoint.enabled && endpoint.consecutiveFailures + 1 >= this.#disableAfter;
+    // Only a delivery's last attempt (its dead-letter) counts toward the limit.
+    const lastAttempt = delivery.attempts > this.#delays.length;
+    const mayDisable = lastAttempt && endpoint.enabled &&
+      endpoint.consecutiveFailures + 1 >= this.#disableAfter;
     const outcome = await this.#o.storage.transaction(record(mayDisable)).catch((err) => {
       if (err instanceof AuditLockFirst) return this.#o.storage.transaction(record(true));
       throw err;
@@ -283,6 +290,9 @@ export class WebhookDispatcher {
     const refusal = REFUSALS[err.code as OutboundErrorCode];
     if (refusal !== undefined) return `receiver refused: ${refusal}`;
     if (err.code === "outbound_timeout") return `timed out after ${this.#timeoutMs} ms`;
+    if (err.code === "outbound_unreachable") return `could not connect: ${connectReason(err.cause)}`;
+    if (err.code === "outbound_too_many_redirects") return "receiver redirected (redirects are not followed)";
+    if (err.code === "outbound_response_too_large") return "receiver's answer is larger than allowed";
     return describe(err);
   }
 
@@ -326,6 +336,43 @@ const REFUSALS: Partial<Record<OutboundErrorCode, string>> = {
   outbound_address_refused: "private_address",
   outbound_unresolvable: "unresolvable_host",
 };
+
+/**
+ * Known connection failures, by the system error code or the runtime's wording (Node's `cause.code`,
+ * Deno's and Bun's messages), as the reasons an admin reads. Anything else is "network error": the
+ * runtime's text (addresses, internals) is never recorded.
+ */
+const CONNECT_REASONS: readonly (readonly [RegExp, string])[] = [
+  [/ECONNREFUSED|connection refused/i, "connection refused"],
+  [/ECONNRESET|connection reset|socket hang up|other side closed|UND_ERR_SOCKET/i, "connection reset"],
+  [/ENOTFOUND|EAI_AGAIN|dns error|failed to lookup|name resolution/i, "host name does not resolve"],
+  [/ETIMEDOUT|UND_ERR_CONNECT_TIMEOUT|timed out/i, "connection timed out"],
+  [/EHOSTUNREACH|ENETUNREACH|no route to host|network is unreachable/i, "host unreachable"],
+  [
+    /CERT|UNABLE_TO_VERIFY|certificate|self[- ]signed|tls|ssl|handshake/i,
+    "TLS handshake failed (certificate not accepted)",
+  ],
+];
+
+/** The reason of a connection failure, from its error and causes (at most 4 deep). */
+export function connectReason(error: unknown): string {
+  const texts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current !== undefined && current !== null; depth++) {
+    if (typeof current === "object") {
+      const { code, message } = current as { code?: unknown; message?: unknown };
+      if (typeof code === "string") texts.push(code);
+      if (typeof message === "string") texts.push(message.slice(0, 500));
+      current = (current as { cause?: unknown }).cause;
+    } else {
+      texts.push(String(current).slice(0, 500));
+      break;
+    }
+  }
+  const text = texts.join(" | ");
+  for (const [pattern, reason] of CONNECT_REASONS) if (pattern.test(text)) return reason;
+  return "network error";
+}
 
 function describe(error: unknown): string {
   const text = error instanceof Error

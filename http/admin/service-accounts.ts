@@ -43,8 +43,8 @@ import {
   hidden,
   listBody,
   listSchema,
+  PAGE_QUERY_ENTRIES,
   pageOf,
-  PageQuerySchema,
   parseQuery,
 } from "./kit.ts";
 
@@ -54,6 +54,18 @@ const MANAGE = { global: [SERVICE_ACCOUNTS_MANAGE_GLOBAL] };
 export const DEFAULT_SECRET_OVERLAP_SECONDS = 86_400;
 const BASE = "/svc-admin/service-accounts";
 const ITEM = `${BASE}/:serviceAccountId`;
+
+/** The query of `GET /svc-admin/service-accounts`: a page, optionally searched. */
+export const ServiceAccountQuerySchema = v.strictObject({
+  search: v.optional(
+    v.pipe(
+      v.string(),
+      v.maxLength(200, "search is longer than 200 characters"),
+      v.description("Case-insensitive part of the key or display name."),
+    ),
+  ),
+  ...PAGE_QUERY_ENTRIES,
+});
 
 /** The body of `POST /svc-admin/service-accounts`. */
 export const CreateServiceAccountSchema = v.strictObject({
@@ -140,7 +152,7 @@ const OPERATIONS: readonly OperationDoc[] = [
     summary: "List the realm's service accounts",
     tags: TAGS,
     permissions: READ.global,
-    query: PageQuerySchema,
+    query: ServiceAccountQuerySchema,
     responses: {
       200: { description: "One page, by key", body: listSchema(ServiceAccountSchema) },
       ...errorResponses(400, 401, 403),
@@ -256,8 +268,12 @@ export function serviceAccountRoutes(deps: AdminRouteDeps) {
   return documented((app, appDeps) => {
     app.get(BASE, async (c) => {
       const scope = await fence(c, snapshots, READ);
-      const page = pageOf(parseQuery(c, PageQuerySchema));
-      const { items, total } = await storage.serviceAccounts.listPage(scope.principal.realmId, page);
+      const query = parseQuery(c, ServiceAccountQuerySchema);
+      const page = pageOf(query);
+      const { items, total } = await storage.serviceAccounts.listPage(scope.principal.realmId, {
+        ...page,
+        search: query.search,
+      });
       return c.json(listBody(items.map(serviceAccountView), page, total));
     });
 

@@ -156,7 +156,7 @@ export const AdminUserSchema = v.pipe(
       v.pipe(
         v.boolean(),
         v.description(
-          "In lists: true for an invited user who has not accepted (no password, no passkey, address not verified).",
+          "In lists and `GET /svc-admin/users/{userId}`: true for an invited user who has not accepted (no password, no passkey, address not verified).",
         ),
       ),
     ),

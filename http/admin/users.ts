@@ -441,8 +441,9 @@ export function adminUserRoutes(deps: AdminRouteDeps) {
         organizations = (await storage.organizations.listOrgsOfUser(user.id))
           .filter((org) => scope.global || org.id.toLowerCase() === scope.orgId?.toLowerCase());
       }
+      const pending = await invitationsPending(storage, [user.id]);
       setVersionTag(c, user.version);
-      return c.json(adminUserView(user, organizations));
+      return c.json({ ...adminUserView(user, organizations), invitationPending: pending.has(user.id) });
     });
 
     app.patch("/svc-admin/users/:userId", async (c) => {

@@ -10,6 +10,8 @@
  * - `POST /auth/email/verify/request` (signed-in user): 202 `{ "status": "sent" | "already_verified" }`;
  *   past the verification throttle (per account and per IP) the answer is the same and nothing is sent.
  * - `POST /auth/email/verify` `{ token }`: 200 `{ userId, email, emailVerified: true }`.
+ * - `POST /auth/invitation/describe` `{ token }`: 200 `{ email, organization }` for a live
+ *   invitation (what the accept page names); `invalid_token` otherwise, the same for every cause.
  * - `POST /auth/invitation/accept` `{ token, password?, displayName? }`: 200 `{ userId, email }`;
  *   a new account chooses its `password`; an account that has one accepts signed in, without it.
  * - `POST /auth/sign-up` `{ email, realm?, captchaToken? }`: self sign-up, only where the realm's
@@ -48,6 +50,7 @@ import { auditActor } from "../auth/audit-actor.ts";
 import { covers, fence } from "../auth/fence.ts";
 import { clientIp } from "../client-ip.ts";
 import { mailLocaleOf } from "../../core/mail/messages.ts";
+import { noStore } from "../security-headers.ts";
 import { parseBody } from "../validate.ts";
 import { requireUser } from "./auth.ts";
 import { UUID_PATTERN } from "../../core/ids.ts";
@@ -68,6 +71,19 @@ export const ForgotPasswordSchema = v.strictObject({
 export const ResetPasswordSchema = v.strictObject({ token, password });
 /** The body of `POST /auth/email/verify`. */
 export const VerifyEmailSchema = v.strictObject({ token });
+/** The body of `POST /auth/invitation/describe`. */
+export const DescribeInvitationSchema = v.strictObject({ token });
+/** The answer of `POST /auth/invitation/describe`. */
+export const InvitationDescriptionSchema = v.pipe(
+  v.object({
+    email: v.pipe(v.string(), v.description("The invited address.")),
+    organization: v.pipe(
+      v.nullable(v.object({ name: v.string(), displayName: v.string() })),
+      v.description("The organization the invitation joins; null for a realm-wide invitation."),
+    ),
+  }),
+  v.title("InvitationDescription"),
+);
 /** The body of `POST /auth/invitation/accept`. */
 export const AcceptInvitationSchema = v.strictObject({
   token,
@@ -164,6 +180,20 @@ const OPERATIONS: readonly OperationDoc[] = [
     responses: {
       202: { description: "Accepted", body: v.object({ status: v.literal("accepted") }) },
       ...errorResponses(400, 401, 403, 429),
+    },
+  },
+  {
+    method: "POST",
+    path: "/auth/invitation/describe",
+    summary: "What a live invitation is for",
+    description:
+      "The invited address and the organization, for the accept page. Any token that is not a live invitation (bad, expired, used, its user suspended) is the same `invalid_token`.",
+    tags: ["Account"],
+    auth: "public",
+    body: DescribeInvitationSchema,
+    responses: {
+      200: { description: "The invitation", body: InvitationDescriptionSchema },
+      ...errorResponses(400),
     },
   },
   {
@@ -278,6 +308,11 @@ export function accountRoutes(deps: AccountRouteDeps): DocumentedInstaller {
       const body = await parseBody(c, VerifyEmailSchema);
       const user = await deps.accounts.confirmEmailVerification(body.token);
       return c.json({ userId: user.id, email: user.email, emailVerified: user.emailVerified });
+    });
+
+    app.post("/auth/invitation/describe", noStore, async (c) => {
+      const body = await parseBody(c, DescribeInvitationSchema);
+      return c.json(await deps.accounts.describeInvitation(body.token));
     });
 
     app.post("/auth/invitation/accept", async (c) => {

@@ -59,10 +59,13 @@ export interface ServiceAccountStore {
   getByKey(realmId: string, key: string): Promise<ServiceAccountRecord | null>;
   /** The realm's service accounts by key. */
   list(realmId: string): Promise<ServiceAccountRecord[]>;
-  /** One page of the realm's service accounts by key (then id), and how many it has in all. */
+  /**
+   * One page of the realm's service accounts by key (then id), and how many it has in all; with
+   * `search`, only those whose key or display name contains it (case-insensitive).
+   */
   listPage(
     realmId: string,
-    page: { readonly offset: number; readonly limit: number },
+    page: { readonly offset: number; readonly limit: number; readonly search?: string },
   ): Promise<{ items: ServiceAccountRecord[]; total: number }>;
   /**
    * One UPDATE: the current hash becomes the previous one, valid until now + `overlapMs`,

@@ -45,7 +45,7 @@ export interface WebhookEndpointRecord {
   readonly eventPatterns: readonly string[];
   /** Whether deliveries are made; false once disabled. */
   readonly enabled: boolean;
-  /** Failed attempts in a row; a success resets it. */
+  /** Failed deliveries in a row (dead-lettered after their retries, not attempts); a success resets it. */
   readonly consecutiveFailures: number;
   /** When it was disabled, or null. */
   readonly disabledAt: Date | null;
@@ -198,8 +198,9 @@ export interface WebhookStore {
   markSucceeded(id: string, statusCode?: number | null): Promise<WebhookDeliveryRecord | null>;
   /**
    * Records a failed attempt in one transaction: the delivery becomes `retrying` (due
-   * after the next delay) or `dead_letter` when the delays are exhausted, and the
-   * endpoint's consecutive failures grow, disabling it at the threshold.
+   * after the next delay) or `dead_letter` when the delays are exhausted. Only a dead-letter
+   * adds to the endpoint's consecutive failures (deliveries, not attempts), disabling it at
+   * the threshold.
    */
   markFailed(
     id: string,

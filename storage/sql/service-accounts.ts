@@ -82,11 +82,16 @@ export function createSqlServiceAccountStore(
 
     async listPage(realmId, page) {
       if (!isUuid(realmId)) return { items: [], total: 0 };
+      let base = db.selectFrom("service_accounts").where("realm_id", "=", realmId);
+      const search = page.search?.trim();
+      if (search) {
+        // A LIKE pattern matching the text anywhere, with `%`, `_` and `\\` matching themselves.
+        const pattern = `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+        base = base.where((eb) => eb.or([eb("key", "ilike", pattern), eb("display_name", "ilike", pattern)]));
+      }
       const [rows, count] = await Promise.all([
-        db.selectFrom("service_accounts").selectAll().where("realm_id", "=", realmId)
-          .orderBy("key").orderBy("id").offset(page.offset).limit(page.limit).execute(),
-        db.selectFrom("service_accounts").select((eb) => eb.fn.countAll<string>().as("n"))
-          .where("realm_id", "=", realmId).executeTakeFirstOrThrow(),
+        base.selectAll().orderBy("key").orderBy("id").offset(page.offset).limit(page.limit).execute(),
+        base.select((eb) => eb.fn.countAll<string>().as("n")).executeTakeFirstOrThrow(),
       ]);
       return { items: rows.map(toRecord), total: Number(count.n) };
     },

@@ -282,7 +282,9 @@ export function createSqlWebhookStore(
         ).set({ last_error: failure.error, last_status_code: failure.statusCode ?? null })
           .where("id", "=", id).returningAll().executeTakeFirstOrThrow();
         let endpointDisabled = false;
-        if (endpoint) {
+        // The endpoint counts failed deliveries, not attempts: only a dead-letter (retries
+        // exhausted) adds to its consecutive failures.
+        if (endpoint && delay === undefined) {
           const failures = Number(endpoint.consecutive_failures) + 1;
           endpointDisabled = endpoint.enabled && failures >= disableAfter;
           await trx.updateTable("webhook_endpoints").set({

@@ -64,6 +64,12 @@ Deno.test({
       assert.ok(invitation.html.includes("/account/accept-invitation?token="));
       await page.goto(linkOf(invitation.text, "accept-invitation"));
       await page.waitForSelector("#new-password");
+      // The page names the invited address (and the organization, for an organization's invitation).
+      await page.waitForSelector("#invitation-about");
+      assert.equal(
+        await page.textContent("#invitation-about"),
+        `${email} is invited to create an account.`,
+      );
       await check(page, "accept-invitation");
       const password = "first correct horse 1";
       await page.fill("#display-name", "New Person");
@@ -111,10 +117,14 @@ Deno.test({
       // Sign out, then sign in with the password and a TOTP code.
       await page.click("text=Sign out");
       await page.waitForSelector("#password");
+      await page.waitForSelector("text=You are signed out.");
       await page.fill("#email", email);
       await page.fill("#password", password);
       await page.click("button[type=submit]");
       await page.waitForSelector("#code");
+      // The sign-out notice does not follow onto the next sign-in's second step (issue 27).
+      assert.equal(await page.locator("text=You are signed out.").count(), 0);
+      assert.equal(new URL(page.url()).searchParams.get("notice"), null);
       await check(page, "second-factor");
       await page.fill("#code", "000000");
       await page.click("button[type=submit]");

@@ -174,7 +174,13 @@ Deno.test({
           name: "Invited",
         })
           .waitFor();
+        // So does the invited user's own page.
+        await page.getByRole("link", { name: "dave@example.test" }).click();
+        await page.getByRole("heading", { level: 2, name: "dave@example.test" }).waitFor();
+        await page.locator("[data-status]").filter({ hasText: "Invited" }).waitFor();
         await go(page, `${base}#/users/${realmAdmin.user}`, "User");
+        await page.getByRole("heading", { level: 2, name: "alice@example.test" }).waitFor();
+        assert.equal(await page.locator("[data-status]").textContent(), "Active");
         const profile = page.getByRole("form", { name: "Profile" });
         await profile.getByLabel("Display name").fill("Alice Liddell");
         await profile.getByLabel("Attributes (JSON)").fill('{"department": "research"}');
@@ -254,15 +260,23 @@ Deno.test({
 
       await step("assign it to the user", async () => {
         const form = page.getByRole("form", { name: "Assign the role" });
-        await form.getByLabel("User (email or ID)").fill("alice@example.test");
+        // The picker suggests by part of the email (the admin API's user search); no id is typed.
+        const picker = form.getByLabel("User (email or name)");
+        await picker.fill("alic");
+        await form.locator('datalist option[value="alice@example.test"]').waitFor({ state: "attached" });
+        await picker.fill("alice@example.test");
         await form.getByRole("button", { name: "Assign role" }).click();
-        await page.getByRole("link", { name: realmAdmin.user }).waitFor();
+        // The assignment reads by name, not by UUID.
+        const assigned = page.getByRole("link", { name: "alice@example.test" });
+        await assigned.waitFor();
+        assert.equal(await assigned.getAttribute("href"), `#/users/${realmAdmin.user}`);
+        assert.equal(await page.getByText(realmAdmin.user).count(), 0, "no UUID in the assignments");
         await check(page, "role-detail", checked);
       });
 
       await step("explain a decision for that user: the condition verdict", async () => {
         await go(page, `${base}#/explain`, "Explain a decision");
-        await page.getByLabel("User (email or ID)").fill("alice@example.test");
+        await page.getByLabel("User (email or name)").fill("alice@example.test");
         await page.getByLabel("Permission", { exact: true }).fill("docs:global:read");
         await page.getByLabel("Resource attributes (JSON)").fill('{"classification": "secret"}');
         await page.getByRole("button", { name: "Explain" }).click();
@@ -320,6 +334,37 @@ Deno.test({
         await page.getByText(/consecutive failures/).waitFor();
       });
 
+      await step(
+        "a disabled endpoint's deliveries read paused, and it is re-enabled from the console",
+        async () => {
+          await go(page, `${base}#/webhooks`, "Webhooks");
+          await page.getByRole("link", { name: `http://127.0.0.1:${receiver.addr.port}/fail` }).first()
+            .click();
+          await page.getByRole("heading", { level: 1, name: "Webhook endpoint" }).waitFor();
+          // Dates read for people, not as ISO text; the last answer is a sentence.
+          const facts = (await page.locator("dl.facts").textContent()) ?? "";
+          assert.doesNotMatch(facts, /\d{4}-\d{2}-\d{2}T\d{2}:/, "no raw ISO date");
+          assert.doesNotMatch(
+            (await page.locator("table").first().textContent()) ?? "",
+            /\d{4}-\d{2}-\d{2}T/,
+          );
+          await page.getByText("receiver answered 500").first().waitFor();
+          await page.getByRole("button", { name: "Disable", exact: true }).click();
+          await page.getByRole("dialog").getByRole("button", { name: "Disable", exact: true }).click();
+          await page.getByText("The endpoint is disabled.").waitFor();
+          await page.locator('[data-state="disabled"]').getByText(/disabled since/).waitFor();
+          // A delivery due while the endpoint is disabled waits: "paused", not "retrying" for ever.
+          await page.getByRole("button", { name: "Send a test event" }).click();
+          await page.getByText(/paused \(endpoint disabled\)/).first().waitFor();
+          await check(page, "webhook-disabled", checked);
+          await page.getByRole("button", { name: "Re-enable" }).click();
+          await page.getByText("The endpoint is enabled again; its waiting deliveries resume.").waitFor();
+          await page.locator('[data-state="enabled"]').waitFor();
+          assert.equal(await page.getByText(/paused \(endpoint disabled\)/).count(), 0);
+          await check(page, "webhook-reenabled", checked);
+        },
+      );
+
       await step("verify the audit chain", async () => {
         await go(page, `${base}#/audit`, "Audit");
         await page.getByRole("button", { name: "Verify the chain" }).click();
@@ -357,9 +402,10 @@ Deno.test({
         await page.getByRole("heading", { name: /Acme/ }).waitFor();
         await page.getByRole("heading", { name: "Members" }).waitFor();
         const member = page.getByRole("form", { name: "Add a member" });
-        await member.getByLabel("User (email or ID)").fill("alice@example.test");
+        await member.getByLabel("User (email or name)").fill("alice@example.test");
         await member.getByRole("button", { name: "Add member" }).click();
-        await page.getByRole("link", { name: realmAdmin.user }).waitFor();
+        await page.getByRole("link", { name: "alice@example.test" }).waitFor();
+        assert.equal(await page.getByText(realmAdmin.user).count(), 0, "members read by name, not UUID");
         const domain = page.getByRole("form", { name: "Add a domain" });
         await domain.getByLabel("Domain").fill("acme.example");
         await domain.getByRole("button", { name: "Add domain" }).click();
@@ -371,7 +417,7 @@ Deno.test({
 
         await go(page, `${base}#/impersonation`, "Impersonation");
         const imp = page.getByRole("form", { name: "Start an impersonation" });
-        await imp.getByLabel("User (email or ID)").fill("alice@example.test");
+        await imp.getByLabel("User (email or name)").fill("alice@example.test");
         // The reason is mandatory: the form does not go without it.
         assert.notEqual(await imp.getByLabel("Reason").getAttribute("required"), null);
         await imp.getByRole("button", { name: "Start" }).click();
@@ -422,12 +468,40 @@ Deno.test({
         await sa.getByRole("button", { name: "Create service account" }).click();
         assert.match((await page.locator("[data-secret]").textContent()) ?? "", /^sas_/);
         const key = page.getByRole("form", { name: "Create an API key" });
-        await key.getByLabel("Owner (user email or ID, service account ID)").fill("alice@example.test");
-        await key.getByLabel("Name").fill("ci key");
+        await key.getByLabel("Owner (user email or name)").fill("alice@example.test");
+        await key.getByLabel("Name", { exact: true }).fill("ci key");
         await key.getByRole("button", { name: "Create API key" }).click();
         await page.getByRole("cell", { name: "ci key" }).waitFor();
         assert.match((await page.locator("[data-secret]").textContent()) ?? "", /^sak_/);
+        // The service-account table shows ids and offers an API key for the account: the form
+        // comes filled in with the account, picked by its key.
+        const account = page.getByRole("row").filter({ hasText: "billing-sync" });
+        assert.match((await account.textContent()) ?? "", /[0-9a-f]{8}-[0-9a-f]{4}-/);
+        await account.getByRole("button", { name: "Create API key for billing-sync" }).click();
+        assert.equal(await key.getByLabel("Owner kind").inputValue(), "ServiceAccount");
+        assert.equal(
+          await key.getByLabel("Owner (service account key or name)").inputValue(),
+          "billing-sync",
+        );
+        await key.getByLabel("Name", { exact: true }).fill("sync key");
+        await key.getByRole("button", { name: "Create API key" }).click();
+        const syncKey = page.getByRole("row").filter({ hasText: "sync key" });
+        await syncKey.waitFor();
+        await syncKey.getByText("Service account Billing sync (billing-sync)").waitFor();
+        await page.getByRole("row").filter({ hasText: "ci key" }).getByText("alice@example.test").waitFor();
+        assert.match((await page.locator("[data-secret]").textContent()) ?? "", /^sak_/);
         await check(page, "service-accounts", checked);
+
+        // A role is assigned to a service account too, picked by its key.
+        await go(page, `${base}#/roles/${realmAdmin.role}`, "Role");
+        const assign = page.getByRole("form", { name: "Assign the role" });
+        await assign.getByLabel("Assign to").selectOption("ServiceAccount");
+        await assign.getByLabel("Service account (key or name)").fill("billing");
+        await assign.locator('datalist option[value="billing-sync"]').waitFor({ state: "attached" });
+        await assign.getByLabel("Service account (key or name)").fill("billing-sync");
+        await assign.getByRole("button", { name: "Assign role" }).click();
+        await page.getByText("Service account Billing sync (billing-sync)").waitFor();
+        await check(page, "role-assign-service-account", checked);
 
         await go(page, `${base}#/no-such-page`, "Page not found");
       });
@@ -621,6 +695,8 @@ Deno.test({
             "organization-detail",
             "webhooks",
             "webhook-detail",
+            "webhook-disabled",
+            "webhook-reenabled",
             "audit",
             "impersonation",
             "break-glass",

@@ -8,7 +8,8 @@
 import { useState } from "hono/jsx/dom";
 import { api } from "../api.ts";
 import { Empty, Field, FormError, Page, Submit, Table, useForm } from "../ui.tsx";
-import { jsonField, resolveUserId } from "./common.ts";
+import { jsonField } from "./common.ts";
+import { Picker, resolvePick } from "../picker.tsx";
 
 const OUTCOME_HELP: Record<string, string> = {
   PatternMismatch: "the pattern does not match the permission",
@@ -24,16 +25,20 @@ export function Explain() {
   const form = useForm(async (values) => {
     setResult(null);
     const check: Record<string, unknown> = { permission: values.permission };
-    if (values.resourceOrgId) check.resourceOrgId = values.resourceOrgId;
-    if (values.resourceOwnerId) check.resourceOwnerId = values.resourceOwnerId;
+    if (values.resourceOrg) {
+      check.resourceOrgId = await resolvePick("Organization", values.resourceOrg, "resourceOrg");
+    }
+    if (values.resourceOwner) {
+      check.resourceOwnerId = await resolvePick("User", values.resourceOwner, "resourceOwner");
+    }
     const teams = (values.resourceTeamIds ?? "").split(",").map((t) => t.trim()).filter(Boolean);
     if (teams.length > 0) check.resourceTeamIds = teams;
     const attributes = jsonField(values.resourceAttributes, "check.resourceAttributes");
     if (attributes !== undefined) check.resourceAttributes = attributes;
     const context = jsonField(values.context, "check.context");
     if (context !== undefined) check.context = context;
-    const body: Record<string, unknown> = { userId: await resolveUserId(values.user), check };
-    if (values.orgId) body.orgId = values.orgId;
+    const body: Record<string, unknown> = { userId: await resolvePick("User", values.user, "user"), check };
+    if (values.org) body.orgId = await resolvePick("Organization", values.org, "org");
     setResult(await api("POST", "/svc-admin/authz/inspect", body));
   });
   const f = form.fields;
@@ -42,7 +47,13 @@ export function Explain() {
       <form onSubmit={form.onSubmit} class="card" aria-label="Decision to explain">
         <div class="columns">
           <div>
-            <Field label="User (email or ID)" name="user" required error={f.user ?? f.userId} />
+            <Picker
+              kind="User"
+              label="User (email or name)"
+              name="user"
+              required
+              error={f.user ?? f.userId}
+            />
             <Field
               label="Permission"
               name="permission"
@@ -50,11 +61,26 @@ export function Explain() {
               placeholder="docs:org:read"
               error={f["check.permission"]}
             />
-            <Field label="Acting in organization (ID, optional)" name="orgId" error={f.orgId} />
+            <Picker
+              kind="Organization"
+              label="Acting in organization (optional)"
+              name="org"
+              error={f.org ?? f.orgId}
+            />
           </div>
           <div>
-            <Field label="Resource organization ID" name="resourceOrgId" error={f["check.resourceOrgId"]} />
-            <Field label="Resource owner ID" name="resourceOwnerId" error={f["check.resourceOwnerId"]} />
+            <Picker
+              kind="Organization"
+              label="Resource organization"
+              name="resourceOrg"
+              error={f.resourceOrg ?? f["check.resourceOrgId"]}
+            />
+            <Picker
+              kind="User"
+              label="Resource owner (email or name)"
+              name="resourceOwner"
+              error={f.resourceOwner ?? f["check.resourceOwnerId"]}
+            />
             <Field
               label="Resource team IDs (comma-separated)"
               name="resourceTeamIds"

@@ -20,7 +20,7 @@ import {
   useLoad,
   When,
 } from "../ui.tsx";
-import { resolveUserId } from "./common.ts";
+import { Picker, resolvePick } from "../picker.tsx";
 
 /** The impersonation page. */
 export function Impersonation() {
@@ -37,7 +37,7 @@ export function Impersonation() {
   const [started, setStarted] = useState<any>(null);
   const form = useForm(async (values, el) => {
     const body: Record<string, unknown> = {
-      targetUserId: await resolveUserId(values.user),
+      targetUserId: await resolvePick("User", values.user, "user"),
       reason: values.reason,
     };
     if (values.minutes) body.durationSeconds = Number(values.minutes) * 60;
@@ -51,8 +51,9 @@ export function Impersonation() {
         ? (
           <form onSubmit={form.onSubmit} class="card" aria-labelledby="imp-start-h">
             <h2 id="imp-start-h">Start an impersonation</h2>
-            <Field
-              label="User (email or ID)"
+            <Picker
+              kind="User"
+              label="User (email or name)"
               name="user"
               required
               error={form.fields.user ?? form.fields.targetUserId}

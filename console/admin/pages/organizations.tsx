@@ -22,7 +22,7 @@ import {
   useLoad,
   When,
 } from "../ui.tsx";
-import { resolveUserId } from "./common.ts";
+import { Named, Picker, resolvePick } from "../picker.tsx";
 
 /** The organizations page (an organization administrator goes straight to its own). */
 export function Organizations() {
@@ -109,7 +109,7 @@ function Members(props: { orgId: string; canManage: boolean }) {
   );
   const add = useForm(async (values, el) => {
     await api("POST", `/svc-admin/organizations/${props.orgId}/members`, {
-      userId: await resolveUserId(values.user),
+      userId: await resolvePick("User", values.user, "user"),
     });
     el.reset();
     loaded.reload();
@@ -128,7 +128,7 @@ function Members(props: { orgId: string; canManage: boolean }) {
               <>
                 <td>
                   <a href={href(`/users/${m.userId}`)}>
-                    <code>{m.userId}</code>
+                    <Named kind="User" id={m.userId} />
                   </a>
                 </td>
                 <td>
@@ -160,8 +160,9 @@ function Members(props: { orgId: string; canManage: boolean }) {
       {props.canManage
         ? (
           <form onSubmit={add.onSubmit} aria-label="Add a member">
-            <Field
-              label="User (email or ID)"
+            <Picker
+              kind="User"
+              label="User (email or name)"
               name="user"
               required
               error={add.fields.user ?? add.fields.userId}

@@ -23,7 +23,14 @@ import {
   When,
 } from "../ui.tsx";
 import { ConditionEditor } from "./condition-editor.tsx";
-import { jsonField, resolveUserId } from "./common.ts";
+import { jsonField } from "./common.ts";
+import { Named, Picker, type PickKind, resolvePick } from "../picker.tsx";
+
+/** Who a role is assigned to. */
+const PRINCIPAL_KINDS: [PickKind, string][] = [["User", "User"], ["Group", "Group"], [
+  "ServiceAccount",
+  "Service account",
+]];
 
 function grantFrom(values: Record<string, string>, prefix: string) {
   const grant: Record<string, unknown> = {
@@ -67,7 +74,7 @@ function CreateRole(props: { onDone: () => void }) {
       g.pattern
     );
     const body: Record<string, unknown> = { key: values.key, displayName: values.displayName, grants };
-    if (values.orgId) body.orgId = values.orgId;
+    if (values.org) body.orgId = await resolvePick("Organization", values.org, "org");
     else if (!session.isGlobal("roles-manage") && session.profile.orgId) body.orgId = session.profile.orgId;
     const role = await api("POST", "/svc-admin/roles", body);
     props.onDone();
@@ -79,7 +86,14 @@ function CreateRole(props: { onDone: () => void }) {
       <Field label="Key" name="key" required placeholder="editor" error={form.fields.key} />
       <Field label="Display name" name="displayName" required error={form.fields.displayName} />
       {session.isGlobal("roles-manage")
-        ? <Field label="Organization ID (empty: realm-wide)" name="orgId" error={form.fields.orgId} />
+        ? (
+          <Picker
+            kind="Organization"
+            label="Organization (empty: realm-wide)"
+            name="org"
+            error={form.fields.org ?? form.fields.orgId}
+          />
+        )
         : null}
       {Array.from({ length: count }, (_, i) => (
         <fieldset class="grant">
@@ -118,7 +132,15 @@ export function Roles() {
                 <td>
                   <code>{r.key}</code>
                 </td>
-                <td>{r.orgId ? `organization ${r.orgId.slice(0, 8)}` : "realm"}</td>
+                <td>
+                  {r.orgId
+                    ? (
+                      <>
+                        organization <Named kind="Organization" id={r.orgId} />
+                      </>
+                    )
+                    : "realm"}
+                </td>
                 <td>
                   <When at={r.createdAt} />
                 </td>
@@ -137,11 +159,13 @@ function Assignments(props: { role: any; canManage: boolean }) {
     () => api("GET", `/svc-admin/role-assignments${query({ roleId: props.role.id })}`),
     props.role.id,
   );
+  const [kind, setKind] = useState<PickKind>("User");
   const form = useForm(async (values, el) => {
-    const principalId = await resolveUserId(values.user);
-    const body: Record<string, unknown> = { roleId: props.role.id, principalKind: "User", principalId };
+    const principalKind = (values.principalKind || "User") as PickKind;
+    const principalId = await resolvePick(principalKind, values.principal, "principal");
+    const body: Record<string, unknown> = { roleId: props.role.id, principalKind, principalId };
     if (props.role.orgId) body.orgId = props.role.orgId;
-    else if (values.orgId) body.orgId = values.orgId;
+    else if (values.org) body.orgId = await resolvePick("Organization", values.org, "org");
     await api("POST", "/svc-admin/role-assignments", body);
     el.reset();
     loaded.reload();
@@ -159,10 +183,19 @@ function Assignments(props: { role: any; canManage: boolean }) {
                 <>
                   <td>
                     {a.principalKind === "User"
-                      ? <a href={href(`/users/${a.principalId}`)}>{a.principalId}</a>
-                      : `${a.principalKind} ${a.principalId}`}
+                      ? (
+                        <a href={href(`/users/${a.principalId}`)}>
+                          <Named kind="User" id={a.principalId} />
+                        </a>
+                      )
+                      : (
+                        <>
+                          {a.principalKind === "Group" ? "Group " : "Service account "}
+                          <Named kind={a.principalKind} id={a.principalId} />
+                        </>
+                      )}
                   </td>
-                  <td>{a.orgId ?? "—"}</td>
+                  <td>{a.orgId ? <Named kind="Organization" id={a.orgId} /> : "—"}</td>
                   <td>
                     <When at={a.createdAt} />
                   </td>
@@ -190,14 +223,32 @@ function Assignments(props: { role: any; canManage: boolean }) {
         ? (
           <form onSubmit={form.onSubmit} aria-label="Assign the role">
             <Field
-              label="User (email or ID)"
-              name="user"
-              required
-              error={form.fields.user ?? form.fields.principalId}
+              label="Assign to"
+              name="principalKind"
+              options={PRINCIPAL_KINDS}
+              value={kind}
+              onInput={(v) => setKind(v as PickKind)}
             />
-            {props.role.orgId
-              ? null
-              : <Field label="In organization (ID, optional)" name="orgId" error={form.fields.orgId} />}
+            <Picker
+              key={kind}
+              kind={kind}
+              label={kind === "User"
+                ? "User (email or name)"
+                : kind === "Group"
+                ? "Group (key or name)"
+                : "Service account (key or name)"}
+              name="principal"
+              required
+              error={form.fields.principal ?? form.fields.principalId}
+            />
+            {props.role.orgId ? null : (
+              <Picker
+                kind="Organization"
+                label="In organization (optional)"
+                name="org"
+                error={form.fields.org ?? form.fields.orgId}
+              />
+            )}
             <FormError form={form} />
             <Submit form={form}>Assign role</Submit>
           </form>
@@ -228,7 +279,15 @@ export function RoleDetail(props: { id: string }) {
             <h2 class="subject">
               {role.displayName} <code>{role.key}</code>
             </h2>
-            <p>{role.orgId ? `Organization role (${role.orgId})` : "Realm role"}</p>
+            <p>
+              {role.orgId
+                ? (
+                  <>
+                    Organization role (<Named kind="Organization" id={role.orgId} />)
+                  </>
+                )
+                : "Realm role"}
+            </p>
             <section class="card" aria-labelledby="grants-h">
               <h2 id="grants-h">Grants</h2>
               {role.grants.length === 0 ? <Empty>No grant.</Empty> : (

@@ -20,9 +20,17 @@ import {
   useLoad,
   When,
 } from "../ui.tsx";
-import { resolveUserId } from "./common.ts";
+import { Named, Picker, type PickKind, resolvePick } from "../picker.tsx";
 
-function Accounts(props: { onSecret: (label: string, value: string) => void }) {
+/** Whose API key the form makes: set by a service account's "Create API key". */
+interface KeyOwner {
+  readonly kind: "User" | "ServiceAccount";
+  readonly handle: string;
+}
+
+function Accounts(
+  props: { onSecret: (label: string, value: string) => void; onCreateKey: (owner: KeyOwner) => void },
+) {
   const session = useSession();
   const canManage = session.isGlobal("service-accounts-manage");
   const [offset, setOffset] = useState(0);
@@ -48,13 +56,16 @@ function Accounts(props: { onSecret: (label: string, value: string) => void }) {
             list={list}
             empty="No service account."
             onPage={setOffset}
-            columns={["Key", "Name", "State", "Created", ""]}
+            columns={["Key", "Name", "ID", "State", "Created", ""]}
             row={(a: any) => (
               <>
                 <td>
                   <code>{a.key}</code>
                 </td>
                 <td>{a.displayName}</td>
+                <td>
+                  <code class="id" title={a.id}>{a.id}</code>
+                </td>
                 <td>{a.disabled ? "disabled" : "enabled"}</td>
                 <td>
                   <When at={a.createdAt} />
@@ -63,6 +74,17 @@ function Accounts(props: { onSecret: (label: string, value: string) => void }) {
                   {canManage
                     ? (
                       <>
+                        {session.canAny("api-keys-manage")
+                          ? (
+                            <button
+                              type="button"
+                              aria-label={`Create API key for ${a.key}`}
+                              onClick={() => props.onCreateKey({ kind: "ServiceAccount", handle: a.key })}
+                            >
+                              Create API key
+                            </button>
+                          )
+                          : null}
                         <button
                           type="button"
                           onClick={async () => {
@@ -124,7 +146,7 @@ function Accounts(props: { onSecret: (label: string, value: string) => void }) {
   );
 }
 
-function ApiKeys(props: { onSecret: (label: string, value: string) => void }) {
+function ApiKeys(props: { onSecret: (label: string, value: string) => void; owner: KeyOwner | null }) {
   const session = useSession();
   const canManage = session.canAny("api-keys-manage");
   const [offset, setOffset] = useState(0);
@@ -132,8 +154,9 @@ function ApiKeys(props: { onSecret: (label: string, value: string) => void }) {
     () => api("GET", `/svc-admin/api-keys${query({ offset, limit: 20 })}`),
     String(offset),
   );
+  const [kind, setKind] = useState<KeyOwner["kind"]>(props.owner?.kind ?? "User");
   const form = useForm(async (values, el) => {
-    const ownerId = values.ownerKind === "User" ? await resolveUserId(values.owner) : values.owner.trim();
+    const ownerId = await resolvePick(values.ownerKind as PickKind, values.owner, "owner");
     const body: Record<string, unknown> = { ownerKind: values.ownerKind, ownerId, name: values.name };
     if (values.expiresAt) body.expiresAt = new Date(values.expiresAt).toISOString();
     const created = await api("POST", "/svc-admin/api-keys", body);
@@ -155,7 +178,8 @@ function ApiKeys(props: { onSecret: (label: string, value: string) => void }) {
               <>
                 <td>{k.name}</td>
                 <td>
-                  {k.ownerKind} <code>{k.ownerId.slice(0, 8)}</code>
+                  {k.ownerKind === "ServiceAccount" ? "Service account " : ""}
+                  <Named kind={k.ownerKind} id={k.ownerId} />
                 </td>
                 <td>{k.active ? "active" : k.revokedAt ? "revoked" : "expired"}</td>
                 <td>
@@ -186,18 +210,24 @@ function ApiKeys(props: { onSecret: (label: string, value: string) => void }) {
       </Show>
       {canManage
         ? (
-          <form onSubmit={form.onSubmit} aria-label="Create an API key">
+          <form onSubmit={form.onSubmit} aria-label="Create an API key" id="create-api-key">
             <h3>Create an API key</h3>
             <Field
               label="Owner kind"
               name="ownerKind"
-              options={session.isGlobal("service-accounts-read") ? ["User", "ServiceAccount"] : ["User"]}
-              value="User"
+              options={session.isGlobal("service-accounts-read")
+                ? [["User", "User"], ["ServiceAccount", "Service account"]]
+                : [["User", "User"]]}
+              value={kind}
+              onInput={(v) => setKind(v as KeyOwner["kind"])}
             />
-            <Field
-              label="Owner (user email or ID, service account ID)"
+            <Picker
+              key={`${kind}:${props.owner?.handle ?? ""}`}
+              kind={kind}
+              label={kind === "User" ? "Owner (user email or name)" : "Owner (service account key or name)"}
               name="owner"
               required
+              value={props.owner?.kind === kind ? props.owner.handle : undefined}
               error={form.fields.owner ?? form.fields.ownerId}
             />
             <Field label="Name" name="name" required error={form.fields.name} />
@@ -220,12 +250,26 @@ function ApiKeys(props: { onSecret: (label: string, value: string) => void }) {
 export function ServiceAccounts() {
   const session = useSession();
   const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
+  const [owner, setOwner] = useState<KeyOwner | null>(null);
   const onSecret = (label: string, value: string) => setSecret({ label, value });
+  const onCreateKey = (o: KeyOwner) => {
+    setOwner(o);
+    // The API key form, its owner filled in: focus its name.
+    setTimeout(() => {
+      const name = document.querySelector<HTMLInputElement>('#create-api-key input[name="name"]');
+      name?.scrollIntoView({ block: "center" });
+      name?.focus();
+    }, 0);
+  };
   return (
     <Page title="Service accounts and API keys">
       {secret ? <SecretOnce label={secret.label} value={secret.value} /> : null}
-      {session.isGlobal("service-accounts-read") ? <Accounts onSecret={onSecret} /> : null}
-      {session.canAny("api-keys-read") ? <ApiKeys onSecret={onSecret} /> : null}
+      {session.isGlobal("service-accounts-read")
+        ? <Accounts onSecret={onSecret} onCreateKey={onCreateKey} />
+        : null}
+      {session.canAny("api-keys-read")
+        ? <ApiKeys key={owner ? `${owner.kind}:${owner.handle}` : ""} onSecret={onSecret} owner={owner} />
+        : null}
     </Page>
   );
 }

@@ -23,6 +23,7 @@ import {
   useLoad,
   When,
 } from "../ui.tsx";
+import { Named, Picker, resolvePick } from "../picker.tsx";
 import { jsonField } from "./common.ts";
 
 const PAGE = 20;
@@ -62,7 +63,7 @@ function InviteUser(props: { onDone: () => void }) {
   const form = useForm(async (values, el) => {
     const body: Record<string, unknown> = { email: values.email };
     if (values.displayName) body.displayName = values.displayName;
-    if (values.orgId) body.orgId = values.orgId;
+    if (values.org) body.orgId = await resolvePick("Organization", values.org, "org");
     const invitation = await api("POST", "/svc-admin/users/invite", body);
     setSent(
       `Invitation sent to ${invitation.email}; it expires ${
@@ -78,7 +79,14 @@ function InviteUser(props: { onDone: () => void }) {
       <Field label="Email" name="email" type="email" required error={form.fields.email} />
       <Field label="Display name" name="displayName" error={form.fields.displayName} />
       {session.isGlobal("users-invite")
-        ? <Field label="Organization ID (optional)" name="orgId" error={form.fields.orgId} />
+        ? (
+          <Picker
+            kind="Organization"
+            label="Organization (optional)"
+            name="org"
+            error={form.fields.org ?? form.fields.orgId}
+          />
+        )
         : null}
       <FormError form={form} />
       {sent ? <p role="status" class="ok">{sent}</p> : null}
@@ -171,7 +179,7 @@ function ProfileCard(props: { user: any; onSaved: () => void; canManage: boolean
           <code>{user.id}</code>
         </dd>
         <dt>Status</dt>
-        <dd>{user.status}</dd>
+        <dd data-status>{user.status === "Active" && user.invitationPending ? "Invited" : user.status}</dd>
         <dt>Email verified</dt>
         <dd>{user.emailVerified ? "yes" : "no"}</dd>
         <dt>Created</dt>
@@ -320,7 +328,7 @@ function UserRoles(props: { userId: string }) {
                   {a.orgId
                     ? (
                       <>
-                        in organization <code>{a.orgId.slice(0, 8)}</code>
+                        in organization <Named kind="Organization" id={a.orgId} />
                       </>
                     )
                     : null}

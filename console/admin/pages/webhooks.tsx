@@ -56,7 +56,7 @@ export function Webhooks() {
         {(d) =>
           d.endpoints.length === 0 ? <Empty>No webhook endpoint.</Empty> : (
             <Table
-              columns={["URL", "Events", "State", "Failures"]}
+              columns={["URL", "Events", "State", "Failed deliveries in a row"]}
               rows={d.endpoints as any[]}
               row={(e) => (
                 <>
@@ -101,7 +101,26 @@ export function Webhooks() {
   );
 }
 
-function Deliveries(props: { endpointId: string; canManage: boolean; tick: number }) {
+/**
+ * A delivery's state for people: the spec's state names, and "paused" for a delivery still due
+ * (pending or retrying) while its endpoint is disabled — it is not sent until the endpoint is
+ * enabled again, then it resumes where it was.
+ */
+function deliveryState(status: string, endpointEnabled: boolean): string {
+  if (!endpointEnabled && (status === "pending" || status === "retrying")) {
+    return `${status} · paused (endpoint disabled)`;
+  }
+  return status === "dead_letter" ? "dead-letter" : status;
+}
+
+/** The last answer of a delivery: the receiver's status and the recorded reason. */
+function lastAnswer(x: { lastStatusCode: number | null; lastError: string | null }): string {
+  if (x.lastError) return x.lastError;
+  if (x.lastStatusCode !== null) return `receiver answered ${x.lastStatusCode}`;
+  return "";
+}
+
+function Deliveries(props: { endpointId: string; canManage: boolean; tick: number; enabled: boolean }) {
   const [status, setStatus] = useState("");
   const loaded = useLoad(
     () => api("GET", `${MOUNT}/${props.endpointId}/deliveries${query({ status, limit: 50 })}`),
@@ -115,7 +134,7 @@ function Deliveries(props: { endpointId: string; canManage: boolean; tick: numbe
           label="Status"
           name="status"
           value={status}
-          options={[["", "Any"], "pending", "retrying", "succeeded", "dead_letter"]}
+          options={[["", "Any"], "pending", "retrying", "succeeded", ["dead_letter", "dead-letter"]]}
           onInput={setStatus}
         />
         <button type="button" onClick={loaded.reload}>Refresh</button>
@@ -131,6 +150,7 @@ function Deliveries(props: { endpointId: string; canManage: boolean; tick: numbe
                   <th scope="col">Attempts</th>
                   <th scope="col">Last answer</th>
                   <th scope="col">Created</th>
+                  <th scope="col">Next attempt</th>
                   <th scope="col">
                     <span class="sr-only">Actions</span>
                   </th>
@@ -142,11 +162,16 @@ function Deliveries(props: { endpointId: string; canManage: boolean; tick: numbe
                     <td>
                       <code>{x.eventKind}</code>
                     </td>
-                    <td>{x.status}</td>
+                    <td>{deliveryState(x.status, props.enabled)}</td>
                     <td>{x.attempts}</td>
-                    <td>{x.lastStatusCode ?? ""} {x.lastError ?? ""}</td>
+                    <td>{lastAnswer(x)}</td>
                     <td>
                       <When at={x.createdAt} />
+                    </td>
+                    <td>
+                      {x.status === "pending" || x.status === "retrying"
+                        ? props.enabled ? <When at={x.nextAttemptAt} /> : "when re-enabled"
+                        : <span class="muted">—</span>}
                     </td>
                     <td>
                       {props.canManage && x.status === "dead_letter"
@@ -194,7 +219,17 @@ export function WebhookDetail(props: { id: string }) {
               <dt>Events</dt>
               <dd>{e.eventPatterns.join(", ")}</dd>
               <dt>State</dt>
-              <dd>{e.enabled ? "enabled" : `disabled since ${e.disabledAt}`}</dd>
+              <dd data-state={e.enabled ? "enabled" : "disabled"}>
+                {e.enabled ? "enabled" : (
+                  <>
+                    disabled since <When at={e.disabledAt} />
+                  </>
+                )}
+              </dd>
+              <dt>Created</dt>
+              <dd>
+                <When at={e.createdAt} />
+              </dd>
               <dt>Consecutive failures</dt>
               <dd>{e.consecutiveFailures}</dd>
               <dt>Previous secret valid until</dt>
@@ -205,9 +240,36 @@ export function WebhookDetail(props: { id: string }) {
             {canManage
               ? (
                 <div class="actions">
+                  {e.enabled
+                    ? (
+                      <ConfirmButton
+                        label="Disable"
+                        title="Disable this endpoint?"
+                        message="Nothing is sent to it until it is enabled again; its due deliveries wait."
+                        onConfirm={async () => {
+                          await api("PATCH", `${MOUNT}/${e.id}`, { enabled: false });
+                          setNote("The endpoint is disabled.");
+                          loaded.reload();
+                          setTick(tick + 1);
+                        }}
+                      />
+                    )
+                    : (
+                      <button
+                        type="button"
+                        class="primary"
+                        onClick={async () => {
+                          await api("PATCH", `${MOUNT}/${e.id}`, { enabled: true });
+                          setNote("The endpoint is enabled again; its waiting deliveries resume.");
+                          loaded.reload();
+                          setTick(tick + 1);
+                        }}
+                      >
+                        Re-enable
+                      </button>
+                    )}
                   <button
                     type="button"
-                    class="primary"
                     onClick={async () => {
                       await api("POST", `${MOUNT}/${e.id}/test`, {});
                       setNote("A signed test delivery is queued.");
@@ -239,7 +301,7 @@ export function WebhookDetail(props: { id: string }) {
               : null}
             {note ? <p role="status" class="ok">{note}</p> : null}
             {secret ? <SecretOnce label="New signing secret" value={secret} /> : null}
-            <Deliveries endpointId={e.id} canManage={canManage} tick={tick} />
+            <Deliveries endpointId={e.id} canManage={canManage} tick={tick} enabled={e.enabled} />
           </>
         )}
       </Show>

@@ -78,6 +78,13 @@ export const GroupQuerySchema = v.strictObject({
       v.description("Only this organization's groups; absent: every group of the realm (realm-wide fence)."),
     ),
   ),
+  search: v.optional(
+    v.pipe(
+      v.string(),
+      v.maxLength(200, "search is longer than 200 characters"),
+      v.description("Case-insensitive part of the key or display name."),
+    ),
+  ),
   ...PAGE_QUERY_ENTRIES,
 });
 
@@ -142,7 +149,13 @@ export function groupRoutes(deps: AdminRouteDeps): RouteInstaller {
       if (orgId === undefined) requireVisible(scope, null, "organization");
       else await visibleOrg(storage, scope, orgId);
       const all = await storage.groups.list(scope.principal.realmId, orgId === undefined ? {} : { orgId });
-      return c.json(listBodyOf(all, page, groupView));
+      const needle = query.search?.trim().toLowerCase();
+      const found = needle
+        ? all.filter((g) =>
+          g.key.toLowerCase().includes(needle) || g.displayName.toLowerCase().includes(needle)
+        )
+        : all;
+      return c.json(listBodyOf(found, page, groupView));
     });
 
     app.get("/svc-admin/groups/:groupId", async (c) => {

@@ -81,6 +81,8 @@ Deno.test("auto-disable racing an admin PATCH of the endpoint on Postgres: no de
       publisher,
       timeoutMs: 2_000,
       disableAfter: 1,
+      // No retries: the first failure dead-letters the delivery, the failed delivery that disables.
+      retryDelaysMs: [],
     });
     /**
      * The realm's audit lock in `pg_locks`: whether the paused dispatcher holds it, and whether a

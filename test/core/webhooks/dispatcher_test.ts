@@ -85,6 +85,15 @@ Deno.test("webhook dispatcher against a loopback receiver", async (t) => {
           assert.equal(outcomes[0].ok, false);
           const after = (await storage.webhooks.getDelivery(delivery.id))!;
           assert.equal(after.attempts, attempt);
+          if (attempt === 3) {
+            // Nothing listens: a readable reason, not the runtime's "TypeError: fetch failed".
+            assert.equal(after.lastError, "could not connect: connection refused");
+          }
+          // Failed attempts with retries left are not failed deliveries.
+          assert.equal(
+            (await storage.webhooks.getEndpoint(ep.id))!.consecutiveFailures,
+            attempt < 6 ? 0 : 1,
+          );
           if (attempt < 6) {
             assert.equal(after.status, "retrying");
             assert.equal(after.nextAttemptAt.getTime() - clock.now(), WEBHOOK_RETRY_DELAYS_MS[attempt - 1]);
@@ -102,7 +111,7 @@ Deno.test("webhook dispatcher against a loopback receiver", async (t) => {
         // The schedule is 1m, 5m, 30m, 2h, 12h: nothing is due ever again.
         clock.advance(30 * 86_400_000);
         assert.deepEqual(await d.runOnce(), []);
-        assert.equal((await storage.webhooks.getEndpoint(ep.id))!.consecutiveFailures, 6);
+        assert.equal((await storage.webhooks.getEndpoint(ep.id))!.consecutiveFailures, 1);
         const dead = await storage.webhooks.listDeliveries(ep.id, { status: "dead_letter" });
         assert.deepEqual(dead.map((x) => x.id), [delivery.id]);
 
@@ -118,14 +127,43 @@ Deno.test("webhook dispatcher against a loopback receiver", async (t) => {
     );
 
     await t.step(
-      "10 consecutive failures disable the endpoint and emit webhook.endpoint_disabled",
+      "first attempts never disable: 12 deliveries failing twice within 2 minutes leave the endpoint enabled",
+      async () => {
+        // The incident: an endpoint disabled 2 minutes after creation because first attempts counted.
+        const ep = await endpoint(["org.*"]);
+        const d = dispatcher();
+        for (let i = 0; i < 12; i++) await emit("org.updated", { i });
+        receiver.faults.push(...Array(12).fill("500"));
+        const first = await d.runOnce();
+        assert.equal(first.length, 12);
+        assert.ok(first.every((o) => !o.ok && !o.endpointDisabled && o.status === "retrying"));
+        clock.advance(MIN);
+        receiver.faults.push(...Array(12).fill("500"));
+        const second = await d.runOnce();
+        assert.equal(second.length, 12);
+        assert.ok(second.every((o) => !o.ok && !o.endpointDisabled && o.status === "retrying"));
+        const after = (await storage.webhooks.getEndpoint(ep.id))!;
+        assert.equal(after.enabled, true);
+        assert.equal(after.consecutiveFailures, 0);
+        assert.equal(seen.filter((e) => e.kind === "webhook.endpoint_disabled").length, 0);
+        await storage.webhooks.deleteEndpoint(ep.id);
+      },
+    );
+
+    await t.step(
+      "10 consecutive failed deliveries (retries exhausted) disable the endpoint and emit webhook.endpoint_disabled",
       async () => {
         const ep = await endpoint(["user.*"]);
         const watcher = await endpoint(["webhook.*"]);
-        const d = dispatcher();
+        // One retry a minute after the first attempt, then dead-letter.
+        const d = dispatcher({ retryDelaysMs: [MIN] });
         for (let i = 0; i < 9; i++) await emit("user.updated", { i });
         receiver.faults.push(...Array(9).fill("500"));
-        assert.ok((await d.runOnce()).every((o) => !o.ok));
+        assert.ok((await d.runOnce()).every((o) => !o.ok && o.status === "retrying"));
+        assert.equal((await storage.webhooks.getEndpoint(ep.id))!.consecutiveFailures, 0);
+        clock.advance(MIN);
+        receiver.faults.push(...Array(9).fill("500"));
+        assert.ok((await d.runOnce()).every((o) => !o.ok && o.status === "dead_letter"));
         assert.equal((await storage.webhooks.getEndpoint(ep.id))!.consecutiveFailures, 9);
 
         // A success resets the count.
@@ -135,9 +173,18 @@ Deno.test("webhook dispatcher against a loopback receiver", async (t) => {
 
         for (let i = 0; i < 10; i++) await emit("user.updated", { i });
         receiver.faults.push(...Array(10).fill("500"));
+        const firsts = await d.runOnce();
+        assert.equal(firsts.length, 10);
+        assert.ok(firsts.every((o) => !o.endpointDisabled));
+        assert.equal((await storage.webhooks.getEndpoint(ep.id))!.enabled, true);
+        // A later delivery whose first attempt fails in the same batch as the ten last attempts.
+        await emit("user.updated", { i: "late" });
+        clock.advance(MIN);
+        receiver.faults.push(...Array(11).fill("500"));
         const outcomes = await d.runOnce();
-        assert.equal(outcomes.length, 10);
+        assert.equal(outcomes.length, 11);
         assert.equal(outcomes.filter((o) => o.endpointDisabled).length, 1);
+        assert.equal(outcomes.filter((o) => o.status === "dead_letter").length, 10);
         const disabled = (await storage.webhooks.getEndpoint(ep.id))!;
         assert.equal(disabled.enabled, false);
         assert.equal(disabled.consecutiveFailures, 10);
@@ -158,10 +205,11 @@ Deno.test("webhook dispatcher against a loopback receiver", async (t) => {
         assert.equal(last.eventKind, "webhook.endpoint_disabled");
         assert.equal(JSON.parse(last.body).data.endpointId, ep.id);
         assert.ok(last.verified);
-        // Re-enabling resets the count; its pending retries flow again.
+        // Re-enabling resets the count; its pending retry flows again.
         await storage.webhooks.updateEndpoint(ep.id, { enabled: true });
-        clock.advance(5 * MIN);
-        assert.ok((await d.drain()).every((o) => o.ok && o.endpointId === ep.id));
+        const resumed = await d.drain();
+        assert.equal(resumed.length, 1);
+        assert.ok(resumed.every((o) => o.ok && o.endpointId === ep.id));
         await storage.webhooks.deleteEndpoint(ep.id);
         await storage.webhooks.deleteEndpoint(watcher.id);
       },

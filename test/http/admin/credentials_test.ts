@@ -41,6 +41,17 @@ Deno.test("admin API credentials: service accounts, API keys, signing keys", asy
         });
         assert.equal(again.status, 409);
         assert.equal((await again.json()).error.code, "service_account_key_taken");
+        // Searched by key or display name, case-insensitive (the console's service-account picker).
+        const found = await (await admin.request("GET", "/svc-admin/service-accounts?search=REPORT")).json();
+        assert.deepEqual(found.items.map((a: { id: string }) => a.id), [accountId]);
+        assert.equal(found.total, 1);
+        const none = await (await admin.request("GET", "/svc-admin/service-accounts?search=%25")).json();
+        assert.equal(none.total, 0, "% matches itself, not everything");
+        assert.equal(
+          (await admin.request("GET", `/svc-admin/service-accounts?search=${"x".repeat(201)}`)).status,
+          400,
+        );
+        assert.equal((await admin.request("GET", "/svc-admin/service-accounts?search=a%00b")).status, 400);
       },
     );
 

@@ -403,6 +403,15 @@ Deno.test("directory admin routes", async (t) => {
         );
         assert.equal((await call("GET", "/svc-admin/groups", { as: "orgA" })).status, 404);
         assert.equal((await call("GET", "/svc-admin/groups")).json.total >= 2, true);
+        // Searched by key or display name, case-insensitive (the console's group picker).
+        const byName = await call("GET", `/svc-admin/groups?search=${encodeURIComponent("gA")}`);
+        assert.deepEqual(byName.json.items.map((g: { key: string }) => g.key), ["ga"]);
+        assert.equal(byName.json.total, 1);
+        const inOrg = await call("GET", `/svc-admin/groups?orgId=${admin.orgA}&search=G`, { as: "orgA" });
+        assert.deepEqual(inOrg.json.items.map((g: { key: string }) => g.key), ["ga"]);
+        assert.equal((await call("GET", "/svc-admin/groups?search=no-such-group")).json.total, 0);
+        assert.equal((await call("GET", `/svc-admin/groups?search=${"x".repeat(201)}`)).status, 400);
+        assert.equal((await call("GET", "/svc-admin/groups?search=a%00b")).status, 400);
       },
     );
 

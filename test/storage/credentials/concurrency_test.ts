@@ -177,7 +177,9 @@ Deno.test("postgres (20 connections): concurrent credential-store races", async 
       const deliveries = await Promise.all(
         Array.from({ length: N }, (_, i) => webhooks.enqueue(endpoint.id, "e", `${i}`)),
       );
-      const outcomes = await Promise.all(deliveries.map((d) => webhooks.markFailed(d.id, { error: "boom" })));
+      const outcomes = await Promise.all(
+        deliveries.map((d) => webhooks.markFailed(d.id, { error: "boom" }, { retryDelaysMs: [] })),
+      );
       assert.equal(outcomes.filter((o) => o.endpointDisabled).length, 1);
       assert.equal((await webhooks.getEndpoint(endpoint.id))?.consecutiveFailures, N);
     });

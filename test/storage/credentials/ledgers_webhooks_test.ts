@@ -402,9 +402,15 @@ for (const driver of drivers) {
         await webhooks.markFailed(deliveries[0].id, { error: "x" });
         await webhooks.markSucceeded(deliveries[1].id);
         assert.equal((await webhooks.getEndpoint(endpoint.id))?.consecutiveFailures, 0);
+        // A failed attempt with retries left is not a failed delivery: the count stays.
+        await webhooks.markFailed(deliveries[2].id, { error: "first attempt" });
+        assert.equal((await webhooks.getEndpoint(endpoint.id))?.consecutiveFailures, 0);
         const disabledBy: number[] = [];
         for (let i = 2; i < 12; i++) {
-          const outcome = await webhooks.markFailed(deliveries[i].id, { error: "timeout" });
+          // No retries left: each failure dead-letters its delivery and counts.
+          const outcome = await webhooks.markFailed(deliveries[i].id, { error: "timeout" }, {
+            retryDelaysMs: [],
+          });
           if (outcome.endpointDisabled) disabledBy.push(i);
         }
         assert.deepEqual(disabledBy, [11]);
