@@ -149,7 +149,12 @@ Deno.test("break-glass: nothing of it outlives rotation; every use is recorded",
           }
           const state = await bed.storage.breakGlass.get(admin.realmId);
           assert.deepEqual(state?.lastUseAt, new Date(bed.clock.now()), via);
-          const event = bed.events.find((e) => e.kind === "breakglass.login");
+          // The event is published fire-and-forget after the answer: wait for it (bounded).
+          let event = bed.events.find((e) => e.kind === "breakglass.login");
+          for (let i = 0; event === undefined && i < 200; i++) {
+            await new Promise((resolve) => setTimeout(resolve, 10));
+            event = bed.events.find((e) => e.kind === "breakglass.login");
+          }
           assert.ok(event, via);
           assert.equal(event.userId, account.userId);
           assert.equal(event.data.via, via);
