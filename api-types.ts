@@ -212,31 +212,22 @@ export type {
   AuditChainReport,
   AuditChainVerification,
   NewAdminAuditEntry,
-} from "./storage/contract/admin-audit.ts";
-export type { ApiKeyFilter, ApiKeyRecord, ApiKeyStore, NewApiKey } from "./storage/contract/api-keys.ts";
-export type { AppCatalogEntry, AppCatalogStore, RegisterAppInput } from "./storage/contract/app-catalog.ts";
+} from "./core/storage/admin-audit.ts";
+export type { ApiKeyFilter, ApiKeyRecord, ApiKeyStore, NewApiKey } from "./core/storage/api-keys.ts";
+export type { AppCatalogEntry, AppCatalogStore, RegisterAppInput } from "./core/storage/app-catalog.ts";
 export type {
   AuthorizationCode,
   AuthorizationCodeStore,
   CodeExchangeResult,
   NewAuthorizationCode,
-} from "./storage/contract/authorization-codes.ts";
-export type { BreakGlassAccount, BreakGlassState, BreakGlassStore } from "./storage/contract/break-glass.ts";
-export type { ClientFields, ClientRecord, ClientStore } from "./storage/contract/clients.ts";
-export type { ConsumedTokenStore } from "./storage/contract/consumed-tokens.ts";
-export type { EmailOtpEnrollmentStore } from "./storage/contract/email-otp-enrollments.ts";
-export type { EmailOtpChallenge, EmailOtpStore, OtpVerifyResult } from "./storage/contract/email-otp.ts";
-export type {
-  FederatedIdentityRecord,
-  FederatedIdentityStore,
-} from "./storage/contract/federated-identities.ts";
-export type {
-  CreateGroupInput,
-  Group,
-  GroupMember,
-  GroupStore,
-  LevelFilter,
-} from "./storage/contract/groups.ts";
+} from "./core/storage/authorization-codes.ts";
+export type { BreakGlassAccount, BreakGlassState, BreakGlassStore } from "./core/storage/break-glass.ts";
+export type { ClientFields, ClientRecord, ClientStore } from "./core/storage/clients.ts";
+export type { ConsumedTokenStore } from "./core/storage/consumed-tokens.ts";
+export type { EmailOtpEnrollmentStore } from "./core/storage/email-otp-enrollments.ts";
+export type { EmailOtpChallenge, EmailOtpStore, OtpVerifyResult } from "./core/storage/email-otp.ts";
+export type { FederatedIdentityRecord, FederatedIdentityStore } from "./core/storage/federated-identities.ts";
+export type { CreateGroupInput, Group, GroupMember, GroupStore, LevelFilter } from "./core/storage/groups.ts";
 export type {
   Impersonation,
   ImpersonationConsentSetting,
@@ -245,15 +236,15 @@ export type {
   ImpersonationStatus,
   ImpersonationStore,
   NewImpersonation,
-} from "./storage/contract/impersonations.ts";
-export type { KnownDeviceRecord, KnownDeviceStore } from "./storage/contract/known-devices.ts";
+} from "./core/storage/impersonations.ts";
+export type { KnownDeviceRecord, KnownDeviceStore } from "./core/storage/known-devices.ts";
 export type {
   MailDeliveryStatus,
   MailOutboxStore,
   NewOutboxMessage,
   OutboxMessage,
   OutboxQuery,
-} from "./storage/contract/mail-outbox.ts";
+} from "./core/storage/mail-outbox.ts";
 export type {
   AddOrganizationDomainInput,
   CreateOrganizationInput,
@@ -268,49 +259,44 @@ export type {
   UpdateOrganizationInput,
   UpdateOrganizationOptions,
   VerifiedDomainMatch,
-} from "./storage/contract/organizations.ts";
+} from "./core/storage/organizations.ts";
 export type {
   NewPasskeyCeremony,
   PasskeyCeremonyRecord,
   PasskeyCeremonyStore,
-} from "./storage/contract/passkey-ceremonies.ts";
+} from "./core/storage/passkey-ceremonies.ts";
 export type {
   NewPasskeyCredential,
   PasskeyCredentialRecord,
   PasskeyCredentialStore,
-} from "./storage/contract/passkey-credentials.ts";
+} from "./core/storage/passkey-credentials.ts";
 export type {
   PasswordCredentialRecord,
   PasswordCredentialStore,
   PasswordHash,
-} from "./storage/contract/password-credentials.ts";
+} from "./core/storage/password-credentials.ts";
 export type {
   CatalogSyncResult,
   DeclaredPermission as CatalogPermission,
   PermissionCatalogEntry,
   PermissionCatalogStore,
-} from "./storage/contract/permission-catalog.ts";
+} from "./core/storage/permission-catalog.ts";
 export type {
   PersonalDataStore,
   StoredAuditPayloads,
   StoredFreeText,
   StoredMailText,
   StoredPayload,
-} from "./storage/contract/personal-data.ts";
-export type {
-  CreatePolicyInput,
-  Policy,
-  PolicyPrincipalKind,
-  PolicyStore,
-} from "./storage/contract/policies.ts";
+} from "./core/storage/personal-data.ts";
+export type { CreatePolicyInput, Policy, PolicyPrincipalKind, PolicyStore } from "./core/storage/policies.ts";
 export type {
   CreateRealmInput,
   Realm,
   RealmBranding,
   RealmStore,
   UpdateRealmInput,
-} from "./storage/contract/realms.ts";
-export type { NewRecoveryCode, RecoveryCodeStore } from "./storage/contract/recovery-codes.ts";
+} from "./core/storage/realms.ts";
+export type { NewRecoveryCode, RecoveryCodeStore } from "./core/storage/recovery-codes.ts";
 export type {
   NewRefreshToken,
   RefreshGrantRotation,
@@ -318,7 +304,7 @@ export type {
   RefreshTokenRecord,
   RefreshTokenStore,
   RotatedRefreshToken,
-} from "./storage/contract/refresh-tokens.ts";
+} from "./core/storage/refresh-tokens.ts";
 export type {
   AssignmentListQuery,
   AssignRoleInput,
@@ -332,37 +318,37 @@ export type {
   RoleListQuery,
   RolePrincipalKind,
   RoleStore,
-} from "./storage/contract/roles.ts";
-export type { SamlAssertionStore } from "./storage/contract/saml-assertions.ts";
+} from "./core/storage/roles.ts";
+export type { SamlAssertionStore } from "./core/storage/saml-assertions.ts";
 export type {
   NewSecurityEvent,
   SecurityEventRecord,
   SecurityEventStore,
-} from "./storage/contract/security-events.ts";
-export type { ServerSecretStore } from "./storage/contract/server-secrets.ts";
+} from "./core/storage/security-events.ts";
+export type { ServerSecretStore } from "./core/storage/server-secrets.ts";
 export type {
   NewServiceAccount,
   ServiceAccountRecord,
   ServiceAccountStore,
-} from "./storage/contract/service-accounts.ts";
-export type { NewSession, SessionRecord, SessionStore } from "./storage/contract/sessions.ts";
+} from "./core/storage/service-accounts.ts";
+export type { NewSession, SessionRecord, SessionStore } from "./core/storage/sessions.ts";
 export type {
   ShadowComparisonInput,
   ShadowComparisonStore,
   ShadowFilter,
   ShadowTally,
-} from "./storage/contract/shadow-comparisons.ts";
+} from "./core/storage/shadow-comparisons.ts";
 export type {
   NewSigningKey,
   SigningKeyRecord,
   SigningKeyRotation,
   SigningKeyStore,
-} from "./storage/contract/signing-keys.ts";
-export type { SubjectGrantRow, SubjectGrantSource, SubjectRows } from "./storage/contract/subject-grants.ts";
-export type { SubjectKeyRecord, SubjectKeyStore } from "./storage/contract/subject-keys.ts";
-export type { CreateTeamInput, Team, TeamMember, TeamStore } from "./storage/contract/teams.ts";
-export type { TokenGrant, TokenGrantStore } from "./storage/contract/token-grants.ts";
-export type { TotpEnrollmentRecord, TotpEnrollmentStore } from "./storage/contract/totp-enrollments.ts";
+} from "./core/storage/signing-keys.ts";
+export type { SubjectGrantRow, SubjectGrantSource, SubjectRows } from "./core/storage/subject-grants.ts";
+export type { SubjectKeyRecord, SubjectKeyStore } from "./core/storage/subject-keys.ts";
+export type { CreateTeamInput, Team, TeamMember, TeamStore } from "./core/storage/teams.ts";
+export type { TokenGrant, TokenGrantStore } from "./core/storage/token-grants.ts";
+export type { TotpEnrollmentRecord, TotpEnrollmentStore } from "./core/storage/totp-enrollments.ts";
 export type {
   CreateUserInput,
   UpdateUserInput,
@@ -372,7 +358,7 @@ export type {
   UserSearch,
   UserStatus,
   UserStore,
-} from "./storage/contract/users.ts";
+} from "./core/storage/users.ts";
 export type {
   ClaimedWebhookDelivery,
   NewWebhookEndpoint,
@@ -382,7 +368,7 @@ export type {
   WebhookFailureOutcome,
   WebhookQueueStats,
   WebhookStore,
-} from "./storage/contract/webhooks.ts";
+} from "./core/storage/webhooks.ts";
 export type {
   AbuseCountersTable,
   AdminAuditEntriesTable,
@@ -445,7 +431,7 @@ export type { ImportFiles } from "./cli/import.ts";
 export type { LockFiles } from "./cli/data-dir-lock.ts";
 export type { SvcEnv } from "./http/request-id.ts";
 export type { JsonLimits } from "./core/json-limits.ts";
-export type { RawSqlStore } from "./storage/contract/raw-sql.ts";
+export type { RawSqlStore } from "./core/storage/raw-sql.ts";
 export type { ListBody, OptionalNumberParam, Page } from "./http/admin/kit.ts";
 export type { InstalledPlugin } from "./plugins/host.ts";
 export type { NumberOrDigits } from "./plugins/settings.ts";

@@ -240,7 +240,7 @@ export {
   type AuditChainBreak,
   type AuditChainReport,
   GENESIS_HASH,
-} from "./storage/contract/admin-audit.ts";
+} from "./core/storage/admin-audit.ts";
 export { auditEntryHash, canonicalJson, payloadDigest } from "./storage/sql/admin-audit.ts";
 
 // ---------------------------------------------------------------------------
@@ -338,7 +338,7 @@ export {
   requestHtu,
   resourceProofError,
 } from "./http/auth/dpop.ts";
-export type { DpopStore } from "./storage/contract/dpop.ts";
+export type { DpopStore } from "./core/storage/dpop.ts";
 /** The verified-token cache (keyed by signature, bounded, until `exp`). */
 export { VerifiedTokenCache } from "./core/tokens/cache.ts";
 /** A service account's access token (RFC 9068 `at+jwt`), as client_credentials and token exchange issue it. */
@@ -526,7 +526,7 @@ export { type DatabaseOptions, openDatabase, type SvcDatabase } from "./storage/
 /** The DDL svc runs at boot, for hosts that manage the schema themselves. */
 export { schemaScript, schemaStatements } from "./storage/schema.ts";
 /** The rows a subject snapshot is built from, and their SQL source. */
-export type { SubjectGrantRow, SubjectGrantSource, SubjectRows } from "./storage/contract/subject-grants.ts";
+export type { SubjectGrantRow, SubjectGrantSource, SubjectRows } from "./core/storage/subject-grants.ts";
 /** The SQL subject-grant source. */
 export { createSqlSubjectGrantSource } from "./storage/sql/subject-grants.ts";
 /**
@@ -548,10 +548,10 @@ export { createSqlSubjectGrantSource } from "./storage/sql/subject-grants.ts";
  */
 export { createSqlStorage, type Storage, type StorageDeps, type Stores } from "./storage/storage.ts";
 /** The records plugins read through the stores. */
-export type { ClientFields, ClientRecord, ClientStore } from "./storage/contract/clients.ts";
-export type { ServiceAccountRecord } from "./storage/contract/service-accounts.ts";
-export type { SessionRecord } from "./storage/contract/sessions.ts";
-export type { User } from "./storage/contract/users.ts";
+export type { ClientFields, ClientRecord, ClientStore } from "./core/storage/clients.ts";
+export type { ServiceAccountRecord } from "./core/storage/service-accounts.ts";
+export type { SessionRecord } from "./core/storage/sessions.ts";
+export type { User } from "./core/storage/users.ts";
 /**
  * The one normalization of email addresses (NFKC, trimmed, lowercased, IDNA ASCII domain without a
  * trailing dot) that every entry point and the user store apply, and the request-body schemas built on it.
@@ -888,13 +888,9 @@ export {
 /** The hosted pages' `returnTo` rule: an http(s) URL on an allowed origin, or a path of the page's origin. */
 export { allowedReturnTo } from "./console/account/return-to.ts";
 /** The organization record, and the domain kind (`EmailDomain`) whose verified rows route sign-in. */
-export {
-  EMAIL_DOMAIN,
-  type Organization,
-  type OrganizationDomain,
-} from "./storage/contract/organizations.ts";
+export { EMAIL_DOMAIN, type Organization, type OrganizationDomain } from "./core/storage/organizations.ts";
 /** A user's link to a subject at an external identity provider. */
-export type { FederatedIdentityRecord } from "./storage/contract/federated-identities.ts";
+export type { FederatedIdentityRecord } from "./core/storage/federated-identities.ts";
 /**
  * The claims no plugin may contribute; the admin helpers and the extension-grant registry hosts
  * hand to plugins.

@@ -19,7 +19,7 @@
  */
 import { sql } from "kysely";
 import { ManualClock } from "../core/clock.ts";
-import { hashOtpCode } from "../storage/contract/email-otp.ts";
+import { hashOtpCode } from "../core/storage/email-otp.ts";
 import { openDatabase, type SvcDatabase } from "../storage/open.ts";
 import { createSqlAuthorizationCodeStore } from "../storage/sql/authorization-codes.ts";
 import { createSqlConsumedTokenStore } from "../storage/sql/consumed-tokens.ts";

@@ -9,7 +9,7 @@
 import { systemClock } from "../core/clock.ts";
 import type { SvcConfig } from "../core/config/mod.ts";
 import { cryptoRandom } from "../core/random.ts";
-import type { AuditChainReport } from "../storage/contract/admin-audit.ts";
+import type { AuditChainReport } from "../core/storage/admin-audit.ts";
 import { type EmbeddedStoreFilesSource, openDatabase } from "../storage/open.ts";
 import { createSqlAdminAuditStore } from "../storage/sql/admin-audit.ts";
 import { createSqlRealmStore } from "../storage/sql/realms.ts";

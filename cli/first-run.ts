@@ -12,7 +12,7 @@ import type { Clock } from "../core/clock.ts";
 import { isLocalHostname, type SvcConfig } from "../core/config/mod.ts";
 import type { RandomSource } from "../core/random.ts";
 import { createSqlSetupTokenStore } from "../storage/sql/setup-tokens.ts";
-import type { Storage } from "../storage/storage.ts";
+import type { Storage } from "../core/storage/storage.ts";
 
 /** The settings that relax the gates for scripted local work, with their values. */
 export const DEV_GATE_RELAXATIONS: readonly (readonly [string, string])[] = [

@@ -13,7 +13,7 @@ import { systemClock } from "../core/clock.ts";
 import type { SvcConfig } from "../core/config/mod.ts";
 import { linksOf } from "../core/mail/log-relay.ts";
 import { cryptoRandom } from "../core/random.ts";
-import type { MailDeliveryStatus } from "../storage/contract/mail-outbox.ts";
+import type { MailDeliveryStatus } from "../core/storage/mail-outbox.ts";
 import { type EmbeddedStoreFilesSource, openDatabase } from "../storage/open.ts";
 import { createSqlMailOutboxStore } from "../storage/sql/mail-outbox.ts";
 

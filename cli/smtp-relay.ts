@@ -14,7 +14,7 @@
 // @ts-types="npm:@types/nodemailer@8.0.2"
 import nodemailer from "nodemailer";
 import type { MailRelay } from "../core/mail/delivery.ts";
-import type { OutboxMessage } from "../storage/contract/mail-outbox.ts";
+import type { OutboxMessage } from "../core/storage/mail-outbox.ts";
 
 /** How to reach the SMTP server. */
 export interface SmtpRelayOptions {

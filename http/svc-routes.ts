@@ -9,7 +9,7 @@ import type { AccountFlows } from "../core/accounts/flows.ts";
 import type { EventPublisher } from "../core/events/publisher.ts";
 import type { SessionEndAnnouncer } from "../core/sessions/ended.ts";
 import type { SubjectSnapshots } from "../core/snapshots/service.ts";
-import type { Storage } from "../storage/storage.ts";
+import type { Storage } from "../core/storage/storage.ts";
 import type { RouteInstaller } from "./app.ts";
 import type { AdminRouteDeps, TxtResolver } from "./admin/deps.ts";
 import type { AbuseGate } from "../core/abuse/gate.ts";

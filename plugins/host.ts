@@ -30,7 +30,7 @@ import type { Grant } from "../core/authz/mod.ts";
 import { reactivateUser, suspendUser } from "../core/accounts/suspension.ts";
 import { eraseUser } from "../core/audit/erasure.ts";
 import type { SessionEndAnnouncer } from "../core/sessions/ended.ts";
-import type { Storage } from "../storage/storage.ts";
+import type { Storage } from "../core/storage/storage.ts";
 import type { SvcConfig } from "../core/config/mod.ts";
 import { type EventCatalogEntry, extendEventCatalog, isSecurityLedgerKind } from "../core/events/catalog.ts";
 import {

@@ -35,7 +35,7 @@ import type { RouteInstaller } from "../http/app.ts";
 import type { FenceScope } from "../http/auth/fence.ts";
 import type { Authenticator, Principal } from "../http/auth/principal.ts";
 import type { CookieSettings } from "../http/auth/cookies.ts";
-import type { Storage } from "../storage/storage.ts";
+import type { Storage } from "../core/storage/storage.ts";
 
 /** One environment variable of a plugin's config section. */
 export interface PluginSetting {

@@ -5,7 +5,7 @@
  * @module
  */
 import * as v from "valibot";
-import type { Realm, RealmStore } from "../storage/contract/realms.ts";
+import type { Realm, RealmStore } from "../core/storage/realms.ts";
 
 /** A config value given as a number (a config file) or as its digits (an environment variable). */
 export type NumberOrDigits = v.GenericSchema<number | string, number>;

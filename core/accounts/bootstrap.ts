@@ -22,9 +22,9 @@ import { type AuditActor, runAdminMutation } from "../audit/mutation.ts";
 import { ConflictError } from "../errors.ts";
 import { assertChoosablePassword } from "./password-policy.ts";
 import type { PasswordService } from "../passwords/service.ts";
-import type { Role } from "../../storage/contract/roles.ts";
-import type { User } from "../../storage/contract/users.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Role } from "../storage/roles.ts";
+import type { User } from "../storage/users.ts";
+import type { Storage } from "../storage/storage.ts";
 
 /** The key of the bootstrap administrators' role. */
 export const SVC_ADMIN_ROLE_KEY = "svc-admin";

@@ -9,7 +9,7 @@
  * @module
  */
 import { MAIL_CATALOGUE } from "../mail/catalogue.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Storage } from "../storage/storage.ts";
 
 /** The factors an administrator can reset, as the API names them. */
 export const RESETTABLE_FACTORS = ["totp", "email_otp", "passkeys", "recovery_codes"] as const;

@@ -26,8 +26,8 @@ import { sha256Hex } from "../digest.ts";
 import { ConflictError, SvcError } from "../errors.ts";
 import type { PasswordService } from "../passwords/service.ts";
 import { type RandomSource, randomToken } from "../random.ts";
-import type { SetupTokenStore } from "../../storage/contract/setup-tokens.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { SetupTokenStore } from "../storage/setup-tokens.ts";
+import type { Storage } from "../storage/storage.ts";
 import { ensureSvcAdminRole, SVC_ADMIN_ROLE_KEY } from "./bootstrap.ts";
 import { assertChoosablePassword } from "./password-policy.ts";
 

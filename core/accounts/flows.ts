@@ -38,9 +38,9 @@ import type { PasswordService } from "../passwords/service.ts";
 import { endAllSessionsOfUser, type SessionService } from "../sessions/service.ts";
 import { InvalidTokenError } from "../tokens/errors.ts";
 import type { TokenService } from "../tokens/service.ts";
-import type { User } from "../../storage/contract/users.ts";
+import type { User } from "../storage/users.ts";
 import { normalizeEmail } from "./email.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Storage } from "../storage/storage.ts";
 
 import { assertChoosablePassword } from "./password-policy.ts";
 /** The password policy (`password-policy.ts`), re-exported where the flows always offered it. */

@@ -15,8 +15,8 @@ import type { EventPublisher } from "../events/publisher.ts";
 import { type AuditActor, runAdminMutation } from "../audit/mutation.ts";
 import type { EndedSession, SessionEndAnnouncer } from "../sessions/ended.ts";
 import { endAllSessionsOfUser } from "../sessions/service.ts";
-import type { User } from "../../storage/contract/users.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { User } from "../storage/users.ts";
+import type { Storage } from "../storage/storage.ts";
 
 /** The event recorded when a user is suspended (in the user's security ledger). */
 export const USER_SUSPENDED_EVENT = "user.suspended";

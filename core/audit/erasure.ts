@@ -30,9 +30,9 @@
  * @module
  */
 import { NotFoundError } from "../errors.ts";
-import type { User } from "../../storage/contract/users.ts";
+import type { User } from "../storage/users.ts";
 import type { Clock } from "../clock.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Storage } from "../storage/storage.ts";
 import { EVENT_KINDS } from "../events/catalog.ts";
 import type { EventPublisher } from "../events/publisher.ts";
 import { type AuditActor, runAdminMutation } from "./mutation.ts";

@@ -14,8 +14,8 @@
  * @module
  */
 import { StorageError } from "../errors.ts";
-import type { AdminAuditEntry, AuditActorKind } from "../../storage/contract/admin-audit.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { AdminAuditEntry, AuditActorKind } from "../storage/admin-audit.ts";
+import type { Storage } from "../storage/storage.ts";
 import type { EmitInTransaction, EventOrigin } from "../events/publisher.ts";
 import type { SvcEvent } from "../events/sink.ts";
 

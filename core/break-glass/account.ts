@@ -26,8 +26,8 @@ import type { PasswordService } from "../passwords/service.ts";
 import { type RandomSource, randomToken } from "../random.ts";
 import type { EndedSession } from "../sessions/ended.ts";
 import { endAllSessionsOfUser } from "../sessions/service.ts";
-import type { BreakGlassAccount } from "../../storage/contract/break-glass.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { BreakGlassAccount } from "../storage/break-glass.ts";
+import type { Storage } from "../storage/storage.ts";
 import { BREAK_GLASS_EVENTS } from "./kinds.ts";
 
 export { BREAK_GLASS_EVENTS, MFA_LEVEL_BREAK_GLASS } from "./kinds.ts";

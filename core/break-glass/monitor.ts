@@ -18,8 +18,8 @@
 import type { Clock } from "../clock.ts";
 import { SvcError } from "../errors.ts";
 import type { EmitInTransaction } from "../events/publisher.ts";
-import type { BreakGlassAccount, BreakGlassState } from "../../storage/contract/break-glass.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { BreakGlassAccount, BreakGlassState } from "../storage/break-glass.ts";
+import type { Storage } from "../storage/storage.ts";
 import { BREAK_GLASS_EVENTS } from "./kinds.ts";
 
 /** One day in milliseconds. */

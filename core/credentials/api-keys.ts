@@ -11,14 +11,9 @@
 import type { Clock } from "../clock.ts";
 import { sha256Hex } from "../digest.ts";
 import { type RandomSource, randomToken } from "../random.ts";
-import {
-  type ApiKeyRecord,
-  type ApiKeyStore,
-  isApiKeyActive,
-  type NewApiKey,
-} from "../../storage/contract/api-keys.ts";
-import type { ServiceAccountStore } from "../../storage/contract/service-accounts.ts";
-import type { UserStore } from "../../storage/contract/users.ts";
+import { type ApiKeyRecord, type ApiKeyStore, isApiKeyActive, type NewApiKey } from "../storage/api-keys.ts";
+import type { ServiceAccountStore } from "../storage/service-accounts.ts";
+import type { UserStore } from "../storage/users.ts";
 
 /** The stores API-key authentication reads: the key, then its owner. */
 export interface ApiKeyAuthStores {

@@ -14,7 +14,7 @@ import {
   type NewServiceAccount,
   type ServiceAccountRecord,
   type ServiceAccountStore,
-} from "../../storage/contract/service-accounts.ts";
+} from "../storage/service-accounts.ts";
 
 /** The prefix of every service-account secret. */
 export const SERVICE_ACCOUNT_SECRET_PREFIX = "sas_";

@@ -12,7 +12,7 @@
 import { utf8 } from "../encoding.ts";
 import { SvcError } from "../errors.ts";
 import type { RandomSource } from "../random.ts";
-import type { SubjectKeyStore } from "../../storage/contract/subject-keys.ts";
+import type { SubjectKeyStore } from "../storage/subject-keys.ts";
 
 const VERSION = 1;
 const IV_LENGTH = 12;

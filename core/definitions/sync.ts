@@ -12,13 +12,13 @@
  * @module
  */
 import { ConflictError } from "../errors.ts";
-import type { CatalogSyncResult, PermissionCatalogStore } from "../../storage/contract/permission-catalog.ts";
-import type { Realm, RealmStore } from "../../storage/contract/realms.ts";
-import type { Grant, GrantInput, RoleStore } from "../../storage/contract/roles.ts";
+import type { CatalogSyncResult, PermissionCatalogStore } from "../storage/permission-catalog.ts";
+import type { Realm, RealmStore } from "../storage/realms.ts";
+import type { Grant, GrantInput, RoleStore } from "../storage/roles.ts";
 import type { DeclaredGrant, DefinitionPlan } from "./declarations.ts";
 import { canonicalJson } from "../canonical-json.ts";
 import { type AuditActor, type AuditRecord, runAdminMutation } from "../audit/mutation.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Storage } from "../storage/storage.ts";
 
 /** The stores definition sync writes to. */
 export interface DefinitionStores {

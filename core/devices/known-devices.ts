@@ -12,7 +12,7 @@ import type { MailLocale } from "../mail/catalogue.ts";
 import type { Clock } from "../clock.ts";
 import { sha256Hex } from "../digest.ts";
 import type { EventSink } from "../events/sink.ts";
-import type { KnownDeviceRecord, KnownDeviceStore } from "../../storage/contract/known-devices.ts";
+import type { KnownDeviceRecord, KnownDeviceStore } from "../storage/known-devices.ts";
 
 /** The event kind of a first-seen device. */
 export const NEW_DEVICE_EVENT = "login.new_device";

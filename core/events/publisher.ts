@@ -12,7 +12,7 @@
  * @module
  */
 import { type RandomSource, randomUuid } from "../random.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Storage } from "../storage/storage.ts";
 import { isSecurityLedgerKind } from "./catalog.ts";
 import type { EventSink, SvcEvent } from "./sink.ts";
 

@@ -29,11 +29,11 @@ import {
   type PasswordCostCeilings,
 } from "../passwords/cost.ts";
 import { type RandomSource, randomToken } from "../random.ts";
-import type { ClientFields, ClientRecord } from "../../storage/contract/clients.ts";
-import type { PasswordCredentialRecord } from "../../storage/contract/password-credentials.ts";
-import type { UpdateUserInput, User } from "../../storage/contract/users.ts";
+import type { ClientFields, ClientRecord } from "../storage/clients.ts";
+import type { PasswordCredentialRecord } from "../storage/password-credentials.ts";
+import type { UpdateUserInput, User } from "../storage/users.ts";
 import { normalizeEmail } from "../accounts/email.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Storage } from "../storage/storage.ts";
 import {
   emptyReport,
   type ImportedClient,

@@ -13,7 +13,7 @@ import type { Clock } from "../clock.ts";
 import { EVENT_KINDS } from "../events/catalog.ts";
 import type { TransactionalEvents } from "../audit/mutation.ts";
 import type { BuiltSnapshot } from "../snapshots/build.ts";
-import type { ShadowTally } from "../../storage/contract/shadow-comparisons.ts";
+import type { ShadowTally } from "../storage/shadow-comparisons.ts";
 
 /** The resource of a shadow check (as in an access check). */
 export interface ShadowResource {

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { SigningKeyRecord } from "../../storage/contract/signing-keys.ts";
+import type { SigningKeyRecord } from "../storage/signing-keys.ts";
 import { RS256_PARAMS, SIGNING_ALGORITHM } from "./generate.ts";
 
 /** The public members of an RSA signing key as published in a JWKS. */

@@ -16,7 +16,7 @@
 import type { Clock } from "../clock.ts";
 import { ConflictError, SvcError } from "../errors.ts";
 import type { RandomSource } from "../random.ts";
-import type { SigningKeyStore } from "../../storage/contract/signing-keys.ts";
+import type { SigningKeyStore } from "../storage/signing-keys.ts";
 import { generateSigningKey, RS256_PARAMS } from "./generate.ts";
 import { type LoadedSigningKey, loadSigningKey, type PublicSigningJwk } from "./load.ts";
 

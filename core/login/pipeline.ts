@@ -50,9 +50,9 @@ import { InvalidTokenError } from "../tokens/errors.ts";
 import type { TokenService } from "../tokens/service.ts";
 import type { TotpService } from "../totp/service.ts";
 import { ForbiddenError } from "../errors.ts";
-import type { Realm } from "../../storage/contract/realms.ts";
-import type { User } from "../../storage/contract/users.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Realm } from "../storage/realms.ts";
+import type { User } from "../storage/users.ts";
+import type { Storage } from "../storage/storage.ts";
 import {
   CaptchaRequiredError,
   InvalidMfaCodeError,

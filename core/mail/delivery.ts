@@ -22,7 +22,7 @@ import {
   type MailDeliveryStatus,
   type MailOutboxStore,
   type OutboxMessage,
-} from "../../storage/contract/mail-outbox.ts";
+} from "../storage/mail-outbox.ts";
 
 /** Something that hands a stored message on (an SMTP server, the server log). */
 export interface MailRelay {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { OutboxMessage } from "../../storage/contract/mail-outbox.ts";
+import type { OutboxMessage } from "../storage/mail-outbox.ts";
 import type { MailRelay } from "./delivery.ts";
 
 /** The links (http and https URLs) of a plain-text body, in order, each once. */

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { MailOutboxStore } from "../../storage/contract/mail-outbox.ts";
+import type { MailOutboxStore } from "../storage/mail-outbox.ts";
 import { assertMailAddress, type MailAddressee, type MailMessage, type MailTransport } from "./transport.ts";
 
 /** A {@link MailTransport} that stores each message in the outbox. */

@@ -10,7 +10,7 @@
  */
 import type { CounterStore } from "../abuse/counter-store.ts";
 import type { Clock } from "../clock.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Storage } from "../storage/storage.ts";
 
 /** How long expired sessions and refresh tokens are kept. */
 export const EXPIRED_SESSION_GRACE_MS = 86_400_000;

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { WebhookQueueStats } from "../../storage/contract/webhooks.ts";
+import type { WebhookQueueStats } from "../storage/webhooks.ts";
 import { type Counter, type Histogram, MetricsRegistry } from "./registry.ts";
 
 /** Where the scrape-time gauges read from; each is optional. */

@@ -15,7 +15,7 @@ import type { Clock } from "../clock.ts";
 import { type RandomSource, randomToken } from "../random.ts";
 import type { MailAddressee, MailTransport } from "../mail/transport.ts";
 import { emailOtpMessage, type MailLocale, type MailSettings } from "../mail/messages.ts";
-import { type EmailOtpStore, hashOtpCode } from "../../storage/contract/email-otp.ts";
+import { type EmailOtpStore, hashOtpCode } from "../storage/email-otp.ts";
 import { ValidationError } from "../errors.ts";
 
 /** Digits of an emailed code. */

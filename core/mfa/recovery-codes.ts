@@ -11,7 +11,7 @@
  */
 import type { RandomSource } from "../random.ts";
 import { randomUuid } from "../random.ts";
-import { hashRecoveryCode, type RecoveryCodeStore } from "../../storage/contract/recovery-codes.ts";
+import { hashRecoveryCode, type RecoveryCodeStore } from "../storage/recovery-codes.ts";
 
 /** Codes per set. */
 export const RECOVERY_CODE_COUNT = 10;

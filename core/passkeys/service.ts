@@ -46,12 +46,9 @@ import {
   PASSKEY_CEREMONY_TTL_MS,
   type PasskeyCeremonyRecord,
   type PasskeyCeremonyStore,
-} from "../../storage/contract/passkey-ceremonies.ts";
-import type {
-  PasskeyCredentialRecord,
-  PasskeyCredentialStore,
-} from "../../storage/contract/passkey-credentials.ts";
-import type { User, UserStore } from "../../storage/contract/users.ts";
+} from "../storage/passkey-ceremonies.ts";
+import type { PasskeyCredentialRecord, PasskeyCredentialStore } from "../storage/passkey-credentials.ts";
+import type { User, UserStore } from "../storage/users.ts";
 import {
   isFirstFactorEligible,
   PasskeyLoginError,

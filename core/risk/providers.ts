@@ -19,7 +19,7 @@
  *
  * @module
  */
-import type { SecurityEventStore } from "../../storage/contract/security-events.ts";
+import type { SecurityEventStore } from "../storage/security-events.ts";
 import { ValidationError } from "../errors.ts";
 import { CidrTable, parseCidr } from "../net/ip.ts";
 

@@ -25,9 +25,9 @@ import { hashRefreshToken, isRefreshTokenShape, newRefreshToken } from "../token
 import type { TokenService } from "../tokens/service.ts";
 import type { AccessTokenClaims, ActorClaim } from "../tokens/types.ts";
 import type { EndedSession, SessionEndAnnouncer, SessionEndListener } from "./ended.ts";
-import type { RefreshTokenRecord } from "../../storage/contract/refresh-tokens.ts";
-import type { SessionRecord } from "../../storage/contract/sessions.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { RefreshTokenRecord } from "../storage/refresh-tokens.ts";
+import type { SessionRecord } from "../storage/sessions.ts";
+import type { Storage } from "../storage/storage.ts";
 
 /** The event emitted when a used refresh token is presented again. */
 export const REFRESH_REUSE_EVENT = "token.refresh_reuse_detected";

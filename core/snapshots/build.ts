@@ -12,7 +12,7 @@ import {
   type Grant,
   type SubjectSnapshot,
 } from "../authz/mod.ts";
-import type { SubjectRows } from "../../storage/contract/subject-grants.ts";
+import type { SubjectRows } from "../storage/subject-grants.ts";
 
 /** A grant row that was skipped, with the reason. */
 export interface SkippedGrant {

@@ -7,7 +7,7 @@
  */
 import type { Clock } from "../clock.ts";
 import type { EventSink } from "../events/sink.ts";
-import type { SubjectGrantSource } from "../../storage/contract/subject-grants.ts";
+import type { SubjectGrantSource } from "../storage/subject-grants.ts";
 import { buildSnapshot, type BuiltSnapshot } from "./build.ts";
 import type { CacheBus, CacheInvalidation } from "./bus.ts";
 import { TtlLruCache } from "./cache.ts";

@@ -10,7 +10,7 @@
 import type { Clock } from "../clock.ts";
 import type { KeyRing } from "../keys/ring.ts";
 import type { RandomSource } from "../random.ts";
-import type { ConsumedTokenStore } from "../../storage/contract/consumed-tokens.ts";
+import type { ConsumedTokenStore } from "../storage/consumed-tokens.ts";
 import type { VerifiedTokenCache } from "./cache.ts";
 import { InvalidTokenError } from "./errors.ts";
 import { type MintedToken, mintToken } from "./mint.ts";

@@ -16,7 +16,7 @@
  */
 import type { Clock } from "../clock.ts";
 import type { RandomSource } from "../random.ts";
-import type { TotpEnrollmentStore } from "../../storage/contract/totp-enrollments.ts";
+import type { TotpEnrollmentStore } from "../storage/totp-enrollments.ts";
 import { encodeBase32 } from "./base32.ts";
 import {
   DEFAULT_TOTP_PARAMETERS,

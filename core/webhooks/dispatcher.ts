@@ -26,13 +26,13 @@
  */
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import type { Clock } from "../clock.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Storage } from "../storage/storage.ts";
 import {
   type ClaimedWebhookDelivery,
   WEBHOOK_DISABLE_AFTER_FAILURES,
   WEBHOOK_RETRY_DELAYS_MS,
   type WebhookDeliveryStatus,
-} from "../../storage/contract/webhooks.ts";
+} from "../storage/webhooks.ts";
 import { EVENT_KINDS } from "../events/catalog.ts";
 import { PollingLoop } from "../polling-loop.ts";
 import { inSpan } from "../tracing.ts";

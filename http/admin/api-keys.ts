@@ -41,8 +41,8 @@ import {
 } from "../../core/definitions/permissions/credentials.ts";
 import { ValidationError } from "../../core/errors.ts";
 import { isUuid, UUID_PATTERN } from "../../core/ids.ts";
-import { type ApiKeyRecord, isApiKeyActive } from "../../storage/contract/api-keys.ts";
-import type { Storage } from "../../storage/storage.ts";
+import { type ApiKeyRecord, isApiKeyActive } from "../../core/storage/api-keys.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 import { fence, type FenceScope } from "../auth/fence.ts";
 import { documented, errorResponses, IsoTimeSchema, type OperationDoc } from "../openapi/operation.ts";
 import { noStore } from "../security-headers.ts";

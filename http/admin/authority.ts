@@ -27,7 +27,7 @@ import { SVC_PERMISSIONS } from "../../core/definitions/svc-permissions.ts";
 import type { ImportGuard } from "../../core/imports/engine.ts";
 import { ForbiddenError, SvcError } from "../../core/errors.ts";
 import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 import type { FenceScope } from "../auth/fence.ts";
 import { requirePrincipal } from "../auth/principal.ts";
 import type { SvcEnv } from "../request-id.ts";

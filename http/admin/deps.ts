@@ -11,7 +11,7 @@ import type { KeyRing } from "../../core/keys/ring.ts";
 import type { PasswordService } from "../../core/passwords/service.ts";
 import type { SessionEndAnnouncer } from "../../core/sessions/ended.ts";
 import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 
 /** Resolves the TXT records of a DNS name (each record a list of strings), for domain verification. */
 export type TxtResolver = (name: string) => Promise<string[][]>;

@@ -13,8 +13,8 @@
  * @module
  */
 import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
-import type { RolePrincipalKind } from "../../storage/contract/roles.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { RolePrincipalKind } from "../../core/storage/roles.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 
 /** The most subjects evicted one message each; more evict every snapshot at once. */
 export const EVICT_ONE_BY_ONE_MAX = 100;

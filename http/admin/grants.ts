@@ -22,8 +22,8 @@ import {
 import { PermissionFormatError } from "../../core/authz/mod.ts";
 import { SvcError } from "../../core/errors.ts";
 import type { SvcEvent } from "../../core/events/sink.ts";
-import type { Grant, GrantInput, RoleStore } from "../../storage/contract/roles.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Grant, GrantInput, RoleStore } from "../../core/storage/roles.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 import type { SvcApp } from "../app.ts";
 import { fence, type FenceScope } from "../auth/fence.ts";
 import { errorResponses, type OperationDoc } from "../openapi/operation.ts";

@@ -64,7 +64,7 @@ import {
   type Impersonation,
   type ImpersonationConsentSetting,
   isImpersonationCurrent,
-} from "../../storage/contract/impersonations.ts";
+} from "../../core/storage/impersonations.ts";
 import { noStore } from "../security-headers.ts";
 import { parseBody } from "../validate.ts";
 import { documented, errorResponses, IsoTimeSchema, type OperationDoc } from "../openapi/operation.ts";

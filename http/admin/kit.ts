@@ -28,8 +28,8 @@ import {
 import { canonicalJson } from "../../core/canonical-json.ts";
 import type { EventPublisher } from "../../core/events/publisher.ts";
 import { ConflictError, NotFoundError, SvcError } from "../../core/errors.ts";
-import type { AdminAuditEntry } from "../../storage/contract/admin-audit.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { AdminAuditEntry } from "../../core/storage/admin-audit.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 import { auditActor } from "../auth/audit-actor.ts";
 import { covers, type FenceScope } from "../auth/fence.ts";
 import type { Principal } from "../auth/principal.ts";

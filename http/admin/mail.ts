@@ -17,7 +17,7 @@
  */
 import * as v from "valibot";
 import { MAIL_READ_GLOBAL } from "../../core/definitions/permissions/mail.ts";
-import type { OutboxMessage } from "../../storage/contract/mail-outbox.ts";
+import type { OutboxMessage } from "../../core/storage/mail-outbox.ts";
 import { fence } from "../auth/fence.ts";
 import { documented, errorResponses, IsoTimeSchema, type OperationDoc } from "../openapi/operation.ts";
 import { noStore } from "../security-headers.ts";

@@ -20,9 +20,9 @@
 import * as v from "valibot";
 import { SvcError } from "../../core/errors.ts";
 import { isUuid } from "../../core/ids.ts";
-import type { Policy } from "../../storage/contract/policies.ts";
-import type { Grant } from "../../storage/contract/roles.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Policy } from "../../core/storage/policies.ts";
+import type { Grant } from "../../core/storage/roles.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 import type { RouteInstaller } from "../app.ts";
 import { fence, type FenceScope } from "../auth/fence.ts";
 import { documented, errorResponses } from "../openapi/operation.ts";

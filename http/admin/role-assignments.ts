@@ -17,7 +17,7 @@
  */
 import * as v from "valibot";
 import { isUuid } from "../../core/ids.ts";
-import type { RoleAssignment } from "../../storage/contract/roles.ts";
+import type { RoleAssignment } from "../../core/storage/roles.ts";
 import type { RouteInstaller } from "../app.ts";
 import { fence, type FenceScope } from "../auth/fence.ts";
 import { documented, errorResponses } from "../openapi/operation.ts";

@@ -17,8 +17,8 @@ import {
 } from "../../core/definitions/permissions/roles.ts";
 import { ForbiddenError } from "../../core/errors.ts";
 import { isUuid, UUID_PATTERN } from "../../core/ids.ts";
-import type { Role, RolePrincipalKind } from "../../storage/contract/roles.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Role, RolePrincipalKind } from "../../core/storage/roles.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 import type { FenceScope } from "../auth/fence.ts";
 import { hidden, requireVisible } from "./kit.ts";
 

@@ -20,9 +20,9 @@
  */
 import * as v from "valibot";
 import { ConflictError } from "../../core/errors.ts";
-import type { Grant, Role } from "../../storage/contract/roles.ts";
-import { ROLE_VERSION_CHANGED } from "../../storage/contract/roles.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Grant, Role } from "../../core/storage/roles.ts";
+import { ROLE_VERSION_CHANGED } from "../../core/storage/roles.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 import type { RouteInstaller } from "../app.ts";
 import { fence, type FenceScope } from "../auth/fence.ts";
 import { documented, errorResponses } from "../openapi/operation.ts";

@@ -29,8 +29,8 @@ import {
   SERVICE_ACCOUNTS_READ_GLOBAL,
 } from "../../core/definitions/permissions/credentials.ts";
 import { isUuid } from "../../core/ids.ts";
-import type { ServiceAccountRecord } from "../../storage/contract/service-accounts.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { ServiceAccountRecord } from "../../core/storage/service-accounts.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 import { fence, type FenceScope } from "../auth/fence.ts";
 import { documented, errorResponses, IsoTimeSchema, type OperationDoc } from "../openapi/operation.ts";
 import { noStore } from "../security-headers.ts";

@@ -18,7 +18,7 @@ import {
   SIGNING_KEYS_MANAGE_GLOBAL,
   SIGNING_KEYS_READ_GLOBAL,
 } from "../../core/definitions/permissions/credentials.ts";
-import type { SigningKeyRecord } from "../../storage/contract/signing-keys.ts";
+import type { SigningKeyRecord } from "../../core/storage/signing-keys.ts";
 import { fence } from "../auth/fence.ts";
 import { documented, errorResponses, IsoTimeSchema, type OperationDoc } from "../openapi/operation.ts";
 import type { AdminRouteDeps } from "./deps.ts";

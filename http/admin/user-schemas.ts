@@ -9,9 +9,9 @@ import * as v from "valibot";
 import { RESETTABLE_FACTORS } from "../../core/accounts/factor-reset.ts";
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "../../core/accounts/flows.ts";
 import { UUID_PATTERN } from "../../core/ids.ts";
-import type { Organization } from "../../storage/contract/organizations.ts";
-import type { SessionRecord } from "../../storage/contract/sessions.ts";
-import type { User } from "../../storage/contract/users.ts";
+import type { Organization } from "../../core/storage/organizations.ts";
+import type { SessionRecord } from "../../core/storage/sessions.ts";
+import type { User } from "../../core/storage/users.ts";
 import { InviteUserSchema } from "../routes/account.ts";
 import { listSchema, PAGE_QUERY_ENTRIES } from "./kit.ts";
 

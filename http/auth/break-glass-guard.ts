@@ -18,7 +18,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { BreakGlassManagedError, type BreakGlassRefusal } from "../../core/break-glass/guard.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 import type { RouteInstaller } from "../app.ts";
 import type { SvcEnv } from "../request-id.ts";
 

@@ -20,8 +20,8 @@ import {
 } from "../../core/dpop/proof.ts";
 import { SvcError } from "../../core/errors.ts";
 import type { RandomSource } from "../../core/random.ts";
-import type { DpopStore } from "../../storage/contract/dpop.ts";
-import type { ServerSecretStore } from "../../storage/contract/server-secrets.ts";
+import type { DpopStore } from "../../core/storage/dpop.ts";
+import type { ServerSecretStore } from "../../core/storage/server-secrets.ts";
 
 /** What a {@link DpopVerifier} needs. */
 export interface DpopVerifierOptions {

@@ -25,8 +25,8 @@ import { IMPERSONATE_GLOBAL, IMPERSONATE_ORG } from "../../core/definitions/perm
 import { isUuid } from "../../core/ids.ts";
 import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
 import { hashRefreshToken, isRefreshTokenShape } from "../../core/tokens/refresh.ts";
-import type { Impersonation } from "../../storage/contract/impersonations.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Impersonation } from "../../core/storage/impersonations.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 import type { RouteInstaller } from "../app.ts";
 import { requireAuthorityOver, SubjectBeyondAuthorityError } from "../admin/authority.ts";
 import { ImpersonationForbiddenError } from "../admin/kit.ts";

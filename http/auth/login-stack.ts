@@ -35,7 +35,7 @@ import { type ExternalRiskProvider, RiskGate } from "../../core/risk/gate.ts";
 import type { GeoLocator, IpReputation, LoginHistory } from "../../core/risk/providers.ts";
 import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
 import { type SecretCipher, TotpService } from "../../core/totp/service.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 import type { RouteInstaller } from "../app.ts";
 import { accountRoutes } from "../routes/account.ts";
 import { factorRoutes } from "../routes/factors.ts";

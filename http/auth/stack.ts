@@ -16,7 +16,7 @@ import { SessionService } from "../../core/sessions/service.ts";
 import type { CacheBus } from "../../core/snapshots/bus.ts";
 import { VerifiedTokenCache } from "../../core/tokens/cache.ts";
 import { TokenService } from "../../core/tokens/service.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 import type { ReadinessCheck, RouteInstaller } from "../app.ts";
 import { cookieSettings } from "./cookies.ts";
 import type { Authenticator } from "./principal.ts";

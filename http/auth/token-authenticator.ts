@@ -30,7 +30,7 @@ import { InvalidTokenError } from "../../core/tokens/errors.ts";
 import type { TokenService } from "../../core/tokens/service.ts";
 import type { AccessTokenClaims } from "../../core/tokens/types.ts";
 import type { SessionEndStatus } from "../../core/sessions/ended.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 import { ACCESS_COOKIE, readCookie } from "./cookies.ts";
 import { isStateChanging, requireCsrf } from "./csrf.ts";
 import type { Authenticator, Principal } from "./principal.ts";

@@ -19,7 +19,7 @@ import {
   type OperationDoc,
 } from "../openapi/operation.ts";
 import { NotFoundError } from "../../core/errors.ts";
-import type { Realm, RealmStore } from "../../storage/contract/realms.ts";
+import type { Realm, RealmStore } from "../../core/storage/realms.ts";
 import { parseQuery } from "../admin/kit.ts";
 import { STATIC_APP_CSP, staticAppRoutes } from "../static-app.ts";
 

@@ -38,8 +38,8 @@ import { CaptchaRequiredError, LoginBlockedError } from "../../core/login/errors
 import { USERS_INVITE_GLOBAL, USERS_INVITE_ORG } from "../../core/definitions/svc-permissions.ts";
 import { ForbiddenError, NotFoundError } from "../../core/errors.ts";
 import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
-import type { RealmStore } from "../../storage/contract/realms.ts";
-import type { UserStore } from "../../storage/contract/users.ts";
+import type { RealmStore } from "../../core/storage/realms.ts";
+import type { UserStore } from "../../core/storage/users.ts";
 import {
   documented,
   type DocumentedInstaller,

@@ -24,8 +24,8 @@ import {
 import type { EventPublisher } from "../../core/events/publisher.ts";
 import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
 import type { SessionEndAnnouncer } from "../../core/sessions/ended.ts";
-import type { AdminAuditEntry } from "../../storage/contract/admin-audit.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { AdminAuditEntry } from "../../core/storage/admin-audit.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 import type { AppDeps } from "../app.ts";
 import { parseQuery, wholeNumber } from "../admin/kit.ts";
 import {

@@ -41,8 +41,8 @@ import { NotFoundError, SvcError } from "../../core/errors.ts";
 import type { EmailOtpService } from "../../core/mfa/email-otp.ts";
 import type { RecoveryCodeService } from "../../core/mfa/recovery-codes.ts";
 import type { TotpService } from "../../core/totp/service.ts";
-import type { EmailOtpEnrollmentStore } from "../../storage/contract/email-otp-enrollments.ts";
-import type { UserStore } from "../../storage/contract/users.ts";
+import type { EmailOtpEnrollmentStore } from "../../core/storage/email-otp-enrollments.ts";
+import type { UserStore } from "../../core/storage/users.ts";
 import {
   documented,
   type DocumentedInstaller,

@@ -14,7 +14,7 @@ import type { Context } from "hono";
 import { sha256Hex } from "../../core/digest.ts";
 import { NotFoundError } from "../../core/errors.ts";
 import type { KeyRing } from "../../core/keys/ring.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 import * as v from "valibot";
 import {
   documented,

@@ -42,8 +42,8 @@ import type { RandomSource } from "../../core/random.ts";
 import { InvalidTokenError } from "../../core/tokens/errors.ts";
 import type { TokenService } from "../../core/tokens/service.ts";
 import type { MfaTokenClaims } from "../../core/tokens/types.ts";
-import type { PasskeyCredentialRecord } from "../../storage/contract/passkey-credentials.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { PasskeyCredentialRecord } from "../../core/storage/passkey-credentials.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 import type { RouteInstaller } from "../app.ts";
 import { parseQuery } from "../admin/kit.ts";
 import {

@@ -13,7 +13,7 @@
  */
 import { NotFoundError } from "../../core/errors.ts";
 import type { SessionService } from "../../core/sessions/service.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 import * as v from "valibot";
 import {
   documented,

@@ -17,7 +17,7 @@ import { MAX_PASSWORD_LENGTH } from "../../core/accounts/password-policy.ts";
 import { NotFoundError } from "../../core/errors.ts";
 import type { PasswordService } from "../../core/passwords/service.ts";
 import { createSqlSetupTokenStore } from "../../storage/sql/setup-tokens.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 import { documented, type DocumentedInstaller, errorResponses } from "../openapi/operation.ts";
 import { parseBody } from "../validate.ts";
 

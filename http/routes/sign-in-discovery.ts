@@ -14,7 +14,7 @@ import * as v from "valibot";
 import { EmailAddressSchema } from "../../core/accounts/email.ts";
 import { isUuid } from "../../core/ids.ts";
 import { SvcError } from "../../core/errors.ts";
-import type { Storage } from "../../storage/storage.ts";
+import type { Storage } from "../../core/storage/storage.ts";
 import { allowedReturnTo } from "../../console/account/return-to.ts";
 import { bodyLimit } from "../body-limit.ts";
 import { documented, errorResponses, type OperationDoc } from "../openapi/operation.ts";

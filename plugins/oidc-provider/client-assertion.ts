@@ -16,8 +16,23 @@ import {
   type ClientRecord,
   JWT_BEARER_ASSERTION_TYPE,
   outboundPolicyFromConfig,
+  type PluginContext,
 } from "../../mod.ts";
-import { PATHS, type Provider } from "./shared.ts";
+import { PATHS } from "./paths.ts";
+
+/** What checking an assertion needs of the provider (a `Provider` of `shared.ts` has all of it). */
+export interface AssertionContext {
+  /** The plugin's context: svc's config (outbound policy), clock and storage (consumed jtis). */
+  readonly ctx: Pick<PluginContext<unknown>, "svcConfig" | "clock" | "storage">;
+  /** The provider's realm. */
+  readonly realmId: string;
+  /** The issuer, one of the accepted audiences. */
+  readonly issuer: string;
+  /** Absolute URL of a provider path. */
+  url(path: string): string;
+  /** The cached key set published at a client's `jwksUri`. */
+  remoteJwks(uri: string): JWTVerifyGetKey;
+}
 
 /** The furthest ahead an assertion's `exp` may be. */
 export const MAX_ASSERTION_LIFETIME_SECONDS = 300;
@@ -43,7 +58,7 @@ export function assertionClientId(assertion: string): string | null {
  * endpoint `endpointPath` (`/oidc/token`…). Throws {@link ClientAssertionError} when it is not acceptable.
  */
 export async function verifyClientAssertion(
-  p: Provider,
+  p: AssertionContext,
   endpointPath: string,
   client: ClientRecord,
   form: Record<string, string>,

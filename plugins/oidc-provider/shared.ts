@@ -16,6 +16,7 @@ import {
 } from "../../mod.ts";
 import type { ClientRecord, DpopVerifier, PluginSql } from "../../mod.ts";
 import { assertionClientId, ClientAssertionError, verifyClientAssertion } from "./client-assertion.ts";
+import { PATHS } from "./paths.ts";
 
 /** The provider's config section. */
 export interface OidcProviderConfig {
@@ -52,20 +53,7 @@ export interface Provider {
 /** The scopes the provider knows. */
 export const SUPPORTED_SCOPES = ["openid", "profile", "email", "offline_access"] as const;
 
-/** The provider's endpoints, relative to the path base. */
-export const PATHS = {
-  discovery: "/.well-known/openid-configuration",
-  oauthMetadata: "/.well-known/oauth-authorization-server",
-  authorize: "/oidc/authorize",
-  par: "/oidc/par",
-  consent: "/oidc/consent",
-  token: "/oidc/token",
-  userinfo: "/oidc/userinfo",
-  revoke: "/oidc/revoke",
-  introspect: "/oidc/introspect",
-  logout: "/oidc/logout",
-  jwks: "/.well-known/jwks.json",
-} as const;
+export { PATHS } from "./paths.ts";
 
 /** Kinds of the events the provider emits. */
 export const OIDC_EVENTS = {

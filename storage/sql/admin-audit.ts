@@ -25,7 +25,7 @@ import {
   type AuditChainReport,
   type AuditChainVerification,
   GENESIS_HASH,
-} from "../contract/admin-audit.ts";
+} from "../../core/storage/admin-audit.ts";
 import type { AdminAuditEntriesTable, Database, Executor } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
 import { canonicalJson } from "../../core/canonical-json.ts";

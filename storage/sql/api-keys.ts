@@ -8,7 +8,7 @@ import { type Selectable, sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { ConflictError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
-import type { ApiKeyRecord, ApiKeyStore } from "../contract/api-keys.ts";
+import type { ApiKeyRecord, ApiKeyStore } from "../../core/storage/api-keys.ts";
 import type { ApiKeysTable, Executor } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
 

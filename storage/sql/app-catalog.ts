@@ -7,7 +7,7 @@ import { sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { ValidationError } from "../../core/errors.ts";
 import type { RandomSource } from "../../core/random.ts";
-import type { AppCatalogEntry, AppCatalogStore, RegisterAppInput } from "../contract/app-catalog.ts";
+import type { AppCatalogEntry, AppCatalogStore, RegisterAppInput } from "../../core/storage/app-catalog.ts";
 import type { Database, Executor } from "../database.ts";
 import { type ConstraintMap, guarded, now } from "./directory-support.ts";
 

@@ -7,7 +7,7 @@
  */
 import { sql } from "kysely";
 import { type Clock, nowDate } from "../../core/clock.ts";
-import type { AuthorizationCode, AuthorizationCodeStore } from "../contract/authorization-codes.ts";
+import type { AuthorizationCode, AuthorizationCodeStore } from "../../core/storage/authorization-codes.ts";
 import type { AuthorizationCodesTable, Executor } from "../database.ts";
 
 /** The SQL authorization code store over a kysely executor; time comes from `clock`. */

@@ -5,7 +5,7 @@
  */
 import { sql, type Updateable } from "kysely";
 import { type Clock, nowDate } from "../../core/clock.ts";
-import type { BreakGlassAccount, BreakGlassState, BreakGlassStore } from "../contract/break-glass.ts";
+import type { BreakGlassAccount, BreakGlassState, BreakGlassStore } from "../../core/storage/break-glass.ts";
 import type { BreakGlassStateTable, Executor } from "../database.ts";
 
 /** The SQL break-glass store over a kysely executor; time comes from `clock`. */

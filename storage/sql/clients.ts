@@ -8,7 +8,7 @@ import { type Selectable, sql, type Updateable } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { ConflictError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
-import type { ClientFields, ClientRecord, ClientStore } from "../contract/clients.ts";
+import type { ClientFields, ClientRecord, ClientStore } from "../../core/storage/clients.ts";
 import type { ClientsTable, Executor } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
 import { jsonb } from "./directory-support.ts";

@@ -1,6 +1,6 @@
 /** The consumed-jti deny-list on SQL. */
 import { type Clock, nowDate } from "../../core/clock.ts";
-import type { ConsumedTokenStore } from "../contract/consumed-tokens.ts";
+import type { ConsumedTokenStore } from "../../core/storage/consumed-tokens.ts";
 import type { Executor } from "../database.ts";
 
 /** The SQL consumed-token store over a kysely executor; time comes from `clock`. */

@@ -11,8 +11,8 @@ import type { Clock } from "../../core/clock.ts";
 import type { RandomSource } from "../../core/random.ts";
 import { ConflictError, NotFoundError, SvcError, ValidationError } from "../../core/errors.ts";
 import type { Database, Executor } from "../database.ts";
-import type { PageRequest } from "../contract/organizations.ts";
-import type { Grant, GrantEffect, GrantInput } from "../contract/roles.ts";
+import type { PageRequest } from "../../core/storage/organizations.ts";
+import type { Grant, GrantEffect, GrantInput } from "../../core/storage/roles.ts";
 import { isUuid } from "../../core/ids.ts";
 export { isUuid } from "../../core/ids.ts";
 

@@ -1,6 +1,6 @@
 /** DPoP used proofs and session key bindings on SQL. */
 import { type Clock, nowDate } from "../../core/clock.ts";
-import type { DpopStore } from "../contract/dpop.ts";
+import type { DpopStore } from "../../core/storage/dpop.ts";
 import type { Executor } from "../database.ts";
 
 /** The SQL DPoP store over a kysely executor; time comes from `clock`. */

@@ -4,7 +4,7 @@
  * @module
  */
 import type { Clock } from "../../core/clock.ts";
-import type { EmailOtpEnrollmentStore } from "../contract/email-otp-enrollments.ts";
+import type { EmailOtpEnrollmentStore } from "../../core/storage/email-otp-enrollments.ts";
 import type { Executor } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
 

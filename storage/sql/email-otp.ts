@@ -13,7 +13,7 @@ import {
   type EmailOtpStore,
   hashOtpCode,
   type OtpVerifyResult,
-} from "../contract/email-otp.ts";
+} from "../../core/storage/email-otp.ts";
 import type { EmailOtpChallengesTable, Executor } from "../database.ts";
 
 type Outcome = OtpVerifyResult["outcome"];

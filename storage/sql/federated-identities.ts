@@ -7,7 +7,10 @@ import type { Selectable } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { ConflictError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
-import type { FederatedIdentityRecord, FederatedIdentityStore } from "../contract/federated-identities.ts";
+import type {
+  FederatedIdentityRecord,
+  FederatedIdentityStore,
+} from "../../core/storage/federated-identities.ts";
 import type { Executor, FederatedIdentitiesTable } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
 

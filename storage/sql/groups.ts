@@ -6,7 +6,7 @@
 import type { Clock } from "../../core/clock.ts";
 import { NotFoundError, ValidationError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
-import type { Group, GroupMember, GroupStore } from "../contract/groups.ts";
+import type { Group, GroupMember, GroupStore } from "../../core/storage/groups.ts";
 import type { Database, Executor } from "../database.ts";
 import {
   type ConstraintMap,

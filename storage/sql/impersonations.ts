@@ -12,7 +12,7 @@ import type {
   Impersonation,
   ImpersonationConsentSetting,
   ImpersonationStore,
-} from "../contract/impersonations.ts";
+} from "../../core/storage/impersonations.ts";
 import type { Executor, ImpersonationConsentTable, ImpersonationsTable } from "../database.ts";
 import { atomically } from "./transaction.ts";
 import { LockClass, lockForTransaction } from "./advisory-locks.ts";

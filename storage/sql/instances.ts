@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { RawSqlStore } from "../contract/raw-sql.ts";
+import type { RawSqlStore } from "../../core/storage/raw-sql.ts";
 
 /** Another live instance. */
 export interface LiveInstance {

@@ -8,7 +8,7 @@ import { type Selectable, sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { ValidationError } from "../../core/errors.ts";
 import type { RandomSource } from "../../core/random.ts";
-import type { KnownDeviceRecord, KnownDeviceStore } from "../contract/known-devices.ts";
+import type { KnownDeviceRecord, KnownDeviceStore } from "../../core/storage/known-devices.ts";
 import type { Executor, KnownDevicesTable } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
 

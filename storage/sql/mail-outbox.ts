@@ -7,7 +7,7 @@ import {
   type MailOutboxStore,
   type OutboxMessage,
   type OutboxQuery,
-} from "../contract/mail-outbox.ts";
+} from "../../core/storage/mail-outbox.ts";
 import type { Executor, MailOutboxTable } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
 

@@ -13,7 +13,7 @@ import type {
   OrganizationStore,
   OrgMembership,
   VerifiedDomainMatch,
-} from "../contract/organizations.ts";
+} from "../../core/storage/organizations.ts";
 import type { Database, Executor } from "../database.ts";
 import { orgContextsOfSubject } from "./subject-grants.ts";
 import {

@@ -13,7 +13,7 @@ import {
   PASSKEY_CEREMONY_TTL_MS,
   type PasskeyCeremonyRecord,
   type PasskeyCeremonyStore,
-} from "../contract/passkey-ceremonies.ts";
+} from "../../core/storage/passkey-ceremonies.ts";
 import type { Executor, PasskeyCeremoniesTable } from "../database.ts";
 
 function toRecord(row: Selectable<PasskeyCeremoniesTable>): PasskeyCeremonyRecord {

@@ -8,7 +8,10 @@ import { type Selectable, sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { ConflictError, ValidationError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
-import type { PasskeyCredentialRecord, PasskeyCredentialStore } from "../contract/passkey-credentials.ts";
+import type {
+  PasskeyCredentialRecord,
+  PasskeyCredentialStore,
+} from "../../core/storage/passkey-credentials.ts";
 import type { Executor, PasskeyCredentialsTable } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
 

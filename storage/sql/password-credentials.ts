@@ -12,7 +12,7 @@ import type {
   PasswordCredentialRecord,
   PasswordCredentialStore,
   PasswordHash,
-} from "../contract/password-credentials.ts";
+} from "../../core/storage/password-credentials.ts";
 import type { Executor, PasswordCredentialsTable } from "../database.ts";
 import { atomically } from "./transaction.ts";
 import { rotateCredentialStamp } from "./users.ts";

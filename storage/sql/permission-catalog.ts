@@ -13,7 +13,7 @@ import type {
   DeclaredPermission,
   PermissionCatalogEntry,
   PermissionCatalogStore,
-} from "../contract/permission-catalog.ts";
+} from "../../core/storage/permission-catalog.ts";
 import type { Database, Executor } from "../database.ts";
 import { atomically, now } from "./directory-support.ts";
 import { LockClass, lockForTransaction } from "./advisory-locks.ts";

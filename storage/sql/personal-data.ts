@@ -6,7 +6,7 @@
  */
 import { type Expression, type ExpressionBuilder, sql, type SqlBool } from "kysely";
 import { isUuid } from "../../core/ids.ts";
-import type { PersonalDataStore } from "../contract/personal-data.ts";
+import type { PersonalDataStore } from "../../core/storage/personal-data.ts";
 import type { Database, Executor } from "../database.ts";
 
 function mentions<T extends keyof Database>(

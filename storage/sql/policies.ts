@@ -6,7 +6,7 @@
 import type { Clock } from "../../core/clock.ts";
 import { ValidationError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
-import type { Policy, PolicyPrincipalKind, PolicyStore } from "../contract/policies.ts";
+import type { Policy, PolicyPrincipalKind, PolicyStore } from "../../core/storage/policies.ts";
 import type { Database, Executor } from "../database.ts";
 import {
   atomically,

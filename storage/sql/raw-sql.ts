@@ -4,7 +4,7 @@
  * @module
  */
 import { CompiledQuery } from "kysely";
-import type { RawSqlStore } from "../contract/raw-sql.ts";
+import type { RawSqlStore } from "../../core/storage/raw-sql.ts";
 import type { Executor } from "../database.ts";
 
 /** A {@link RawSqlStore} over an executor (the database or a transaction). */

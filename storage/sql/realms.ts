@@ -7,7 +7,7 @@ import type { Selectable, Updateable } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { ConflictError, NotFoundError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
-import type { Realm, RealmStore } from "../contract/realms.ts";
+import type { Realm, RealmStore } from "../../core/storage/realms.ts";
 import type { Database, Executor } from "../database.ts";
 import { atomically, type ConstraintMap, guarded, isUuid, now, requireUuid } from "./directory-support.ts";
 import { LockClass, lockForTransaction } from "./advisory-locks.ts";

@@ -1,6 +1,6 @@
 /** Recovery codes on SQL: the set is replaced in one transaction, a code consumed by one DELETE. */
 import { type Clock, nowDate } from "../../core/clock.ts";
-import { hashRecoveryCode, type RecoveryCodeStore } from "../contract/recovery-codes.ts";
+import { hashRecoveryCode, type RecoveryCodeStore } from "../../core/storage/recovery-codes.ts";
 import type { Executor } from "../database.ts";
 import { atomically } from "./transaction.ts";
 

@@ -15,8 +15,8 @@ import type {
   RefreshRotation,
   RefreshTokenRecord,
   RefreshTokenStore,
-} from "../contract/refresh-tokens.ts";
-import type { UserStatus } from "../contract/users.ts";
+} from "../../core/storage/refresh-tokens.ts";
+import type { UserStatus } from "../../core/storage/users.ts";
 import type { Executor, RefreshTokensTable, SessionsTable } from "../database.ts";
 import { sessionRecordOf } from "./sessions.ts";
 import { atomically } from "./transaction.ts";

@@ -14,7 +14,7 @@ import {
   type RoleAssignment,
   type RolePrincipalKind,
   type RoleStore,
-} from "../contract/roles.ts";
+} from "../../core/storage/roles.ts";
 import type { Database, Executor } from "../database.ts";
 import {
   atomically,

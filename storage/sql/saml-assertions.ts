@@ -1,6 +1,6 @@
 /** Consumed SAML assertion ids on SQL. */
 import { type Clock, nowDate } from "../../core/clock.ts";
-import { samlAssertionKey, type SamlAssertionStore } from "../contract/saml-assertions.ts";
+import { samlAssertionKey, type SamlAssertionStore } from "../../core/storage/saml-assertions.ts";
 import type { Executor } from "../database.ts";
 
 /** The SQL SAML assertion store over a kysely executor; time comes from `clock`. */

@@ -6,7 +6,7 @@
 import { type Selectable, sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
-import type { SecurityEventRecord, SecurityEventStore } from "../contract/security-events.ts";
+import type { SecurityEventRecord, SecurityEventStore } from "../../core/storage/security-events.ts";
 import type { Executor, SecurityEventsTable } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
 import { LOGIN_SUCCEEDED_KIND, recordLoginFromEvent } from "./login-history.ts";

@@ -6,7 +6,7 @@
  */
 import type { Clock } from "../../core/clock.ts";
 import { StorageError, ValidationError } from "../../core/errors.ts";
-import type { ServerSecretStore } from "../contract/server-secrets.ts";
+import type { ServerSecretStore } from "../../core/storage/server-secrets.ts";
 import type { Executor } from "../database.ts";
 
 /** A {@link ServerSecretStore} over the `server_secrets` table. */

@@ -8,7 +8,7 @@ import { type Selectable, sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { ConflictError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
-import type { ServiceAccountRecord, ServiceAccountStore } from "../contract/service-accounts.ts";
+import type { ServiceAccountRecord, ServiceAccountStore } from "../../core/storage/service-accounts.ts";
 import type { Executor, ServiceAccountsTable } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
 

@@ -8,7 +8,7 @@ import { type Selectable, sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { ValidationError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
-import type { SessionRecord, SessionStore } from "../contract/sessions.ts";
+import type { SessionRecord, SessionStore } from "../../core/storage/sessions.ts";
 import type { Executor, SessionsTable } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
 

@@ -6,8 +6,8 @@
  *
  * @module
  */
-import type { RawSqlStore } from "../contract/raw-sql.ts";
-import type { SetupTokenStore } from "../contract/setup-tokens.ts";
+import type { RawSqlStore } from "../../core/storage/raw-sql.ts";
+import type { SetupTokenStore } from "../../core/storage/setup-tokens.ts";
 
 /** The {@link SetupTokenStore} over raw SQL (the storage's `rawSql`, bound to its transaction). */
 export function createSqlSetupTokenStore(sql: RawSqlStore): SetupTokenStore {

@@ -2,7 +2,7 @@
 import { sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
-import type { ShadowComparisonStore } from "../contract/shadow-comparisons.ts";
+import type { ShadowComparisonStore } from "../../core/storage/shadow-comparisons.ts";
 import type { Executor } from "../database.ts";
 
 /** The SQL shadow comparison store. */

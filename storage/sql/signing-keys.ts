@@ -9,7 +9,7 @@ import type { Selectable } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { ConflictError } from "../../core/errors.ts";
 import type { RandomSource } from "../../core/random.ts";
-import type { SigningKeyRecord, SigningKeyStore } from "../contract/signing-keys.ts";
+import type { SigningKeyRecord, SigningKeyStore } from "../../core/storage/signing-keys.ts";
 import type { Executor, SigningKeysTable } from "../database.ts";
 import { atomically } from "./transaction.ts";
 import { isUuid } from "../../core/ids.ts";

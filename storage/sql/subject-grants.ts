@@ -8,7 +8,7 @@
  */
 import { sql } from "kysely";
 import { ValidationError } from "../../core/errors.ts";
-import type { SubjectGrantRow, SubjectGrantSource, SubjectRows } from "../contract/subject-grants.ts";
+import type { SubjectGrantRow, SubjectGrantSource, SubjectRows } from "../../core/storage/subject-grants.ts";
 import type { Executor } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
 import { asObject, parseJson } from "./directory-support.ts";

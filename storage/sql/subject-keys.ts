@@ -9,7 +9,7 @@ import type { Selectable } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { StorageError, ValidationError } from "../../core/errors.ts";
 import type { RandomSource } from "../../core/random.ts";
-import type { SubjectKeyRecord, SubjectKeyStore } from "../contract/subject-keys.ts";
+import type { SubjectKeyRecord, SubjectKeyStore } from "../../core/storage/subject-keys.ts";
 import type { Executor, SubjectKeysTable } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
 

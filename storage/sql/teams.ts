@@ -6,7 +6,7 @@
 import type { Clock } from "../../core/clock.ts";
 import { NotFoundError, ValidationError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
-import type { Team, TeamMember, TeamStore } from "../contract/teams.ts";
+import type { Team, TeamMember, TeamStore } from "../../core/storage/teams.ts";
 import type { Database, Executor } from "../database.ts";
 import { type ConstraintMap, guarded, isUuid, now, requireUuid } from "./directory-support.ts";
 

@@ -1,6 +1,6 @@
 /** Token grants on SQL. */
 import type { Clock } from "../../core/clock.ts";
-import type { TokenGrant, TokenGrantStore } from "../contract/token-grants.ts";
+import type { TokenGrant, TokenGrantStore } from "../../core/storage/token-grants.ts";
 import type { Executor, TokenGrantsTable } from "../database.ts";
 
 /** The SQL token grant store over a kysely executor (`clock` is unused: callers stamp issuedAt). */

@@ -9,7 +9,7 @@ import { type Selectable, sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { ConflictError } from "../../core/errors.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
-import type { TotpEnrollmentRecord, TotpEnrollmentStore } from "../contract/totp-enrollments.ts";
+import type { TotpEnrollmentRecord, TotpEnrollmentStore } from "../../core/storage/totp-enrollments.ts";
 import type { Executor, TotpEnrollmentsTable } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
 

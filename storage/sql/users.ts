@@ -8,7 +8,7 @@ import { type Selectable, type SelectQueryBuilder, sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { ConflictError, NotFoundError, ValidationError } from "../../core/errors.ts";
 import { type RandomSource, randomToken, randomUuid } from "../../core/random.ts";
-import { normalizeEmail, type User, type UserSearch, type UserStore } from "../contract/users.ts";
+import { normalizeEmail, type User, type UserSearch, type UserStore } from "../../core/storage/users.ts";
 import type { Database, Executor } from "../database.ts";
 import {
   asObject,

@@ -19,7 +19,7 @@ import {
   type WebhookDeliveryRecord,
   type WebhookEndpointRecord,
   type WebhookStore,
-} from "../contract/webhooks.ts";
+} from "../../core/storage/webhooks.ts";
 import type { Executor, WebhookDeliveriesTable, WebhookEndpointsTable } from "../database.ts";
 import { atomically } from "./transaction.ts";
 import { isUuid } from "../../core/ids.ts";

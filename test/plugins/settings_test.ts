@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import * as v from "valibot";
 import { pluginRealm, realmSetting, secondsSetting } from "../../plugins/settings.ts";
-import type { Realm } from "../../storage/contract/realms.ts";
+import type { Realm } from "../../core/storage/realms.ts";
 
 Deno.test("secondsSetting: numbers and digits within the range; the fallback when unset", async (t) => {
   const schema = v.object({ ttl: secondsSetting(10, 600, 60) });

@@ -20,7 +20,7 @@ import { createApp, type SvcApp } from "../../http/app.ts";
 import { createLoginStack, type LoginStack } from "../../http/auth/login-stack.ts";
 import { type AuthStack, createAuthStack } from "../../http/auth/stack.ts";
 import { authzRoutes } from "../../http/routes/authz.ts";
-import type { OutboxMessage } from "../../storage/contract/mail-outbox.ts";
+import type { OutboxMessage } from "../../core/storage/mail-outbox.ts";
 import type { SvcDatabase } from "../../storage/open.ts";
 import { createSqlCounterStore } from "../../storage/sql/abuse-counters.ts";
 import { createSqlStorage, type Storage } from "../../storage/storage.ts";

@@ -5,7 +5,7 @@
  */
 import type { RandomSource } from "../../core/random.ts";
 import type { SecretCipher } from "../../core/totp/service.ts";
-import type { SubjectKeyStore } from "../../storage/contract/subject-keys.ts";
+import type { SubjectKeyStore } from "../../core/storage/subject-keys.ts";
 
 /** A subject-key cipher for tests; `calls` counts encryptions and decryptions. */
 export function testSecretCipher(

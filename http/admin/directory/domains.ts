@@ -21,7 +21,7 @@ import * as v from "valibot";
 import { constantTimeEqual } from "../../../core/digest.ts";
 import { ForbiddenError, SvcError } from "../../../core/errors.ts";
 import { randomToken } from "../../../core/random.ts";
-import { EMAIL_DOMAIN, type OrganizationDomain } from "../../../storage/contract/organizations.ts";
+import { EMAIL_DOMAIN, type OrganizationDomain } from "../../../core/storage/organizations.ts";
 import type { RouteInstaller } from "../../app.ts";
 import { fence, type FenceScope } from "../../auth/fence.ts";
 import { documented, errorResponses } from "../../openapi/operation.ts";

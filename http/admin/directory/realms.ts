@@ -23,7 +23,7 @@
 import * as v from "valibot";
 import { REALMS_MANAGE_GLOBAL, REALMS_READ_GLOBAL } from "../../../core/definitions/permissions/directory.ts";
 import { ForbiddenError } from "../../../core/errors.ts";
-import type { Realm } from "../../../storage/contract/realms.ts";
+import type { Realm } from "../../../core/storage/realms.ts";
 import type { RouteInstaller } from "../../app.ts";
 import { fence, type FenceScope } from "../../auth/fence.ts";
 import { documented, errorResponses } from "../../openapi/operation.ts";

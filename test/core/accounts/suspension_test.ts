@@ -6,7 +6,7 @@
 import { strict as assert } from "node:assert";
 import { suspendUser } from "../../../core/accounts/suspension.ts";
 import { createApiKey } from "../../../core/credentials/api-keys.ts";
-import type { Storage } from "../../../storage/storage.ts";
+import type { Storage } from "../../../core/storage/storage.ts";
 import { authBed, bearer } from "../../support/auth.ts";
 
 const json = (body: unknown, headers: Record<string, string> = {}) => ({

@@ -5,7 +5,7 @@ import { runAdminMutation } from "../../../core/audit/mutation.ts";
 import { ManualClock } from "../../../core/clock.ts";
 import { sha256Hex } from "../../../core/digest.ts";
 import { cryptoRandom, randomUuid } from "../../../core/random.ts";
-import { GENESIS_HASH } from "../../../storage/contract/admin-audit.ts";
+import { GENESIS_HASH } from "../../../core/storage/admin-audit.ts";
 import { auditEntryHash, canonicalJson, payloadDigest } from "../../../storage/sql/admin-audit.ts";
 import { createSqlStorage } from "../../../storage/storage.ts";
 import { freshPostgres } from "../../support/db.ts";

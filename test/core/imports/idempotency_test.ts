@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { runImport } from "../../../core/imports/engine.ts";
 import type { ImportedUser, ImportItem } from "../../../core/imports/model.ts";
-import type { Storage } from "../../../storage/storage.ts";
+import type { Storage } from "../../../core/storage/storage.ts";
 import { importBed } from "./support.ts";
 
 const BCRYPT_A = "$2a$05$CCCCCCCCCCCCCCCCCCCCC.E5YPO9kmyuRGyh0XouQYb4YMJKvyOeW";

@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import { ManualClock } from "../../../core/clock.ts";
 import { KeyRing } from "../../../core/keys/ring.ts";
 import { seededRandom } from "../../../core/random.ts";
-import type { SigningKeyStore } from "../../../storage/contract/signing-keys.ts";
+import type { SigningKeyStore } from "../../../core/storage/signing-keys.ts";
 import { createSqlStorage } from "../../../storage/storage.ts";
 import { T0 } from "../../support/auth.ts";
 import { freshEmbedded } from "../../support/db.ts";

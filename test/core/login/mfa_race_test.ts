@@ -5,7 +5,7 @@
  */
 import { strict as assert } from "node:assert";
 import { normalizeRecoveryCode } from "../../../core/mfa/recovery-codes.ts";
-import { hashRecoveryCode } from "../../../storage/contract/recovery-codes.ts";
+import { hashRecoveryCode } from "../../../core/storage/recovery-codes.ts";
 import { loginBed } from "../../support/login.ts";
 
 Deno.test("MFA (postgres): concurrent recovery codes on one token spend exactly one code", async (t) => {

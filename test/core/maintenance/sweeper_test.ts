@@ -2,7 +2,7 @@ import { strict as assert } from "node:assert";
 import { ManualClock } from "../../../core/clock.ts";
 import { MaintenanceSweeper, OUTBOX_RETENTION_MS } from "../../../core/maintenance/sweeper.ts";
 import { seededRandom } from "../../../core/random.ts";
-import { hashOtpCode } from "../../../storage/contract/email-otp.ts";
+import { hashOtpCode } from "../../../core/storage/email-otp.ts";
 import { createSqlCounterStore } from "../../../storage/sql/abuse-counters.ts";
 import { createSqlStorage, type Storage } from "../../../storage/storage.ts";
 import { freshEmbedded } from "../../support/db.ts";

@@ -6,7 +6,7 @@ import { createOutboxTransport } from "../../../core/mail/outbox.ts";
 import { MemoryMailTransport } from "../../../core/mail/transport.ts";
 import { EmailOtpService, randomOtpCode } from "../../../core/mfa/email-otp.ts";
 import { cryptoRandom, seededRandom } from "../../../core/random.ts";
-import { hashOtpCode } from "../../../storage/contract/email-otp.ts";
+import { hashOtpCode } from "../../../core/storage/email-otp.ts";
 import { createSqlStorage } from "../../../storage/storage.ts";
 import { freshEmbedded } from "../../support/db.ts";
 

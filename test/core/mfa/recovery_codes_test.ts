@@ -7,7 +7,7 @@ import {
   RecoveryCodeService,
 } from "../../../core/mfa/recovery-codes.ts";
 import { cryptoRandom, seededRandom } from "../../../core/random.ts";
-import { hashRecoveryCode } from "../../../storage/contract/recovery-codes.ts";
+import { hashRecoveryCode } from "../../../core/storage/recovery-codes.ts";
 import { createSqlStorage } from "../../../storage/storage.ts";
 import { freshEmbedded } from "../../support/db.ts";
 import { seeder } from "../../support/seed.ts";

@@ -17,8 +17,8 @@ import {
 } from "../../../core/passkeys/rules.ts";
 import { CeremonyKinds, PasskeyService, type RelyingParty } from "../../../core/passkeys/service.ts";
 import { seededRandom } from "../../../core/random.ts";
-import { challengeMatches } from "../../../storage/contract/passkey-ceremonies.ts";
-import type { User } from "../../../storage/contract/users.ts";
+import { challengeMatches } from "../../../core/storage/passkey-ceremonies.ts";
+import type { User } from "../../../core/storage/users.ts";
 import { createSqlStorage, type Storage } from "../../../storage/storage.ts";
 import { freshEmbedded } from "../../support/db.ts";
 import { T0 } from "../../support/auth.ts";

@@ -9,7 +9,7 @@ import {
   securityEventLoginHistory,
   type TextLoader,
 } from "../../../core/risk/providers.ts";
-import type { SecurityEventRecord, SecurityEventStore } from "../../../storage/contract/security-events.ts";
+import type { SecurityEventRecord, SecurityEventStore } from "../../../core/storage/security-events.ts";
 
 const fixtures = new URL("../../fixtures/risk/", import.meta.url);
 const readFixture: TextLoader = (path) => Deno.readTextFile(new URL(path, fixtures));

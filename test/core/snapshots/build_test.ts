@@ -1,7 +1,7 @@
 import { strict as assert } from "node:assert";
 import { evaluate } from "../../../core/authz/mod.ts";
 import { buildSnapshot } from "../../../core/snapshots/build.ts";
-import type { SubjectRows } from "../../../storage/contract/subject-grants.ts";
+import type { SubjectRows } from "../../../core/storage/subject-grants.ts";
 
 const rows = (grants: SubjectRows["grants"]): SubjectRows => ({
   userId: "u1",

@@ -3,7 +3,7 @@ import { ManualClock } from "../../../core/clock.ts";
 import { EventHub, type SvcEvent } from "../../../core/events/sink.ts";
 import { decodeInvalidation, InProcessCacheBus } from "../../../core/snapshots/bus.ts";
 import { INVALID_GRANTS_EVENT, SubjectSnapshots } from "../../../core/snapshots/service.ts";
-import type { SubjectGrantSource, SubjectRows } from "../../../storage/contract/subject-grants.ts";
+import type { SubjectGrantSource, SubjectRows } from "../../../core/storage/subject-grants.ts";
 
 /** An in-memory source whose rows the test edits, counting loads. */
 function memorySource() {

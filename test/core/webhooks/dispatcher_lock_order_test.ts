@@ -12,7 +12,7 @@ import { WebhookDispatcher } from "../../../core/webhooks/dispatcher.ts";
 import { sql } from "kysely";
 import { LOCK_CLASS } from "../../../storage/sql/admin-audit.ts";
 import { advisoryLockKey } from "../../../storage/sql/advisory-locks.ts";
-import type { Storage } from "../../../storage/storage.ts";
+import type { Storage } from "../../../core/storage/storage.ts";
 import { adminBed } from "../../support/admin.ts";
 import { testOutbound } from "../../support/outbound.ts";
 import { startReceiver } from "../../support/webhook-receiver.ts";

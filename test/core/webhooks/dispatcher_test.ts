@@ -5,7 +5,7 @@ import { EventHub, type SvcEvent } from "../../../core/events/sink.ts";
 import { seededRandom } from "../../../core/random.ts";
 import { WebhookDispatcher, type WebhookDispatcherOptions } from "../../../core/webhooks/dispatcher.ts";
 import { testOutbound } from "../../support/outbound.ts";
-import { WEBHOOK_RETRY_DELAYS_MS } from "../../../storage/contract/webhooks.ts";
+import { WEBHOOK_RETRY_DELAYS_MS } from "../../../core/storage/webhooks.ts";
 import { createSqlStorage, type Storage } from "../../../storage/storage.ts";
 import { freshEmbedded } from "../../support/db.ts";
 import { seeder } from "../../support/seed.ts";

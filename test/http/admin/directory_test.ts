@@ -11,7 +11,7 @@ import type { SvcEvent } from "../../../core/events/sink.ts";
 import { createApp, type SvcApp } from "../../../http/app.ts";
 import type { TxtResolver } from "../../../http/admin/deps.ts";
 import { directoryRoutes } from "../../../http/admin/directory/mod.ts";
-import { EMAIL_DOMAIN } from "../../../storage/contract/organizations.ts";
+import { EMAIL_DOMAIN } from "../../../core/storage/organizations.ts";
 import { type AdminBed, adminBed, type AdminCaller } from "../../support/admin.ts";
 import { seeder } from "../../support/seed.ts";
 

@@ -9,7 +9,7 @@
 import { strict as assert } from "node:assert";
 import { createApiKey } from "../../../core/credentials/api-keys.ts";
 import { createServiceAccount } from "../../../core/credentials/service-accounts.ts";
-import { EMAIL_DOMAIN } from "../../../storage/contract/organizations.ts";
+import { EMAIL_DOMAIN } from "../../../core/storage/organizations.ts";
 import { adminBed } from "../../support/admin.ts";
 import { memberOfA } from "./cases/users.ts";
 

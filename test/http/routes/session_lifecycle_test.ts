@@ -8,7 +8,7 @@
 import { strict as assert } from "node:assert";
 import { createApiKey } from "../../../core/credentials/api-keys.ts";
 import { eraseUser } from "../../../core/audit/erasure.ts";
-import type { Storage } from "../../../storage/storage.ts";
+import type { Storage } from "../../../core/storage/storage.ts";
 import { AccountFlows } from "../../../core/accounts/flows.ts";
 import { loginBed } from "../../support/login.ts";
 

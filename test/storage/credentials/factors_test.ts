@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { sha256Hex } from "../../../core/digest.ts";
 import { ConflictError, ValidationError } from "../../../core/errors.ts";
-import { challengeMatches } from "../../../storage/contract/passkey-ceremonies.ts";
+import { challengeMatches } from "../../../core/storage/passkey-ceremonies.ts";
 import { drivers } from "../../support/db.ts";
 import { bytesOf, clockAt, makeRealm, makeUser, storesFor, uuid } from "./fixtures.ts";
 

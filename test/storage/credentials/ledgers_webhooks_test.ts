@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { sql } from "kysely";
 import { StorageError, ValidationError } from "../../../core/errors.ts";
-import { GENESIS_HASH } from "../../../storage/contract/admin-audit.ts";
-import { eventPatternMatches, WEBHOOK_RETRY_DELAYS_MS } from "../../../storage/contract/webhooks.ts";
+import { GENESIS_HASH } from "../../../core/storage/admin-audit.ts";
+import { eventPatternMatches, WEBHOOK_RETRY_DELAYS_MS } from "../../../core/storage/webhooks.ts";
 import { canonicalJson } from "../../../storage/sql/admin-audit.ts";
 import { drivers } from "../../support/db.ts";
 import { clockAt, makeRealm, makeUser, storesFor, uuid } from "./fixtures.ts";

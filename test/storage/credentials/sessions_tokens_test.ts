@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { sha256Hex } from "../../../core/digest.ts";
 import { ConflictError } from "../../../core/errors.ts";
-import { isApiKeyActive } from "../../../storage/contract/api-keys.ts";
-import { acceptedSecretHashes } from "../../../storage/contract/service-accounts.ts";
-import { isSessionActive } from "../../../storage/contract/sessions.ts";
+import { isApiKeyActive } from "../../../core/storage/api-keys.ts";
+import { acceptedSecretHashes } from "../../../core/storage/service-accounts.ts";
+import { isSessionActive } from "../../../core/storage/sessions.ts";
 import { drivers } from "../../support/db.ts";
 import { seeder } from "../../support/seed.ts";
 import { clockAt, makeRealm, makeUser, storesFor, uuid } from "./fixtures.ts";

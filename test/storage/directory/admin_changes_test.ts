@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { sql } from "kysely";
 import { ManualClock } from "../../../core/clock.ts";
 import { cryptoRandom, randomUuid } from "../../../core/random.ts";
-import { EMAIL_DOMAIN } from "../../../storage/contract/organizations.ts";
+import { EMAIL_DOMAIN } from "../../../core/storage/organizations.ts";
 import { freshPostgres } from "../../support/db.ts";
 import { conformance, rejectsWith, storesOver } from "./support.ts";
 

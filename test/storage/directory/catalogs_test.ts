@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import type { CatalogSyncResult } from "../../../storage/contract/permission-catalog.ts";
+import type { CatalogSyncResult } from "../../../core/storage/permission-catalog.ts";
 import { conformance, rejectsWith } from "./support.ts";
 
 /** Keeps only the ids of one case. */

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { EMAIL_DOMAIN } from "../../../storage/contract/organizations.ts";
+import { EMAIL_DOMAIN } from "../../../core/storage/organizations.ts";
 import { conformance, rejectsWith } from "./support.ts";
 
 conformance({

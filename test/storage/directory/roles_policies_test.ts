@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import type { Kysely } from "kysely";
 import { cryptoRandom } from "../../../core/random.ts";
-import type { GrantInput } from "../../../storage/contract/roles.ts";
+import type { GrantInput } from "../../../core/storage/roles.ts";
 import type { Database } from "../../../storage/database.ts";
 import { createSqlRoleStore } from "../../../storage/sql/roles.ts";
 import { conformance, rejectsWith } from "./support.ts";

@@ -7,9 +7,9 @@
 import type { Kysely } from "kysely";
 import { ManualClock } from "../../../core/clock.ts";
 import { cryptoRandom, randomUuid } from "../../../core/random.ts";
-import type { Organization } from "../../../storage/contract/organizations.ts";
-import type { Realm } from "../../../storage/contract/realms.ts";
-import type { User } from "../../../storage/contract/users.ts";
+import type { Organization } from "../../../core/storage/organizations.ts";
+import type { Realm } from "../../../core/storage/realms.ts";
+import type { User } from "../../../core/storage/users.ts";
 import type { Database } from "../../../storage/database.ts";
 import { createSqlAppCatalogStore } from "../../../storage/sql/app-catalog.ts";
 import { createSqlGroupStore } from "../../../storage/sql/groups.ts";

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import type { User, UserStatus } from "../../../storage/contract/users.ts";
+import type { User, UserStatus } from "../../../core/storage/users.ts";
 import { conformance, rejectsWith } from "./support.ts";
 
 const NAMES = ["Ada", "ada lovelace", "Alan", "Grace", "grace_h", "100%", "Zoë", null];

@@ -2,7 +2,7 @@
  * Conformance of the user, team and group stores on both drivers.
  */
 import assert from "node:assert/strict";
-import { normalizeEmail } from "../../../storage/contract/users.ts";
+import { normalizeEmail } from "../../../core/storage/users.ts";
 import { conformance, rejectsWith } from "./support.ts";
 
 conformance({

@@ -10,8 +10,8 @@
  * challenge already deleted).
  */
 import assert from "node:assert/strict";
-import { hashOtpCode, type OtpVerifyResult } from "../../../storage/contract/email-otp.ts";
-import { hashRecoveryCode } from "../../../storage/contract/recovery-codes.ts";
+import { hashOtpCode, type OtpVerifyResult } from "../../../core/storage/email-otp.ts";
+import { hashRecoveryCode } from "../../../core/storage/recovery-codes.ts";
 import type { SvcDatabase } from "../../../storage/open.ts";
 import { freshPostgres } from "../../support/db.ts";
 import { insertUser, newCode, singleUseStores, T0, uniqueId, uuid } from "./support.ts";

@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { ManualClock } from "../../../core/clock.ts";
 import { ConflictError } from "../../../core/errors.ts";
-import { hashOtpCode } from "../../../storage/contract/email-otp.ts";
-import { isImpersonationCurrent } from "../../../storage/contract/impersonations.ts";
-import { hashRecoveryCode } from "../../../storage/contract/recovery-codes.ts";
+import { hashOtpCode } from "../../../core/storage/email-otp.ts";
+import { isImpersonationCurrent } from "../../../core/storage/impersonations.ts";
+import { hashRecoveryCode } from "../../../core/storage/recovery-codes.ts";
 import { drivers } from "../../support/db.ts";
 import { insertUser, newCode, singleUseStores, T0, uniqueId, uuid } from "./support.ts";
 

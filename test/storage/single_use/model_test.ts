@@ -10,8 +10,8 @@ import fc from "fast-check";
 import { ManualClock } from "../../../core/clock.ts";
 import { ConflictError } from "../../../core/errors.ts";
 import type { Executor } from "../../../storage/database.ts";
-import { hashOtpCode, type OtpVerifyResult } from "../../../storage/contract/email-otp.ts";
-import { hashRecoveryCode } from "../../../storage/contract/recovery-codes.ts";
+import { hashOtpCode, type OtpVerifyResult } from "../../../core/storage/email-otp.ts";
+import { hashRecoveryCode } from "../../../core/storage/recovery-codes.ts";
 import { drivers } from "../../support/db.ts";
 import { insertUser, newCode, singleUseStores, T0, uniqueId, uuid } from "./support.ts";
 

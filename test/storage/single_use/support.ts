@@ -9,7 +9,7 @@ import { createSqlImpersonationStore } from "../../../storage/sql/impersonations
 import { createSqlRecoveryCodeStore } from "../../../storage/sql/recovery-codes.ts";
 import { createSqlSamlAssertionStore } from "../../../storage/sql/saml-assertions.ts";
 import { createSqlTokenGrantStore } from "../../../storage/sql/token-grants.ts";
-import type { NewAuthorizationCode } from "../../../storage/contract/authorization-codes.ts";
+import type { NewAuthorizationCode } from "../../../core/storage/authorization-codes.ts";
 
 /** A fixed starting instant for manual clocks. */
 export const T0 = Date.UTC(2026, 0, 1);

@@ -1,5 +1,5 @@
 /** Admin route cases: directory (realms, organizations, domains, members, teams, groups). */
-import { EMAIL_DOMAIN } from "../../../../storage/contract/organizations.ts";
+import { EMAIL_DOMAIN } from "../../../../core/storage/organizations.ts";
 import type { AdminBed } from "../../../support/admin.ts";
 import type { AdminRouteCase } from "../case.ts";
 

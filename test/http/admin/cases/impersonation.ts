@@ -1,6 +1,6 @@
 /** Admin route cases: impersonation and break-glass. */
 import { createBreakGlassAccount, rotateBreakGlassPassword } from "../../../../core/break-glass/account.ts";
-import type { Impersonation } from "../../../../storage/contract/impersonations.ts";
+import type { Impersonation } from "../../../../core/storage/impersonations.ts";
 import type { AdminBed, AdminCaller } from "../../../support/admin.ts";
 import { seeder, uuid } from "../../../support/seed.ts";
 import type { AdminRouteCase } from "../case.ts";

@@ -2,7 +2,7 @@
  * Email OTP challenges (spec 2.9, section 3): a caller-chosen challenge id, the
  * SHA-256 hex of the code, an expiry and an attempt budget.
  */
-import { sha256Hex } from "../../core/digest.ts";
+import { sha256Hex } from "../digest.ts";
 
 /** A stored challenge. */
 export interface EmailOtpChallenge {

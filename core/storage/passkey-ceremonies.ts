@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { constantTimeEqual, sha256Hex } from "../../core/digest.ts";
+import { constantTimeEqual, sha256Hex } from "../digest.ts";
 
 /** Default ceremony lifetime: 5 minutes. */
 export const PASSKEY_CEREMONY_TTL_MS = 5 * 60_000;

@@ -2,7 +2,7 @@
  * Recovery codes (spec 2.3, section 3): stored only as hashes, single use,
  * regenerable as a set.
  */
-import { sha256Hex } from "../../core/digest.ts";
+import { sha256Hex } from "../digest.ts";
 
 /** A stored recovery code. */
 export interface RecoveryCode {

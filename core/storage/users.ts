@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { normalizeEmail as normalizeEmailAddress } from "../../core/accounts/email.ts";
+import { normalizeEmail as normalizeEmailAddress } from "../accounts/email.ts";
 import type { PageRequest } from "./organizations.ts";
 
 /** User status values (spec 3). */
