@@ -6,6 +6,7 @@
 import { federationPlugin } from "./federation/mod.ts";
 import { oidcProviderPlugin } from "./oidc-provider/mod.ts";
 import type { SvcPlugin } from "./plugin.ts";
+import { samlPlugin } from "./saml/mod.ts";
 import { workloadFederationPlugin } from "./workload-federation/mod.ts";
 
 /**
@@ -14,5 +15,5 @@ import { workloadFederationPlugin } from "./workload-federation/mod.ts";
  * a host imports them in.
  */
 export function builtinPlugins(): readonly SvcPlugin[] {
-  return [oidcProviderPlugin(), federationPlugin(), workloadFederationPlugin()];
+  return [oidcProviderPlugin(), federationPlugin(), workloadFederationPlugin(), samlPlugin()];
 }

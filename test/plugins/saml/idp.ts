@@ -60,11 +60,12 @@ function escape(value: string): string {
   return value.replace(/[&<>"]/g, (ch) => `&#${ch.charCodeAt(0)};`);
 }
 
-/** Builds a samlify IdP signing with `keys` (default the `idp` fixture). */
+/** Builds a samlify IdP signing with `keys` (default the `idp` fixture), its time from `clock`. */
 export function testIdp(
   entityId = "https://idp.acme.test/saml",
   keys: { key: string; cert: string } = fixture("idp"),
   ssoUrl = "https://idp.acme.test/sso",
+  clock: () => number = Date.now,
 ): TestIdp {
   const idp = samlify.IdentityProvider({
     entityID: entityId,
@@ -85,7 +86,7 @@ export function testIdp(
         wantAssertionsSigned: options.signAssertion ?? true,
         wantMessageSigned: options.signResponse ?? false,
       });
-      const now = options.now ?? Date.now();
+      const now = options.now ?? clock();
       const iso = (ms: number) => new Date(ms).toISOString();
       const attributes = Object.entries(options.attributes ?? {}).map(([name, value]) =>
         `<saml:Attribute Name="${
