@@ -43,7 +43,7 @@ import {
   type SvcEvent,
   ValidationError,
 } from "../../mod.ts";
-import type { AttributeMapping, ConnectionStore, SamlConnection } from "./connections.ts";
+import type { AttributeMapping, ConnectionChanges, ConnectionStore, SamlConnection } from "./connections.ts";
 import { certificateInfo, type IdpMetadata, parseIdpMetadata } from "./metadata.ts";
 import { CERTIFICATE_WARNING_MS, PERMISSIONS, type Saml, SAML_EVENTS } from "./shared.ts";
 import { MAX_XML_CHARS } from "./xml.ts";
@@ -449,7 +449,7 @@ export function adminRoutes(s: Saml): RouteInstaller {
         // Read again in the transaction, which runs after any other admin change of the realm.
         const connections = s.connections.in(tx);
         const before = await visible(scope, c.req.param("connectionId"), connections);
-        const changed = await connections.update(before.id, {
+        const changes: ConnectionChanges = {
           displayName: body.displayName,
           attributeMapping: body.attributeMapping === undefined ? undefined : mapping(body.attributeMapping),
           jitProvisioning: body.jitProvisioning,
@@ -464,14 +464,20 @@ export function adminRoutes(s: Saml): RouteInstaller {
               ? null
               : body.idpMetadataUrl ?? before.idpMetadataUrl,
           }),
+        };
+        // An identical update changes nothing: no write, no entry (a refresh that finds the same
+        // metadata included).
+        const same = Object.entries(changes).every(([key, value]) =>
+          value === undefined || JSON.stringify(value) === JSON.stringify(before[key as keyof SamlConnection])
+        );
+        if (same) return { value: before, audit: null };
+        const fresh = await connections.update(before.id, {
+          ...changes,
+          ...(metadata === null ? {} : {
+            metadataFetchedAt: changes.idpMetadataUrl === null ? null : new Date(ctx.clock.now()),
+          }),
         });
-        if (changed === null) throw hidden("connection");
-        // An identical update changes nothing: no entry (a refresh's fetch time alone is no change).
-        const shown = (x: SamlConnection) => JSON.stringify({ ...view(x), updatedAt: null });
-        if (shown(before) === shown(changed)) return { value: before, audit: null };
-        const fresh = metadata === null ? changed : await connections.update(before.id, {
-          metadataFetchedAt: changed.idpMetadataUrl === null ? null : new Date(ctx.clock.now()),
-        }) ?? changed;
+        if (fresh === null) throw hidden("connection");
         if (JSON.stringify(before.idpCertificates) !== JSON.stringify(fresh.idpCertificates)) {
           for (const event of expiringEvents(fresh)) await emit(event);
         }

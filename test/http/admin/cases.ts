@@ -10,6 +10,7 @@ import { CASES as imports } from "./cases/imports.ts";
 import { CASES as shadow } from "./cases/shadow.ts";
 import { CASES as mail } from "./cases/mail.ts";
 import { CASES as roles } from "./cases/roles.ts";
+import { CASES as saml } from "./cases/saml.ts";
 import { CASES as users } from "./cases/users.ts";
 import { CASES as workload } from "./cases/workload.ts";
 
@@ -27,4 +28,5 @@ export const ADMIN_CASES: readonly AdminRouteCase[] = [
   ...mail,
   ...workload,
   ...federation,
+  ...saml,
 ];
