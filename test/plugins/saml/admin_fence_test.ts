@@ -88,14 +88,14 @@ Deno.test("saml admin routes: fence matrix, validation, metadata by URL, certifi
         status: 200,
         mutation: false,
         otherOrg: 200,
-        prepare: async () => ({ path: BASE }),
+        prepare: () => Promise.resolve({ path: BASE }),
       },
       {
         route: `POST ${BASE}`,
         status: 201,
         mutation: true,
         otherOrg: 404,
-        prepare: async () => ({ path: BASE, body }),
+        prepare: () => Promise.resolve({ path: BASE, body }),
       },
       {
         route: `GET ${BASE}/:connectionId`,
