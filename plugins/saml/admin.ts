@@ -46,7 +46,7 @@ import {
 import type { AttributeMapping, ConnectionChanges, ConnectionStore, SamlConnection } from "./connections.ts";
 import { certificateInfo, type IdpMetadata, parseIdpMetadata } from "./metadata.ts";
 import { CERTIFICATE_WARNING_MS, PERMISSIONS, type Saml, SAML_EVENTS } from "./shared.ts";
-import { MAX_XML_CHARS } from "./xml.ts";
+import { MAX_XML_CHARS } from "./limits.ts";
 
 const READ = {
   global: [PERMISSIONS.readGlobal, PERMISSIONS.manageGlobal],

@@ -45,7 +45,7 @@ import type { SamlConnection } from "./connections.ts";
 import { pem, spMetadata } from "./metadata.ts";
 import { SamlRefusedError, type ValidatedAssertion, validateResponse } from "./response.ts";
 import { PATHS, RELAY_COOKIE, type Saml, SAML_EVENTS, SAML_MFA_LEVEL } from "./shared.ts";
-import { MAX_XML_CHARS } from "./xml.ts";
+import { MAX_XML_CHARS } from "./limits.ts";
 
 /** A refusal before the IdP is involved (start, metadata): `code` is shown. */
 export class SamlFlowError extends SvcError {

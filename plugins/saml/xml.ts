@@ -8,6 +8,7 @@
  */
 import { DOMParser } from "@xmldom/xmldom";
 import { SvcError } from "../../mod.ts";
+import { MAX_XML_CHARS } from "./limits.ts";
 
 /** The namespaces SAML messages and metadata use. */
 export const NS = {
@@ -26,8 +27,7 @@ export class SamlXmlError extends SvcError {
   }
 }
 
-/** The largest XML document read (a response or a metadata document), in characters. */
-export const MAX_XML_CHARS = 512 * 1024;
+export { MAX_XML_CHARS } from "./limits.ts";
 
 /** Whether the text declares a DTD or an entity anywhere (refused before parsing). */
 export function declaresDtd(text: string): boolean {
