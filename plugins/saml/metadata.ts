@@ -12,6 +12,7 @@
  */
 import { X509Certificate } from "node:crypto";
 import { SvcError } from "../../mod.ts";
+import type { XmlElement } from "./dom.ts";
 import { children, escapeXml, isElement, NS, onlyChild, parseXml, SamlXmlError, text } from "./xml.ts";
 
 const REDIRECT = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect";
@@ -76,7 +77,7 @@ function url(value: string | null): string | null {
 
 /** Reads an IdP's metadata (an `EntityDescriptor`, or an `EntitiesDescriptor` holding one IdP). */
 export function parseIdpMetadata(xml: string): IdpMetadata {
-  let root: Element;
+  let root: XmlElement;
   try {
     root = parseXml(xml);
   } catch (err) {

@@ -27,8 +27,10 @@
  *
  * @module
  */
+// @ts-types="./xml-crypto.d.ts"
 import { SignedXml } from "xml-crypto";
 import { SvcError } from "../../mod.ts";
+import type { XmlElement } from "./dom.ts";
 import {
   children,
   descendants,
@@ -97,11 +99,11 @@ const MAX_ATTRIBUTES = 100;
 const MAX_VALUES = 20;
 const MAX_VALUE_CHARS = 1024;
 
-function attr(el: Element, name: string): string | null {
+function attr(el: XmlElement, name: string): string | null {
   return el.hasAttribute(name) ? el.getAttribute(name) : null;
 }
 
-function time(el: Element, name: string): number | null {
+function time(el: XmlElement, name: string): number | null {
   const value = attr(el, name);
   if (value === null) return null;
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/.test(value)) {
@@ -113,7 +115,7 @@ function time(el: Element, name: string): number | null {
 }
 
 /** Checks the algorithms and the one reference of a signature; answers the referenced id. */
-function checkSignatureShape(signature: Element, parentId: string): void {
+function checkSignatureShape(signature: XmlElement, parentId: string): void {
   const signedInfo = onlyChild(signature, NS.dsig, "SignedInfo");
   if (signedInfo === null) throw new SamlRefusedError("signature without SignedInfo");
   const c14n = onlyChild(signedInfo, NS.dsig, "CanonicalizationMethod");
@@ -148,9 +150,9 @@ function checkSignatureShape(signature: Element, parentId: string): void {
  */
 function verifiedBytes(
   xml: string,
-  root: Element,
-  signature: Element,
-  parent: Element,
+  root: XmlElement,
+  signature: XmlElement,
+  parent: XmlElement,
   certificates: readonly string[],
 ): string {
   const id = attr(parent, "ID");
@@ -181,7 +183,7 @@ function verifiedBytes(
   throw new SamlRefusedError("signature invalid or not by the connection's certificates");
 }
 
-function readAttributes(assertion: Element): Record<string, string[]> {
+function readAttributes(assertion: XmlElement): Record<string, string[]> {
   const attributes: Record<string, string[]> = {};
   let count = 0;
   for (const statement of children(assertion, NS.assertion, "AttributeStatement")) {
@@ -201,7 +203,7 @@ function readAttributes(assertion: Element): Record<string, string[]> {
 
 /** Validates a decoded `SAMLResponse` (XML text) against `expect`; see the module doc. */
 export function validateResponse(xml: string, expect: ResponseExpectations): ValidatedAssertion {
-  let root: Element;
+  let root: XmlElement;
   try {
     root = parseXml(xml);
   } catch (err) {
@@ -227,7 +229,7 @@ export function validateResponse(xml: string, expect: ResponseExpectations): Val
   if (expect.certificates.length === 0) throw new SamlRefusedError("connection has no certificate");
 
   let response = root;
-  let assertion: Element | null = null;
+  let assertion: XmlElement | null = null;
   if (responseSignature !== null) {
     const bytes = verifiedBytes(xml, root, responseSignature, root, expect.certificates);
     response = parseXml(bytes);

@@ -6,8 +6,10 @@
  *
  * @module
  */
+// @ts-types="./xmldom.d.ts"
 import { DOMParser } from "@xmldom/xmldom";
 import { SvcError } from "../../mod.ts";
+import type { XmlDocument, XmlElement, XmlNode } from "./dom.ts";
 import { MAX_XML_CHARS } from "./limits.ts";
 
 /** The namespaces SAML messages and metadata use. */
@@ -35,14 +37,14 @@ export function declaresDtd(text: string): boolean {
 }
 
 /** Parses `text` as XML: a DTD, a parse warning or error, or more than `maxChars` refuses it. */
-export function parseXml(text: string, maxChars = MAX_XML_CHARS): Element {
+export function parseXml(text: string, maxChars = MAX_XML_CHARS): XmlElement {
   if (text.length > maxChars) throw new SamlXmlError("document too large");
   if (text.includes("\u0000")) throw new SamlXmlError("U+0000 in document");
   if (declaresDtd(text)) throw new SamlXmlError("DTD declared");
   const fail = (level: string) => (message: string) => {
     throw new SamlXmlError(`xml ${level}: ${String(message).slice(0, 120)}`);
   };
-  let doc: Document;
+  let doc: XmlDocument;
   try {
     doc = new DOMParser({
       errorHandler: { warning: fail("warning"), error: fail("error"), fatalError: fail("fatal") },
@@ -61,14 +63,14 @@ export function parseXml(text: string, maxChars = MAX_XML_CHARS): Element {
 }
 
 /** Whether `node` is an element `ns`:`localName`. */
-export function isElement(node: Node | null, ns: string, localName: string): node is Element {
-  return node !== null && node.nodeType === 1 && (node as Element).namespaceURI === ns &&
-    (node as Element).localName === localName;
+export function isElement(node: XmlNode | null, ns: string, localName: string): node is XmlElement {
+  return node !== null && node.nodeType === 1 && (node as XmlElement).namespaceURI === ns &&
+    (node as XmlElement).localName === localName;
 }
 
 /** The child elements of `parent` named `ns`:`localName`, in order. */
-export function children(parent: Element, ns: string, localName: string): Element[] {
-  const found: Element[] = [];
+export function children(parent: XmlElement, ns: string, localName: string): XmlElement[] {
+  const found: XmlElement[] = [];
   for (let node = parent.firstChild; node !== null; node = node.nextSibling) {
     if (isElement(node, ns, localName)) found.push(node);
   }
@@ -76,19 +78,19 @@ export function children(parent: Element, ns: string, localName: string): Elemen
 }
 
 /** The one child `ns`:`localName`, or null when there is none; more than one refuses. */
-export function onlyChild(parent: Element, ns: string, localName: string): Element | null {
+export function onlyChild(parent: XmlElement, ns: string, localName: string): XmlElement | null {
   const found = children(parent, ns, localName);
   if (found.length > 1) throw new SamlXmlError(`more than one ${localName}`);
   return found[0] ?? null;
 }
 
 /** Every element `ns`:`localName` below `root` (itself included), in document order. */
-export function descendants(root: Element, ns: string, localName: string): Element[] {
-  const found: Element[] = [];
-  const walk = (el: Element) => {
+export function descendants(root: XmlElement, ns: string, localName: string): XmlElement[] {
+  const found: XmlElement[] = [];
+  const walk = (el: XmlElement) => {
     if (isElement(el, ns, localName)) found.push(el);
     for (let node = el.firstChild; node !== null; node = node.nextSibling) {
-      if (node.nodeType === 1) walk(node as Element);
+      if (node.nodeType === 1) walk(node as XmlElement);
     }
   };
   walk(root);
@@ -96,9 +98,9 @@ export function descendants(root: Element, ns: string, localName: string): Eleme
 }
 
 /** Every element below `root` (itself included) with an `ID`, `Id` or `id` attribute equal to `id`. */
-export function elementsWithId(root: Element, id: string): Element[] {
-  const found: Element[] = [];
-  const walk = (el: Element) => {
+export function elementsWithId(root: XmlElement, id: string): XmlElement[] {
+  const found: XmlElement[] = [];
+  const walk = (el: XmlElement) => {
     for (const name of ["ID", "Id", "id"]) {
       if (el.getAttribute(name) === id) {
         found.push(el);
@@ -106,7 +108,7 @@ export function elementsWithId(root: Element, id: string): Element[] {
       }
     }
     for (let node = el.firstChild; node !== null; node = node.nextSibling) {
-      if (node.nodeType === 1) walk(node as Element);
+      if (node.nodeType === 1) walk(node as XmlElement);
     }
   };
   walk(root);
@@ -114,7 +116,7 @@ export function elementsWithId(root: Element, id: string): Element[] {
 }
 
 /** The text content of an element, trimmed. */
-export function text(el: Element | null): string | null {
+export function text(el: XmlElement | null): string | null {
   if (el === null) return null;
   const value = (el.textContent ?? "").trim();
   return value;

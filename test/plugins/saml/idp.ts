@@ -4,6 +4,7 @@
  * template is samlify's own with an AuthnStatement and the user's attributes filled in (samlify
  * leaves both empty by default), and any value of the template may be overridden by a test.
  */
+// @ts-types="./samlify.d.ts"
 import * as samlify from "samlify";
 
 // samlify defines SamlLib with a getter, which Deno's CommonJS analysis does not see as a named export.

@@ -7,6 +7,7 @@
  * valid, InResponseTo mismatch, DTD and external-entity payloads) is refused, each for its reason.
  */
 import { strict as assert } from "node:assert";
+// @ts-types="../../../plugins/saml/xmldom.d.ts"
 import { DOMParser, XMLSerializer } from "@xmldom/xmldom";
 import {
   type ResponseExpectations,
@@ -14,6 +15,9 @@ import {
   validateResponse,
 } from "../../../plugins/saml/response.ts";
 import { fixture, testIdp } from "./idp.ts";
+
+/** A DOM node of the test documents (xmldom, manipulated freely: typed loosely). */
+type Dom = any;
 
 const SP = { entityId: "https://svc.test/saml/c1/metadata", acsUrl: "https://svc.test/saml/c1/acs" };
 const IDP = testIdp();
@@ -44,23 +48,22 @@ function refusal(xml: string, expect: ResponseExpectations): string {
   assert.fail("accepted");
 }
 
-const parse = (xml: string) => new DOMParser().parseFromString(xml, "text/xml");
-const serialize = (doc: Document) => new XMLSerializer().serializeToString(doc);
-const first = (root: Document | Element, ns: string, name: string) =>
-  root.getElementsByTagNameNS(ns, name)[0];
+const parse = (xml: string): Dom => new DOMParser().parseFromString(xml, "text/xml");
+const serialize = (doc: Dom) => new XMLSerializer().serializeToString(doc);
+const first = (root: Dom, ns: string, name: string) => root.getElementsByTagNameNS(ns, name)[0];
 
 /** Sets the NameID of an assertion element to the attacker's. */
-function evil(assertion: Element, id?: string): Element {
-  const copy = assertion.cloneNode(true) as Element;
+function evil(assertion: Dom, id?: string): Dom {
+  const copy = assertion.cloneNode(true) as Dom;
   first(copy, SAML, "NameID").textContent = "mallory@acme.test";
   if (id !== undefined) copy.setAttribute("ID", id);
   return copy;
 }
 
-function withoutSignature(el: Element): Element {
-  const copy = el.cloneNode(true) as Element;
+function withoutSignature(el: Dom): Dom {
+  const copy = el.cloneNode(true) as Dom;
   for (const child of Array.from(copy.childNodes)) {
-    if ((child as Element).localName === "Signature") copy.removeChild(child);
+    if ((child as Dom).localName === "Signature") copy.removeChild(child);
   }
   return copy;
 }
@@ -75,7 +78,7 @@ function wrapped(assertionSigned: string, responseSigned: string): Record<string
     const evilResponse = withoutSignature(original);
     evilResponse.setAttribute("ID", "_evil_response");
     first(evilResponse, SAML, "NameID").textContent = "mallory@acme.test";
-    const signature = first(original, DS, "Signature").cloneNode(true) as Element;
+    const signature = first(original, DS, "Signature").cloneNode(true) as Dom;
     const object = doc.createElementNS(DS, "ds:Object");
     object.appendChild(original.cloneNode(true));
     signature.appendChild(object);
@@ -90,7 +93,7 @@ function wrapped(assertionSigned: string, responseSigned: string): Record<string
     const evilResponse = withoutSignature(original);
     evilResponse.setAttribute("ID", "_evil_response");
     first(evilResponse, SAML, "NameID").textContent = "mallory@acme.test";
-    const signature = first(original, DS, "Signature").cloneNode(true) as Element;
+    const signature = first(original, DS, "Signature").cloneNode(true) as Dom;
     evilResponse.insertBefore(original.cloneNode(true), evilResponse.firstChild);
     evilResponse.insertBefore(signature, evilResponse.firstChild);
     doc.replaceChild(evilResponse, original);
