@@ -7,6 +7,7 @@ import { federationPlugin } from "./federation/mod.ts";
 import { oidcProviderPlugin } from "./oidc-provider/mod.ts";
 import type { SvcPlugin } from "./plugin.ts";
 import { scimPlugin } from "./scim/mod.ts";
+import { samlPlugin } from "./saml/mod.ts";
 import { workloadFederationPlugin } from "./workload-federation/mod.ts";
 
 /**
@@ -15,5 +16,5 @@ import { workloadFederationPlugin } from "./workload-federation/mod.ts";
  * a host imports them in.
  */
 export function builtinPlugins(): readonly SvcPlugin[] {
-  return [oidcProviderPlugin(), federationPlugin(), workloadFederationPlugin(), scimPlugin()];
+  return [oidcProviderPlugin(), federationPlugin(), workloadFederationPlugin(), scimPlugin(), samlPlugin()];
 }

@@ -34,6 +34,7 @@ export default defineConfig({
           { text: "Impersonation and break-glass", link: "/guides/impersonation-and-break-glass" },
           { text: "Imports and shadow mode", link: "/guides/imports" },
           { text: "Plugins", link: "/guides/plugins" },
+          { text: "SAML 2.0 single sign-on", link: "/guides/saml" },
           { text: "DPoP: sender-constrained tokens", link: "/guides/dpop" },
           { text: "SCIM 2.0 directory sync", link: "/guides/scim" },
           {

@@ -11,6 +11,7 @@ import { CASES as shadow } from "./cases/shadow.ts";
 import { CASES as mail } from "./cases/mail.ts";
 import { CASES as roles } from "./cases/roles.ts";
 import { CASES as scim } from "./cases/scim.ts";
+import { CASES as saml } from "./cases/saml.ts";
 import { CASES as users } from "./cases/users.ts";
 import { CASES as workload } from "./cases/workload.ts";
 
@@ -29,4 +30,5 @@ export const ADMIN_CASES: readonly AdminRouteCase[] = [
   ...workload,
   ...federation,
   ...scim,
+  ...saml,
 ];

@@ -39,6 +39,7 @@ const NEW_EACH_TIME: ReadonlyMap<string, string> = new Map([
   ["POST /svc-admin/users/invite", "each call sends an invitation"],
   ["POST /svc-admin/policies", "each call creates a policy (no unique name)"],
   ["POST /svc-admin/federation/providers", "each call creates a provider (no unique name)"],
+  ["POST /svc-admin/saml/connections", "each call creates a connection (no unique name)"],
   ["POST /svc-admin/imports/:kind", "each call is an import run"],
   ["POST /svc-admin/scim/connections", "each call creates a connection with its own token (no unique name)"],
   ["POST /svc-admin/scim/connections/:connectionId/rotate", "each call rotates to a new token"],

@@ -1,0 +1,125 @@
+/**
+ * The SAML 2.0 service provider plugin (`SVC_PLUGINS=saml`): organizations sign in through their
+ * own SAML identity provider (Okta, Entra ID, Google Workspace…). Connections (the IdP's metadata,
+ * pasted or by URL; attribute mapping; just-in-time provisioning; IdP-initiated sign-in) are
+ * managed at `/svc-admin/saml/connections` by the realm's or the organization's administrator; each
+ * has its SP metadata, start and ACS routes at `/saml/{id}/…`; an organization's default identity
+ * provider receives the emails of its verified email domains (home-realm discovery on the hosted
+ * sign-in page). Responses are verified with `xml-crypto` against the connection's certificates
+ * only and read from the signed bytes (see `response.ts`); each assertion id is consumed once.
+ * Built only on what `mod.ts` exports.
+ *
+ * @module
+ */
+import * as v from "valibot";
+import { definePlugin, secondsSetting, type SvcPlugin } from "../../mod.ts";
+import { adminRoutes } from "./admin.ts";
+import { ConnectionStore, TABLES } from "./connections.ts";
+import { connectionForDomain, flowRoutes } from "./flow.ts";
+import { RequestStore } from "./requests.ts";
+import { PATHS, PERMISSIONS, type Saml, SAML_EVENTS, type SamlConfig } from "./shared.ts";
+
+export type { SamlConfig } from "./shared.ts";
+
+const ConfigSchema = v.object({
+  requestTtlSeconds: secondsSetting(60, 3600, 600),
+  clockSkewSeconds: secondsSetting(0, 300, 120),
+});
+
+const EVENTS = [
+  {
+    kind: SAML_EVENTS.signIn,
+    description: "a user signed in through an organization's SAML identity provider",
+    securityLedger: true,
+  },
+  {
+    kind: SAML_EVENTS.linked,
+    description: "a SAML identity (connection and NameID) was linked to a user",
+    securityLedger: true,
+  },
+  {
+    kind: SAML_EVENTS.provisioned,
+    description: "a user was created just in time from a SAML assertion",
+    securityLedger: true,
+  },
+  {
+    kind: SAML_EVENTS.refused,
+    description: "a SAML sign-in was refused (the reason is in the event; the browser sees one page)",
+  },
+  {
+    kind: SAML_EVENTS.certificateExpiring,
+    description: "a SAML connection's IdP signing certificate expires within 30 days",
+  },
+];
+
+/** Builds the SAML plugin. */
+export function samlPlugin(): SvcPlugin<SamlConfig> {
+  let saml: Saml | null = null;
+  const started = (): Saml => {
+    if (saml === null) throw new Error("saml: not started");
+    return saml;
+  };
+  return definePlugin<SamlConfig>({
+    name: "saml",
+    permissions: [
+      { id: PERMISSIONS.readGlobal, description: "Read the realm's SAML connections." },
+      { id: PERMISSIONS.manageGlobal, description: "Add, change and delete the realm's SAML connections." },
+      { id: PERMISSIONS.readOrg, description: "Read the organization's SAML connections." },
+      {
+        id: PERMISSIONS.manageOrg,
+        description: "Add, change and delete the organization's SAML connections.",
+      },
+    ],
+    config: {
+      schema: ConfigSchema,
+      settings: [
+        {
+          env: "SVC_SAML_REQUEST_TTL_SECONDS",
+          key: "requestTtlSeconds",
+          doc: "how long a sign-in at a SAML IdP may take",
+          defaultText: "600",
+        },
+        {
+          env: "SVC_SAML_CLOCK_SKEW_SECONDS",
+          key: "clockSkewSeconds",
+          doc: "clock skew allowed between svc and SAML IdPs (0 to 300)",
+          defaultText: "120",
+        },
+      ],
+    },
+    tables: TABLES,
+    events: EVENTS,
+    start(ctx) {
+      const { baseUrl, pathBase } = ctx.svcConfig.server;
+      const absolute = (path: string) => `${baseUrl}${pathBase}${path}`;
+      saml = {
+        ctx,
+        connections: new ConnectionStore(ctx),
+        requests: new RequestStore(ctx, ctx.config.requestTtlSeconds * 1000),
+        urls: (id) => ({
+          spEntityId: absolute(PATHS.metadata(id)),
+          metadataUrl: absolute(PATHS.metadata(id)),
+          acsUrl: absolute(PATHS.acs(id)),
+          startUrl: absolute(PATHS.start(id)),
+        }),
+        path: (path) => `${pathBase}${path}`,
+      };
+    },
+    async readiness(ctx) {
+      started();
+      await ctx.sql.query("SELECT 1 FROM saml_connections LIMIT 1");
+    },
+    async discoverSignIn(_ctx, request) {
+      const connection = await connectionForDomain(started(), request.realmId, request.domain);
+      if (connection === null || connection.idpSsoUrl === null) return null;
+      const query = new URLSearchParams();
+      if (request.returnTo !== null) query.set("returnTo", request.returnTo);
+      const tail = query.size === 0 ? "" : `?${query}`;
+      return { path: `${PATHS.start(connection.id)}${tail}` };
+    },
+    mount() {
+      const s = started();
+      return [flowRoutes(s), adminRoutes(s)];
+    },
+  });
+}
