@@ -656,15 +656,6 @@ async function serve(
   await lock?.announce(localUrlOf(host, port, pathBase)).catch((err) =>
     runtime.printError(`storage: cannot record the server URL in the lock file: ${firstLine(err)}`)
   );
-  // The issuer (the base URL) is what tokens carry as iss, and may differ from the listen address.
-  runtime.print(`jwks: ${baseUrl}${pathBase}/.well-known/jwks.json`);
-  runtime.print(
-    `svc listening on http://${
-      host.includes(":") ? `[${host}]` : host
-    }:${port}${pathBase}, issuer ${baseUrl} (storage: ${describeStorage(bound.config)})`,
-  );
-  runtime.print(`mail: ${mailChoice.description}`);
-  runtime.print(`defaults used: ${describeDefaults(bound)}`);
   // Postgres is shared: record this instance's issuer and warn when a live one serves another.
   let presence: InstancePresence | null = null;
   if (database.kind === "postgres") {
@@ -684,18 +675,29 @@ async function serve(
       runtime.printError(`instances: cannot register this instance: ${firstLine(err)}`);
     }
   }
+  let setupLines: readonly string[] = [];
   try {
-    for (
-      const line of await firstRunLines(
-        { storage, clock: systemClock, random: cryptoRandom },
-        bound.config,
-        mailChoice.description,
-      )
-    ) runtime.print(line);
+    setupLines = await firstRunLines(
+      { storage, clock: systemClock, random: cryptoRandom },
+      bound.config,
+      mailChoice.description,
+    );
   } catch (err) {
     runtime.printError(`setup: cannot prepare the setup link: ${firstLine(err)}`);
   }
 
+  // The issuer (the base URL) is what tokens carry as iss, and may differ from the listen address.
+  runtime.print(`jwks: ${baseUrl}${pathBase}/.well-known/jwks.json`);
+  runtime.print(
+    `svc listening on http://${
+      host.includes(":") ? `[${host}]` : host
+    }:${port}${pathBase}, issuer ${baseUrl} (storage: ${describeStorage(bound.config)})`,
+  );
+  runtime.print(`mail: ${mailChoice.description}`);
+  runtime.print(`defaults used: ${describeDefaults(bound)}`);
+  for (const line of setupLines) runtime.print(line);
+  // From the "listening" line on, nothing is awaited before the shutdown handler is installed: a
+  // SIGTERM right after it must still stop the server gracefully.
   return await new Promise<number>((resolve) => {
     let stopping = false;
     runtime.onShutdown(async () => {

@@ -23,6 +23,7 @@ const GLOBAL_TABLES: Readonly<Record<string, string>> = {
   app_catalog: "the apps that declared permissions, shared by all realms",
   consumed_tokens: "jtis of spent single-use tokens (the token itself names its realm)",
   consumed_saml_assertions: "ids of spent SAML assertions",
+  svc_instances: "the svc processes sharing this database (issuer, host, heartbeat), not a realm's data",
   dpop_proofs: "hashes of used DPoP proofs (key thumbprint and jti); a proof names no realm, its token does",
   abuse_counters: "windowed counters keyed by hashes; never a plaintext identifier",
   email_otp_challenges: "a code hash under a challenge id bound to a login or enrollment, nothing else",
