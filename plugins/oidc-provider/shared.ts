@@ -16,7 +16,6 @@ import {
 } from "../../mod.ts";
 import type { ClientRecord, DpopVerifier, PluginSql } from "../../mod.ts";
 import { assertionClientId, ClientAssertionError, verifyClientAssertion } from "./client-assertion.ts";
-import { PATHS } from "./paths.ts";
 
 /** The provider's config section. */
 export interface OidcProviderConfig {
