@@ -356,11 +356,11 @@ export function CopyValue(props: { label: string; value: string }) {
       <code data-copy={props.label}>{props.value}</code>
       <button
         type="button"
-        aria-label={`Copy ${props.label}`}
         onClick={() =>
           navigator.clipboard?.writeText(props.value).then(() => setCopied(true), () => setCopied(false))}
       >
         {copied ? "Copied" : "Copy"}
+        <span class="sr-only">{` ${props.label}`}</span>
       </button>
     </div>
   );

@@ -260,7 +260,9 @@ export function SamlConnectionDetail(props: { id: string }) {
               <h2 id="saml-test-h">Test sign-in</h2>
               <p>
                 Signs in through the identity provider in a new tab, as the person signed in there, and comes
-                back here. The browser then holds that account's session.
+                back to this page. That tab shares this browser's cookies: the browser then holds that
+                person's session, not yours. Use a private window (open this page there and sign in to the
+                console first), or sign in again afterwards.
               </p>
               <p>
                 <a

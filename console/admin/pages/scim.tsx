@@ -58,11 +58,11 @@ function TokenOnce(props: { token: string; baseUrl: string; rotated?: boolean })
       <code data-secret>{props.token}</code>
       <button
         type="button"
-        aria-label="Copy the bearer token"
         onClick={() =>
           navigator.clipboard?.writeText(props.token).then(() => setCopied(true), () => setCopied(false))}
       >
         {copied ? "Copied" : "Copy"}
+        <span class="sr-only">the bearer token</span>
       </button>
       <CopyValue label="SCIM base URL" value={props.baseUrl} />
     </div>
