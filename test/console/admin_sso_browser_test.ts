@@ -137,6 +137,15 @@ Deno.test({
         await check(page, "saml-detail");
       });
 
+      await step("the connection is disabled and enabled again", async () => {
+        await page.getByRole("button", { name: "Disable sign-in" }).click();
+        await page.getByText("Sign-in through this identity provider is disabled.").waitFor();
+        await page.getByText("disabled; accounts created").waitFor();
+        await page.getByRole("button", { name: "Enable sign-in" }).click();
+        await page.getByText("Sign-in through this identity provider is enabled.").waitFor();
+        await page.getByText("enabled; accounts created").waitFor();
+      });
+
       await step("the test sign-in link opens the connection's start, which the server accepts", async () => {
         const link = page.getByRole("link", { name: "Test sign-in (opens a new tab)" });
         assert.equal(await link.getAttribute("target"), "_blank");

@@ -183,6 +183,21 @@ export function SamlConnections() {
 export function SamlConnectionDetail(props: { id: string }) {
   const canManage = useCanManage();
   const loaded = useLoad(() => api("GET", `${BASE}/${encodeURIComponent(props.id)}`), props.id);
+  const [changed, setChanged] = useState<string | null>(null);
+  const change = useForm(async (values) => {
+    const body = values.action === "refresh"
+      ? { refreshMetadata: true }
+      : { enabled: values.action === "enable" };
+    const after = await api("PATCH", `${BASE}/${encodeURIComponent(props.id)}`, body);
+    setChanged(
+      values.action === "refresh"
+        ? `Metadata fetched again (${after.certificates.length} certificate(s)).`
+        : after.enabled
+        ? "Sign-in through this identity provider is enabled."
+        : "Sign-in through this identity provider is disabled.",
+    );
+    loaded.reload();
+  });
   const c = loaded.data;
   // Back to this page after the round trip through the IdP (same origin: an allowed returnTo).
   const returnTo = location.href;
@@ -274,6 +289,27 @@ export function SamlConnectionDetail(props: { id: string }) {
                 </a>
               </p>
             </section>
+            {canManage
+              ? (
+                <section class="card" aria-labelledby="saml-change-h">
+                  <h2 id="saml-change-h">Change</h2>
+                  {changed ? <p role="status" class="ok">{changed}</p> : null}
+                  <form onSubmit={change.onSubmit} class="actions" aria-label="Enable or disable">
+                    <input type="hidden" name="action" value={c.enabled ? "disable" : "enable"} />
+                    <Submit form={change}>{c.enabled ? "Disable sign-in" : "Enable sign-in"}</Submit>
+                  </form>
+                  {c.idpMetadataUrl
+                    ? (
+                      <form onSubmit={change.onSubmit} class="actions" aria-label="Refresh metadata">
+                        <input type="hidden" name="action" value="refresh" />
+                        <Submit form={change}>Fetch the metadata again</Submit>
+                      </form>
+                    )
+                    : null}
+                  <FormError form={change} />
+                </section>
+              )
+              : null}
             {canManage
               ? (
                 <section class="card" aria-labelledby="saml-danger-h">
