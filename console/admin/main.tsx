@@ -23,6 +23,27 @@ import { BreakGlass } from "./pages/break-glass.tsx";
 import { SigningKeys } from "./pages/signing-keys.tsx";
 import { ServiceAccounts } from "./pages/service-accounts.tsx";
 import { MyAccount } from "./pages/account.tsx";
+import { SamlConnectionDetail, SamlConnections } from "./pages/saml.tsx";
+import { ScimConnectionDetail, ScimConnections } from "./pages/scim.tsx";
+
+/**
+ * The optional plugins with console pages, each found by its list route: 200 means the plugin
+ * is enabled and this administrator may read its connections (a disabled plugin's route is 404,
+ * a missing permission 403; either way the page is not offered).
+ */
+const PLUGIN_PROBES: readonly (readonly [string, string])[] = [
+  ["saml", "/svc-admin/saml/connections?limit=1"],
+  ["scim", "/svc-admin/scim/connections?limit=1"],
+];
+
+async function detectPlugins(): Promise<Set<string>> {
+  const found = await Promise.all(
+    PLUGIN_PROBES.map(([name, path]) =>
+      api("GET", path, undefined, { refresh: false }).then(() => name, () => null)
+    ),
+  );
+  return new Set(found.filter((name): name is string => name !== null));
+}
 
 /** One entry of the navigation: shown when `visible(session)`. */
 interface NavItem {
@@ -47,6 +68,8 @@ const NAV: NavItem[] = [
     label: "Service accounts and API keys",
     visible: (s) => s.isGlobal("service-accounts-read") || s.canAny("api-keys-read"),
   },
+  { path: "/saml", label: "SAML sign-in", visible: (s) => s.plugins.has("saml") },
+  { path: "/scim", label: "SCIM provisioning", visible: (s) => s.plugins.has("scim") },
   { path: "/account", label: "My passkeys", visible: () => true },
 ];
 
@@ -75,6 +98,10 @@ function Routed(props: { segments: string[] }) {
       return <SigningKeys />;
     case "service-accounts":
       return <ServiceAccounts />;
+    case "saml":
+      return second ? <SamlConnectionDetail id={second} /> : <SamlConnections />;
+    case "scim":
+      return second ? <ScimConnectionDetail id={second} /> : <ScimConnections />;
     case "account":
       return <MyAccount />;
     case "setup":
@@ -162,7 +189,10 @@ function App() {
     }
     try {
       const profile = await api<Profile>("GET", "/profile/me");
-      const permissions = await api<{ permissions: string[] }>("GET", "/profile/permissions");
+      const [permissions, plugins] = await Promise.all([
+        api<{ permissions: string[] }>("GET", "/profile/permissions"),
+        detectPlugins(),
+      ]);
       const signOut = async () => {
         try {
           await api("POST", "/auth/logout", undefined, { refresh: false });
@@ -170,7 +200,10 @@ function App() {
           setState({ kind: "signed-out", notice: "You are signed out." });
         }
       };
-      setState({ kind: "signed-in", session: makeSession(profile, permissions.permissions, signOut) });
+      setState({
+        kind: "signed-in",
+        session: makeSession(profile, permissions.permissions, signOut, plugins),
+      });
     } catch (error) {
       if ((error as { status?: number }).status === 401) setState({ kind: "signed-out" });
       else setState({ kind: "error", error });

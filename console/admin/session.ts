@@ -30,6 +30,8 @@ export interface Session {
   canAny(action: string): boolean;
   /** Whether the administrator is realm-wide for `action` (else organization-scoped, or nothing). */
   isGlobal(action: string): boolean;
+  /** The optional plugins whose console pages this administrator gets (`saml`, `scim`). */
+  readonly plugins: ReadonlySet<string>;
   signOut(): Promise<void>;
 }
 
@@ -38,6 +40,7 @@ export function makeSession(
   profile: Profile,
   patterns: readonly string[],
   signOut: () => Promise<void>,
+  plugins: ReadonlySet<string> = new Set(),
 ): Session {
   const compiled: PermissionPattern[] = [];
   for (const text of patterns) {
@@ -57,6 +60,7 @@ export function makeSession(
     can,
     canAny: (action) => can(`svc:global:${action}`) || (profile.orgId !== null && can(`svc:org:${action}`)),
     isGlobal: (action) => can(`svc:global:${action}`),
+    plugins,
     signOut,
   };
 }

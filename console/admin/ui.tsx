@@ -347,6 +347,25 @@ export function SecretOnce(props: { label: string; value: string }) {
   );
 }
 
+/** A value to give someone else (a URL, an id), with a copy button labelled after it. */
+export function CopyValue(props: { label: string; value: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div class="copy-value">
+      <span class="copy-label">{props.label}</span>
+      <code data-copy={props.label}>{props.value}</code>
+      <button
+        type="button"
+        onClick={() =>
+          navigator.clipboard?.writeText(props.value).then(() => setCopied(true), () => setCopied(false))}
+      >
+        {copied ? "Copied" : "Copy"}
+        <span class="sr-only">{` ${props.label}`}</span>
+      </button>
+    </div>
+  );
+}
+
 /** A date-time for people (ISO text in): the local date and time, and how long ago when recent. */
 export function When(props: { at: string | Date | null | undefined }) {
   if (!props.at) return <span class="muted">—</span>;

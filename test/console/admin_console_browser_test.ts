@@ -132,6 +132,12 @@ Deno.test({
         await page.getByRole("button", { name: "Sign in", exact: true }).click();
         await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
         await page.getByText("Status: ready").waitFor();
+        // The saml and scim plugins are not enabled here: their pages are not offered.
+        const nav = page.getByRole("navigation", { name: "Console" });
+        await nav.getByRole("link", { name: "Users" }).waitFor();
+        for (const absent of ["SAML sign-in", "SCIM provisioning"]) {
+          assert.equal(await nav.getByRole("link", { name: absent }).count(), 0, `${absent} is not offered`);
+        }
         await check(page, "overview", checked);
       });
 
