@@ -10,7 +10,7 @@ import { href, navigate, type Route, useRoute } from "./router.ts";
 import { makeSession, type Profile, type Session, SessionContext } from "./session.ts";
 import { ErrorNote, focusNextPage, Page } from "./ui.tsx";
 import { SignIn } from "./pages/sign-in.tsx";
-import { Setup } from "./pages/setup.tsx";
+import { Setup, SetupDone } from "./pages/setup.tsx";
 import { Overview } from "./pages/overview.tsx";
 import { UserDetail, Users } from "./pages/users.tsx";
 import { RoleDetail, Roles } from "./pages/roles.tsx";
@@ -105,14 +105,7 @@ function Routed(props: { segments: string[] }) {
     case "account":
       return <MyAccount />;
     case "setup":
-      return (
-        <Page title="Setup is done">
-          <p>
-            You are signed in as an administrator. <a href={href("/")}>Go to the overview</a>, or{" "}
-            <a href={href("/account")}>add a passkey</a>.
-          </p>
-        </Page>
-      );
+      return <SetupDone />;
     default:
       return (
         <Page title="Page not found">
@@ -233,7 +226,7 @@ function App() {
           <Setup
             token={route.params.get("token")!}
             onSignedIn={() => {
-              navigate("/");
+              navigate("/setup");
               focusNextPage();
               load();
             }}

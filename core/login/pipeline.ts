@@ -50,6 +50,7 @@ import { InvalidTokenError } from "../tokens/errors.ts";
 import type { TokenService } from "../tokens/service.ts";
 import type { TotpService } from "../totp/service.ts";
 import { ForbiddenError } from "../errors.ts";
+import { resolveOrganizationReference } from "./organization-reference.ts";
 import type { Realm } from "../storage/realms.ts";
 import type { User } from "../storage/users.ts";
 import type { Storage } from "../storage/storage.ts";
@@ -115,7 +116,7 @@ export interface LoginRequest extends LoginOrigin {
   readonly password: string;
   /** A realm id or name; the default realm when absent. */
   readonly realm?: string | null;
-  /** The organization to act in. */
+  /** The organization to act in: its id, name or verified email domain (one of the user's). */
   readonly org?: string | null;
   /** The app the tokens are for; svc itself when absent. */
   readonly audience?: string | null;
@@ -295,9 +296,15 @@ export class LoginPipeline {
     // The organization asked for is checked only after the steps of spec 5.2 that can refuse a
     // right password (the risk gate below), so that its answer (403) never tells a blocked right
     // password from a wrong one; and a refusal keeps the attempt's lockout slot.
-    const orgId = request.org ?? null;
+    // The reference may be a name or a verified domain: resolved among the user's own
+    // organizations only (./organization-reference.ts), an unknown one refused as a foreign one.
+    const orgReference = request.org ?? null;
+    const orgId = orgReference === null
+      ? null
+      : await resolveOrganizationReference(d.storage.organizations, user, orgReference);
     const checkOrganization = async () => {
-      if (orgId !== null && !await d.storage.organizations.isMember(orgId, user.id)) {
+      if (orgReference === null) return;
+      if (orgId === null || !await d.storage.organizations.isMember(orgId, user.id)) {
         throw new ForbiddenError("You are not a member of this organization.");
       }
     };

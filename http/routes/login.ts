@@ -23,6 +23,7 @@ import { LoginBlockedError } from "../../core/login/errors.ts";
 import type { LoginPipeline, ReadyLogin } from "../../core/login/pipeline.ts";
 import { MAX_PASSWORD_LENGTH } from "../../core/accounts/flows.ts";
 import { EmailLookupSchema } from "../../core/accounts/email.ts";
+import { MAX_ORGANIZATION_REFERENCE_LENGTH } from "../../core/login/organization-reference.ts";
 import {
   documented,
   type DocumentedInstaller,
@@ -41,7 +42,6 @@ import { clientIp } from "../client-ip.ts";
 import type { SvcEnv } from "../request-id.ts";
 import { parseBody } from "../validate.ts";
 import { noStore } from "../security-headers.ts";
-import { UUID_PATTERN } from "../../core/ids.ts";
 
 const text = (what: string, max: number) =>
   v.pipe(v.string(`${what} must be a string`), v.minLength(1, `${what} must not be empty`), v.maxLength(max));
@@ -52,11 +52,7 @@ export const LoginRequestSchema = v.strictObject({
   email: EmailLookupSchema,
   password: v.pipe(v.string("password must be a string"), v.maxLength(MAX_PASSWORD_LENGTH)),
   realm: v.optional(v.nullable(text("realm", 200))),
-  org: v.optional(
-    v.nullable(
-      v.pipe(v.string("org must be an organization id"), v.regex(UUID_PATTERN, "org must be a UUID")),
-    ),
-  ),
+  org: v.optional(v.nullable(text("org", MAX_ORGANIZATION_REFERENCE_LENGTH))),
   audience: v.optional(v.nullable(text("audience", 2000))),
   captchaToken: v.optional(v.nullable(text("captchaToken", 4096))),
   deviceFingerprint: fingerprint,

@@ -28,7 +28,11 @@ import { RequestThrottle } from "../../core/abuse/request-throttle.ts";
 import type { Clock } from "../../core/clock.ts";
 import type { SvcConfig } from "../../core/config/mod.ts";
 import { fromBase64Url, fromUtf8, toBase64Url } from "../../core/encoding.ts";
-import { NotFoundError, ValidationError } from "../../core/errors.ts";
+import { ForbiddenError, NotFoundError, ValidationError } from "../../core/errors.ts";
+import {
+  MAX_ORGANIZATION_REFERENCE_LENGTH,
+  resolveOrganizationReference,
+} from "../../core/login/organization-reference.ts";
 import type { EventSink } from "../../core/events/sink.ts";
 import { LoginBlockedError, UnknownAudienceError } from "../../core/login/errors.ts";
 import { describeDevice } from "../../core/login/pipeline.ts";
@@ -61,7 +65,7 @@ import type { SvcEnv } from "../request-id.ts";
 import { parseBody, parseOptionalBody } from "../validate.ts";
 import { noStore } from "../security-headers.ts";
 import { requireUser } from "./auth.ts";
-import { isUuid, UUID_PATTERN } from "../../core/ids.ts";
+import { isUuid } from "../../core/ids.ts";
 
 const ceremonyId = v.pipe(v.string("ceremonyId must be a string"), v.minLength(1), v.maxLength(100));
 const name = v.nullable(v.pipe(v.string("name must be a string"), v.trim(), v.maxLength(100)));
@@ -103,7 +107,14 @@ export const LoginSchema = v.strictObject({
   response: AuthenticationResponseSchema,
   org: v.optional(
     v.nullable(
-      v.pipe(v.string("org must be an organization id"), v.regex(UUID_PATTERN, "org must be a UUID")),
+      v.pipe(
+        v.string("org must be a string"),
+        v.minLength(1, "org must not be empty"),
+        v.maxLength(MAX_ORGANIZATION_REFERENCE_LENGTH),
+        v.description(
+          "The organization to act in: its id, name or verified email domain (one of the user's).",
+        ),
+      ),
     ),
   ),
   audience: v.optional(v.pipe(v.string("audience must be a string"), v.minLength(1), v.maxLength(2000))),
@@ -288,7 +299,7 @@ export interface PasskeyRouteDeps {
   /** Mints and checks svc tokens. */
   tokens: TokenService;
   /** The stores the routes read. */
-  storage: Pick<Storage, "users" | "realms" | "consumedTokens" | "appCatalog">;
+  storage: Pick<Storage, "users" | "realms" | "consumedTokens" | "appCatalog" | "organizations">;
   /** Answers a successful sign-in (bearer or cookie transport). */
   responder: SignInResponder;
   /** Counts login options requests per IP. */
@@ -356,11 +367,19 @@ export function passkeyRoutes(deps: PasskeyRouteDeps): DocumentedInstaller {
       const body = await parseBody(c, LoginSchema);
       const audience = await checkAudience(deps, body.audience);
       const { user } = await passkeys.finishLogin(body.ceremonyId, body.response);
+      // A name or domain is resolved among the user's own organizations only; one that names none
+      // is refused as a foreign organization is (the session's membership check, 403).
+      const orgId = body.org == null
+        ? null
+        : await resolveOrganizationReference(storage.organizations, user, body.org);
+      if (body.org != null && orgId === null) {
+        throw new ForbiddenError("You are not a member of this organization.");
+      }
       const { response } = await respondWithSignIn(c, responder, {
         realmId: user.realmId,
         userId: user.id,
         mfa: PASSKEY_MFA_LEVEL,
-        orgId: body.org ?? null,
+        orgId,
         audience,
         ipAddress: clientIp(c),
         deviceDescription: describeDevice(c.req.header("User-Agent")),

@@ -635,7 +635,7 @@ Deno.test({
         await p.getByLabel("Email").fill("bob@a.test");
         await p.getByLabel("Password", { exact: true }).fill("bob password 1");
         await p.getByText("Organization administrators").click();
-        await p.getByLabel("Organization ID").fill(orgA.id);
+        await p.getByLabel("Organization", { exact: true }).fill(orgA.id);
         await p.getByRole("button", { name: "Sign in", exact: true }).click();
         await p.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
         const nav = p.getByRole("navigation", { name: "Console" });

@@ -7,7 +7,9 @@
  * - the console's first visit shows the sign-in page without "Your session ended" and without a
  *   single 401 (nothing is asked without a session);
  * - the setup link opens "Create the first administrator"; a too-short password is refused with
- *   the policy's message; the form creates the administrator and lands signed in on the overview;
+ *   the policy's message; the form creates the administrator and lands signed in on "Setup is
+ *   done", whose "Add a passkey now" registers a passkey (a virtual authenticator) at once, and
+ *   the passkey then signs in;
  * - the link works once: opened again it says it was used;
  * - every page: axe-core finds no serious or critical violation; screenshots go to a temp folder
  *   (printed).
@@ -18,6 +20,7 @@
 import { strict as assert } from "node:assert";
 import type { Page } from "playwright-core";
 import { launchChromium, REPO_ROOT } from "../support/browser.ts";
+import { addVirtualAuthenticator } from "../support/passkey-server.ts";
 import { childEnv, collect, FAST_SERVER_PASSWORD_ENV, LISTENING_LINE, ROOT } from "../support/server.ts";
 
 const AXE = await Deno.readTextFile(`${REPO_ROOT}node_modules/axe-core/axe.min.js`);
@@ -106,11 +109,26 @@ Deno.test({
       await page.getByLabel("Password", { exact: true }).fill("the first admin's password");
       await page.getByLabel("Password again").fill("the first admin's password");
       await page.getByRole("button", { name: "Create administrator and sign in" }).click();
-      await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
+      await page.getByRole("heading", { level: 1, name: "Setup is done" }).waitFor();
       const signedInMs = performance.now() - started;
       await page.getByText("admin@example.test").first().waitFor();
       await check(page, screens, "4-signed-in");
       assert.ok(!page.url().includes("token="), "the token left the address bar");
+
+      // A passkey right after setup, with the ordinary enrollment; it then signs in.
+      const cdp = await context.newCDPSession(page);
+      await cdp.send("WebAuthn.enable", { enableUI: false });
+      await addVirtualAuthenticator(cdp, { userVerification: true });
+      await page.getByLabel("Name (optional)").fill("laptop");
+      await page.getByRole("button", { name: "Add a passkey now" }).click();
+      await page.getByText("Passkey added.").waitFor();
+      await check(page, screens, "4b-passkey-added");
+      await page.getByRole("link", { name: "Go to the overview" }).click();
+      await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await page.getByRole("button", { name: "Sign in with a passkey" }).click();
+      await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
+      await page.getByText("admin@example.test").first().waitFor();
 
       // The link works once.
       const other = await (await browser.newContext()).newPage();

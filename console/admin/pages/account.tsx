@@ -9,6 +9,20 @@ import { api } from "../api.ts";
 import { createCredential } from "../webauthn.ts";
 import { ConfirmButton, Empty, ErrorNote, Field, Page, Show, Table, useLoad, When } from "../ui.tsx";
 
+/**
+ * Registers a passkey for the signed-in administrator: the server's options, the browser's
+ * ceremony, the server's check. "My passkeys" and the page after first-run setup both use it.
+ */
+export async function addPasskey(name: string): Promise<void> {
+  const start = await api("POST", "/auth/passkey/register/options", name ? { name } : {});
+  const response = await createCredential(start.options);
+  await api("POST", "/auth/passkey/register", {
+    ceremonyId: start.ceremonyId,
+    response,
+    ...(name ? { name } : {}),
+  });
+}
+
 /** The "my passkeys" page. */
 export function MyAccount() {
   const loaded = useLoad(() => api("GET", "/auth/passkey"), "passkeys");
@@ -20,13 +34,7 @@ export function MyAccount() {
     setError(undefined);
     setDone(false);
     try {
-      const start = await api("POST", "/auth/passkey/register/options", name ? { name } : {});
-      const response = await createCredential(start.options);
-      await api("POST", "/auth/passkey/register", {
-        ceremonyId: start.ceremonyId,
-        response,
-        ...(name ? { name } : {}),
-      });
+      await addPasskey(name);
       setDone(true);
       loaded.reload();
     } catch (err) {

@@ -1,14 +1,16 @@
 /**
  * The first-run setup page (issue 27): the single-use link `svc start` prints opens
  * `#/setup?token=…`; the form creates the first administrator (`POST /setup/admin`, password per
- * the password policy) and signs in with that password. A passkey is added afterwards on
- * "My passkeys", with the ordinary enrollment.
+ * the password policy) and signs in with that password. The page after it (`SetupDone`, at
+ * `#/setup` once signed in) offers a passkey right away with the enrollment of "My passkeys".
  *
  * @module
  */
-import { useEffect, useRef } from "hono/jsx/dom";
+import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { api, ApiError } from "../api.ts";
-import { Field, FormError, Submit, useForm } from "../ui.tsx";
+import { href } from "../router.ts";
+import { ErrorNote, Field, FormError, Page, Submit, useForm } from "../ui.tsx";
+import { addPasskey } from "./account.tsx";
 
 /** The setup page; `onSignedIn` runs once the new administrator's session cookies are set. */
 export function Setup(props: { token: string; onSignedIn: () => void; onSignIn: () => void }) {
@@ -89,7 +91,56 @@ export function Setup(props: { token: string; onSignedIn: () => void; onSignIn: 
           </p>
         )
         : null}
-      <p class="muted">After signing in, add a passkey under “My passkeys”.</p>
+      <p class="muted">Once signed in, you can add a passkey and sign in with it next time.</p>
     </main>
+  );
+}
+
+/**
+ * The page right after setup: the administrator is signed in with the new password; "Add a
+ * passkey now" runs the ordinary passkey enrollment (as "My passkeys" does).
+ */
+export function SetupDone() {
+  const [name, setName] = useState("");
+  const [error, setError] = useState<unknown>(undefined);
+  const [state, setState] = useState<"idle" | "busy" | "done">("idle");
+  const add = async (e: Event) => {
+    e.preventDefault();
+    setError(undefined);
+    setState("busy");
+    try {
+      await addPasskey(name);
+      setState("done");
+    } catch (err) {
+      setError(err);
+      setState("idle");
+    }
+  };
+  return (
+    <Page title="Setup is done">
+      <p>
+        You are signed in as the first administrator. A passkey lets you sign in next time without the
+        password, and it cannot be phished.
+      </p>
+      {state === "done"
+        ? (
+          <p role="status" class="ok">
+            Passkey added. It is listed under <a href={href("/account")}>My passkeys</a>.
+          </p>
+        )
+        : (
+          <form onSubmit={add} class="card" aria-labelledby="setup-passkey-h">
+            <h2 id="setup-passkey-h">Add a passkey</h2>
+            <Field label="Name (optional)" name="name" onInput={setName} hint="For example: laptop." />
+            {error !== undefined ? <ErrorNote error={error} /> : null}
+            <button type="submit" class="primary" disabled={state === "busy"}>Add a passkey now</button>
+          </form>
+        )}
+      <p>
+        <a href={href("/")}>
+          {state === "done" ? "Go to the overview" : "Skip for now and go to the overview"}
+        </a>
+      </p>
+    </Page>
   );
 }

@@ -160,9 +160,9 @@ export function SignIn(props: { onSignedIn: () => void; notice?: string }) {
         <details>
           <summary>Organization administrators</summary>
           <Field
-            label="Organization ID"
+            label="Organization"
             name="org"
-            hint="Sign in to your organization to manage it."
+            hint="Its name, one of its verified email domains or its ID: sign in to your organization to manage it."
             error={passwordForm.fields.org}
           />
         </details>

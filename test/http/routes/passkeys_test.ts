@@ -199,7 +199,7 @@ Deno.test("passkey routes: a recorded registration and login through the endpoin
     });
 
     await t.step(
-      "POST /login with org and audience: bearer tokens for that app and organization",
+      "POST /login with org (by name) and audience: bearer tokens for that app and organization",
       async () => {
         const [, second] = assertions;
         const orgId = await bed.seed.org(realmId, [userId]);
@@ -221,7 +221,7 @@ Deno.test("passkey routes: a recorded registration and login through the endpoin
             {
               ceremonyId: ceremony.id,
               response: second.response,
-              org: orgId,
+              org: (await bed.storage.organizations.get(orgId))!.name.toUpperCase(),
               audience: "https://app.example.test",
             },
             { "User-Agent": "TestBrowser/1.0" },
