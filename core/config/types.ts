@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { RiskConfig, RiskConfigInput } from "../risk/settings.ts";
 
 /** What a counter store failure does to a layer. */
 export type FailMode = "open" | "closed";
@@ -150,18 +151,7 @@ export interface SvcConfig {
     };
   };
   /** The login risk gate. */
-  risk: {
-    weights: { newDevice: number; impossibleTravel: number; ipReputation: number; velocity: number };
-    stepUpAt: number;
-    blockAt: number;
-    impossibleTravelKmh: number;
-    impossibleTravelMinKm: number;
-    velocityLogins: number;
-    velocityWindowSeconds: number;
-    ipReputationThreshold: number;
-    geoipFile?: string;
-    ipReputationFile?: string;
-  };
+  risk: RiskConfig;
   /** Webhook delivery. */
   webhooks: {
     mountPath: string;
@@ -330,18 +320,7 @@ export interface SvcConfigInput {
     };
   };
   /** See `SvcConfig.risk`. */
-  risk?: {
-    weights?: { newDevice?: number; impossibleTravel?: number; ipReputation?: number; velocity?: number };
-    stepUpAt?: number;
-    blockAt?: number;
-    impossibleTravelKmh?: number;
-    impossibleTravelMinKm?: number;
-    velocityLogins?: number;
-    velocityWindowSeconds?: number;
-    ipReputationThreshold?: number;
-    geoipFile?: string;
-    ipReputationFile?: string;
-  };
+  risk?: RiskConfigInput;
   /** See `SvcConfig.webhooks`. */
   webhooks?: {
     mountPath?: string;
