@@ -63,6 +63,7 @@ export type {
   ThrottleRuleConfig,
   ThrottleRuleInput,
 } from "./core/config/types.ts";
+export type { WebhooksConfig, WebhooksConfigInput } from "./core/webhooks/settings.ts";
 export type { RiskConfig, RiskConfigInput } from "./core/risk/settings.ts";
 export type { ApiKeyAuthStores } from "./core/credentials/api-keys.ts";
 export type { PermissionDefinition } from "./core/definitions/svc-permissions.ts";

@@ -51,6 +51,7 @@ import {
   trustedProxyList,
 } from "../settings/fields.ts";
 import type { EnvSetting } from "../settings/env.ts";
+import { WEBHOOKS_ENV_SETTINGS, webhooksSettingsSchema } from "../webhooks/settings.ts";
 import { RISK_ENV_SETTINGS, riskSettingsSchema } from "../risk/settings.ts";
 import type { SvcConfig, SvcConfigInput } from "./types.ts";
 
@@ -270,16 +271,7 @@ const svcConfigSchema = v.pipe(
       {},
     ),
     risk: riskSettingsSchema,
-    webhooks: v.optional(
-      v.strictObject({
-        mountPath: v.optional(mountPath(false), "/svc-admin/webhooks"),
-        retryScheduleSeconds: v.optional(retrySchedule(), [60, 300, 1800, 7200, 43200]),
-        disableAfterConsecutiveFailures: v.optional(int(1, 1000), 10),
-        /** Private or loopback receivers allowed despite the SSRF guard (empty: public only). */
-        allowPrivateReceivers: v.optional(receiverAllowList(), []),
-      }),
-      {},
-    ),
+    webhooks: webhooksSettingsSchema,
     outbound: v.optional(
       v.strictObject({
         /**
@@ -847,31 +839,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     doc: "timeout of a CAPTCHA siteverify call (a timeout rejects the CAPTCHA)",
   },
   ...RISK_ENV_SETTINGS,
-  {
-    name: "SVC_WEBHOOK_MOUNT",
-    path: "webhooks.mountPath",
-    kind: "string",
-    doc: "path of the webhook admin API",
-  },
-  {
-    name: "SVC_WEBHOOK_RETRY_SCHEDULE_SECONDS",
-    path: "webhooks.retryScheduleSeconds",
-    kind: "int-list",
-    doc: "comma-separated delays between webhook retries, then dead-letter",
-  },
-  {
-    name: "SVC_WEBHOOK_DISABLE_AFTER_FAILURES",
-    path: "webhooks.disableAfterConsecutiveFailures",
-    kind: "int",
-    doc: "consecutive failed deliveries (retries exhausted) that disable a webhook endpoint",
-  },
-  {
-    name: "SVC_WEBHOOK_ALLOW_PRIVATE_RECEIVERS",
-    path: "webhooks.allowPrivateReceivers",
-    kind: "string-list",
-    doc: "comma-separated hosts, IPs or CIDR ranges of private/loopback receivers allowed (SSRF guard)",
-    defaultText: "unset (public only)",
-  },
+  ...WEBHOOKS_ENV_SETTINGS,
   {
     name: "SVC_OUTBOUND_ALLOW_PRIVATE",
     path: "outbound.allowPrivate",

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { WebhooksConfig, WebhooksConfigInput } from "../webhooks/settings.ts";
 import type { RiskConfig, RiskConfigInput } from "../risk/settings.ts";
 
 /** What a counter store failure does to a layer. */
@@ -153,12 +154,7 @@ export interface SvcConfig {
   /** The login risk gate. */
   risk: RiskConfig;
   /** Webhook delivery. */
-  webhooks: {
-    mountPath: string;
-    retryScheduleSeconds: number[];
-    disableAfterConsecutiveFailures: number;
-    allowPrivateReceivers: string[];
-  };
+  webhooks: WebhooksConfig;
   /** The outbound guard of every server-side fetch (SSRF). */
   outbound: {
     allowPrivate: string[];
@@ -322,12 +318,7 @@ export interface SvcConfigInput {
   /** See `SvcConfig.risk`. */
   risk?: RiskConfigInput;
   /** See `SvcConfig.webhooks`. */
-  webhooks?: {
-    mountPath?: string;
-    retryScheduleSeconds?: number[];
-    disableAfterConsecutiveFailures?: number;
-    allowPrivateReceivers?: string[];
-  };
+  webhooks?: WebhooksConfigInput;
   /** See `SvcConfig.outbound`. */
   outbound?: {
     allowPrivate?: string[];
