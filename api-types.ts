@@ -63,6 +63,7 @@ export type {
   ThrottleRuleConfig,
   ThrottleRuleInput,
 } from "./core/config/types.ts";
+export type { PasswordHashingConfig, PasswordHashingConfigInput } from "./core/passwords/settings.ts";
 export type { WebhooksConfig, WebhooksConfigInput } from "./core/webhooks/settings.ts";
 export type { RiskConfig, RiskConfigInput } from "./core/risk/settings.ts";
 export type { ApiKeyAuthStores } from "./core/credentials/api-keys.ts";

@@ -19,10 +19,6 @@ import {
   passwordPolicyProblem,
 } from "../accounts/password-policy.ts";
 import {
-  DEFAULT_PASSWORD_COST_CEILINGS as CEILING,
-  PASSWORD_COST_CEILING_BOUNDS as CEILING_BOUNDS,
-} from "../passwords/cost.ts";
-import {
   baseUrl,
   captchaProvider,
   corsOrigins,
@@ -51,6 +47,7 @@ import {
   trustedProxyList,
 } from "../settings/fields.ts";
 import type { EnvSetting } from "../settings/env.ts";
+import { PASSWORD_ENV_SETTINGS, passwordSettingsSchema } from "../passwords/settings.ts";
 import { WEBHOOKS_ENV_SETTINGS, webhooksSettingsSchema } from "../webhooks/settings.ts";
 import { RISK_ENV_SETTINGS, riskSettingsSchema } from "../risk/settings.ts";
 import type { SvcConfig, SvcConfigInput } from "./types.ts";
@@ -211,26 +208,7 @@ const svcConfigSchema = v.pipe(
       }),
       {},
     ),
-    password: v.optional(
-      v.strictObject({
-        argon2MemoryKiB: v.optional(int(8192, 4_194_304, "KiB"), 65536),
-        argon2Iterations: v.optional(int(1, 20), 3),
-        argon2Parallelism: v.optional(int(1, 16), 1),
-        /** Password hashing workers: absent for one per core, 0 to hash in the calling thread. */
-        hashWorkers: v.optional(int(0, 256)),
-        /** Seconds a hashing worker may sit idle before it stops (0: never). */
-        workerIdleSeconds: v.optional(int(0, 86400, "seconds"), 60),
-        /** Cost ceilings of stored (imported) hashes: beyond them a hash is refused, never verified. */
-        maxBcryptCost: v.optional(int(...CEILING_BOUNDS.bcryptCost), CEILING.bcryptCost),
-        maxPbkdf2Iterations: v.optional(int(...CEILING_BOUNDS.pbkdf2Iterations), CEILING.pbkdf2Iterations),
-        maxArgon2MemoryKiB: v.optional(
-          int(...CEILING_BOUNDS.argon2MemoryKiB, "KiB"),
-          CEILING.argon2MemoryKiB,
-        ),
-        maxArgon2Iterations: v.optional(int(...CEILING_BOUNDS.argon2Iterations), CEILING.argon2Iterations),
-      }),
-      {},
-    ),
+    password: passwordSettingsSchema,
     abuse: v.optional(
       v.strictObject({
         perIp: layer(30, 300),
@@ -707,63 +685,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
   ...throttleSettings("VERIFY_PER_IP", "emailVerification.perIp", "verification requests per IP"),
   ...throttleSettings("PASSKEY_OPTIONS_PER_IP", "passkeyOptions.perIp", "passkey login options per IP"),
   { name: "SVC_MAIL_FROM", path: "mail.from", kind: "string", doc: "sender (From) of the mail svc sends" },
-  {
-    name: "SVC_ARGON2_MEMORY_KIB",
-    path: "password.argon2MemoryKiB",
-    kind: "int",
-    doc: "argon2id memory for new password hashes (64 MiB)",
-  },
-  {
-    name: "SVC_ARGON2_ITERATIONS",
-    path: "password.argon2Iterations",
-    kind: "int",
-    doc: "argon2id iterations for new password hashes",
-  },
-  {
-    name: "SVC_ARGON2_PARALLELISM",
-    path: "password.argon2Parallelism",
-    kind: "int",
-    doc: "argon2id lanes for new password hashes",
-  },
-  {
-    name: "SVC_PASSWORD_HASH_WORKERS",
-    path: "password.hashWorkers",
-    kind: "int",
-    doc: "workers that run password hashing off the event loop (0: in the calling thread)",
-    defaultText: "one per CPU core",
-  },
-  {
-    name: "SVC_PASSWORD_WORKER_IDLE_SECONDS",
-    path: "password.workerIdleSeconds",
-    kind: "int",
-    doc: "a hashing worker idle this long stops and gives its memory back (argon2id's, 64 MiB by " +
-      "default); the next hash starts one again (0: workers never stop)",
-  },
-  {
-    name: "SVC_PASSWORD_MAX_BCRYPT_COST",
-    path: "password.maxBcryptCost",
-    kind: "int",
-    doc: "largest bcrypt cost a stored (imported) hash may have; a costlier one is refused at import and " +
-      "never verified at login",
-  },
-  {
-    name: "SVC_PASSWORD_MAX_PBKDF2_ITERATIONS",
-    path: "password.maxPbkdf2Iterations",
-    kind: "int",
-    doc: "largest PBKDF2 iteration count a stored (imported) pbkdf2-sha256 or ASP.NET Identity hash may have",
-  },
-  {
-    name: "SVC_PASSWORD_MAX_ARGON2_MEMORY_KIB",
-    path: "password.maxArgon2MemoryKiB",
-    kind: "int",
-    doc: "largest argon2id memory a stored hash may ask for (never below SVC_ARGON2_MEMORY_KIB)",
-  },
-  {
-    name: "SVC_PASSWORD_MAX_ARGON2_ITERATIONS",
-    path: "password.maxArgon2Iterations",
-    kind: "int",
-    doc: "largest argon2id iteration count a stored hash may ask for (never below SVC_ARGON2_ITERATIONS)",
-  },
+  ...PASSWORD_ENV_SETTINGS,
   ...abuseLayerSettings("PER_IP", "perIp", "per IP"),
   ...abuseLayerSettings("PER_IP_ACCOUNT", "perIpAccount", "per IP and account"),
   ...abuseLayerSettings("ACCOUNT_LOCKOUT", "accountLockout", "account lockout"),

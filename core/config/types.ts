@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { PasswordHashingConfig, PasswordHashingConfigInput } from "../passwords/settings.ts";
 import type { WebhooksConfig, WebhooksConfigInput } from "../webhooks/settings.ts";
 import type { RiskConfig, RiskConfigInput } from "../risk/settings.ts";
 
@@ -118,22 +119,7 @@ export interface SvcConfig {
   /** The sender of svc's mail. */
   mail: { from: string };
   /** Password hashing. */
-  password: {
-    argon2MemoryKiB: number;
-    argon2Iterations: number;
-    argon2Parallelism: number;
-    hashWorkers?: number;
-    /** Seconds a hashing worker may sit idle before it stops (0: never). */
-    workerIdleSeconds: number;
-    /** Largest bcrypt cost of a stored hash. */
-    maxBcryptCost: number;
-    /** Largest PBKDF2 iteration count of a stored hash. */
-    maxPbkdf2Iterations: number;
-    /** Largest argon2id memory (KiB) of a stored hash. */
-    maxArgon2MemoryKiB: number;
-    /** Largest argon2id iteration count of a stored hash. */
-    maxArgon2Iterations: number;
-  };
+  password: PasswordHashingConfig;
   /** The login abuse gate and the adaptive CAPTCHA. */
   abuse: {
     perIp: AbuseLayerConfig;
@@ -287,17 +273,7 @@ export interface SvcConfigInput {
   /** See `SvcConfig.mail`. */
   mail?: { from?: string };
   /** See `SvcConfig.password`. */
-  password?: {
-    argon2MemoryKiB?: number;
-    argon2Iterations?: number;
-    argon2Parallelism?: number;
-    hashWorkers?: number;
-    workerIdleSeconds?: number;
-    maxBcryptCost?: number;
-    maxPbkdf2Iterations?: number;
-    maxArgon2MemoryKiB?: number;
-    maxArgon2Iterations?: number;
-  };
+  password?: PasswordHashingConfigInput;
   /** See `SvcConfig.abuse`. */
   abuse?: {
     perIp?: AbuseLayerInput;
