@@ -63,6 +63,14 @@ export type {
   ThrottleRuleConfig,
   ThrottleRuleInput,
 } from "./core/config/types.ts";
+export type {
+  MailConfig,
+  MailConfigInput,
+  MailDeliveryConfig,
+  MailDeliveryConfigInput,
+  SmtpConfig,
+  SmtpConfigInput,
+} from "./core/mail/settings.ts";
 export type { PasswordHashingConfig, PasswordHashingConfigInput } from "./core/passwords/settings.ts";
 export type { WebhooksConfig, WebhooksConfigInput } from "./core/webhooks/settings.ts";
 export type { RiskConfig, RiskConfigInput } from "./core/risk/settings.ts";

@@ -32,21 +32,26 @@ import {
   httpsUrl,
   int,
   layer,
-  mailFrom,
   mountPath,
   nonEmpty,
   origins,
   port,
   postgresUrl,
   receiverAllowList,
-  retrySchedule,
   rpId,
   rule,
-  smtpHost,
   throttleRule,
   trustedProxyList,
 } from "../settings/fields.ts";
 import type { EnvSetting } from "../settings/env.ts";
+import {
+  MAIL_DELIVERY_ENV_SETTINGS,
+  MAIL_ENV_SETTINGS,
+  mailDeliverySettingsSchema,
+  mailSettingsSchema,
+  SMTP_ENV_SETTINGS,
+  smtpSettingsSchema,
+} from "../mail/settings.ts";
 import { PASSWORD_ENV_SETTINGS, passwordSettingsSchema } from "../passwords/settings.ts";
 import { WEBHOOKS_ENV_SETTINGS, webhooksSettingsSchema } from "../webhooks/settings.ts";
 import { RISK_ENV_SETTINGS, riskSettingsSchema } from "../risk/settings.ts";
@@ -201,13 +206,7 @@ const svcConfigSchema = v.pipe(
       }),
       {},
     ),
-    mail: v.optional(
-      v.strictObject({
-        /** The From of every message svc sends. */
-        from: v.optional(mailFrom(), "no-reply@localhost"),
-      }),
-      {},
-    ),
+    mail: mailSettingsSchema,
     password: passwordSettingsSchema,
     abuse: v.optional(
       v.strictObject({
@@ -357,43 +356,8 @@ const svcConfigSchema = v.pipe(
       {},
     ),
     // sections: hosted account pages and mail delivery (issue 14)
-    mailDelivery: v.optional(
-      v.strictObject({
-        /**
-         * How queued mail leaves: `smtp` (the SMTP server below), `log` (the server log, for
-         * development), `outbox` (stays in the outbox: tests, or a relay of your own), or `auto`:
-         * smtp when an SMTP host is set, else log when the base URL is local, else outbox.
-         */
-        transport: v.optional(
-          v.picklist(
-            ["auto", "smtp", "log", "outbox"],
-            rule("is not a mail transport", "auto, smtp, log or outbox"),
-          ),
-          "auto",
-        ),
-        retryScheduleSeconds: v.optional(retrySchedule(), [30, 120, 600, 3600, 21600, 86400]),
-        /** Pause between outbox polls when nothing is due. */
-        pollIntervalMs: v.optional(int(50, 60_000, "milliseconds"), 1000),
-      }),
-      {},
-    ),
-    smtp: v.optional(
-      v.strictObject({
-        host: v.optional(smtpHost()),
-        port: v.optional(port(), 587),
-        /** `starttls` (upgrade, required), `tls` (implicit TLS, port 465), `none` (plain: local relays only). */
-        security: v.optional(
-          v.picklist(["starttls", "tls", "none"], rule("is not a TLS mode", "starttls, tls or none")),
-          "starttls",
-        ),
-        user: v.optional(nonEmpty("the SMTP user name")),
-        password: v.optional(nonEmpty("the SMTP password")),
-        timeoutSeconds: v.optional(int(1, 600, "seconds"), 30),
-        /** Verify the server's certificate (turn off only for a test server with a self-signed one). */
-        verifyCertificate: v.optional(flag(), true),
-      }),
-      {},
-    ),
+    mailDelivery: mailDeliverySettingsSchema,
+    smtp: smtpSettingsSchema,
     account: v.optional(
       v.strictObject({
         /** Where the hosted account pages are served (under the path base). */
@@ -684,7 +648,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
   ),
   ...throttleSettings("VERIFY_PER_IP", "emailVerification.perIp", "verification requests per IP"),
   ...throttleSettings("PASSKEY_OPTIONS_PER_IP", "passkeyOptions.perIp", "passkey login options per IP"),
-  { name: "SVC_MAIL_FROM", path: "mail.from", kind: "string", doc: "sender (From) of the mail svc sends" },
+  ...MAIL_ENV_SETTINGS,
   ...PASSWORD_ENV_SETTINGS,
   ...abuseLayerSettings("PER_IP", "perIp", "per IP"),
   ...abuseLayerSettings("PER_IP_ACCOUNT", "perIpAccount", "per IP and account"),
@@ -875,62 +839,8 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     doc:
       "path the embedded admin console is served under (static pages; their data comes from the admin API)",
   },
-  // variables: hosted account pages and mail delivery (issue 14)
-  {
-    name: "SVC_MAIL_TRANSPORT",
-    path: "mailDelivery.transport",
-    kind: "string",
-    doc:
-      "how mail leaves: smtp, log (server log), outbox (kept for a relay), auto (smtp when SVC_SMTP_HOST is set, else log on a local base URL, else outbox)",
-  },
-  {
-    name: "SVC_MAIL_RETRY_SCHEDULE_SECONDS",
-    path: "mailDelivery.retryScheduleSeconds",
-    kind: "int-list",
-    doc: "comma-separated delays between mail delivery retries, then dead-letter",
-  },
-  {
-    name: "SVC_MAIL_POLL_INTERVAL_MS",
-    path: "mailDelivery.pollIntervalMs",
-    kind: "int",
-    doc: "pause between polls of the mail outbox when nothing is due",
-  },
-  {
-    name: "SVC_SMTP_HOST",
-    path: "smtp.host",
-    kind: "string",
-    doc: "SMTP server that delivers svc's mail",
-    defaultText: "unset",
-  },
-  { name: "SVC_SMTP_PORT", path: "smtp.port", kind: "int", doc: "SMTP server port" },
-  {
-    name: "SVC_SMTP_SECURITY",
-    path: "smtp.security",
-    kind: "string",
-    doc:
-      "starttls (upgrade required), tls (implicit TLS, usually port 465) or none (plain, local relays only)",
-  },
-  { name: "SVC_SMTP_USER", path: "smtp.user", kind: "string", doc: "SMTP user name", defaultText: "unset" },
-  {
-    name: "SVC_SMTP_PASSWORD",
-    path: "smtp.password",
-    kind: "string",
-    doc: "SMTP password (with SVC_SMTP_USER)",
-    defaultText: "unset",
-    secret: "hide",
-  },
-  {
-    name: "SVC_SMTP_TIMEOUT_SECONDS",
-    path: "smtp.timeoutSeconds",
-    kind: "int",
-    doc: "time limit of connecting, greeting and each SMTP command",
-  },
-  {
-    name: "SVC_SMTP_VERIFY_CERTIFICATE",
-    path: "smtp.verifyCertificate",
-    kind: "string",
-    doc: "false: accept any certificate of the SMTP server (test servers only)",
-  },
+  ...MAIL_DELIVERY_ENV_SETTINGS,
+  ...SMTP_ENV_SETTINGS,
   {
     name: "SVC_ACCOUNT_MOUNT_PATH",
     path: "account.mountPath",

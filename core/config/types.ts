@@ -5,6 +5,15 @@
  *
  * @module
  */
+import type { FlagInput } from "../settings/fields.ts";
+import type {
+  MailConfig,
+  MailConfigInput,
+  MailDeliveryConfig,
+  MailDeliveryConfigInput,
+  SmtpConfig,
+  SmtpConfigInput,
+} from "../mail/settings.ts";
 import type { PasswordHashingConfig, PasswordHashingConfigInput } from "../passwords/settings.ts";
 import type { WebhooksConfig, WebhooksConfigInput } from "../webhooks/settings.ts";
 import type { RiskConfig, RiskConfigInput } from "../risk/settings.ts";
@@ -117,7 +126,7 @@ export interface SvcConfig {
     passkeyOptions: { perIp: ThrottleRuleConfig };
   };
   /** The sender of svc's mail. */
-  mail: { from: string };
+  mail: MailConfig;
   /** Password hashing. */
   password: PasswordHashingConfig;
   /** The login abuse gate and the adaptive CAPTCHA. */
@@ -171,21 +180,9 @@ export interface SvcConfig {
   /** The embedded admin console. */
   console: { mountPath: string };
   /** How queued mail leaves. */
-  mailDelivery: {
-    transport: "auto" | "smtp" | "log" | "outbox";
-    retryScheduleSeconds: number[];
-    pollIntervalMs: number;
-  };
+  mailDelivery: MailDeliveryConfig;
   /** The SMTP server. */
-  smtp: {
-    host?: string;
-    port: number;
-    security: "starttls" | "tls" | "none";
-    user?: string;
-    password?: string;
-    timeoutSeconds: number;
-    verifyCertificate: boolean;
-  };
+  smtp: SmtpConfig;
   /** The hosted account pages. */
   account: { mountPath: string; returnToOrigins: string[] };
   /** Product name, colour and logo of pages and mail. */
@@ -197,7 +194,7 @@ export interface SvcConfig {
 }
 
 /** A yes/no setting as a file or the environment gives it. */
-export type FlagInput = boolean | "true" | "false";
+export type { FlagInput };
 
 /** An abuse layer as a config file gives it. */
 export interface AbuseLayerInput {
@@ -271,7 +268,7 @@ export interface SvcConfigInput {
     passkeyOptions?: { perIp?: ThrottleRuleInput };
   };
   /** See `SvcConfig.mail`. */
-  mail?: { from?: string };
+  mail?: MailConfigInput;
   /** See `SvcConfig.password`. */
   password?: PasswordHashingConfigInput;
   /** See `SvcConfig.abuse`. */
@@ -325,21 +322,9 @@ export interface SvcConfigInput {
   /** See `SvcConfig.console`. */
   console?: { mountPath?: string };
   /** See `SvcConfig.mailDelivery`. */
-  mailDelivery?: {
-    transport?: "auto" | "smtp" | "log" | "outbox";
-    retryScheduleSeconds?: number[];
-    pollIntervalMs?: number;
-  };
+  mailDelivery?: MailDeliveryConfigInput;
   /** See `SvcConfig.smtp`. */
-  smtp?: {
-    host?: string;
-    port?: number;
-    security?: "starttls" | "tls" | "none";
-    user?: string;
-    password?: string;
-    timeoutSeconds?: number;
-    verifyCertificate?: FlagInput;
-  };
+  smtp?: SmtpConfigInput;
   /** See `SvcConfig.account`. */
   account?: { mountPath?: string; returnToOrigins?: string[] };
   /** See `SvcConfig.branding`. */

@@ -342,6 +342,9 @@ export function throttleRule(limit: number, windowSeconds: number) {
   );
 }
 
+/** A yes/no setting as a file or the environment gives it. */
+export type FlagInput = boolean | "true" | "false";
+
 /** True when `A` and `B` are the same type (the settings modules check their written-out types with it). */
 export type Exactly<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true
   : false;
