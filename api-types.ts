@@ -63,6 +63,7 @@ export type {
   ThrottleRuleConfig,
   ThrottleRuleInput,
 } from "./core/config/types.ts";
+export type { TokensConfig, TokensConfigInput } from "./core/tokens/settings.ts";
 export type {
   MailConfig,
   MailConfigInput,

@@ -44,6 +44,7 @@ import {
   trustedProxyList,
 } from "../settings/fields.ts";
 import type { EnvSetting } from "../settings/env.ts";
+import { TOKENS_ENV_SETTINGS, tokensSettingsSchema } from "../tokens/settings.ts";
 import {
   MAIL_DELIVERY_ENV_SETTINGS,
   MAIL_ENV_SETTINGS,
@@ -126,18 +127,7 @@ const svcConfigSchema = v.pipe(
       }),
       {},
     ),
-    tokens: v.optional(
-      v.strictObject({
-        accessTokenTtlSeconds: v.optional(int(30, 86400, "seconds"), 600),
-        refreshTokenTtlSeconds: v.optional(int(60, 31_536_000, "seconds"), 30 * 86400),
-        mfaTokenTtlSeconds: v.optional(int(30, 3600, "seconds"), 300),
-        /** How long a retired signing key stays published and accepted (at least the access token lifetime). */
-        signingKeyOverlapSeconds: v.optional(int(0, 31_536_000, "seconds"), 86400),
-        /** svc's own refresh grace window (0: off; see `SessionService.refresh`). */
-        refreshGraceSeconds: v.optional(int(0, 300, "seconds"), 0),
-      }),
-      {},
-    ),
+    tokens: tokensSettingsSchema,
     sessions: v.optional(
       v.strictObject({
         /** A session unused this long ends (each refresh moves it forward). */
@@ -553,38 +543,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     defaultText: "origin of the base URL",
     deployment: true,
   },
-  {
-    name: "SVC_ACCESS_TOKEN_TTL_SECONDS",
-    path: "tokens.accessTokenTtlSeconds",
-    kind: "int",
-    doc: "access token lifetime",
-  },
-  {
-    name: "SVC_REFRESH_TOKEN_TTL_SECONDS",
-    path: "tokens.refreshTokenTtlSeconds",
-    kind: "int",
-    doc: "refresh token lifetime (30 days)",
-  },
-  {
-    name: "SVC_REFRESH_GRACE_SECONDS",
-    path: "tokens.refreshGraceSeconds",
-    kind: "int",
-    doc:
-      "svc's own refresh grace window: a rotated refresh token presented again within it gets the same successor (0-300; 0: off)",
-    defaultText: "0 (off)",
-  },
-  {
-    name: "SVC_MFA_TOKEN_TTL_SECONDS",
-    path: "tokens.mfaTokenTtlSeconds",
-    kind: "int",
-    doc: "MFA hand-off token (mfa+svc) lifetime",
-  },
-  {
-    name: "SVC_SIGNING_KEY_OVERLAP_SECONDS",
-    path: "tokens.signingKeyOverlapSeconds",
-    kind: "int",
-    doc: "how long a retired signing key stays published and accepted (at least the access token lifetime)",
-  },
+  ...TOKENS_ENV_SETTINGS,
   {
     name: "SVC_SESSION_IDLE_TIMEOUT_SECONDS",
     path: "sessions.idleTimeoutSeconds",

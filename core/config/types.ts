@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { TokensConfig, TokensConfigInput } from "../tokens/settings.ts";
 import type { FlagInput } from "../settings/fields.ts";
 import type {
   MailConfig,
@@ -98,17 +99,7 @@ export interface SvcConfig {
   /** The WebAuthn relying party. */
   relyingParty: { id: string; name: string; origins: string[] };
   /** Token lifetimes and the signing-key overlap. */
-  tokens: {
-    accessTokenTtlSeconds: number;
-    refreshTokenTtlSeconds: number;
-    mfaTokenTtlSeconds: number;
-    signingKeyOverlapSeconds: number;
-    /**
-     * svc's own refresh (`/auth/refresh`): a rotated refresh token presented again within this
-     * many seconds gets the same successor instead of revoking its family (0: off).
-     */
-    refreshGraceSeconds: number;
-  };
+  tokens: TokensConfig;
   /** Session timeouts. */
   sessions: { idleTimeoutSeconds: number; absoluteTimeoutSeconds: number };
   /** The attributes of svc's cookies. */
@@ -244,13 +235,7 @@ export interface SvcConfigInput {
   /** See `SvcConfig.relyingParty`. */
   relyingParty?: { id?: string; name?: string; origins?: string[] };
   /** See `SvcConfig.tokens`. */
-  tokens?: {
-    accessTokenTtlSeconds?: number;
-    refreshTokenTtlSeconds?: number;
-    mfaTokenTtlSeconds?: number;
-    signingKeyOverlapSeconds?: number;
-    refreshGraceSeconds?: number;
-  };
+  tokens?: TokensConfigInput;
   /** See `SvcConfig.sessions`. */
   sessions?: { idleTimeoutSeconds?: number; absoluteTimeoutSeconds?: number };
   /** See `SvcConfig.cookies`. */
