@@ -63,6 +63,12 @@ export type {
   ThrottleRuleConfig,
   ThrottleRuleInput,
 } from "./core/config/types.ts";
+export type {
+  CookiesConfig,
+  CookiesConfigInput,
+  SessionsConfig,
+  SessionsConfigInput,
+} from "./core/sessions/settings.ts";
 export type { TokensConfig, TokensConfigInput } from "./core/tokens/settings.ts";
 export type {
   MailConfig,

@@ -44,6 +44,12 @@ import {
   trustedProxyList,
 } from "../settings/fields.ts";
 import type { EnvSetting } from "../settings/env.ts";
+import {
+  COOKIES_ENV_SETTINGS,
+  cookiesSettingsSchema,
+  SESSIONS_ENV_SETTINGS,
+  sessionsSettingsSchema,
+} from "../sessions/settings.ts";
 import { TOKENS_ENV_SETTINGS, tokensSettingsSchema } from "../tokens/settings.ts";
 import {
   MAIL_DELIVERY_ENV_SETTINGS,
@@ -128,36 +134,8 @@ const svcConfigSchema = v.pipe(
       {},
     ),
     tokens: tokensSettingsSchema,
-    sessions: v.optional(
-      v.strictObject({
-        /** A session unused this long ends (each refresh moves it forward). */
-        idleTimeoutSeconds: v.optional(int(60, 31_536_000, "seconds"), 7 * 86400),
-        /** A session ends this long after sign-in, used or not. */
-        absoluteTimeoutSeconds: v.optional(int(60, 31_536_000, "seconds"), 30 * 86400),
-      }),
-      {},
-    ),
-    cookies: v.optional(
-      v.strictObject({
-        /** `auto`: Secure unless the base URL is http (development); `always`; `never`. */
-        secure: v.optional(
-          v.picklist(
-            ["auto", "always", "never"],
-            rule(
-              "is not a cookie security mode",
-              '"auto" (Secure unless the base URL is http), "always" or "never"',
-            ),
-          ),
-          "auto",
-        ),
-        /** The SameSite attribute of every svc cookie. */
-        sameSite: v.optional(
-          v.picklist(["Strict", "Lax", "None"], rule("is not a SameSite value", '"Strict", "Lax" or "None"')),
-          "Lax",
-        ),
-      }),
-      {},
-    ),
+    sessions: sessionsSettingsSchema,
+    cookies: cookiesSettingsSchema,
     passkey: v.optional(
       v.strictObject({
         ceremonyTtlSeconds: v.optional(int(30, 3600, "seconds"), 300),
@@ -544,30 +522,8 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     deployment: true,
   },
   ...TOKENS_ENV_SETTINGS,
-  {
-    name: "SVC_SESSION_IDLE_TIMEOUT_SECONDS",
-    path: "sessions.idleTimeoutSeconds",
-    kind: "int",
-    doc: "a session unused this long ends (7 days; each refresh moves it forward)",
-  },
-  {
-    name: "SVC_SESSION_ABSOLUTE_TIMEOUT_SECONDS",
-    path: "sessions.absoluteTimeoutSeconds",
-    kind: "int",
-    doc: "a session ends this long after sign-in (30 days)",
-  },
-  {
-    name: "SVC_COOKIE_SECURE",
-    path: "cookies.secure",
-    kind: "string",
-    doc: "Secure cookie attribute: auto (unless the base URL is http), always or never",
-  },
-  {
-    name: "SVC_COOKIE_SAME_SITE",
-    path: "cookies.sameSite",
-    kind: "string",
-    doc: "SameSite attribute of svc cookies: Strict, Lax or None (None needs Secure)",
-  },
+  ...SESSIONS_ENV_SETTINGS,
+  ...COOKIES_ENV_SETTINGS,
   {
     name: "SVC_PASSKEY_CEREMONY_TTL_SECONDS",
     path: "passkey.ceremonyTtlSeconds",

@@ -5,6 +5,12 @@
  *
  * @module
  */
+import type {
+  CookiesConfig,
+  CookiesConfigInput,
+  SessionsConfig,
+  SessionsConfigInput,
+} from "../sessions/settings.ts";
 import type { TokensConfig, TokensConfigInput } from "../tokens/settings.ts";
 import type { FlagInput } from "../settings/fields.ts";
 import type {
@@ -101,9 +107,9 @@ export interface SvcConfig {
   /** Token lifetimes and the signing-key overlap. */
   tokens: TokensConfig;
   /** Session timeouts. */
-  sessions: { idleTimeoutSeconds: number; absoluteTimeoutSeconds: number };
+  sessions: SessionsConfig;
   /** The attributes of svc's cookies. */
-  cookies: { secure: "auto" | "always" | "never"; sameSite: "Strict" | "Lax" | "None" };
+  cookies: CookiesConfig;
   /** Passkey ceremonies. */
   passkey: { ceremonyTtlSeconds: number };
   /** TOTP codes. */
@@ -237,9 +243,9 @@ export interface SvcConfigInput {
   /** See `SvcConfig.tokens`. */
   tokens?: TokensConfigInput;
   /** See `SvcConfig.sessions`. */
-  sessions?: { idleTimeoutSeconds?: number; absoluteTimeoutSeconds?: number };
+  sessions?: SessionsConfigInput;
   /** See `SvcConfig.cookies`. */
-  cookies?: { secure?: "auto" | "always" | "never"; sameSite?: "Strict" | "Lax" | "None" };
+  cookies?: CookiesConfigInput;
   /** See `SvcConfig.passkey`. */
   passkey?: { ceremonyTtlSeconds?: number };
   /** See `SvcConfig.totp`. */
