@@ -64,6 +64,12 @@ export type {
   ThrottleRuleInput,
 } from "./core/config/types.ts";
 export type {
+  OutboundConfig,
+  OutboundConfigInput,
+  ServerConfig,
+  ServerConfigInput,
+} from "./core/net/settings.ts";
+export type {
   CookiesConfig,
   CookiesConfigInput,
   SessionsConfig,

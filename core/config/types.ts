@@ -6,6 +6,12 @@
  * @module
  */
 import type {
+  OutboundConfig,
+  OutboundConfigInput,
+  ServerConfig,
+  ServerConfigInput,
+} from "../net/settings.ts";
+import type {
   CookiesConfig,
   CookiesConfigInput,
   SessionsConfig,
@@ -88,18 +94,7 @@ export type StorageConfig = { kind: "embedded"; dataDir: string } | { kind: "pos
  */
 export interface SvcConfig {
   /** The listener, the public URL, request limits and CORS. */
-  server: {
-    host: string;
-    port: number;
-    baseUrl: string;
-    pathBase: string;
-    trustedProxies: string[];
-    maxBodyBytes: number;
-    maxUploadBytes: number;
-    maxJsonDepth: number;
-    maxJsonMembers: number;
-    corsOrigins: string[];
-  };
+  server: ServerConfig;
   /** The database. */
   storage: StorageConfig;
   /** The WebAuthn relying party. */
@@ -148,11 +143,7 @@ export interface SvcConfig {
   /** Webhook delivery. */
   webhooks: WebhooksConfig;
   /** The outbound guard of every server-side fetch (SSRF). */
-  outbound: {
-    allowPrivate: string[];
-    timeoutMs: number;
-    maxResponseKib: number;
-  };
+  outbound: OutboundConfig;
   /** Periodic sweeps. */
   maintenance: { intervalSeconds: number };
   /** Subject snapshots and declared permissions and roles. */
@@ -224,18 +215,7 @@ export interface DeclaredRoleInput {
 /** The shape of a config file (JSON): any part of the configuration, nested as in `SvcConfig`. */
 export interface SvcConfigInput {
   /** See `SvcConfig.server`. */
-  server?: {
-    host?: string;
-    port?: number;
-    baseUrl?: string;
-    pathBase?: string;
-    trustedProxies?: string[];
-    maxBodyBytes?: number;
-    maxUploadBytes?: number;
-    maxJsonDepth?: number;
-    maxJsonMembers?: number;
-    corsOrigins?: string[];
-  };
+  server?: ServerConfigInput;
   /** See `SvcConfig.storage`. */
   storage?: { kind: "embedded"; dataDir?: string } | { kind: "postgres"; url: string };
   /** See `SvcConfig.relyingParty`. */
@@ -284,11 +264,7 @@ export interface SvcConfigInput {
   /** See `SvcConfig.webhooks`. */
   webhooks?: WebhooksConfigInput;
   /** See `SvcConfig.outbound`. */
-  outbound?: {
-    allowPrivate?: string[];
-    timeoutMs?: number;
-    maxResponseKib?: number;
-  };
+  outbound?: OutboundConfigInput;
   /** See `SvcConfig.maintenance`. */
   maintenance?: { intervalSeconds?: number };
   /** See `SvcConfig.authz`. */
