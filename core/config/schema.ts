@@ -19,7 +19,6 @@ import {
   passwordPolicyProblem,
 } from "../accounts/password-policy.ts";
 import {
-  baseUrl,
   captchaProvider,
   corsOrigins,
   declaredPermission,
@@ -28,14 +27,12 @@ import {
   type Exactly,
   failMode,
   flag,
-  host,
   httpsUrl,
   int,
   layer,
   mountPath,
   nonEmpty,
   origins,
-  port,
   postgresUrl,
   rpId,
   rule,
