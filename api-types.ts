@@ -64,6 +64,12 @@ export type {
   ThrottleRuleInput,
 } from "./core/config/types.ts";
 export type {
+  AbuseConfig,
+  AbuseConfigInput,
+  ThrottleConfig,
+  ThrottleConfigInput,
+} from "./core/abuse/settings.ts";
+export type {
   OutboundConfig,
   OutboundConfigInput,
   ServerConfig,

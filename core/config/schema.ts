@@ -19,26 +19,28 @@ import {
   passwordPolicyProblem,
 } from "../accounts/password-policy.ts";
 import {
-  captchaProvider,
   corsOrigins,
   declaredPermission,
   declaredRole,
   email,
   type Exactly,
-  failMode,
   flag,
   httpsUrl,
   int,
-  layer,
   mountPath,
   nonEmpty,
   origins,
   postgresUrl,
   rpId,
   rule,
-  throttleRule,
 } from "../settings/fields.ts";
 import type { EnvSetting } from "../settings/env.ts";
+import {
+  ABUSE_ENV_SETTINGS,
+  abuseSettingsSchema,
+  THROTTLE_ENV_SETTINGS,
+  throttleSettingsSchema,
+} from "../abuse/settings.ts";
 import {
   OUTBOUND_ENV_SETTINGS,
   outboundSettingsSchema,
@@ -136,62 +138,10 @@ const svcConfigSchema = v.pipe(
       }),
       {},
     ),
-    /** Request throttles beside the login abuse gate (`core/abuse/request-throttle.ts`). */
-    throttle: v.optional(
-      v.strictObject({
-        forgotPassword: v.optional(
-          v.strictObject({ perAccount: throttleRule(3, 3600), perIp: throttleRule(10, 3600) }),
-          {},
-        ),
-        emailVerification: v.optional(
-          v.strictObject({ perAccount: throttleRule(3, 3600), perIp: throttleRule(10, 3600) }),
-          {},
-        ),
-        passkeyOptions: v.optional(v.strictObject({ perIp: throttleRule(30, 300) }), {}),
-      }),
-      {},
-    ),
+    throttle: throttleSettingsSchema,
     mail: mailSettingsSchema,
     password: passwordSettingsSchema,
-    abuse: v.optional(
-      v.strictObject({
-        perIp: layer(30, 300),
-        perIpAccount: layer(10, 900),
-        accountLockout: layer(5, 900),
-        credentialStuffing: v.optional(
-          v.strictObject({
-            distinctIdentifiers: v.optional(int(1, 1_000_000), 200),
-            windowSeconds: v.optional(int(1, 604800, "seconds"), 600),
-            failMode: v.optional(failMode(), "open"),
-          }),
-          {},
-        ),
-        /** The adaptive CAPTCHA: demanded once a layer passes `atPercent` of its limit (provider set). */
-        captcha: v.optional(
-          v.strictObject({
-            provider: v.optional(captchaProvider(), "none"),
-            atPercent: v.optional(int(1, 100, "percent"), 50),
-            siteKey: v.optional(nonEmpty("the CAPTCHA site key the login page embeds")),
-            secret: v.optional(nonEmpty("the CAPTCHA provider's secret key")),
-            /** Hostnames the provider must report (empty: not checked). */
-            hostnames: v.optional(
-              v.array(
-                nonEmpty("host names such as login.example.com"),
-                rule("is not a list", "comma-separated host names such as login.example.com"),
-              ),
-              [],
-            ),
-            /** The action the provider must report, where it reports one (unset: not checked). */
-            action: v.optional(nonEmpty("the widget's action name, such as login")),
-            /** reCAPTCHA v3: the lowest acceptable score, in percent (0.5 is 50). */
-            minScorePercent: v.optional(int(0, 100, "percent"), 50),
-            timeoutMs: v.optional(int(100, 60_000, "milliseconds"), 5000),
-          }),
-          {},
-        ),
-      }),
-      {},
-    ),
+    abuse: abuseSettingsSchema,
     risk: riskSettingsSchema,
     webhooks: webhooksSettingsSchema,
     outbound: outboundSettingsSchema,
@@ -451,95 +401,10 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     kind: "int",
     doc: "wrong guesses allowed per emailed one-time code",
   },
-  ...throttleSettings(
-    "FORGOT_PER_ACCOUNT",
-    "forgotPassword.perAccount",
-    "forgot-password mails per account",
-  ),
-  ...throttleSettings("FORGOT_PER_IP", "forgotPassword.perIp", "forgot-password requests per IP"),
-  ...throttleSettings(
-    "VERIFY_PER_ACCOUNT",
-    "emailVerification.perAccount",
-    "verification mails per account",
-  ),
-  ...throttleSettings("VERIFY_PER_IP", "emailVerification.perIp", "verification requests per IP"),
-  ...throttleSettings("PASSKEY_OPTIONS_PER_IP", "passkeyOptions.perIp", "passkey login options per IP"),
+  ...THROTTLE_ENV_SETTINGS,
   ...MAIL_ENV_SETTINGS,
   ...PASSWORD_ENV_SETTINGS,
-  ...abuseLayerSettings("PER_IP", "perIp", "per IP"),
-  ...abuseLayerSettings("PER_IP_ACCOUNT", "perIpAccount", "per IP and account"),
-  ...abuseLayerSettings("ACCOUNT_LOCKOUT", "accountLockout", "account lockout"),
-  {
-    name: "SVC_ABUSE_CREDENTIAL_STUFFING_DISTINCT_IDENTIFIERS",
-    path: "abuse.credentialStuffing.distinctIdentifiers",
-    kind: "int",
-    doc: "abuse gate, credential stuffing: distinct identifiers per IP per window",
-  },
-  {
-    name: "SVC_ABUSE_CREDENTIAL_STUFFING_WINDOW_SECONDS",
-    path: "abuse.credentialStuffing.windowSeconds",
-    kind: "int",
-    doc: "abuse gate, credential stuffing: window",
-  },
-  {
-    name: "SVC_ABUSE_CREDENTIAL_STUFFING_FAIL_MODE",
-    path: "abuse.credentialStuffing.failMode",
-    kind: "string",
-    doc: "abuse gate, credential stuffing: open or closed when the counter store is down",
-  },
-  {
-    name: "SVC_ABUSE_CAPTCHA_PROVIDER",
-    path: "abuse.captcha.provider",
-    kind: "string",
-    doc: "CAPTCHA provider: none, turnstile, hcaptcha or recaptcha (with SVC_ABUSE_CAPTCHA_SECRET)",
-  },
-  {
-    name: "SVC_ABUSE_CAPTCHA_AT_PERCENT",
-    path: "abuse.captcha.atPercent",
-    kind: "int",
-    doc: "a CAPTCHA is demanded once any abuse layer passes this percentage of its limit",
-  },
-  {
-    name: "SVC_ABUSE_CAPTCHA_SITE_KEY",
-    path: "abuse.captcha.siteKey",
-    kind: "string",
-    doc: "CAPTCHA site key handed to the login page",
-    defaultText: "unset",
-  },
-  {
-    name: "SVC_ABUSE_CAPTCHA_SECRET",
-    path: "abuse.captcha.secret",
-    kind: "string",
-    doc: "CAPTCHA provider secret key (siteverify)",
-    defaultText: "unset",
-    secret: "hide",
-  },
-  {
-    name: "SVC_ABUSE_CAPTCHA_HOSTNAMES",
-    path: "abuse.captcha.hostnames",
-    kind: "string-list",
-    doc: "comma-separated hostnames the CAPTCHA provider must report",
-    defaultText: "unset (not checked)",
-  },
-  {
-    name: "SVC_ABUSE_CAPTCHA_ACTION",
-    path: "abuse.captcha.action",
-    kind: "string",
-    doc: "action the CAPTCHA provider must report, where it reports one",
-    defaultText: "unset (not checked)",
-  },
-  {
-    name: "SVC_ABUSE_CAPTCHA_MIN_SCORE_PERCENT",
-    path: "abuse.captcha.minScorePercent",
-    kind: "int",
-    doc: "reCAPTCHA v3: lowest accepted score in percent (0.5 is 50)",
-  },
-  {
-    name: "SVC_ABUSE_CAPTCHA_TIMEOUT_MS",
-    path: "abuse.captcha.timeoutMs",
-    kind: "int",
-    doc: "timeout of a CAPTCHA siteverify call (a timeout rejects the CAPTCHA)",
-  },
+  ...ABUSE_ENV_SETTINGS,
   ...RISK_ENV_SETTINGS,
   ...WEBHOOKS_ENV_SETTINGS,
   ...OUTBOUND_ENV_SETTINGS,
@@ -688,46 +553,6 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     defaultText: "none",
   },
 ];
-
-function abuseLayerSettings(name: string, key: string, label: string): EnvSetting[] {
-  return [
-    {
-      name: `SVC_ABUSE_${name}_LIMIT`,
-      path: `abuse.${key}.limit`,
-      kind: "int",
-      doc: `abuse gate, ${label}: attempts per window`,
-    },
-    {
-      name: `SVC_ABUSE_${name}_WINDOW_SECONDS`,
-      path: `abuse.${key}.windowSeconds`,
-      kind: "int",
-      doc: `abuse gate, ${label}: window`,
-    },
-    {
-      name: `SVC_ABUSE_${name}_FAIL_MODE`,
-      path: `abuse.${key}.failMode`,
-      kind: "string",
-      doc: `abuse gate, ${label}: open or closed when the counter store is down`,
-    },
-  ];
-}
-
-function throttleSettings(name: string, key: string, label: string): EnvSetting[] {
-  return [
-    {
-      name: `SVC_THROTTLE_${name}_LIMIT`,
-      path: `throttle.${key}.limit`,
-      kind: "int",
-      doc: `request throttle, ${label}: requests per window`,
-    },
-    {
-      name: `SVC_THROTTLE_${name}_WINDOW_SECONDS`,
-      path: `throttle.${key}.windowSeconds`,
-      kind: "int",
-      doc: `request throttle, ${label}: window`,
-    },
-  ];
-}
 
 /**
  * `SVC_*` variables that other parts of svc read themselves; the loader accepts them

@@ -6,6 +6,20 @@
  * @module
  */
 import type {
+  AbuseLayerConfig,
+  AbuseLayerInput,
+  CaptchaProviderName,
+  FailMode,
+  ThrottleRuleConfig,
+  ThrottleRuleInput,
+} from "../abuse/settings.ts";
+import type {
+  AbuseConfig,
+  AbuseConfigInput,
+  ThrottleConfig,
+  ThrottleConfigInput,
+} from "../abuse/settings.ts";
+import type {
   OutboundConfig,
   OutboundConfigInput,
   ServerConfig,
@@ -30,30 +44,6 @@ import type {
 import type { PasswordHashingConfig, PasswordHashingConfigInput } from "../passwords/settings.ts";
 import type { WebhooksConfig, WebhooksConfigInput } from "../webhooks/settings.ts";
 import type { RiskConfig, RiskConfigInput } from "../risk/settings.ts";
-
-/** What a counter store failure does to a layer. */
-export type FailMode = "open" | "closed";
-
-/** The CAPTCHA providers svc can ask. */
-export type CaptchaProviderName = "none" | "turnstile" | "hcaptcha" | "recaptcha";
-
-/** One windowed layer of the abuse gate. */
-export interface AbuseLayerConfig {
-  /** Attempts allowed per window. */
-  limit: number;
-  /** The window's length in seconds. */
-  windowSeconds: number;
-  /** What happens when the counter store is down. */
-  failMode: FailMode;
-}
-
-/** A request throttle: at most `limit` requests per `windowSeconds`. */
-export interface ThrottleRuleConfig {
-  /** Requests allowed per window. */
-  limit: number;
-  /** The window's length in seconds. */
-  windowSeconds: number;
-}
 
 /** A permission declared in configuration (`authz.permissions`). */
 export interface DeclaredPermissionConfig {
@@ -88,6 +78,15 @@ export interface DeclaredRoleConfig {
 /** Where svc keeps its data: the embedded PGlite store in a folder, or a Postgres server. */
 export type StorageConfig = { kind: "embedded"; dataDir: string } | { kind: "postgres"; url: string };
 
+export type {
+  AbuseLayerConfig,
+  AbuseLayerInput,
+  CaptchaProviderName,
+  FailMode,
+  ThrottleRuleConfig,
+  ThrottleRuleInput,
+};
+
 /**
  * The validated configuration, every default filled in (the output of `SvcConfigSchema`). Each
  * field's meaning and default are in `svc help` and README's settings table.
@@ -112,32 +111,13 @@ export interface SvcConfig {
   /** Emailed one-time codes. */
   emailOtp: { ttlSeconds: number; attempts: number };
   /** Request throttles beside the login abuse gate. */
-  throttle: {
-    forgotPassword: { perAccount: ThrottleRuleConfig; perIp: ThrottleRuleConfig };
-    emailVerification: { perAccount: ThrottleRuleConfig; perIp: ThrottleRuleConfig };
-    passkeyOptions: { perIp: ThrottleRuleConfig };
-  };
+  throttle: ThrottleConfig;
   /** The sender of svc's mail. */
   mail: MailConfig;
   /** Password hashing. */
   password: PasswordHashingConfig;
   /** The login abuse gate and the adaptive CAPTCHA. */
-  abuse: {
-    perIp: AbuseLayerConfig;
-    perIpAccount: AbuseLayerConfig;
-    accountLockout: AbuseLayerConfig;
-    credentialStuffing: { distinctIdentifiers: number; windowSeconds: number; failMode: FailMode };
-    captcha: {
-      provider: CaptchaProviderName;
-      atPercent: number;
-      siteKey?: string;
-      secret?: string;
-      hostnames: string[];
-      action?: string;
-      minScorePercent: number;
-      timeoutMs: number;
-    };
-  };
+  abuse: AbuseConfig;
   /** The login risk gate. */
   risk: RiskConfig;
   /** Webhook delivery. */
@@ -184,24 +164,6 @@ export interface SvcConfig {
 /** A yes/no setting as a file or the environment gives it. */
 export type { FlagInput };
 
-/** An abuse layer as a config file gives it. */
-export interface AbuseLayerInput {
-  /** Attempts allowed per window. */
-  limit?: number;
-  /** The window's length in seconds. */
-  windowSeconds?: number;
-  /** What happens when the counter store is down. */
-  failMode?: FailMode;
-}
-
-/** A request throttle as a config file gives it. */
-export interface ThrottleRuleInput {
-  /** Requests allowed per window. */
-  limit?: number;
-  /** The window's length in seconds. */
-  windowSeconds?: number;
-}
-
 /** A declared role as a config file gives it. */
 export interface DeclaredRoleInput {
   /** The role key, 1 to 100 of `[a-z0-9_:-]`. */
@@ -233,32 +195,13 @@ export interface SvcConfigInput {
   /** See `SvcConfig.emailOtp`. */
   emailOtp?: { ttlSeconds?: number; attempts?: number };
   /** See `SvcConfig.throttle`. */
-  throttle?: {
-    forgotPassword?: { perAccount?: ThrottleRuleInput; perIp?: ThrottleRuleInput };
-    emailVerification?: { perAccount?: ThrottleRuleInput; perIp?: ThrottleRuleInput };
-    passkeyOptions?: { perIp?: ThrottleRuleInput };
-  };
+  throttle?: ThrottleConfigInput;
   /** See `SvcConfig.mail`. */
   mail?: MailConfigInput;
   /** See `SvcConfig.password`. */
   password?: PasswordHashingConfigInput;
   /** See `SvcConfig.abuse`. */
-  abuse?: {
-    perIp?: AbuseLayerInput;
-    perIpAccount?: AbuseLayerInput;
-    accountLockout?: AbuseLayerInput;
-    credentialStuffing?: { distinctIdentifiers?: number; windowSeconds?: number; failMode?: FailMode };
-    captcha?: {
-      provider?: CaptchaProviderName;
-      atPercent?: number;
-      siteKey?: string;
-      secret?: string;
-      hostnames?: string[];
-      action?: string;
-      minScorePercent?: number;
-      timeoutMs?: number;
-    };
-  };
+  abuse?: AbuseConfigInput;
   /** See `SvcConfig.risk`. */
   risk?: RiskConfigInput;
   /** See `SvcConfig.webhooks`. */

@@ -250,25 +250,6 @@ export function receiverAllowList() {
   );
 }
 
-/** The `failMode` field of a settings schema. */
-export function failMode() {
-  return v.picklist(
-    ["open", "closed"],
-    rule(
-      "is not a failure mode",
-      '"open" (let the attempt through and emit abuse.counter_store_unavailable) or "closed" (refuse it)',
-    ),
-  );
-}
-
-/** The `captchaProvider` field of a settings schema. */
-export function captchaProvider() {
-  return v.picklist(
-    ["none", "turnstile", "hcaptcha", "recaptcha"],
-    rule("is not a CAPTCHA provider", '"none", "turnstile", "hcaptcha" or "recaptcha"'),
-  );
-}
-
 /** A permission declared in configuration; the grammar is checked by definition sync at boot. */
 export function declaredPermission() {
   return v.strictObject({
@@ -317,29 +298,6 @@ export function mailFrom() {
 export function email() {
   const m = rule("is not an email address", "an email address such as admin@example.com");
   return v.pipe(v.string(m), v.regex(/^[^\s@]+@[^\s@]+$/, m));
-}
-
-/** An abuse layer: at most `limit` attempts per `windowSeconds`, and what to do when counters are down. */
-export function layer(limit: number, windowSeconds: number) {
-  return v.optional(
-    v.strictObject({
-      limit: v.optional(int(1, 1_000_000), limit),
-      windowSeconds: v.optional(int(1, 604800, "seconds"), windowSeconds),
-      failMode: v.optional(failMode(), "open"),
-    }),
-    {},
-  );
-}
-
-/** A request throttle: at most `limit` requests per `windowSeconds`. */
-export function throttleRule(limit: number, windowSeconds: number) {
-  return v.optional(
-    v.strictObject({
-      limit: v.optional(int(1, 1_000_000), limit),
-      windowSeconds: v.optional(int(1, 604800, "seconds"), windowSeconds),
-    }),
-    {},
-  );
 }
 
 /** A yes/no setting as a file or the environment gives it. */
