@@ -64,6 +64,12 @@ export type {
   ThrottleRuleInput,
 } from "./core/config/types.ts";
 export type {
+  PasskeyConfig,
+  PasskeyConfigInput,
+  RelyingPartyConfig,
+  RelyingPartyConfigInput,
+} from "./core/passkeys/settings.ts";
+export type {
   AbuseConfig,
   AbuseConfigInput,
   ThrottleConfig,

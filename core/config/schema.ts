@@ -29,12 +29,16 @@ import {
   int,
   mountPath,
   nonEmpty,
-  origins,
   postgresUrl,
-  rpId,
   rule,
 } from "../settings/fields.ts";
 import type { EnvSetting } from "../settings/env.ts";
+import {
+  PASSKEY_ENV_SETTINGS,
+  passkeySettingsSchema,
+  RELYING_PARTY_ENV_SETTINGS,
+  relyingPartySettingsSchema,
+} from "../passkeys/settings.ts";
 import {
   ABUSE_ENV_SETTINGS,
   abuseSettingsSchema,
@@ -100,27 +104,11 @@ const svcConfigSchema = v.pipe(
       ], rule("is not a storage kind", '"embedded" (with dataDir) or "postgres" (with url)')),
       { kind: "embedded" },
     ),
-    relyingParty: v.optional(
-      v.strictObject({
-        id: v.optional(rpId(), "localhost"),
-        name: v.optional(
-          nonEmpty("the name passkey prompts show, such as Example Inc."),
-          "svc (development)",
-        ),
-        /** Default: the origin of the base URL. */
-        origins: v.optional(origins()),
-      }),
-      {},
-    ),
+    relyingParty: relyingPartySettingsSchema,
     tokens: tokensSettingsSchema,
     sessions: sessionsSettingsSchema,
     cookies: cookiesSettingsSchema,
-    passkey: v.optional(
-      v.strictObject({
-        ceremonyTtlSeconds: v.optional(int(30, 3600, "seconds"), 300),
-      }),
-      {},
-    ),
+    passkey: passkeySettingsSchema,
     totp: v.optional(
       v.strictObject({
         digits: v.optional(int(6, 8, "digits"), 6),
@@ -350,37 +338,11 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     defaultText: "unset (embedded store)",
     secret: "url",
   },
-  {
-    name: "SVC_RP_ID",
-    path: "relyingParty.id",
-    kind: "string",
-    doc: "WebAuthn relying-party id (a domain); required outside localhost",
-    deployment: true,
-  },
-  {
-    name: "SVC_RP_NAME",
-    path: "relyingParty.name",
-    kind: "string",
-    doc: "relying-party name shown in passkey prompts; required outside localhost",
-    deployment: true,
-  },
-  {
-    name: "SVC_RP_ORIGINS",
-    path: "relyingParty.origins",
-    kind: "string-list",
-    doc: "comma-separated origins allowed in passkey ceremonies; required outside localhost",
-    defaultText: "origin of the base URL",
-    deployment: true,
-  },
+  ...RELYING_PARTY_ENV_SETTINGS,
   ...TOKENS_ENV_SETTINGS,
   ...SESSIONS_ENV_SETTINGS,
   ...COOKIES_ENV_SETTINGS,
-  {
-    name: "SVC_PASSKEY_CEREMONY_TTL_SECONDS",
-    path: "passkey.ceremonyTtlSeconds",
-    kind: "int",
-    doc: "passkey ceremony lifetime",
-  },
+  ...PASSKEY_ENV_SETTINGS,
   { name: "SVC_TOTP_DIGITS", path: "totp.digits", kind: "int", doc: "TOTP code length" },
   { name: "SVC_TOTP_STEP_SECONDS", path: "totp.stepSeconds", kind: "int", doc: "TOTP time step" },
   {

@@ -6,6 +6,12 @@
  * @module
  */
 import type {
+  PasskeyConfig,
+  PasskeyConfigInput,
+  RelyingPartyConfig,
+  RelyingPartyConfigInput,
+} from "../passkeys/settings.ts";
+import type {
   AbuseLayerConfig,
   AbuseLayerInput,
   CaptchaProviderName,
@@ -97,7 +103,7 @@ export interface SvcConfig {
   /** The database. */
   storage: StorageConfig;
   /** The WebAuthn relying party. */
-  relyingParty: { id: string; name: string; origins: string[] };
+  relyingParty: RelyingPartyConfig;
   /** Token lifetimes and the signing-key overlap. */
   tokens: TokensConfig;
   /** Session timeouts. */
@@ -105,7 +111,7 @@ export interface SvcConfig {
   /** The attributes of svc's cookies. */
   cookies: CookiesConfig;
   /** Passkey ceremonies. */
-  passkey: { ceremonyTtlSeconds: number };
+  passkey: PasskeyConfig;
   /** TOTP codes. */
   totp: { digits: number; stepSeconds: number; driftSteps: number };
   /** Emailed one-time codes. */
@@ -181,7 +187,7 @@ export interface SvcConfigInput {
   /** See `SvcConfig.storage`. */
   storage?: { kind: "embedded"; dataDir?: string } | { kind: "postgres"; url: string };
   /** See `SvcConfig.relyingParty`. */
-  relyingParty?: { id?: string; name?: string; origins?: string[] };
+  relyingParty?: RelyingPartyConfigInput;
   /** See `SvcConfig.tokens`. */
   tokens?: TokensConfigInput;
   /** See `SvcConfig.sessions`. */
@@ -189,7 +195,7 @@ export interface SvcConfigInput {
   /** See `SvcConfig.cookies`. */
   cookies?: CookiesConfigInput;
   /** See `SvcConfig.passkey`. */
-  passkey?: { ceremonyTtlSeconds?: number };
+  passkey?: PasskeyConfigInput;
   /** See `SvcConfig.totp`. */
   totp?: { digits?: number; stepSeconds?: number; driftSteps?: number };
   /** See `SvcConfig.emailOtp`. */
