@@ -33,6 +33,7 @@ import {
   rule,
 } from "../settings/fields.ts";
 import type { EnvSetting } from "../settings/env.ts";
+import { TOTP_ENV_SETTINGS, totpSettingsSchema } from "../totp/settings.ts";
 import {
   PASSKEY_ENV_SETTINGS,
   passkeySettingsSchema,
@@ -109,14 +110,7 @@ const svcConfigSchema = v.pipe(
     sessions: sessionsSettingsSchema,
     cookies: cookiesSettingsSchema,
     passkey: passkeySettingsSchema,
-    totp: v.optional(
-      v.strictObject({
-        digits: v.optional(int(6, 8, "digits"), 6),
-        stepSeconds: v.optional(int(10, 300, "seconds"), 30),
-        driftSteps: v.optional(int(0, 10, "steps"), 1),
-      }),
-      {},
-    ),
+    totp: totpSettingsSchema,
     emailOtp: v.optional(
       v.strictObject({
         /** How long an emailed one-time code stays valid. */
@@ -343,14 +337,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
   ...SESSIONS_ENV_SETTINGS,
   ...COOKIES_ENV_SETTINGS,
   ...PASSKEY_ENV_SETTINGS,
-  { name: "SVC_TOTP_DIGITS", path: "totp.digits", kind: "int", doc: "TOTP code length" },
-  { name: "SVC_TOTP_STEP_SECONDS", path: "totp.stepSeconds", kind: "int", doc: "TOTP time step" },
-  {
-    name: "SVC_TOTP_DRIFT_STEPS",
-    path: "totp.driftSteps",
-    kind: "int",
-    doc: "TOTP steps accepted either side",
-  },
+  ...TOTP_ENV_SETTINGS,
   {
     name: "SVC_EMAIL_OTP_TTL_SECONDS",
     path: "emailOtp.ttlSeconds",

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { TotpConfig, TotpConfigInput } from "../totp/settings.ts";
 import type {
   PasskeyConfig,
   PasskeyConfigInput,
@@ -113,7 +114,7 @@ export interface SvcConfig {
   /** Passkey ceremonies. */
   passkey: PasskeyConfig;
   /** TOTP codes. */
-  totp: { digits: number; stepSeconds: number; driftSteps: number };
+  totp: TotpConfig;
   /** Emailed one-time codes. */
   emailOtp: { ttlSeconds: number; attempts: number };
   /** Request throttles beside the login abuse gate. */
@@ -197,7 +198,7 @@ export interface SvcConfigInput {
   /** See `SvcConfig.passkey`. */
   passkey?: PasskeyConfigInput;
   /** See `SvcConfig.totp`. */
-  totp?: { digits?: number; stepSeconds?: number; driftSteps?: number };
+  totp?: TotpConfigInput;
   /** See `SvcConfig.emailOtp`. */
   emailOtp?: { ttlSeconds?: number; attempts?: number };
   /** See `SvcConfig.throttle`. */
