@@ -33,6 +33,7 @@ import {
   rule,
 } from "../settings/fields.ts";
 import type { EnvSetting } from "../settings/env.ts";
+import { EMAIL_OTP_ENV_SETTINGS, emailOtpSettingsSchema } from "../mfa/settings.ts";
 import { TOTP_ENV_SETTINGS, totpSettingsSchema } from "../totp/settings.ts";
 import {
   PASSKEY_ENV_SETTINGS,
@@ -111,15 +112,7 @@ const svcConfigSchema = v.pipe(
     cookies: cookiesSettingsSchema,
     passkey: passkeySettingsSchema,
     totp: totpSettingsSchema,
-    emailOtp: v.optional(
-      v.strictObject({
-        /** How long an emailed one-time code stays valid. */
-        ttlSeconds: v.optional(int(60, 3600, "seconds"), 600),
-        /** Wrong guesses allowed per emailed code. */
-        attempts: v.optional(int(1, 20), 5),
-      }),
-      {},
-    ),
+    emailOtp: emailOtpSettingsSchema,
     throttle: throttleSettingsSchema,
     mail: mailSettingsSchema,
     password: passwordSettingsSchema,
@@ -338,18 +331,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
   ...COOKIES_ENV_SETTINGS,
   ...PASSKEY_ENV_SETTINGS,
   ...TOTP_ENV_SETTINGS,
-  {
-    name: "SVC_EMAIL_OTP_TTL_SECONDS",
-    path: "emailOtp.ttlSeconds",
-    kind: "int",
-    doc: "lifetime of an emailed one-time code",
-  },
-  {
-    name: "SVC_EMAIL_OTP_ATTEMPTS",
-    path: "emailOtp.attempts",
-    kind: "int",
-    doc: "wrong guesses allowed per emailed one-time code",
-  },
+  ...EMAIL_OTP_ENV_SETTINGS,
   ...THROTTLE_ENV_SETTINGS,
   ...MAIL_ENV_SETTINGS,
   ...PASSWORD_ENV_SETTINGS,

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { EmailOtpConfig, EmailOtpConfigInput } from "../mfa/settings.ts";
 import type { TotpConfig, TotpConfigInput } from "../totp/settings.ts";
 import type {
   PasskeyConfig,
@@ -116,7 +117,7 @@ export interface SvcConfig {
   /** TOTP codes. */
   totp: TotpConfig;
   /** Emailed one-time codes. */
-  emailOtp: { ttlSeconds: number; attempts: number };
+  emailOtp: EmailOtpConfig;
   /** Request throttles beside the login abuse gate. */
   throttle: ThrottleConfig;
   /** The sender of svc's mail. */
@@ -200,7 +201,7 @@ export interface SvcConfigInput {
   /** See `SvcConfig.totp`. */
   totp?: TotpConfigInput;
   /** See `SvcConfig.emailOtp`. */
-  emailOtp?: { ttlSeconds?: number; attempts?: number };
+  emailOtp?: EmailOtpConfigInput;
   /** See `SvcConfig.throttle`. */
   throttle?: ThrottleConfigInput;
   /** See `SvcConfig.mail`. */
