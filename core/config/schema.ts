@@ -33,6 +33,7 @@ import {
   rule,
 } from "../settings/fields.ts";
 import type { EnvSetting } from "../settings/env.ts";
+import { DPOP_ENV_SETTINGS, dpopSettingsSchema } from "../dpop/settings.ts";
 import { EMAIL_OTP_ENV_SETTINGS, emailOtpSettingsSchema } from "../mfa/settings.ts";
 import { TOTP_ENV_SETTINGS, totpSettingsSchema } from "../totp/settings.ts";
 import {
@@ -143,15 +144,7 @@ const svcConfigSchema = v.pipe(
       }),
       {},
     ),
-    dpop: v.optional(
-      v.strictObject({
-        /** Whether DPoP proofs to svc's own API and the OIDC token endpoint must carry a server nonce. */
-        nonceRequired: v.optional(flag(), false),
-        /** How old a DPoP proof's `iat` may be. */
-        proofMaxAgeSeconds: v.optional(int(5, 600, "seconds"), 120),
-      }),
-      {},
-    ),
+    dpop: dpopSettingsSchema,
     breakGlass: v.optional(
       v.strictObject({
         /** A break-glass drill is due this long after the last one. */
@@ -363,18 +356,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     kind: "int",
     doc: "longest impersonation window, and the default when a start names none (token exp capped to it)",
   },
-  {
-    name: "SVC_DPOP_NONCE_REQUIRED",
-    path: "dpop.nonceRequired",
-    kind: "string",
-    doc: "true: DPoP proofs must carry a server-provided nonce (use_dpop_nonce and DPoP-Nonce otherwise)",
-  },
-  {
-    name: "SVC_DPOP_PROOF_MAX_AGE_SECONDS",
-    path: "dpop.proofMaxAgeSeconds",
-    kind: "int",
-    doc: "how old a DPoP proof (its iat) may be; its jti is remembered that long",
-  },
+  ...DPOP_ENV_SETTINGS,
   {
     name: "SVC_BREAK_GLASS_DRILL_WINDOW_DAYS",
     path: "breakGlass.drillWindowDays",

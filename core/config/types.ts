@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { DpopConfig, DpopConfigInput } from "../dpop/settings.ts";
 import type { EmailOtpConfig, EmailOtpConfigInput } from "../mfa/settings.ts";
 import type { TotpConfig, TotpConfigInput } from "../totp/settings.ts";
 import type {
@@ -144,7 +145,7 @@ export interface SvcConfig {
   /** Impersonation windows. */
   impersonation: { windowSeconds: number };
   /** DPoP (RFC 9449) proofs: nonce requirement and acceptance window. */
-  dpop: { nonceRequired: boolean; proofMaxAgeSeconds: number };
+  dpop: DpopConfig;
   /** Break-glass drills. */
   breakGlass: { drillWindowDays: number; drillRequiredForReadiness: boolean };
   /** The first administrator. */
@@ -228,7 +229,7 @@ export interface SvcConfigInput {
   /** See `SvcConfig.impersonation`. */
   impersonation?: { windowSeconds?: number };
   /** See `SvcConfig.dpop`. */
-  dpop?: { nonceRequired?: FlagInput; proofMaxAgeSeconds?: number };
+  dpop?: DpopConfigInput;
   /** See `SvcConfig.breakGlass`. */
   breakGlass?: { drillWindowDays?: number; drillRequiredForReadiness?: FlagInput };
   /** See `SvcConfig.bootstrap`. */
