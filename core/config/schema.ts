@@ -33,6 +33,7 @@ import {
   rule,
 } from "../settings/fields.ts";
 import type { EnvSetting } from "../settings/env.ts";
+import { BREAK_GLASS_ENV_SETTINGS, breakGlassSettingsSchema } from "../break-glass/settings.ts";
 import { DPOP_ENV_SETTINGS, dpopSettingsSchema } from "../dpop/settings.ts";
 import { EMAIL_OTP_ENV_SETTINGS, emailOtpSettingsSchema } from "../mfa/settings.ts";
 import { TOTP_ENV_SETTINGS, totpSettingsSchema } from "../totp/settings.ts";
@@ -145,15 +146,7 @@ const svcConfigSchema = v.pipe(
       {},
     ),
     dpop: dpopSettingsSchema,
-    breakGlass: v.optional(
-      v.strictObject({
-        /** A break-glass drill is due this long after the last one. */
-        drillWindowDays: v.optional(int(1, 3650, "days"), 90),
-        /** Whether an overdue drill turns `/readyz` to 503 (default: reported only). */
-        drillRequiredForReadiness: v.optional(flag(), false),
-      }),
-      {},
-    ),
+    breakGlass: breakGlassSettingsSchema,
     bootstrap: v.optional(
       v.strictObject({
         adminEmail: v.optional(email()),
@@ -357,18 +350,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     doc: "longest impersonation window, and the default when a start names none (token exp capped to it)",
   },
   ...DPOP_ENV_SETTINGS,
-  {
-    name: "SVC_BREAK_GLASS_DRILL_WINDOW_DAYS",
-    path: "breakGlass.drillWindowDays",
-    kind: "int",
-    doc: "days after a break-glass drill before the next one is due (readiness check break_glass_drill)",
-  },
-  {
-    name: "SVC_BREAK_GLASS_DRILL_REQUIRED_FOR_READINESS",
-    path: "breakGlass.drillRequiredForReadiness",
-    kind: "string",
-    doc: "true: an overdue break-glass drill turns /readyz to 503; false: reported in the body only",
-  },
+  ...BREAK_GLASS_ENV_SETTINGS,
   {
     name: "SVC_BOOTSTRAP_ADMIN_EMAIL",
     path: "bootstrap.adminEmail",

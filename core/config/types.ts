@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { BreakGlassConfig, BreakGlassConfigInput } from "../break-glass/settings.ts";
 import type { DpopConfig, DpopConfigInput } from "../dpop/settings.ts";
 import type { EmailOtpConfig, EmailOtpConfigInput } from "../mfa/settings.ts";
 import type { TotpConfig, TotpConfigInput } from "../totp/settings.ts";
@@ -147,7 +148,7 @@ export interface SvcConfig {
   /** DPoP (RFC 9449) proofs: nonce requirement and acceptance window. */
   dpop: DpopConfig;
   /** Break-glass drills. */
-  breakGlass: { drillWindowDays: number; drillRequiredForReadiness: boolean };
+  breakGlass: BreakGlassConfig;
   /** The first administrator. */
   bootstrap: { adminEmail?: string; adminPassword?: string };
   /** Log format and request lines. */
@@ -231,7 +232,7 @@ export interface SvcConfigInput {
   /** See `SvcConfig.dpop`. */
   dpop?: DpopConfigInput;
   /** See `SvcConfig.breakGlass`. */
-  breakGlass?: { drillWindowDays?: number; drillRequiredForReadiness?: FlagInput };
+  breakGlass?: BreakGlassConfigInput;
   /** See `SvcConfig.bootstrap`. */
   bootstrap?: { adminEmail?: string; adminPassword?: string };
   /** See `SvcConfig.log`. */
