@@ -33,6 +33,7 @@ import {
   rule,
 } from "../settings/fields.ts";
 import type { EnvSetting } from "../settings/env.ts";
+import { MAINTENANCE_ENV_SETTINGS, maintenanceSettingsSchema } from "../maintenance/settings.ts";
 import { BREAK_GLASS_ENV_SETTINGS, breakGlassSettingsSchema } from "../break-glass/settings.ts";
 import { DPOP_ENV_SETTINGS, dpopSettingsSchema } from "../dpop/settings.ts";
 import { EMAIL_OTP_ENV_SETTINGS, emailOtpSettingsSchema } from "../mfa/settings.ts";
@@ -122,10 +123,7 @@ const svcConfigSchema = v.pipe(
     risk: riskSettingsSchema,
     webhooks: webhooksSettingsSchema,
     outbound: outboundSettingsSchema,
-    maintenance: v.optional(
-      v.strictObject({ intervalSeconds: v.optional(int(0, 86400, "seconds"), 300) }),
-      {},
-    ),
+    maintenance: maintenanceSettingsSchema,
     authz: v.optional(
       v.strictObject({
         snapshotCacheTtlSeconds: v.optional(int(0, 86400, "seconds"), 60),
@@ -325,12 +323,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
   ...RISK_ENV_SETTINGS,
   ...WEBHOOKS_ENV_SETTINGS,
   ...OUTBOUND_ENV_SETTINGS,
-  {
-    name: "SVC_MAINTENANCE_INTERVAL_SECONDS",
-    path: "maintenance.intervalSeconds",
-    kind: "int",
-    doc: "how often expired single-use records, sessions, counters and old outbox mail are swept (0: never)",
-  },
+  ...MAINTENANCE_ENV_SETTINGS,
   {
     name: "SVC_AUTHZ_SNAPSHOT_CACHE_TTL_SECONDS",
     path: "authz.snapshotCacheTtlSeconds",

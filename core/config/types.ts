@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { MaintenanceConfig, MaintenanceConfigInput } from "../maintenance/settings.ts";
 import type { BreakGlassConfig, BreakGlassConfigInput } from "../break-glass/settings.ts";
 import type { DpopConfig, DpopConfigInput } from "../dpop/settings.ts";
 import type { EmailOtpConfig, EmailOtpConfigInput } from "../mfa/settings.ts";
@@ -135,7 +136,7 @@ export interface SvcConfig {
   /** The outbound guard of every server-side fetch (SSRF). */
   outbound: OutboundConfig;
   /** Periodic sweeps. */
-  maintenance: { intervalSeconds: number };
+  maintenance: MaintenanceConfig;
   /** Subject snapshots and declared permissions and roles. */
   authz: {
     snapshotCacheTtlSeconds: number;
@@ -219,7 +220,7 @@ export interface SvcConfigInput {
   /** See `SvcConfig.outbound`. */
   outbound?: OutboundConfigInput;
   /** See `SvcConfig.maintenance`. */
-  maintenance?: { intervalSeconds?: number };
+  maintenance?: MaintenanceConfigInput;
   /** See `SvcConfig.authz`. */
   authz?: {
     snapshotCacheTtlSeconds?: number;
