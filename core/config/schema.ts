@@ -33,6 +33,7 @@ import {
   rule,
 } from "../settings/fields.ts";
 import type { EnvSetting } from "../settings/env.ts";
+import { METRICS_ENV_SETTINGS, metricsSettingsSchema } from "../metrics/settings.ts";
 import { MAINTENANCE_ENV_SETTINGS, maintenanceSettingsSchema } from "../maintenance/settings.ts";
 import { BREAK_GLASS_ENV_SETTINGS, breakGlassSettingsSchema } from "../break-glass/settings.ts";
 import { DPOP_ENV_SETTINGS, dpopSettingsSchema } from "../dpop/settings.ts";
@@ -176,18 +177,7 @@ const svcConfigSchema = v.pipe(
       }),
       {},
     ),
-    metrics: v.optional(
-      v.strictObject({
-        /** Bearer token of `GET /metrics`; unset: the route is not served. */
-        token: v.optional(
-          v.pipe(
-            v.string(rule("is not text", "a token of at least 32 characters")),
-            v.minLength(32, rule("is too short", "a token of at least 32 characters")),
-          ),
-        ),
-      }),
-      {},
-    ),
+    metrics: metricsSettingsSchema,
     // sections: admin console (issue 13)
     console: v.optional(
       v.strictObject({
@@ -373,14 +363,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     doc: "true: one log line per request (request id, method, matched route, status, duration)",
     defaultText: "false",
   },
-  {
-    name: "SVC_METRICS_TOKEN",
-    path: "metrics.token",
-    kind: "string",
-    doc: "bearer token of GET /metrics (Prometheus), at least 32 characters; unset: no metrics route",
-    defaultText: "unset",
-    secret: "hide",
-  },
+  ...METRICS_ENV_SETTINGS,
   // variables: admin console (issue 13)
   {
     name: "SVC_CONSOLE_MOUNT",

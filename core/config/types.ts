@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { MetricsConfig, MetricsConfigInput } from "../metrics/settings.ts";
 import type { MaintenanceConfig, MaintenanceConfigInput } from "../maintenance/settings.ts";
 import type { BreakGlassConfig, BreakGlassConfigInput } from "../break-glass/settings.ts";
 import type { DpopConfig, DpopConfigInput } from "../dpop/settings.ts";
@@ -155,7 +156,7 @@ export interface SvcConfig {
   /** Log format and request lines. */
   log: { format: "pretty" | "json"; requests: boolean };
   /** The Prometheus endpoint. */
-  metrics: { token?: string };
+  metrics: MetricsConfig;
   /** The embedded admin console. */
   console: { mountPath: string };
   /** How queued mail leaves. */
@@ -239,7 +240,7 @@ export interface SvcConfigInput {
   /** See `SvcConfig.log`. */
   log?: { format?: "pretty" | "json"; requests?: FlagInput };
   /** See `SvcConfig.metrics`. */
-  metrics?: { token?: string };
+  metrics?: MetricsConfigInput;
   /** See `SvcConfig.console`. */
   console?: { mountPath?: string };
   /** See `SvcConfig.mailDelivery`. */
