@@ -33,6 +33,7 @@ import {
   rule,
 } from "../settings/fields.ts";
 import type { EnvSetting } from "../settings/env.ts";
+import { IMPORTS_ENV_SETTINGS, importsSettingsSchema } from "../imports/settings.ts";
 import { METRICS_ENV_SETTINGS, metricsSettingsSchema } from "../metrics/settings.ts";
 import { MAINTENANCE_ENV_SETTINGS, maintenanceSettingsSchema } from "../maintenance/settings.ts";
 import { BREAK_GLASS_ENV_SETTINGS, breakGlassSettingsSchema } from "../break-glass/settings.ts";
@@ -216,13 +217,7 @@ const svcConfigSchema = v.pipe(
       {},
     ),
     // sections: imports and shadow mode (issue 15)
-    imports: v.optional(
-      v.strictObject({
-        /** Largest export body `POST /svc-admin/imports/{kind}` takes (its own limit, not the upload one). */
-        maxBytes: v.optional(int(1024, 1_073_741_824, "bytes"), 104_857_600),
-      }),
-      {},
-    ),
+    imports: importsSettingsSchema,
     // sections: plugins (issue 16)
     plugins: v.optional(
       v.strictObject({
@@ -407,13 +402,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     doc: "https URL of a logo pages and mail show",
     defaultText: "unset",
   },
-  // variables: imports and shadow mode (issue 15)
-  {
-    name: "SVC_MAX_IMPORT_BYTES",
-    path: "imports.maxBytes",
-    kind: "int",
-    doc: "largest export body POST /svc-admin/imports/{kind} takes, in bytes (100 MiB)",
-  },
+  ...IMPORTS_ENV_SETTINGS,
   // variables: plugins (issue 16)
   {
     name: "SVC_PLUGINS",

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { ImportsConfig, ImportsConfigInput } from "../imports/settings.ts";
 import type { MetricsConfig, MetricsConfigInput } from "../metrics/settings.ts";
 import type { MaintenanceConfig, MaintenanceConfigInput } from "../maintenance/settings.ts";
 import type { BreakGlassConfig, BreakGlassConfigInput } from "../break-glass/settings.ts";
@@ -168,7 +169,7 @@ export interface SvcConfig {
   /** Product name, colour and logo of pages and mail. */
   branding: { productName?: string; color: string; logoUrl?: string };
   /** Importers. */
-  imports: { maxBytes: number };
+  imports: ImportsConfig;
   /** Built-in plugins and each plugin's own section. */
   plugins: { enabled: string[]; config: { [plugin: string]: { [setting: string]: unknown } } };
 }
@@ -252,7 +253,7 @@ export interface SvcConfigInput {
   /** See `SvcConfig.branding`. */
   branding?: { productName?: string; color?: string; logoUrl?: string };
   /** See `SvcConfig.imports`. */
-  imports?: { maxBytes?: number };
+  imports?: ImportsConfigInput;
   /** See `SvcConfig.plugins`. */
   plugins?: { enabled?: string[]; config?: { [plugin: string]: { [setting: string]: unknown } } };
 }
