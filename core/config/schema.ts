@@ -1,14 +1,19 @@
 /**
- * The valibot schema of svc's whole configuration, its defaults (spec section 8 and the
- * development defaults), and the table of `SVC_*` environment variables that set each field.
+ * The composition of svc's whole configuration: the valibot schema built from each domain's
+ * settings module (`core/<domain>/settings.ts`: its section, its written-out types and its
+ * `SVC_*` rows; the few sections of no core domain are still here), the derived defaults (the
+ * base URL and allowed origins from the port), and the table of `SVC_*` environment variables,
+ * concatenated from the domains' rows in the order of the sections.
  *
- * Every leaf's error message follows one template, `<problem>; set {field} to <expectation>`:
- * the loader (`load.ts`) replaces `{field}` with the setting's name (an env var, or a field of the
- * config file) and prefixes the offending value, which gives the one-line boot error.
+ * Every leaf's error message follows one template, `<problem>; set {field} to <expectation>`
+ * (`core/settings/fields.ts`): the loader (`load.ts`) replaces `{field}` with the setting's name
+ * (an env var, or a field of the config file) and prefixes the offending value, which gives the
+ * one-line boot error.
  *
- * The types `SvcConfig` and `SvcConfigInput` are written out in `types.ts` (a published package
- * needs explicit types); a compile-time check below fails when they and the schema disagree, so a
- * new setting goes into both.
+ * The types `SvcConfig` and `SvcConfigInput` are composed in `types.ts` from the domains' written-out
+ * types (a published package needs explicit types); a compile-time check below fails when they and
+ * the schema disagree, as does each settings module's own check of its section. The arrows run
+ * config → domain: a settings module imports only `core/settings/` and its own domain.
  *
  * @module
  */

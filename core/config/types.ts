@@ -1,7 +1,9 @@
 /**
  * The types of svc's configuration, written out: `SvcConfig` (what `loadConfig` returns, every
- * default filled in) and `SvcConfigInput` (what a config file may hold). `schema.ts` checks at
- * compile time that both are exactly the types its valibot schema infers, so they cannot drift.
+ * default filled in) and `SvcConfigInput` (what a config file may hold), composed from each domain's
+ * settings module (`core/<domain>/settings.ts`), which writes out its section's types. `schema.ts`
+ * checks at compile time that both are exactly the types its valibot schema infers, so they cannot
+ * drift.
  *
  * @module
  */
