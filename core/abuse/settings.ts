@@ -1,7 +1,7 @@
 /**
  * The settings of the abuse defences (`SvcConfig.abuse`: the login abuse gate and the adaptive
  * CAPTCHA; `SvcConfig.throttle`: the request throttles beside it): their valibot sections, their
- * written-out types and their `SVC_ABUSE_*` / `SVC_CAPTCHA_*` / `SVC_THROTTLE_*` variables.
+ * written-out types and their `SVC_ABUSE_*` / `SVC_THROTTLE_*` variables.
  * `core/config/schema.ts` composes them into the whole configuration.
  *
  * @module
