@@ -25,8 +25,6 @@ import {
 } from "../accounts/password-policy.ts";
 import {
   corsOrigins,
-  declaredPermission,
-  declaredRole,
   email,
   type Exactly,
   flag,
@@ -38,6 +36,7 @@ import {
   rule,
 } from "../settings/fields.ts";
 import type { EnvSetting } from "../settings/env.ts";
+import { AUTHZ_ENV_SETTINGS, authzSettingsSchema } from "../authz/settings.ts";
 import { IMPORTS_ENV_SETTINGS, importsSettingsSchema } from "../imports/settings.ts";
 import { METRICS_ENV_SETTINGS, metricsSettingsSchema } from "../metrics/settings.ts";
 import { MAINTENANCE_ENV_SETTINGS, maintenanceSettingsSchema } from "../maintenance/settings.ts";
@@ -131,18 +130,7 @@ const svcConfigSchema = v.pipe(
     webhooks: webhooksSettingsSchema,
     outbound: outboundSettingsSchema,
     maintenance: maintenanceSettingsSchema,
-    authz: v.optional(
-      v.strictObject({
-        snapshotCacheTtlSeconds: v.optional(int(0, 86400, "seconds"), 60),
-        snapshotCacheMaxEntries: v.optional(int(0, 10_000_000), 10_000),
-        permissions: v.optional(
-          v.array(declaredPermission(), rule("is not a list", "a list of permissions")),
-          [],
-        ),
-        roles: v.optional(v.array(declaredRole(), rule("is not a list", "a list of roles")), []),
-      }),
-      {},
-    ),
+    authz: authzSettingsSchema,
     impersonation: v.optional(
       v.strictObject({
         /** Longest impersonation window (and the default when a start names none). */
@@ -314,18 +302,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
   ...WEBHOOKS_ENV_SETTINGS,
   ...OUTBOUND_ENV_SETTINGS,
   ...MAINTENANCE_ENV_SETTINGS,
-  {
-    name: "SVC_AUTHZ_SNAPSHOT_CACHE_TTL_SECONDS",
-    path: "authz.snapshotCacheTtlSeconds",
-    kind: "int",
-    doc: "lifetime of a cached subject snapshot (0 disables the cache)",
-  },
-  {
-    name: "SVC_AUTHZ_SNAPSHOT_CACHE_MAX_ENTRIES",
-    path: "authz.snapshotCacheMaxEntries",
-    kind: "int",
-    doc: "subject snapshots kept (LRU; 0 disables the cache)",
-  },
+  ...AUTHZ_ENV_SETTINGS,
   {
     name: "SVC_IMPERSONATION_WINDOW_SECONDS",
     path: "impersonation.windowSeconds",

@@ -7,6 +7,13 @@
  *
  * @module
  */
+import type {
+  DeclaredGrantConfig,
+  DeclaredPermissionConfig,
+  DeclaredRoleConfig,
+  DeclaredRoleInput,
+} from "../authz/settings.ts";
+import type { AuthzConfig, AuthzConfigInput } from "../authz/settings.ts";
 import type { ImportsConfig, ImportsConfigInput } from "../imports/settings.ts";
 import type { MetricsConfig, MetricsConfigInput } from "../metrics/settings.ts";
 import type { MaintenanceConfig, MaintenanceConfigInput } from "../maintenance/settings.ts";
@@ -60,36 +67,6 @@ import type { PasswordHashingConfig, PasswordHashingConfigInput } from "../passw
 import type { WebhooksConfig, WebhooksConfigInput } from "../webhooks/settings.ts";
 import type { RiskConfig, RiskConfigInput } from "../risk/settings.ts";
 
-/** A permission declared in configuration (`authz.permissions`). */
-export interface DeclaredPermissionConfig {
-  /** The permission id, such as `docs:org:read`. */
-  id: string;
-  /** What it allows, for people. */
-  description?: string;
-}
-
-/** A grant of a role declared in configuration. */
-export interface DeclaredGrantConfig {
-  /** A permission pattern, such as `docs:org:*`. */
-  pattern: string;
-  /** Allow (default) or Deny. */
-  effect: "Allow" | "Deny";
-  /** Teams the grant is limited to. */
-  teamIds?: string[];
-  /** A condition document (checked by definition sync). */
-  condition?: unknown;
-}
-
-/** A realm-level role of the default realm, declared in configuration (`authz.roles`). */
-export interface DeclaredRoleConfig {
-  /** The role key, 1 to 100 of `[a-z0-9_:-]`. */
-  key: string;
-  /** The role's display name. */
-  displayName: string;
-  /** The role's grants. */
-  grants: DeclaredGrantConfig[];
-}
-
 /** Where svc keeps its data: the embedded PGlite store in a folder, or a Postgres server. */
 export type StorageConfig = { kind: "embedded"; dataDir: string } | { kind: "postgres"; url: string };
 
@@ -101,6 +78,8 @@ export type {
   ThrottleRuleConfig,
   ThrottleRuleInput,
 };
+
+export type { DeclaredGrantConfig, DeclaredPermissionConfig, DeclaredRoleConfig, DeclaredRoleInput };
 
 /**
  * The validated configuration, every default filled in (the output of `SvcConfigSchema`). Each
@@ -142,12 +121,7 @@ export interface SvcConfig {
   /** Periodic sweeps. */
   maintenance: MaintenanceConfig;
   /** Subject snapshots and declared permissions and roles. */
-  authz: {
-    snapshotCacheTtlSeconds: number;
-    snapshotCacheMaxEntries: number;
-    permissions: DeclaredPermissionConfig[];
-    roles: DeclaredRoleConfig[];
-  };
+  authz: AuthzConfig;
   /** Impersonation windows. */
   impersonation: { windowSeconds: number };
   /** DPoP (RFC 9449) proofs: nonce requirement and acceptance window. */
@@ -178,16 +152,6 @@ export interface SvcConfig {
 
 /** A yes/no setting as a file or the environment gives it. */
 export type { FlagInput };
-
-/** A declared role as a config file gives it. */
-export interface DeclaredRoleInput {
-  /** The role key, 1 to 100 of `[a-z0-9_:-]`. */
-  key: string;
-  /** The role's display name. */
-  displayName: string;
-  /** The role's grants. */
-  grants?: { pattern: string; effect?: "Allow" | "Deny"; teamIds?: string[]; condition?: unknown }[];
-}
 
 /** The shape of a config file (JSON): any part of the configuration, nested as in `SvcConfig`. */
 export interface SvcConfigInput {
@@ -226,12 +190,7 @@ export interface SvcConfigInput {
   /** See `SvcConfig.maintenance`. */
   maintenance?: MaintenanceConfigInput;
   /** See `SvcConfig.authz`. */
-  authz?: {
-    snapshotCacheTtlSeconds?: number;
-    snapshotCacheMaxEntries?: number;
-    permissions?: DeclaredPermissionConfig[];
-    roles?: DeclaredRoleInput[];
-  };
+  authz?: AuthzConfigInput;
   /** See `SvcConfig.impersonation`. */
   impersonation?: { windowSeconds?: number };
   /** See `SvcConfig.dpop`. */

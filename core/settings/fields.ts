@@ -250,38 +250,6 @@ export function receiverAllowList() {
   );
 }
 
-/** A permission declared in configuration; the grammar is checked by definition sync at boot. */
-export function declaredPermission() {
-  return v.strictObject({
-    id: nonEmpty("a permission id such as docs:org:read"),
-    description: v.optional(v.string(rule("is not text", "a description"))),
-  }, rule("is not an object", "an object with the fields id and description"));
-}
-
-/** A grant of a declared role. */
-export function declaredGrant() {
-  return v.strictObject({
-    pattern: nonEmpty("a permission pattern such as docs:org:*"),
-    effect: v.optional(v.picklist(["Allow", "Deny"], rule("is not an effect", '"Allow" or "Deny"')), "Allow"),
-    teamIds: v.optional(
-      v.array(v.string(rule("is not text", "a team id")), rule("is not a list", "a list of team ids")),
-    ),
-    condition: v.optional(v.unknown()),
-  }, rule("is not an object", "an object with the fields pattern, effect, teamIds and condition"));
-}
-
-/** A realm-level role of the default realm, declared in configuration and synced at boot. */
-export function declaredRole() {
-  return v.strictObject({
-    key: v.pipe(
-      v.string(rule("is not text", "a role key of [a-z0-9_:-]")),
-      v.regex(/^[a-z0-9_:-]{1,100}$/, rule("is not a role key", "1 to 100 of [a-z0-9_:-]")),
-    ),
-    displayName: nonEmpty("the role's display name"),
-    grants: v.optional(v.array(declaredGrant(), rule("is not a list", "a list of grants")), []),
-  }, rule("is not an object", "an object with the fields key, displayName and grants"));
-}
-
 /** A From header value: `address@domain` or `Display Name <address@domain>`, on one line. */
 export function mailFrom() {
   const m = rule(
