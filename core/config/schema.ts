@@ -32,10 +32,10 @@ import {
   int,
   mountPath,
   nonEmpty,
-  postgresUrl,
   rule,
 } from "../settings/fields.ts";
 import type { EnvSetting } from "../settings/env.ts";
+import { STORAGE_ENV_SETTINGS, storageSettingsSchema } from "../storage/settings.ts";
 import { AUTHZ_ENV_SETTINGS, authzSettingsSchema } from "../authz/settings.ts";
 import { IMPORTS_ENV_SETTINGS, importsSettingsSchema } from "../imports/settings.ts";
 import { METRICS_ENV_SETTINGS, metricsSettingsSchema } from "../metrics/settings.ts";
@@ -102,19 +102,7 @@ export function developmentBaseUrl(port: number): string {
 const svcConfigSchema = v.pipe(
   v.strictObject({
     server: serverSettingsSchema,
-    storage: v.optional(
-      v.variant("kind", [
-        v.strictObject({
-          kind: v.literal("embedded"),
-          dataDir: v.optional(
-            nonEmpty("a folder for the embedded database, such as /var/lib/svc"),
-            ".svc-data",
-          ),
-        }),
-        v.strictObject({ kind: v.literal("postgres"), url: postgresUrl() }),
-      ], rule("is not a storage kind", '"embedded" (with dataDir) or "postgres" (with url)')),
-      { kind: "embedded" },
-    ),
+    storage: storageSettingsSchema,
     relyingParty: relyingPartySettingsSchema,
     tokens: tokensSettingsSchema,
     sessions: sessionsSettingsSchema,
@@ -272,21 +260,7 @@ const _inputIsSvcConfigInput: Exactly<v.InferInput<typeof svcConfigSchema>, SvcC
  */
 export const ENV_SETTINGS: readonly EnvSetting[] = [
   ...SERVER_ENV_SETTINGS,
-  {
-    name: "SVC_DATA_DIR",
-    path: "storage.dataDir",
-    kind: "string",
-    doc: "folder of the embedded database (PGlite); not used when SVC_DATABASE_URL is set",
-    deployment: true,
-  },
-  {
-    name: "SVC_DATABASE_URL",
-    path: "storage.url",
-    kind: "string",
-    doc: "Postgres server URL; when set, the embedded store is not used",
-    defaultText: "unset (embedded store)",
-    secret: "url",
-  },
+  ...STORAGE_ENV_SETTINGS,
   ...RELYING_PARTY_ENV_SETTINGS,
   ...TOKENS_ENV_SETTINGS,
   ...SESSIONS_ENV_SETTINGS,

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { StorageConfig, StorageConfigInput } from "../storage/settings.ts";
 import type {
   DeclaredGrantConfig,
   DeclaredPermissionConfig,
@@ -67,9 +68,6 @@ import type { PasswordHashingConfig, PasswordHashingConfigInput } from "../passw
 import type { WebhooksConfig, WebhooksConfigInput } from "../webhooks/settings.ts";
 import type { RiskConfig, RiskConfigInput } from "../risk/settings.ts";
 
-/** Where svc keeps its data: the embedded PGlite store in a folder, or a Postgres server. */
-export type StorageConfig = { kind: "embedded"; dataDir: string } | { kind: "postgres"; url: string };
-
 export type {
   AbuseLayerConfig,
   AbuseLayerInput,
@@ -80,6 +78,9 @@ export type {
 };
 
 export type { DeclaredGrantConfig, DeclaredPermissionConfig, DeclaredRoleConfig, DeclaredRoleInput };
+
+/** Where svc keeps its data: the embedded PGlite store in a folder, or a Postgres server. */
+export type { StorageConfig };
 
 /**
  * The validated configuration, every default filled in (the output of `SvcConfigSchema`). Each
@@ -158,7 +159,7 @@ export interface SvcConfigInput {
   /** See `SvcConfig.server`. */
   server?: ServerConfigInput;
   /** See `SvcConfig.storage`. */
-  storage?: { kind: "embedded"; dataDir?: string } | { kind: "postgres"; url: string };
+  storage?: StorageConfigInput;
   /** See `SvcConfig.relyingParty`. */
   relyingParty?: RelyingPartyConfigInput;
   /** See `SvcConfig.tokens`. */
