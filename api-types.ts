@@ -63,6 +63,7 @@ export type {
   ThrottleRuleConfig,
   ThrottleRuleInput,
 } from "./core/config/types.ts";
+export type { BootstrapConfig, BootstrapConfigInput } from "./core/accounts/settings.ts";
 export type { StorageConfigInput } from "./core/storage/settings.ts";
 export type { AuthzConfig, AuthzConfigInput } from "./core/authz/settings.ts";
 export type { ImportsConfig, ImportsConfigInput } from "./core/imports/settings.ts";

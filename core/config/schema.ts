@@ -19,13 +19,7 @@
  */
 import * as v from "valibot";
 import {
-  MAX_PASSWORD_LENGTH,
-  MIN_PASSWORD_LENGTH,
-  passwordPolicyProblem,
-} from "../accounts/password-policy.ts";
-import {
   corsOrigins,
-  email,
   type Exactly,
   flag,
   httpsUrl,
@@ -35,6 +29,7 @@ import {
   rule,
 } from "../settings/fields.ts";
 import type { EnvSetting } from "../settings/env.ts";
+import { BOOTSTRAP_ENV_SETTINGS, bootstrapSettingsSchema } from "../accounts/settings.ts";
 import { STORAGE_ENV_SETTINGS, storageSettingsSchema } from "../storage/settings.ts";
 import { AUTHZ_ENV_SETTINGS, authzSettingsSchema } from "../authz/settings.ts";
 import { IMPORTS_ENV_SETTINGS, importsSettingsSchema } from "../imports/settings.ts";
@@ -128,25 +123,7 @@ const svcConfigSchema = v.pipe(
     ),
     dpop: dpopSettingsSchema,
     breakGlass: breakGlassSettingsSchema,
-    bootstrap: v.optional(
-      v.strictObject({
-        adminEmail: v.optional(email()),
-        /** Must follow the password policy (core/accounts/password-policy.ts): refused at start otherwise. */
-        adminPassword: v.optional(
-          v.pipe(
-            nonEmpty("the first administrator's password"),
-            v.check(
-              (s) => passwordPolicyProblem(s) === null,
-              rule(
-                "does not follow the password policy",
-                `a password of ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`,
-              ),
-            ),
-          ),
-        ),
-      }),
-      {},
-    ),
+    bootstrap: bootstrapSettingsSchema,
     log: v.optional(
       v.strictObject({
         /** `pretty`: plain lines; `json`: one JSON object per line (time, level, msg, fields). */
@@ -285,21 +262,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
   },
   ...DPOP_ENV_SETTINGS,
   ...BREAK_GLASS_ENV_SETTINGS,
-  {
-    name: "SVC_BOOTSTRAP_ADMIN_EMAIL",
-    path: "bootstrap.adminEmail",
-    kind: "string",
-    doc: "email of the first administrator, created at boot (with SVC_BOOTSTRAP_ADMIN_PASSWORD)",
-    defaultText: "unset",
-  },
-  {
-    name: "SVC_BOOTSTRAP_ADMIN_PASSWORD",
-    path: "bootstrap.adminPassword",
-    kind: "string",
-    doc: "password of the first administrator (with SVC_BOOTSTRAP_ADMIN_EMAIL)",
-    defaultText: "unset",
-    secret: "hide",
-  },
+  ...BOOTSTRAP_ENV_SETTINGS,
   {
     name: "SVC_LOG_FORMAT",
     path: "log.format",

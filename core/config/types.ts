@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { BootstrapConfig, BootstrapConfigInput } from "../accounts/settings.ts";
 import type { StorageConfig, StorageConfigInput } from "../storage/settings.ts";
 import type {
   DeclaredGrantConfig,
@@ -130,7 +131,7 @@ export interface SvcConfig {
   /** Break-glass drills. */
   breakGlass: BreakGlassConfig;
   /** The first administrator. */
-  bootstrap: { adminEmail?: string; adminPassword?: string };
+  bootstrap: BootstrapConfig;
   /** Log format and request lines. */
   log: { format: "pretty" | "json"; requests: boolean };
   /** The Prometheus endpoint. */
@@ -199,7 +200,7 @@ export interface SvcConfigInput {
   /** See `SvcConfig.breakGlass`. */
   breakGlass?: BreakGlassConfigInput;
   /** See `SvcConfig.bootstrap`. */
-  bootstrap?: { adminEmail?: string; adminPassword?: string };
+  bootstrap?: BootstrapConfigInput;
   /** See `SvcConfig.log`. */
   log?: { format?: "pretty" | "json"; requests?: FlagInput };
   /** See `SvcConfig.metrics`. */
