@@ -63,6 +63,14 @@ export type {
   ThrottleRuleConfig,
   ThrottleRuleInput,
 } from "./core/config/types.ts";
+export type {
+  CookiesConfig,
+  CookiesConfigInput,
+  ImpersonationConfig,
+  ImpersonationConfigInput,
+  SessionsConfig,
+  SessionsConfigInput,
+} from "./core/sessions/settings.ts";
 export type { BootstrapConfig, BootstrapConfigInput } from "./core/accounts/settings.ts";
 export type { StorageConfigInput } from "./core/storage/settings.ts";
 export type { AuthzConfig, AuthzConfigInput } from "./core/authz/settings.ts";
@@ -91,12 +99,6 @@ export type {
   ServerConfig,
   ServerConfigInput,
 } from "./core/net/settings.ts";
-export type {
-  CookiesConfig,
-  CookiesConfigInput,
-  SessionsConfig,
-  SessionsConfigInput,
-} from "./core/sessions/settings.ts";
 export type { TokensConfig, TokensConfigInput } from "./core/tokens/settings.ts";
 export type {
   MailConfig,

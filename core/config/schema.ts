@@ -18,17 +18,16 @@
  * @module
  */
 import * as v from "valibot";
-import {
-  corsOrigins,
-  type Exactly,
-  flag,
-  httpsUrl,
-  int,
-  mountPath,
-  nonEmpty,
-  rule,
-} from "../settings/fields.ts";
+import { corsOrigins, type Exactly, flag, httpsUrl, mountPath, nonEmpty, rule } from "../settings/fields.ts";
 import type { EnvSetting } from "../settings/env.ts";
+import {
+  COOKIES_ENV_SETTINGS,
+  cookiesSettingsSchema,
+  IMPERSONATION_ENV_SETTINGS,
+  impersonationSettingsSchema,
+  SESSIONS_ENV_SETTINGS,
+  sessionsSettingsSchema,
+} from "../sessions/settings.ts";
 import { BOOTSTRAP_ENV_SETTINGS, bootstrapSettingsSchema } from "../accounts/settings.ts";
 import { STORAGE_ENV_SETTINGS, storageSettingsSchema } from "../storage/settings.ts";
 import { AUTHZ_ENV_SETTINGS, authzSettingsSchema } from "../authz/settings.ts";
@@ -57,12 +56,6 @@ import {
   SERVER_ENV_SETTINGS,
   serverSettingsSchema,
 } from "../net/settings.ts";
-import {
-  COOKIES_ENV_SETTINGS,
-  cookiesSettingsSchema,
-  SESSIONS_ENV_SETTINGS,
-  sessionsSettingsSchema,
-} from "../sessions/settings.ts";
 import { TOKENS_ENV_SETTINGS, tokensSettingsSchema } from "../tokens/settings.ts";
 import {
   MAIL_DELIVERY_ENV_SETTINGS,
@@ -114,13 +107,7 @@ const svcConfigSchema = v.pipe(
     outbound: outboundSettingsSchema,
     maintenance: maintenanceSettingsSchema,
     authz: authzSettingsSchema,
-    impersonation: v.optional(
-      v.strictObject({
-        /** Longest impersonation window (and the default when a start names none). */
-        windowSeconds: v.optional(int(60, 86400, "seconds"), 1800),
-      }),
-      {},
-    ),
+    impersonation: impersonationSettingsSchema,
     dpop: dpopSettingsSchema,
     breakGlass: breakGlassSettingsSchema,
     bootstrap: bootstrapSettingsSchema,
@@ -254,12 +241,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
   ...OUTBOUND_ENV_SETTINGS,
   ...MAINTENANCE_ENV_SETTINGS,
   ...AUTHZ_ENV_SETTINGS,
-  {
-    name: "SVC_IMPERSONATION_WINDOW_SECONDS",
-    path: "impersonation.windowSeconds",
-    kind: "int",
-    doc: "longest impersonation window, and the default when a start names none (token exp capped to it)",
-  },
+  ...IMPERSONATION_ENV_SETTINGS,
   ...DPOP_ENV_SETTINGS,
   ...BREAK_GLASS_ENV_SETTINGS,
   ...BOOTSTRAP_ENV_SETTINGS,

@@ -7,6 +7,14 @@
  *
  * @module
  */
+import type {
+  CookiesConfig,
+  CookiesConfigInput,
+  ImpersonationConfig,
+  ImpersonationConfigInput,
+  SessionsConfig,
+  SessionsConfigInput,
+} from "../sessions/settings.ts";
 import type { BootstrapConfig, BootstrapConfigInput } from "../accounts/settings.ts";
 import type { StorageConfig, StorageConfigInput } from "../storage/settings.ts";
 import type {
@@ -49,12 +57,6 @@ import type {
   ServerConfig,
   ServerConfigInput,
 } from "../net/settings.ts";
-import type {
-  CookiesConfig,
-  CookiesConfigInput,
-  SessionsConfig,
-  SessionsConfigInput,
-} from "../sessions/settings.ts";
 import type { TokensConfig, TokensConfigInput } from "../tokens/settings.ts";
 import type { FlagInput } from "../settings/fields.ts";
 import type {
@@ -125,7 +127,7 @@ export interface SvcConfig {
   /** Subject snapshots and declared permissions and roles. */
   authz: AuthzConfig;
   /** Impersonation windows. */
-  impersonation: { windowSeconds: number };
+  impersonation: ImpersonationConfig;
   /** DPoP (RFC 9449) proofs: nonce requirement and acceptance window. */
   dpop: DpopConfig;
   /** Break-glass drills. */
@@ -194,7 +196,7 @@ export interface SvcConfigInput {
   /** See `SvcConfig.authz`. */
   authz?: AuthzConfigInput;
   /** See `SvcConfig.impersonation`. */
-  impersonation?: { windowSeconds?: number };
+  impersonation?: ImpersonationConfigInput;
   /** See `SvcConfig.dpop`. */
   dpop?: DpopConfigInput;
   /** See `SvcConfig.breakGlass`. */

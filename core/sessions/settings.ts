@@ -1,6 +1,7 @@
 /**
- * The settings of sessions and their cookies (`SvcConfig.sessions`, `SvcConfig.cookies`): their
- * valibot sections, their written-out types and their `SVC_SESSION_*` / `SVC_COOKIE_*` variables.
+ * The settings of sessions (`SvcConfig.sessions`: timeouts; `SvcConfig.cookies`: their cookies;
+ * `SvcConfig.impersonation`: the impersonation window): their valibot sections, their written-out
+ * types and their `SVC_SESSION_*` / `SVC_COOKIE_*` / `SVC_IMPERSONATION_*` variables.
  * `core/config/schema.ts` composes them into the whole configuration.
  *
  * @module
@@ -90,6 +91,31 @@ export const COOKIES_ENV_SETTINGS: readonly EnvSetting[] = [
   },
 ];
 
+/** `SvcConfig.impersonation`: impersonation windows. */
+export type ImpersonationConfig = { windowSeconds: number };
+
+/** `SvcConfigInput.impersonation`: impersonation windows, as a config file gives it. */
+export type ImpersonationConfigInput = { windowSeconds?: number };
+
+/** The `impersonation` section of the configuration. */
+export const impersonationSettingsSchema = v.optional(
+  v.strictObject({
+    /** Longest impersonation window (and the default when a start names none). */
+    windowSeconds: v.optional(int(60, 86400, "seconds"), 1800),
+  }),
+  {},
+);
+
+/** The `SVC_*` variables of `impersonation`. */
+export const IMPERSONATION_ENV_SETTINGS: readonly EnvSetting[] = [
+  {
+    name: "SVC_IMPERSONATION_WINDOW_SECONDS",
+    path: "impersonation.windowSeconds",
+    kind: "int",
+    doc: "longest impersonation window, and the default when a start names none (token exp capped to it)",
+  },
+];
+
 // The written-out types are exactly what the schema infers: `deno check` fails otherwise.
 const _sessionsOutput: Exactly<v.InferOutput<typeof sessionsSettingsSchema>, SessionsConfig> = true;
 const _sessionsInput: Exactly<v.InferInput<typeof sessionsSettingsSchema>, SessionsConfigInput | undefined> =
@@ -97,3 +123,9 @@ const _sessionsInput: Exactly<v.InferInput<typeof sessionsSettingsSchema>, Sessi
 const _cookiesOutput: Exactly<v.InferOutput<typeof cookiesSettingsSchema>, CookiesConfig> = true;
 const _cookiesInput: Exactly<v.InferInput<typeof cookiesSettingsSchema>, CookiesConfigInput | undefined> =
   true;
+const _impersonationOutput: Exactly<v.InferOutput<typeof impersonationSettingsSchema>, ImpersonationConfig> =
+  true;
+const _impersonationInput: Exactly<
+  v.InferInput<typeof impersonationSettingsSchema>,
+  ImpersonationConfigInput | undefined
+> = true;
