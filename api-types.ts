@@ -63,6 +63,54 @@ export type {
   ThrottleRuleConfig,
   ThrottleRuleInput,
 } from "./core/config/types.ts";
+export type {
+  CookiesConfig,
+  CookiesConfigInput,
+  ImpersonationConfig,
+  ImpersonationConfigInput,
+  SessionsConfig,
+  SessionsConfigInput,
+} from "./core/sessions/settings.ts";
+export type { BootstrapConfig, BootstrapConfigInput } from "./core/accounts/settings.ts";
+export type { StorageConfigInput } from "./core/storage/settings.ts";
+export type { AuthzConfig, AuthzConfigInput } from "./core/authz/settings.ts";
+export type { ImportsConfig, ImportsConfigInput } from "./core/imports/settings.ts";
+export type { MetricsConfig, MetricsConfigInput } from "./core/metrics/settings.ts";
+export type { MaintenanceConfig, MaintenanceConfigInput } from "./core/maintenance/settings.ts";
+export type { BreakGlassConfig, BreakGlassConfigInput } from "./core/break-glass/settings.ts";
+export type { DpopConfig, DpopConfigInput } from "./core/dpop/settings.ts";
+export type { EmailOtpConfig, EmailOtpConfigInput } from "./core/mfa/settings.ts";
+export type { TotpConfig, TotpConfigInput } from "./core/totp/settings.ts";
+export type {
+  PasskeyConfig,
+  PasskeyConfigInput,
+  RelyingPartyConfig,
+  RelyingPartyConfigInput,
+} from "./core/passkeys/settings.ts";
+export type {
+  AbuseConfig,
+  AbuseConfigInput,
+  ThrottleConfig,
+  ThrottleConfigInput,
+} from "./core/abuse/settings.ts";
+export type {
+  OutboundConfig,
+  OutboundConfigInput,
+  ServerConfig,
+  ServerConfigInput,
+} from "./core/net/settings.ts";
+export type { TokensConfig, TokensConfigInput } from "./core/tokens/settings.ts";
+export type {
+  MailConfig,
+  MailConfigInput,
+  MailDeliveryConfig,
+  MailDeliveryConfigInput,
+  SmtpConfig,
+  SmtpConfigInput,
+} from "./core/mail/settings.ts";
+export type { PasswordHashingConfig, PasswordHashingConfigInput } from "./core/passwords/settings.ts";
+export type { WebhooksConfig, WebhooksConfigInput } from "./core/webhooks/settings.ts";
+export type { RiskConfig, RiskConfigInput } from "./core/risk/settings.ts";
 export type { ApiKeyAuthStores } from "./core/credentials/api-keys.ts";
 export type { PermissionDefinition } from "./core/definitions/svc-permissions.ts";
 export type {

@@ -47,7 +47,7 @@
 import { normalizeEmail } from "../accounts/email.ts";
 import type { Clock } from "../clock.ts";
 import type { SvcConfig } from "../config/schema.ts";
-import type { FailMode } from "../config/types.ts";
+import type { FailMode } from "./settings.ts";
 import { sha256Hex } from "../digest.ts";
 import type { EventSink } from "../events/sink.ts";
 import { formatIp, parseIp } from "../net/ip.ts";
@@ -62,7 +62,7 @@ export type AbuseOutcome = "Allowed" | "Blocked" | "CaptchaRequired";
 /** The four layers. */
 export type AbuseLayerName = "perIp" | "perIpAccount" | "accountLockout" | "credentialStuffing";
 
-export type { FailMode } from "../config/types.ts";
+export type { FailMode } from "./settings.ts";
 
 /** A counting layer's settings. */
 export interface AbuseLayerLimit {

@@ -1,273 +1,78 @@
 /**
- * The valibot schema of svc's whole configuration, its defaults (spec section 8 and the
- * development defaults), and the table of `SVC_*` environment variables that set each field.
+ * The composition of svc's whole configuration: the valibot schema built from each domain's
+ * settings module (`core/<domain>/settings.ts`: its section, its written-out types and its
+ * `SVC_*` rows; the few sections of no core domain are still here), the derived defaults (the
+ * base URL and allowed origins from the port), and the table of `SVC_*` environment variables,
+ * concatenated from the domains' rows in the order of the sections.
  *
- * Every leaf's error message follows one template, `<problem>; set {field} to <expectation>`:
- * the loader (`load.ts`) replaces `{field}` with the setting's name (an env var, or a field of the
- * config file) and prefixes the offending value, which gives the one-line boot error.
+ * Every leaf's error message follows one template, `<problem>; set {field} to <expectation>`
+ * (`core/settings/fields.ts`): the loader (`load.ts`) replaces `{field}` with the setting's name
+ * (an env var, or a field of the config file) and prefixes the offending value, which gives the
+ * one-line boot error.
  *
- * The types `SvcConfig` and `SvcConfigInput` are written out in `types.ts` (a published package
- * needs explicit types); a compile-time check below fails when they and the schema disagree, so a
- * new setting goes into both.
+ * The types `SvcConfig` and `SvcConfigInput` are composed in `types.ts` from the domains' written-out
+ * types (a published package needs explicit types); a compile-time check below fails when they and
+ * the schema disagree, as does each settings module's own check of its section. The arrows run
+ * config → domain: a settings module imports only `core/settings/` and its own domain.
  *
  * @module
  */
 import * as v from "valibot";
-import { parseCidr } from "../net/ip.ts";
+import { corsOrigins, type Exactly, flag, httpsUrl, mountPath, nonEmpty, rule } from "../settings/fields.ts";
+import type { EnvSetting } from "../settings/env.ts";
 import {
-  MAX_PASSWORD_LENGTH,
-  MIN_PASSWORD_LENGTH,
-  passwordPolicyProblem,
-} from "../accounts/password-policy.ts";
+  COOKIES_ENV_SETTINGS,
+  cookiesSettingsSchema,
+  IMPERSONATION_ENV_SETTINGS,
+  impersonationSettingsSchema,
+  SESSIONS_ENV_SETTINGS,
+  sessionsSettingsSchema,
+} from "../sessions/settings.ts";
+import { BOOTSTRAP_ENV_SETTINGS, bootstrapSettingsSchema } from "../accounts/settings.ts";
+import { STORAGE_ENV_SETTINGS, storageSettingsSchema } from "../storage/settings.ts";
+import { AUTHZ_ENV_SETTINGS, authzSettingsSchema } from "../authz/settings.ts";
+import { IMPORTS_ENV_SETTINGS, importsSettingsSchema } from "../imports/settings.ts";
+import { METRICS_ENV_SETTINGS, metricsSettingsSchema } from "../metrics/settings.ts";
+import { MAINTENANCE_ENV_SETTINGS, maintenanceSettingsSchema } from "../maintenance/settings.ts";
+import { BREAK_GLASS_ENV_SETTINGS, breakGlassSettingsSchema } from "../break-glass/settings.ts";
+import { DPOP_ENV_SETTINGS, dpopSettingsSchema } from "../dpop/settings.ts";
+import { EMAIL_OTP_ENV_SETTINGS, emailOtpSettingsSchema } from "../mfa/settings.ts";
+import { TOTP_ENV_SETTINGS, totpSettingsSchema } from "../totp/settings.ts";
 import {
-  DEFAULT_PASSWORD_COST_CEILINGS as CEILING,
-  PASSWORD_COST_CEILING_BOUNDS as CEILING_BOUNDS,
-} from "../passwords/cost.ts";
-import { isReceiverAllowEntry } from "../webhooks/receivers.ts";
+  PASSKEY_ENV_SETTINGS,
+  passkeySettingsSchema,
+  RELYING_PARTY_ENV_SETTINGS,
+  relyingPartySettingsSchema,
+} from "../passkeys/settings.ts";
+import {
+  ABUSE_ENV_SETTINGS,
+  abuseSettingsSchema,
+  THROTTLE_ENV_SETTINGS,
+  throttleSettingsSchema,
+} from "../abuse/settings.ts";
+import {
+  OUTBOUND_ENV_SETTINGS,
+  outboundSettingsSchema,
+  SERVER_ENV_SETTINGS,
+  serverSettingsSchema,
+} from "../net/settings.ts";
+import { TOKENS_ENV_SETTINGS, tokensSettingsSchema } from "../tokens/settings.ts";
+import {
+  MAIL_DELIVERY_ENV_SETTINGS,
+  MAIL_ENV_SETTINGS,
+  mailDeliverySettingsSchema,
+  mailSettingsSchema,
+  SMTP_ENV_SETTINGS,
+  smtpSettingsSchema,
+} from "../mail/settings.ts";
+import { PASSWORD_ENV_SETTINGS, passwordSettingsSchema } from "../passwords/settings.ts";
+import { WEBHOOKS_ENV_SETTINGS, webhooksSettingsSchema } from "../webhooks/settings.ts";
+import { RISK_ENV_SETTINGS, riskSettingsSchema } from "../risk/settings.ts";
 import type { SvcConfig, SvcConfigInput } from "./types.ts";
 
 export type * from "./types.ts";
-
-/** Placeholder in schema messages, replaced with the setting's name when an error is reported. */
-export const FIELD_PLACEHOLDER = "{field}";
-
-function rule(problem: string, expectation: string): string {
-  return `${problem}; set ${FIELD_PLACEHOLDER} to ${expectation}`;
-}
-
-/** An integer in [min, max]; `unit` reads "seconds", "days"… */
-function int(min: number, max: number, unit?: string) {
-  const expectation = `a whole number${unit ? ` of ${unit}` : ""} between ${min} and ${max}`;
-  const notInt = rule("is not a whole number", expectation);
-  return v.pipe(
-    v.number(notInt),
-    v.integer(notInt),
-    v.minValue(min, rule(`is below ${min}`, expectation)),
-    v.maxValue(max, rule(`is above ${max}`, expectation)),
-  );
-}
-
-/** A yes/no setting: `true` or `false` (JSON booleans in the file, the words in the environment). */
-function flag() {
-  const m = rule("is not true or false", "true or false");
-  return v.pipe(
-    v.union([v.boolean(m), v.picklist(["true", "false"], m)], m),
-    v.transform((value) => value === true || value === "true"),
-  );
-}
-
-function port() {
-  const m = rule("is not a port number", "an integer between 0 and 65535");
-  return v.pipe(v.number(m), v.integer(m), v.minValue(0, m), v.maxValue(65535, m));
-}
-
-function parseUrl(text: string): URL | null {
-  try {
-    return new URL(text);
-  } catch {
-    return null;
-  }
-}
-
-/** True when `hostname` (as URL.hostname gives it) names the local machine. */
-export function isLocalHostname(hostname: string): boolean {
-  return hostname === "localhost" || hostname.endsWith(".localhost") || hostname === "127.0.0.1" ||
-    hostname === "[::1]";
-}
-
-function host() {
-  const m = rule(
-    "is not a host name or IP address",
-    "an interface to listen on, such as 127.0.0.1 or 0.0.0.0",
-  );
-  return v.pipe(v.string(m), v.regex(/^(?:[A-Za-z0-9.-]+|[0-9A-Fa-f:.]+)$/, m));
-}
-
-function baseUrl() {
-  const m = rule(
-    "is not an absolute http(s) URL",
-    "the public URL of svc, such as https://id.example.com (no query, fragment or credentials)",
-  );
-  return v.pipe(
-    v.string(m),
-    v.check((s) => {
-      const u = parseUrl(s);
-      return u !== null && (u.protocol === "http:" || u.protocol === "https:") && !u.search && !u.hash &&
-        !u.username && !u.password;
-    }, m),
-    v.transform((s) => new URL(s).href.replace(/\/+$/, "")),
-  );
-}
-
-function mountPath(allowEmpty: boolean) {
-  const m = rule(
-    "is not a URL path",
-    allowEmpty
-      ? 'a path such as /auth (or "" for the root): segments of letters, digits, ".", "_", "~", "-"'
-      : 'a path such as /svc-admin/ui: segments of letters, digits, ".", "_", "~", "-"',
-  );
-  return v.pipe(
-    v.string(m),
-    v.transform((s) => s.replace(/\/+$/, "")),
-    v.regex(allowEmpty ? /^(?:\/[A-Za-z0-9._~-]+)*$/ : /^(?:\/[A-Za-z0-9._~-]+)+$/, m),
-  );
-}
-
-function nonEmpty(expectation: string) {
-  const m = rule("is empty or not text", expectation);
-  return v.pipe(v.string(m), v.check((s) => s.trim().length > 0 && !s.includes("\0"), m));
-}
-
-function postgresUrl() {
-  const m = rule("is not a postgres:// URL", "a URL such as postgres://user:password@host:5432/database");
-  return v.pipe(
-    v.string(m),
-    v.check((s) => {
-      const u = parseUrl(s);
-      return u !== null && (u.protocol === "postgres:" || u.protocol === "postgresql:");
-    }, m),
-  );
-}
-
-function rpId() {
-  const m = rule(
-    "is not a domain",
-    "the relying-party id: a domain such as example.com (no scheme, port or path)",
-  );
-  return v.pipe(
-    v.string(m),
-    v.toLowerCase(),
-    v.regex(
-      /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/,
-      m,
-    ),
-  );
-}
-
-function origin() {
-  const expectation =
-    "origins such as https://example.com,https://app.example.com (scheme, host, optional port; no path)";
-  const notOrigin = rule("is not an http(s) origin", expectation);
-  const insecure = rule(
-    "is not a secure origin (browsers allow passkeys only on https, or http on localhost)",
-    expectation,
-  );
-  return v.pipe(
-    v.string(notOrigin),
-    v.check((s) => {
-      const u = parseUrl(s);
-      return u !== null && (u.protocol === "http:" || u.protocol === "https:") && u.pathname === "/" &&
-        !u.search && !u.hash && !u.username && !u.password && !/[?#]/.test(s);
-    }, notOrigin),
-    v.check((s) => {
-      // valibot runs every check of a pipe: an unparsable value was reported above.
-      const u = parseUrl(s);
-      return u === null || u.protocol !== "http:" || isLocalHostname(u.hostname);
-    }, insecure),
-    v.transform((s) => new URL(s).origin),
-  );
-}
-
-function origins() {
-  const m = rule("is not a list of origins", "origins such as https://example.com,https://app.example.com");
-  return v.pipe(
-    v.array(origin(), m),
-    v.minLength(1, rule("is empty", "at least one origin, such as https://example.com")),
-  );
-}
-
-function corsOrigins() {
-  const expectation =
-    "comma-separated origins such as https://app.example.com,https://admin.example.com (scheme, host, optional port; no path)";
-  const each = rule("is not an http(s) origin", expectation);
-  return v.pipe(
-    v.array(
-      v.pipe(
-        v.string(each),
-        v.check((s) => {
-          const u = parseUrl(s);
-          return u !== null && (u.protocol === "http:" || u.protocol === "https:") && u.pathname === "/" &&
-            !u.search && !u.hash && !u.username && !u.password && !/[?#]/.test(s);
-        }, each),
-        v.transform((s) => new URL(s).origin),
-      ),
-      rule("is not a list of origins", expectation),
-    ),
-    v.maxLength(100, rule("has more than 100 origins", expectation)),
-  );
-}
-
-function smtpHost() {
-  const m = rule("is not a host name or IP address", "the SMTP server, such as smtp.example.com");
-  return v.pipe(v.string(m), v.regex(/^(?:[A-Za-z0-9.-]+|\[?[0-9A-Fa-f:.]+\]?)$/, m));
-}
-
-function httpsUrl(expectation: string) {
-  const m = rule("is not an https URL", expectation);
-  return v.pipe(
-    v.string(m),
-    v.check((s) => {
-      const u = parseUrl(s);
-      return u !== null &&
-        (u.protocol === "https:" || (u.protocol === "http:" && isLocalHostname(u.hostname))) &&
-        !u.username && !u.password && !/["'<>\s]/.test(s);
-    }, m),
-  );
-}
-
-function retrySchedule() {
-  const expectation = "comma-separated delays in seconds, such as 60,300,1800 (at most 20)";
-  const m = rule("is not a list of delays", expectation);
-  const each = rule("is not a delay", "whole numbers of seconds between 1 and 604800, such as 60,300,1800");
-  return v.pipe(
-    v.array(
-      v.pipe(v.number(each), v.integer(each), v.minValue(1, each), v.maxValue(604800, each)),
-      m,
-    ),
-    v.maxLength(20, rule("has more than 20 delays", expectation)),
-  );
-}
-
-/** The SSRF allow-list: host names, IP addresses or CIDR ranges of private receivers. */
-function trustedProxyList() {
-  const expectation =
-    "comma-separated IP addresses or CIDR ranges of your reverse proxies, such as 10.0.0.0/8";
-  const each = rule("is not an IP address or CIDR range", expectation);
-  return v.pipe(
-    v.array(
-      v.pipe(v.string(each), v.check((text) => parseCidr(text) !== null, each)),
-      rule("is not a list", expectation),
-    ),
-    v.maxLength(100, rule("has more than 100 entries", expectation)),
-  );
-}
-
-function receiverAllowList() {
-  const expectation =
-    "comma-separated host names, IP addresses or CIDR ranges, such as 127.0.0.1,10.0.0.0/8,hooks.internal";
-  const each = rule("is not a host name, IP address or CIDR range", expectation);
-  return v.pipe(
-    v.array(v.pipe(v.string(each), v.check(isReceiverAllowEntry, each)), rule("is not a list", expectation)),
-    v.maxLength(100, rule("has more than 100 entries", expectation)),
-  );
-}
-
-function failMode() {
-  return v.picklist(
-    ["open", "closed"],
-    rule(
-      "is not a failure mode",
-      '"open" (let the attempt through and emit abuse.counter_store_unavailable) or "closed" (refuse it)',
-    ),
-  );
-}
-
-function captchaProvider() {
-  return v.picklist(
-    ["none", "turnstile", "hcaptcha", "recaptcha"],
-    rule("is not a CAPTCHA provider", '"none", "turnstile", "hcaptcha" or "recaptcha"'),
-  );
-}
+export type { EnvKind, EnvSetting } from "../settings/env.ts";
+export { FIELD_PLACEHOLDER, isLocalHostname } from "../settings/fields.ts";
 
 /** Settings that only the config file sets (structured lists with no environment variable). */
 export const FILE_ONLY_SETTINGS: readonly string[] = Object.freeze([
@@ -277,78 +82,6 @@ export const FILE_ONLY_SETTINGS: readonly string[] = Object.freeze([
   "plugins.config",
 ]);
 
-/** A permission declared in configuration; the grammar is checked by definition sync at boot. */
-function declaredPermission() {
-  return v.strictObject({
-    id: nonEmpty("a permission id such as docs:org:read"),
-    description: v.optional(v.string(rule("is not text", "a description"))),
-  }, rule("is not an object", "an object with the fields id and description"));
-}
-
-/** A grant of a declared role. */
-function declaredGrant() {
-  return v.strictObject({
-    pattern: nonEmpty("a permission pattern such as docs:org:*"),
-    effect: v.optional(v.picklist(["Allow", "Deny"], rule("is not an effect", '"Allow" or "Deny"')), "Allow"),
-    teamIds: v.optional(
-      v.array(v.string(rule("is not text", "a team id")), rule("is not a list", "a list of team ids")),
-    ),
-    condition: v.optional(v.unknown()),
-  }, rule("is not an object", "an object with the fields pattern, effect, teamIds and condition"));
-}
-
-/** A realm-level role of the default realm, declared in configuration and synced at boot. */
-function declaredRole() {
-  return v.strictObject({
-    key: v.pipe(
-      v.string(rule("is not text", "a role key of [a-z0-9_:-]")),
-      v.regex(/^[a-z0-9_:-]{1,100}$/, rule("is not a role key", "1 to 100 of [a-z0-9_:-]")),
-    ),
-    displayName: nonEmpty("the role's display name"),
-    grants: v.optional(v.array(declaredGrant(), rule("is not a list", "a list of grants")), []),
-  }, rule("is not an object", "an object with the fields key, displayName and grants"));
-}
-
-/** A From header value: `address@domain` or `Display Name <address@domain>`, on one line. */
-function mailFrom() {
-  const m = rule(
-    "is not a sender address",
-    "an address such as no-reply@example.com or Example <no-reply@example.com>",
-  );
-  return v.pipe(
-    v.string(m),
-    v.regex(/^(?:[^\r\n<>@]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, m),
-  );
-}
-
-function email() {
-  const m = rule("is not an email address", "an email address such as admin@example.com");
-  return v.pipe(v.string(m), v.regex(/^[^\s@]+@[^\s@]+$/, m));
-}
-
-/** An abuse layer: at most `limit` attempts per `windowSeconds`, and what to do when counters are down. */
-function layer(limit: number, windowSeconds: number) {
-  return v.optional(
-    v.strictObject({
-      limit: v.optional(int(1, 1_000_000), limit),
-      windowSeconds: v.optional(int(1, 604800, "seconds"), windowSeconds),
-      failMode: v.optional(failMode(), "open"),
-    }),
-    {},
-  );
-}
-
-/** A request throttle: at most `limit` requests per `windowSeconds`. */
-function throttleRule(limit: number, windowSeconds: number) {
-  return v.optional(
-    v.strictObject({
-      limit: v.optional(int(1, 1_000_000), limit),
-      windowSeconds: v.optional(int(1, 604800, "seconds"), windowSeconds),
-    }),
-    {},
-  );
-}
-
 /** The development base URL for a listen port. */
 export function developmentBaseUrl(port: number): string {
   return `http://localhost:${port}`;
@@ -356,315 +89,28 @@ export function developmentBaseUrl(port: number): string {
 
 const svcConfigSchema = v.pipe(
   v.strictObject({
-    server: v.optional(
-      v.strictObject({
-        /** Interface to listen on. */
-        host: v.optional(host(), "127.0.0.1"),
-        /** Listen port; 0 picks a free one. */
-        port: v.optional(port(), 8080),
-        /** Public URL of svc (issuer, links); default http://localhost:<port>. */
-        baseUrl: v.optional(baseUrl()),
-        /** Path every route is mounted under ("" for the root). */
-        pathBase: v.optional(mountPath(true), ""),
-        /** Proxies whose X-Forwarded-For is believed (IP addresses or CIDR ranges). */
-        trustedProxies: v.optional(trustedProxyList(), []),
-        /** Largest request body in bytes (413 payload_too_large above it). */
-        maxBodyBytes: v.optional(int(1024, 104_857_600, "bytes"), 65_536),
-        /** Largest request body of the routes that take files (they declare it themselves). */
-        maxUploadBytes: v.optional(int(1024, 1_073_741_824, "bytes"), 10_485_760),
-        /** Most levels of nested objects and arrays in a JSON body or import line (400 invalid_request above). */
-        maxJsonDepth: v.optional(int(1, 1000, "levels"), 160),
-        /** Most members (keys or items) of one JSON object or array in a body or import line. */
-        maxJsonMembers: v.optional(int(1, 1_000_000, "members"), 1000),
-        /** Origins allowed to call svc from a browser with credentials (CORS); none: CORS is off. */
-        corsOrigins: v.optional(corsOrigins(), []),
-      }),
-      {},
-    ),
-    storage: v.optional(
-      v.variant("kind", [
-        v.strictObject({
-          kind: v.literal("embedded"),
-          dataDir: v.optional(
-            nonEmpty("a folder for the embedded database, such as /var/lib/svc"),
-            ".svc-data",
-          ),
-        }),
-        v.strictObject({ kind: v.literal("postgres"), url: postgresUrl() }),
-      ], rule("is not a storage kind", '"embedded" (with dataDir) or "postgres" (with url)')),
-      { kind: "embedded" },
-    ),
-    relyingParty: v.optional(
-      v.strictObject({
-        id: v.optional(rpId(), "localhost"),
-        name: v.optional(
-          nonEmpty("the name passkey prompts show, such as Example Inc."),
-          "svc (development)",
-        ),
-        /** Default: the origin of the base URL. */
-        origins: v.optional(origins()),
-      }),
-      {},
-    ),
-    tokens: v.optional(
-      v.strictObject({
-        accessTokenTtlSeconds: v.optional(int(30, 86400, "seconds"), 600),
-        refreshTokenTtlSeconds: v.optional(int(60, 31_536_000, "seconds"), 30 * 86400),
-        mfaTokenTtlSeconds: v.optional(int(30, 3600, "seconds"), 300),
-        /** How long a retired signing key stays published and accepted (at least the access token lifetime). */
-        signingKeyOverlapSeconds: v.optional(int(0, 31_536_000, "seconds"), 86400),
-        /** svc's own refresh grace window (0: off; see `SessionService.refresh`). */
-        refreshGraceSeconds: v.optional(int(0, 300, "seconds"), 0),
-      }),
-      {},
-    ),
-    sessions: v.optional(
-      v.strictObject({
-        /** A session unused this long ends (each refresh moves it forward). */
-        idleTimeoutSeconds: v.optional(int(60, 31_536_000, "seconds"), 7 * 86400),
-        /** A session ends this long after sign-in, used or not. */
-        absoluteTimeoutSeconds: v.optional(int(60, 31_536_000, "seconds"), 30 * 86400),
-      }),
-      {},
-    ),
-    cookies: v.optional(
-      v.strictObject({
-        /** `auto`: Secure unless the base URL is http (development); `always`; `never`. */
-        secure: v.optional(
-          v.picklist(
-            ["auto", "always", "never"],
-            rule(
-              "is not a cookie security mode",
-              '"auto" (Secure unless the base URL is http), "always" or "never"',
-            ),
-          ),
-          "auto",
-        ),
-        /** The SameSite attribute of every svc cookie. */
-        sameSite: v.optional(
-          v.picklist(["Strict", "Lax", "None"], rule("is not a SameSite value", '"Strict", "Lax" or "None"')),
-          "Lax",
-        ),
-      }),
-      {},
-    ),
-    passkey: v.optional(
-      v.strictObject({
-        ceremonyTtlSeconds: v.optional(int(30, 3600, "seconds"), 300),
-      }),
-      {},
-    ),
-    totp: v.optional(
-      v.strictObject({
-        digits: v.optional(int(6, 8, "digits"), 6),
-        stepSeconds: v.optional(int(10, 300, "seconds"), 30),
-        driftSteps: v.optional(int(0, 10, "steps"), 1),
-      }),
-      {},
-    ),
-    emailOtp: v.optional(
-      v.strictObject({
-        /** How long an emailed one-time code stays valid. */
-        ttlSeconds: v.optional(int(60, 3600, "seconds"), 600),
-        /** Wrong guesses allowed per emailed code. */
-        attempts: v.optional(int(1, 20), 5),
-      }),
-      {},
-    ),
-    /** Request throttles beside the login abuse gate (`core/abuse/request-throttle.ts`). */
-    throttle: v.optional(
-      v.strictObject({
-        forgotPassword: v.optional(
-          v.strictObject({ perAccount: throttleRule(3, 3600), perIp: throttleRule(10, 3600) }),
-          {},
-        ),
-        emailVerification: v.optional(
-          v.strictObject({ perAccount: throttleRule(3, 3600), perIp: throttleRule(10, 3600) }),
-          {},
-        ),
-        passkeyOptions: v.optional(v.strictObject({ perIp: throttleRule(30, 300) }), {}),
-      }),
-      {},
-    ),
-    mail: v.optional(
-      v.strictObject({
-        /** The From of every message svc sends. */
-        from: v.optional(mailFrom(), "no-reply@localhost"),
-      }),
-      {},
-    ),
-    password: v.optional(
-      v.strictObject({
-        argon2MemoryKiB: v.optional(int(8192, 4_194_304, "KiB"), 65536),
-        argon2Iterations: v.optional(int(1, 20), 3),
-        argon2Parallelism: v.optional(int(1, 16), 1),
-        /** Password hashing workers: absent for one per core, 0 to hash in the calling thread. */
-        hashWorkers: v.optional(int(0, 256)),
-        /** Seconds a hashing worker may sit idle before it stops (0: never). */
-        workerIdleSeconds: v.optional(int(0, 86400, "seconds"), 60),
-        /** Cost ceilings of stored (imported) hashes: beyond them a hash is refused, never verified. */
-        maxBcryptCost: v.optional(int(...CEILING_BOUNDS.bcryptCost), CEILING.bcryptCost),
-        maxPbkdf2Iterations: v.optional(int(...CEILING_BOUNDS.pbkdf2Iterations), CEILING.pbkdf2Iterations),
-        maxArgon2MemoryKiB: v.optional(
-          int(...CEILING_BOUNDS.argon2MemoryKiB, "KiB"),
-          CEILING.argon2MemoryKiB,
-        ),
-        maxArgon2Iterations: v.optional(int(...CEILING_BOUNDS.argon2Iterations), CEILING.argon2Iterations),
-      }),
-      {},
-    ),
-    abuse: v.optional(
-      v.strictObject({
-        perIp: layer(30, 300),
-        perIpAccount: layer(10, 900),
-        accountLockout: layer(5, 900),
-        credentialStuffing: v.optional(
-          v.strictObject({
-            distinctIdentifiers: v.optional(int(1, 1_000_000), 200),
-            windowSeconds: v.optional(int(1, 604800, "seconds"), 600),
-            failMode: v.optional(failMode(), "open"),
-          }),
-          {},
-        ),
-        /** The adaptive CAPTCHA: demanded once a layer passes `atPercent` of its limit (provider set). */
-        captcha: v.optional(
-          v.strictObject({
-            provider: v.optional(captchaProvider(), "none"),
-            atPercent: v.optional(int(1, 100, "percent"), 50),
-            siteKey: v.optional(nonEmpty("the CAPTCHA site key the login page embeds")),
-            secret: v.optional(nonEmpty("the CAPTCHA provider's secret key")),
-            /** Hostnames the provider must report (empty: not checked). */
-            hostnames: v.optional(
-              v.array(
-                nonEmpty("host names such as login.example.com"),
-                rule("is not a list", "comma-separated host names such as login.example.com"),
-              ),
-              [],
-            ),
-            /** The action the provider must report, where it reports one (unset: not checked). */
-            action: v.optional(nonEmpty("the widget's action name, such as login")),
-            /** reCAPTCHA v3: the lowest acceptable score, in percent (0.5 is 50). */
-            minScorePercent: v.optional(int(0, 100, "percent"), 50),
-            timeoutMs: v.optional(int(100, 60_000, "milliseconds"), 5000),
-          }),
-          {},
-        ),
-      }),
-      {},
-    ),
-    risk: v.optional(
-      v.strictObject({
-        weights: v.optional(
-          v.strictObject({
-            newDevice: v.optional(int(0, 1000), 30),
-            impossibleTravel: v.optional(int(0, 1000), 40),
-            ipReputation: v.optional(int(0, 1000), 50),
-            velocity: v.optional(int(0, 1000), 25),
-          }),
-          {},
-        ),
-        stepUpAt: v.optional(int(0, 1000), 40),
-        blockAt: v.optional(int(0, 1000), 80),
-        /** Impossible travel: a speed from the last login at or above this (km/h) fires the signal. */
-        impossibleTravelKmh: v.optional(int(1, 100_000, "km/h"), 1000),
-        /** Impossible travel: distances below this (km) never fire (geolocation noise). */
-        impossibleTravelMinKm: v.optional(int(0, 20_100, "km"), 500),
-        /** Velocity: this many logins of the account within the window (this one included) fire it. */
-        velocityLogins: v.optional(int(1, 1_000_000), 10),
-        velocityWindowSeconds: v.optional(int(1, 604800, "seconds"), 3600),
-        /** IP reputation: a score (0 to 100, higher is worse) at or above this fires the signal. */
-        ipReputationThreshold: v.optional(int(0, 100), 50),
-        /** CSV of CIDR ranges to country, latitude, longitude (unset: no geolocation). */
-        geoipFile: v.optional(nonEmpty("the path of a CSV file: cidr,country,latitude,longitude")),
-        /** List of IPs or CIDR ranges with optional scores (unset: no IP reputation). */
-        ipReputationFile: v.optional(nonEmpty("the path of a list file: one IP or CIDR range per line")),
-      }),
-      {},
-    ),
-    webhooks: v.optional(
-      v.strictObject({
-        mountPath: v.optional(mountPath(false), "/svc-admin/webhooks"),
-        retryScheduleSeconds: v.optional(retrySchedule(), [60, 300, 1800, 7200, 43200]),
-        disableAfterConsecutiveFailures: v.optional(int(1, 1000), 10),
-        /** Private or loopback receivers allowed despite the SSRF guard (empty: public only). */
-        allowPrivateReceivers: v.optional(receiverAllowList(), []),
-      }),
-      {},
-    ),
-    outbound: v.optional(
-      v.strictObject({
-        /**
-         * Private or loopback destinations every server-side fetch may reach despite the outbound
-         * guard (empty: public only). Development and tests: `127.0.0.1`.
-         */
-        allowPrivate: v.optional(receiverAllowList(), []),
-        /** Time limit of one outbound exchange (resolution, connection, body). */
-        timeoutMs: v.optional(int(100, 120_000, "milliseconds"), 10_000),
-        /** Largest outbound response body read, in KiB. */
-        maxResponseKib: v.optional(int(1, 65_536, "KiB"), 1024),
-      }),
-      {},
-    ),
-    maintenance: v.optional(
-      v.strictObject({ intervalSeconds: v.optional(int(0, 86400, "seconds"), 300) }),
-      {},
-    ),
-    authz: v.optional(
-      v.strictObject({
-        snapshotCacheTtlSeconds: v.optional(int(0, 86400, "seconds"), 60),
-        snapshotCacheMaxEntries: v.optional(int(0, 10_000_000), 10_000),
-        permissions: v.optional(
-          v.array(declaredPermission(), rule("is not a list", "a list of permissions")),
-          [],
-        ),
-        roles: v.optional(v.array(declaredRole(), rule("is not a list", "a list of roles")), []),
-      }),
-      {},
-    ),
-    impersonation: v.optional(
-      v.strictObject({
-        /** Longest impersonation window (and the default when a start names none). */
-        windowSeconds: v.optional(int(60, 86400, "seconds"), 1800),
-      }),
-      {},
-    ),
-    dpop: v.optional(
-      v.strictObject({
-        /** Whether DPoP proofs to svc's own API and the OIDC token endpoint must carry a server nonce. */
-        nonceRequired: v.optional(flag(), false),
-        /** How old a DPoP proof's `iat` may be. */
-        proofMaxAgeSeconds: v.optional(int(5, 600, "seconds"), 120),
-      }),
-      {},
-    ),
-    breakGlass: v.optional(
-      v.strictObject({
-        /** A break-glass drill is due this long after the last one. */
-        drillWindowDays: v.optional(int(1, 3650, "days"), 90),
-        /** Whether an overdue drill turns `/readyz` to 503 (default: reported only). */
-        drillRequiredForReadiness: v.optional(flag(), false),
-      }),
-      {},
-    ),
-    bootstrap: v.optional(
-      v.strictObject({
-        adminEmail: v.optional(email()),
-        /** Must follow the password policy (core/accounts/password-policy.ts): refused at start otherwise. */
-        adminPassword: v.optional(
-          v.pipe(
-            nonEmpty("the first administrator's password"),
-            v.check(
-              (s) => passwordPolicyProblem(s) === null,
-              rule(
-                "does not follow the password policy",
-                `a password of ${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`,
-              ),
-            ),
-          ),
-        ),
-      }),
-      {},
-    ),
+    server: serverSettingsSchema,
+    storage: storageSettingsSchema,
+    relyingParty: relyingPartySettingsSchema,
+    tokens: tokensSettingsSchema,
+    sessions: sessionsSettingsSchema,
+    cookies: cookiesSettingsSchema,
+    passkey: passkeySettingsSchema,
+    totp: totpSettingsSchema,
+    emailOtp: emailOtpSettingsSchema,
+    throttle: throttleSettingsSchema,
+    mail: mailSettingsSchema,
+    password: passwordSettingsSchema,
+    abuse: abuseSettingsSchema,
+    risk: riskSettingsSchema,
+    webhooks: webhooksSettingsSchema,
+    outbound: outboundSettingsSchema,
+    maintenance: maintenanceSettingsSchema,
+    authz: authzSettingsSchema,
+    impersonation: impersonationSettingsSchema,
+    dpop: dpopSettingsSchema,
+    breakGlass: breakGlassSettingsSchema,
+    bootstrap: bootstrapSettingsSchema,
     log: v.optional(
       v.strictObject({
         /** `pretty`: plain lines; `json`: one JSON object per line (time, level, msg, fields). */
@@ -677,18 +123,7 @@ const svcConfigSchema = v.pipe(
       }),
       {},
     ),
-    metrics: v.optional(
-      v.strictObject({
-        /** Bearer token of `GET /metrics`; unset: the route is not served. */
-        token: v.optional(
-          v.pipe(
-            v.string(rule("is not text", "a token of at least 32 characters")),
-            v.minLength(32, rule("is too short", "a token of at least 32 characters")),
-          ),
-        ),
-      }),
-      {},
-    ),
+    metrics: metricsSettingsSchema,
     // sections: admin console (issue 13)
     console: v.optional(
       v.strictObject({
@@ -698,43 +133,8 @@ const svcConfigSchema = v.pipe(
       {},
     ),
     // sections: hosted account pages and mail delivery (issue 14)
-    mailDelivery: v.optional(
-      v.strictObject({
-        /**
-         * How queued mail leaves: `smtp` (the SMTP server below), `log` (the server log, for
-         * development), `outbox` (stays in the outbox: tests, or a relay of your own), or `auto`:
-         * smtp when an SMTP host is set, else log when the base URL is local, else outbox.
-         */
-        transport: v.optional(
-          v.picklist(
-            ["auto", "smtp", "log", "outbox"],
-            rule("is not a mail transport", "auto, smtp, log or outbox"),
-          ),
-          "auto",
-        ),
-        retryScheduleSeconds: v.optional(retrySchedule(), [30, 120, 600, 3600, 21600, 86400]),
-        /** Pause between outbox polls when nothing is due. */
-        pollIntervalMs: v.optional(int(50, 60_000, "milliseconds"), 1000),
-      }),
-      {},
-    ),
-    smtp: v.optional(
-      v.strictObject({
-        host: v.optional(smtpHost()),
-        port: v.optional(port(), 587),
-        /** `starttls` (upgrade, required), `tls` (implicit TLS, port 465), `none` (plain: local relays only). */
-        security: v.optional(
-          v.picklist(["starttls", "tls", "none"], rule("is not a TLS mode", "starttls, tls or none")),
-          "starttls",
-        ),
-        user: v.optional(nonEmpty("the SMTP user name")),
-        password: v.optional(nonEmpty("the SMTP password")),
-        timeoutSeconds: v.optional(int(1, 600, "seconds"), 30),
-        /** Verify the server's certificate (turn off only for a test server with a self-signed one). */
-        verifyCertificate: v.optional(flag(), true),
-      }),
-      {},
-    ),
+    mailDelivery: mailDeliverySettingsSchema,
+    smtp: smtpSettingsSchema,
     account: v.optional(
       v.strictObject({
         /** Where the hosted account pages are served (under the path base). */
@@ -762,13 +162,7 @@ const svcConfigSchema = v.pipe(
       {},
     ),
     // sections: imports and shadow mode (issue 15)
-    imports: v.optional(
-      v.strictObject({
-        /** Largest export body `POST /svc-admin/imports/{kind}` takes (its own limit, not the upload one). */
-        maxBytes: v.optional(int(1024, 1_073_741_824, "bytes"), 104_857_600),
-      }),
-      {},
-    ),
+    imports: importsSettingsSchema,
     // sections: plugins (issue 16)
     plugins: v.optional(
       v.strictObject({
@@ -821,552 +215,36 @@ const svcConfigSchema = v.pipe(
 export const SvcConfigSchema: v.GenericSchema<SvcConfigInput, SvcConfig> = svcConfigSchema;
 
 // The written-out types of `types.ts` are exactly what the schema infers: `deno check` fails otherwise.
-type Exactly<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
 const _outputIsSvcConfig: Exactly<v.InferOutput<typeof svcConfigSchema>, SvcConfig> = true;
 const _inputIsSvcConfigInput: Exactly<v.InferInput<typeof svcConfigSchema>, SvcConfigInput> = true;
-
-/** How an environment variable's text becomes a config value. */
-export type EnvKind = "string" | "int" | "string-list" | "int-list";
-
-/** One `SVC_*` environment variable. */
-export interface EnvSetting {
-  /** The variable's name. */
-  readonly name: string;
-  /** The config field it sets (dotted path). */
-  readonly path: string;
-  /** How its text is read. */
-  readonly kind: EnvKind;
-  /** What it means, for the docs and `svc help`. */
-  readonly doc: string;
-  /** The default as text, where it is not a plain value of the schema. */
-  readonly defaultText?: string;
-  /** Never echo the value (`hide`), or echo it with the password removed (`url`). */
-  readonly secret?: "hide" | "url";
-  /** A deployment setting (listen address, storage, RP identity): reported when its default is used. */
-  readonly deployment?: true;
-}
 
 /**
  * Every `SVC_*` variable svc reads into its configuration. Environment variables override the
  * config file, which overrides the defaults.
  */
 export const ENV_SETTINGS: readonly EnvSetting[] = [
-  { name: "SVC_HOST", path: "server.host", kind: "string", doc: "interface to listen on", deployment: true },
-  {
-    name: "SVC_PORT",
-    path: "server.port",
-    kind: "int",
-    doc: "listen port (0 picks a free port)",
-    deployment: true,
-  },
-  {
-    name: "SVC_BASE_URL",
-    path: "server.baseUrl",
-    kind: "string",
-    doc: "public URL of svc; outside localhost the relying-party identity must be set too",
-    defaultText: "http://localhost:<port>",
-    deployment: true,
-  },
-  {
-    name: "SVC_PATH_BASE",
-    path: "server.pathBase",
-    kind: "string",
-    doc: "path every route is mounted under",
-  },
-  {
-    name: "SVC_TRUSTED_PROXIES",
-    path: "server.trustedProxies",
-    kind: "string-list",
-    doc:
-      "comma-separated IPs or CIDR ranges of reverse proxies whose X-Forwarded-For gives the client address",
-    defaultText: "unset (the peer address is the client)",
-  },
-  {
-    name: "SVC_MAX_BODY_BYTES",
-    path: "server.maxBodyBytes",
-    kind: "int",
-    doc:
-      "largest request body in bytes (64 KiB); a larger one answers 413 payload_too_large before it is read",
-  },
-  {
-    name: "SVC_MAX_UPLOAD_BYTES",
-    path: "server.maxUploadBytes",
-    kind: "int",
-    doc: "largest request body of the routes that take files (10 MiB)",
-  },
-  {
-    name: "SVC_MAX_JSON_DEPTH",
-    path: "server.maxJsonDepth",
-    kind: "int",
-    doc:
-      "most levels of nested objects and arrays in a JSON request body or import line; deeper answers 400 invalid_request",
-  },
-  {
-    name: "SVC_MAX_JSON_MEMBERS",
-    path: "server.maxJsonMembers",
-    kind: "int",
-    doc:
-      "most members (keys or items) of one object or array in a JSON request body or import line; more answers 400 invalid_request",
-  },
-  {
-    name: "SVC_CORS_ORIGINS",
-    path: "server.corsOrigins",
-    kind: "string-list",
-    doc: "comma-separated origins allowed to call svc from a browser, with credentials (CORS)",
-    defaultText: "unset (CORS off)",
-  },
-  {
-    name: "SVC_DATA_DIR",
-    path: "storage.dataDir",
-    kind: "string",
-    doc: "folder of the embedded database (PGlite); not used when SVC_DATABASE_URL is set",
-    deployment: true,
-  },
-  {
-    name: "SVC_DATABASE_URL",
-    path: "storage.url",
-    kind: "string",
-    doc: "Postgres server URL; when set, the embedded store is not used",
-    defaultText: "unset (embedded store)",
-    secret: "url",
-  },
-  {
-    name: "SVC_RP_ID",
-    path: "relyingParty.id",
-    kind: "string",
-    doc: "WebAuthn relying-party id (a domain); required outside localhost",
-    deployment: true,
-  },
-  {
-    name: "SVC_RP_NAME",
-    path: "relyingParty.name",
-    kind: "string",
-    doc: "relying-party name shown in passkey prompts; required outside localhost",
-    deployment: true,
-  },
-  {
-    name: "SVC_RP_ORIGINS",
-    path: "relyingParty.origins",
-    kind: "string-list",
-    doc: "comma-separated origins allowed in passkey ceremonies; required outside localhost",
-    defaultText: "origin of the base URL",
-    deployment: true,
-  },
-  {
-    name: "SVC_ACCESS_TOKEN_TTL_SECONDS",
-    path: "tokens.accessTokenTtlSeconds",
-    kind: "int",
-    doc: "access token lifetime",
-  },
-  {
-    name: "SVC_REFRESH_TOKEN_TTL_SECONDS",
-    path: "tokens.refreshTokenTtlSeconds",
-    kind: "int",
-    doc: "refresh token lifetime (30 days)",
-  },
-  {
-    name: "SVC_REFRESH_GRACE_SECONDS",
-    path: "tokens.refreshGraceSeconds",
-    kind: "int",
-    doc:
-      "svc's own refresh grace window: a rotated refresh token presented again within it gets the same successor (0-300; 0: off)",
-    defaultText: "0 (off)",
-  },
-  {
-    name: "SVC_MFA_TOKEN_TTL_SECONDS",
-    path: "tokens.mfaTokenTtlSeconds",
-    kind: "int",
-    doc: "MFA hand-off token (mfa+svc) lifetime",
-  },
-  {
-    name: "SVC_SIGNING_KEY_OVERLAP_SECONDS",
-    path: "tokens.signingKeyOverlapSeconds",
-    kind: "int",
-    doc: "how long a retired signing key stays published and accepted (at least the access token lifetime)",
-  },
-  {
-    name: "SVC_SESSION_IDLE_TIMEOUT_SECONDS",
-    path: "sessions.idleTimeoutSeconds",
-    kind: "int",
-    doc: "a session unused this long ends (7 days; each refresh moves it forward)",
-  },
-  {
-    name: "SVC_SESSION_ABSOLUTE_TIMEOUT_SECONDS",
-    path: "sessions.absoluteTimeoutSeconds",
-    kind: "int",
-    doc: "a session ends this long after sign-in (30 days)",
-  },
-  {
-    name: "SVC_COOKIE_SECURE",
-    path: "cookies.secure",
-    kind: "string",
-    doc: "Secure cookie attribute: auto (unless the base URL is http), always or never",
-  },
-  {
-    name: "SVC_COOKIE_SAME_SITE",
-    path: "cookies.sameSite",
-    kind: "string",
-    doc: "SameSite attribute of svc cookies: Strict, Lax or None (None needs Secure)",
-  },
-  {
-    name: "SVC_PASSKEY_CEREMONY_TTL_SECONDS",
-    path: "passkey.ceremonyTtlSeconds",
-    kind: "int",
-    doc: "passkey ceremony lifetime",
-  },
-  { name: "SVC_TOTP_DIGITS", path: "totp.digits", kind: "int", doc: "TOTP code length" },
-  { name: "SVC_TOTP_STEP_SECONDS", path: "totp.stepSeconds", kind: "int", doc: "TOTP time step" },
-  {
-    name: "SVC_TOTP_DRIFT_STEPS",
-    path: "totp.driftSteps",
-    kind: "int",
-    doc: "TOTP steps accepted either side",
-  },
-  {
-    name: "SVC_EMAIL_OTP_TTL_SECONDS",
-    path: "emailOtp.ttlSeconds",
-    kind: "int",
-    doc: "lifetime of an emailed one-time code",
-  },
-  {
-    name: "SVC_EMAIL_OTP_ATTEMPTS",
-    path: "emailOtp.attempts",
-    kind: "int",
-    doc: "wrong guesses allowed per emailed one-time code",
-  },
-  ...throttleSettings(
-    "FORGOT_PER_ACCOUNT",
-    "forgotPassword.perAccount",
-    "forgot-password mails per account",
-  ),
-  ...throttleSettings("FORGOT_PER_IP", "forgotPassword.perIp", "forgot-password requests per IP"),
-  ...throttleSettings(
-    "VERIFY_PER_ACCOUNT",
-    "emailVerification.perAccount",
-    "verification mails per account",
-  ),
-  ...throttleSettings("VERIFY_PER_IP", "emailVerification.perIp", "verification requests per IP"),
-  ...throttleSettings("PASSKEY_OPTIONS_PER_IP", "passkeyOptions.perIp", "passkey login options per IP"),
-  { name: "SVC_MAIL_FROM", path: "mail.from", kind: "string", doc: "sender (From) of the mail svc sends" },
-  {
-    name: "SVC_ARGON2_MEMORY_KIB",
-    path: "password.argon2MemoryKiB",
-    kind: "int",
-    doc: "argon2id memory for new password hashes (64 MiB)",
-  },
-  {
-    name: "SVC_ARGON2_ITERATIONS",
-    path: "password.argon2Iterations",
-    kind: "int",
-    doc: "argon2id iterations for new password hashes",
-  },
-  {
-    name: "SVC_ARGON2_PARALLELISM",
-    path: "password.argon2Parallelism",
-    kind: "int",
-    doc: "argon2id lanes for new password hashes",
-  },
-  {
-    name: "SVC_PASSWORD_HASH_WORKERS",
-    path: "password.hashWorkers",
-    kind: "int",
-    doc: "workers that run password hashing off the event loop (0: in the calling thread)",
-    defaultText: "one per CPU core",
-  },
-  {
-    name: "SVC_PASSWORD_WORKER_IDLE_SECONDS",
-    path: "password.workerIdleSeconds",
-    kind: "int",
-    doc: "a hashing worker idle this long stops and gives its memory back (argon2id's, 64 MiB by " +
-      "default); the next hash starts one again (0: workers never stop)",
-  },
-  {
-    name: "SVC_PASSWORD_MAX_BCRYPT_COST",
-    path: "password.maxBcryptCost",
-    kind: "int",
-    doc: "largest bcrypt cost a stored (imported) hash may have; a costlier one is refused at import and " +
-      "never verified at login",
-  },
-  {
-    name: "SVC_PASSWORD_MAX_PBKDF2_ITERATIONS",
-    path: "password.maxPbkdf2Iterations",
-    kind: "int",
-    doc: "largest PBKDF2 iteration count a stored (imported) pbkdf2-sha256 or ASP.NET Identity hash may have",
-  },
-  {
-    name: "SVC_PASSWORD_MAX_ARGON2_MEMORY_KIB",
-    path: "password.maxArgon2MemoryKiB",
-    kind: "int",
-    doc: "largest argon2id memory a stored hash may ask for (never below SVC_ARGON2_MEMORY_KIB)",
-  },
-  {
-    name: "SVC_PASSWORD_MAX_ARGON2_ITERATIONS",
-    path: "password.maxArgon2Iterations",
-    kind: "int",
-    doc: "largest argon2id iteration count a stored hash may ask for (never below SVC_ARGON2_ITERATIONS)",
-  },
-  ...abuseLayerSettings("PER_IP", "perIp", "per IP"),
-  ...abuseLayerSettings("PER_IP_ACCOUNT", "perIpAccount", "per IP and account"),
-  ...abuseLayerSettings("ACCOUNT_LOCKOUT", "accountLockout", "account lockout"),
-  {
-    name: "SVC_ABUSE_CREDENTIAL_STUFFING_DISTINCT_IDENTIFIERS",
-    path: "abuse.credentialStuffing.distinctIdentifiers",
-    kind: "int",
-    doc: "abuse gate, credential stuffing: distinct identifiers per IP per window",
-  },
-  {
-    name: "SVC_ABUSE_CREDENTIAL_STUFFING_WINDOW_SECONDS",
-    path: "abuse.credentialStuffing.windowSeconds",
-    kind: "int",
-    doc: "abuse gate, credential stuffing: window",
-  },
-  {
-    name: "SVC_ABUSE_CREDENTIAL_STUFFING_FAIL_MODE",
-    path: "abuse.credentialStuffing.failMode",
-    kind: "string",
-    doc: "abuse gate, credential stuffing: open or closed when the counter store is down",
-  },
-  {
-    name: "SVC_ABUSE_CAPTCHA_PROVIDER",
-    path: "abuse.captcha.provider",
-    kind: "string",
-    doc: "CAPTCHA provider: none, turnstile, hcaptcha or recaptcha (with SVC_ABUSE_CAPTCHA_SECRET)",
-  },
-  {
-    name: "SVC_ABUSE_CAPTCHA_AT_PERCENT",
-    path: "abuse.captcha.atPercent",
-    kind: "int",
-    doc: "a CAPTCHA is demanded once any abuse layer passes this percentage of its limit",
-  },
-  {
-    name: "SVC_ABUSE_CAPTCHA_SITE_KEY",
-    path: "abuse.captcha.siteKey",
-    kind: "string",
-    doc: "CAPTCHA site key handed to the login page",
-    defaultText: "unset",
-  },
-  {
-    name: "SVC_ABUSE_CAPTCHA_SECRET",
-    path: "abuse.captcha.secret",
-    kind: "string",
-    doc: "CAPTCHA provider secret key (siteverify)",
-    defaultText: "unset",
-    secret: "hide",
-  },
-  {
-    name: "SVC_ABUSE_CAPTCHA_HOSTNAMES",
-    path: "abuse.captcha.hostnames",
-    kind: "string-list",
-    doc: "comma-separated hostnames the CAPTCHA provider must report",
-    defaultText: "unset (not checked)",
-  },
-  {
-    name: "SVC_ABUSE_CAPTCHA_ACTION",
-    path: "abuse.captcha.action",
-    kind: "string",
-    doc: "action the CAPTCHA provider must report, where it reports one",
-    defaultText: "unset (not checked)",
-  },
-  {
-    name: "SVC_ABUSE_CAPTCHA_MIN_SCORE_PERCENT",
-    path: "abuse.captcha.minScorePercent",
-    kind: "int",
-    doc: "reCAPTCHA v3: lowest accepted score in percent (0.5 is 50)",
-  },
-  {
-    name: "SVC_ABUSE_CAPTCHA_TIMEOUT_MS",
-    path: "abuse.captcha.timeoutMs",
-    kind: "int",
-    doc: "timeout of a CAPTCHA siteverify call (a timeout rejects the CAPTCHA)",
-  },
-  {
-    name: "SVC_RISK_WEIGHT_NEW_DEVICE",
-    path: "risk.weights.newDevice",
-    kind: "int",
-    doc: "risk score added by a new device",
-  },
-  {
-    name: "SVC_RISK_WEIGHT_IMPOSSIBLE_TRAVEL",
-    path: "risk.weights.impossibleTravel",
-    kind: "int",
-    doc: "risk score added by impossible travel",
-  },
-  {
-    name: "SVC_RISK_WEIGHT_IP_REPUTATION",
-    path: "risk.weights.ipReputation",
-    kind: "int",
-    doc: "risk score added by a bad IP reputation",
-  },
-  {
-    name: "SVC_RISK_WEIGHT_VELOCITY",
-    path: "risk.weights.velocity",
-    kind: "int",
-    doc: "risk score added by velocity",
-  },
-  {
-    name: "SVC_RISK_STEP_UP_AT",
-    path: "risk.stepUpAt",
-    kind: "int",
-    doc: "risk score from which MFA step-up is required (at most SVC_RISK_BLOCK_AT)",
-  },
-  {
-    name: "SVC_RISK_BLOCK_AT",
-    path: "risk.blockAt",
-    kind: "int",
-    doc: "risk score from which login is blocked",
-  },
-  {
-    name: "SVC_RISK_IMPOSSIBLE_TRAVEL_KMH",
-    path: "risk.impossibleTravelKmh",
-    kind: "int",
-    doc: "impossible travel: speed from the last login (km/h) at or above which the signal fires",
-  },
-  {
-    name: "SVC_RISK_IMPOSSIBLE_TRAVEL_MIN_KM",
-    path: "risk.impossibleTravelMinKm",
-    kind: "int",
-    doc: "impossible travel: distances below this (km) never fire (geolocation noise)",
-  },
-  {
-    name: "SVC_RISK_VELOCITY_LOGINS",
-    path: "risk.velocityLogins",
-    kind: "int",
-    doc: "velocity: logins of one account per window (this one included) that fire the signal",
-  },
-  {
-    name: "SVC_RISK_VELOCITY_WINDOW_SECONDS",
-    path: "risk.velocityWindowSeconds",
-    kind: "int",
-    doc: "velocity: window",
-  },
-  {
-    name: "SVC_RISK_IP_REPUTATION_THRESHOLD",
-    path: "risk.ipReputationThreshold",
-    kind: "int",
-    doc: "IP reputation score (0-100, higher is worse) at or above which the signal fires",
-  },
-  {
-    name: "SVC_RISK_GEOIP_FILE",
-    path: "risk.geoipFile",
-    kind: "string",
-    doc: "CSV file of CIDR ranges: cidr,country,latitude,longitude (GeoLite2 blocks CSV works too)",
-    defaultText: "unset (no geolocation)",
-  },
-  {
-    name: "SVC_RISK_IP_REPUTATION_FILE",
-    path: "risk.ipReputationFile",
-    kind: "string",
-    doc: "list file of IPs or CIDR ranges, each with an optional score 0-100 (default 100: blocklist)",
-    defaultText: "unset (no reputation)",
-  },
-  {
-    name: "SVC_WEBHOOK_MOUNT",
-    path: "webhooks.mountPath",
-    kind: "string",
-    doc: "path of the webhook admin API",
-  },
-  {
-    name: "SVC_WEBHOOK_RETRY_SCHEDULE_SECONDS",
-    path: "webhooks.retryScheduleSeconds",
-    kind: "int-list",
-    doc: "comma-separated delays between webhook retries, then dead-letter",
-  },
-  {
-    name: "SVC_WEBHOOK_DISABLE_AFTER_FAILURES",
-    path: "webhooks.disableAfterConsecutiveFailures",
-    kind: "int",
-    doc: "consecutive failed deliveries (retries exhausted) that disable a webhook endpoint",
-  },
-  {
-    name: "SVC_WEBHOOK_ALLOW_PRIVATE_RECEIVERS",
-    path: "webhooks.allowPrivateReceivers",
-    kind: "string-list",
-    doc: "comma-separated hosts, IPs or CIDR ranges of private/loopback receivers allowed (SSRF guard)",
-    defaultText: "unset (public only)",
-  },
-  {
-    name: "SVC_OUTBOUND_ALLOW_PRIVATE",
-    path: "outbound.allowPrivate",
-    kind: "string-list",
-    doc:
-      "comma-separated hosts, IPs or CIDR ranges any server-side fetch may reach though private (dev and tests)",
-    defaultText: "unset (public only)",
-  },
-  {
-    name: "SVC_OUTBOUND_TIMEOUT_MS",
-    path: "outbound.timeoutMs",
-    kind: "int",
-    doc: "time limit of one server-side fetch: DNS, connection and body",
-  },
-  {
-    name: "SVC_OUTBOUND_MAX_RESPONSE_KIB",
-    path: "outbound.maxResponseKib",
-    kind: "int",
-    doc: "largest response body a server-side fetch reads (cut at the first byte past it)",
-  },
-  {
-    name: "SVC_MAINTENANCE_INTERVAL_SECONDS",
-    path: "maintenance.intervalSeconds",
-    kind: "int",
-    doc: "how often expired single-use records, sessions, counters and old outbox mail are swept (0: never)",
-  },
-  {
-    name: "SVC_AUTHZ_SNAPSHOT_CACHE_TTL_SECONDS",
-    path: "authz.snapshotCacheTtlSeconds",
-    kind: "int",
-    doc: "lifetime of a cached subject snapshot (0 disables the cache)",
-  },
-  {
-    name: "SVC_AUTHZ_SNAPSHOT_CACHE_MAX_ENTRIES",
-    path: "authz.snapshotCacheMaxEntries",
-    kind: "int",
-    doc: "subject snapshots kept (LRU; 0 disables the cache)",
-  },
-  {
-    name: "SVC_IMPERSONATION_WINDOW_SECONDS",
-    path: "impersonation.windowSeconds",
-    kind: "int",
-    doc: "longest impersonation window, and the default when a start names none (token exp capped to it)",
-  },
-  {
-    name: "SVC_DPOP_NONCE_REQUIRED",
-    path: "dpop.nonceRequired",
-    kind: "string",
-    doc: "true: DPoP proofs must carry a server-provided nonce (use_dpop_nonce and DPoP-Nonce otherwise)",
-  },
-  {
-    name: "SVC_DPOP_PROOF_MAX_AGE_SECONDS",
-    path: "dpop.proofMaxAgeSeconds",
-    kind: "int",
-    doc: "how old a DPoP proof (its iat) may be; its jti is remembered that long",
-  },
-  {
-    name: "SVC_BREAK_GLASS_DRILL_WINDOW_DAYS",
-    path: "breakGlass.drillWindowDays",
-    kind: "int",
-    doc: "days after a break-glass drill before the next one is due (readiness check break_glass_drill)",
-  },
-  {
-    name: "SVC_BREAK_GLASS_DRILL_REQUIRED_FOR_READINESS",
-    path: "breakGlass.drillRequiredForReadiness",
-    kind: "string",
-    doc: "true: an overdue break-glass drill turns /readyz to 503; false: reported in the body only",
-  },
-  {
-    name: "SVC_BOOTSTRAP_ADMIN_EMAIL",
-    path: "bootstrap.adminEmail",
-    kind: "string",
-    doc: "email of the first administrator, created at boot (with SVC_BOOTSTRAP_ADMIN_PASSWORD)",
-    defaultText: "unset",
-  },
-  {
-    name: "SVC_BOOTSTRAP_ADMIN_PASSWORD",
-    path: "bootstrap.adminPassword",
-    kind: "string",
-    doc: "password of the first administrator (with SVC_BOOTSTRAP_ADMIN_EMAIL)",
-    defaultText: "unset",
-    secret: "hide",
-  },
+  ...SERVER_ENV_SETTINGS,
+  ...STORAGE_ENV_SETTINGS,
+  ...RELYING_PARTY_ENV_SETTINGS,
+  ...TOKENS_ENV_SETTINGS,
+  ...SESSIONS_ENV_SETTINGS,
+  ...COOKIES_ENV_SETTINGS,
+  ...PASSKEY_ENV_SETTINGS,
+  ...TOTP_ENV_SETTINGS,
+  ...EMAIL_OTP_ENV_SETTINGS,
+  ...THROTTLE_ENV_SETTINGS,
+  ...MAIL_ENV_SETTINGS,
+  ...PASSWORD_ENV_SETTINGS,
+  ...ABUSE_ENV_SETTINGS,
+  ...RISK_ENV_SETTINGS,
+  ...WEBHOOKS_ENV_SETTINGS,
+  ...OUTBOUND_ENV_SETTINGS,
+  ...MAINTENANCE_ENV_SETTINGS,
+  ...AUTHZ_ENV_SETTINGS,
+  ...IMPERSONATION_ENV_SETTINGS,
+  ...DPOP_ENV_SETTINGS,
+  ...BREAK_GLASS_ENV_SETTINGS,
+  ...BOOTSTRAP_ENV_SETTINGS,
   {
     name: "SVC_LOG_FORMAT",
     path: "log.format",
@@ -1381,14 +259,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     doc: "true: one log line per request (request id, method, matched route, status, duration)",
     defaultText: "false",
   },
-  {
-    name: "SVC_METRICS_TOKEN",
-    path: "metrics.token",
-    kind: "string",
-    doc: "bearer token of GET /metrics (Prometheus), at least 32 characters; unset: no metrics route",
-    defaultText: "unset",
-    secret: "hide",
-  },
+  ...METRICS_ENV_SETTINGS,
   // variables: admin console (issue 13)
   {
     name: "SVC_CONSOLE_MOUNT",
@@ -1397,62 +268,8 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     doc:
       "path the embedded admin console is served under (static pages; their data comes from the admin API)",
   },
-  // variables: hosted account pages and mail delivery (issue 14)
-  {
-    name: "SVC_MAIL_TRANSPORT",
-    path: "mailDelivery.transport",
-    kind: "string",
-    doc:
-      "how mail leaves: smtp, log (server log), outbox (kept for a relay), auto (smtp when SVC_SMTP_HOST is set, else log on a local base URL, else outbox)",
-  },
-  {
-    name: "SVC_MAIL_RETRY_SCHEDULE_SECONDS",
-    path: "mailDelivery.retryScheduleSeconds",
-    kind: "int-list",
-    doc: "comma-separated delays between mail delivery retries, then dead-letter",
-  },
-  {
-    name: "SVC_MAIL_POLL_INTERVAL_MS",
-    path: "mailDelivery.pollIntervalMs",
-    kind: "int",
-    doc: "pause between polls of the mail outbox when nothing is due",
-  },
-  {
-    name: "SVC_SMTP_HOST",
-    path: "smtp.host",
-    kind: "string",
-    doc: "SMTP server that delivers svc's mail",
-    defaultText: "unset",
-  },
-  { name: "SVC_SMTP_PORT", path: "smtp.port", kind: "int", doc: "SMTP server port" },
-  {
-    name: "SVC_SMTP_SECURITY",
-    path: "smtp.security",
-    kind: "string",
-    doc:
-      "starttls (upgrade required), tls (implicit TLS, usually port 465) or none (plain, local relays only)",
-  },
-  { name: "SVC_SMTP_USER", path: "smtp.user", kind: "string", doc: "SMTP user name", defaultText: "unset" },
-  {
-    name: "SVC_SMTP_PASSWORD",
-    path: "smtp.password",
-    kind: "string",
-    doc: "SMTP password (with SVC_SMTP_USER)",
-    defaultText: "unset",
-    secret: "hide",
-  },
-  {
-    name: "SVC_SMTP_TIMEOUT_SECONDS",
-    path: "smtp.timeoutSeconds",
-    kind: "int",
-    doc: "time limit of connecting, greeting and each SMTP command",
-  },
-  {
-    name: "SVC_SMTP_VERIFY_CERTIFICATE",
-    path: "smtp.verifyCertificate",
-    kind: "string",
-    doc: "false: accept any certificate of the SMTP server (test servers only)",
-  },
+  ...MAIL_DELIVERY_ENV_SETTINGS,
+  ...SMTP_ENV_SETTINGS,
   {
     name: "SVC_ACCOUNT_MOUNT_PATH",
     path: "account.mountPath",
@@ -1486,13 +303,7 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     doc: "https URL of a logo pages and mail show",
     defaultText: "unset",
   },
-  // variables: imports and shadow mode (issue 15)
-  {
-    name: "SVC_MAX_IMPORT_BYTES",
-    path: "imports.maxBytes",
-    kind: "int",
-    doc: "largest export body POST /svc-admin/imports/{kind} takes, in bytes (100 MiB)",
-  },
+  ...IMPORTS_ENV_SETTINGS,
   // variables: plugins (issue 16)
   {
     name: "SVC_PLUGINS",
@@ -1503,46 +314,6 @@ export const ENV_SETTINGS: readonly EnvSetting[] = [
     defaultText: "none",
   },
 ];
-
-function abuseLayerSettings(name: string, key: string, label: string): EnvSetting[] {
-  return [
-    {
-      name: `SVC_ABUSE_${name}_LIMIT`,
-      path: `abuse.${key}.limit`,
-      kind: "int",
-      doc: `abuse gate, ${label}: attempts per window`,
-    },
-    {
-      name: `SVC_ABUSE_${name}_WINDOW_SECONDS`,
-      path: `abuse.${key}.windowSeconds`,
-      kind: "int",
-      doc: `abuse gate, ${label}: window`,
-    },
-    {
-      name: `SVC_ABUSE_${name}_FAIL_MODE`,
-      path: `abuse.${key}.failMode`,
-      kind: "string",
-      doc: `abuse gate, ${label}: open or closed when the counter store is down`,
-    },
-  ];
-}
-
-function throttleSettings(name: string, key: string, label: string): EnvSetting[] {
-  return [
-    {
-      name: `SVC_THROTTLE_${name}_LIMIT`,
-      path: `throttle.${key}.limit`,
-      kind: "int",
-      doc: `request throttle, ${label}: requests per window`,
-    },
-    {
-      name: `SVC_THROTTLE_${name}_WINDOW_SECONDS`,
-      path: `throttle.${key}.windowSeconds`,
-      kind: "int",
-      doc: `request throttle, ${label}: window`,
-    },
-  ];
-}
 
 /**
  * `SVC_*` variables that other parts of svc read themselves; the loader accepts them

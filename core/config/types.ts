@@ -1,67 +1,89 @@
 /**
  * The types of svc's configuration, written out: `SvcConfig` (what `loadConfig` returns, every
- * default filled in) and `SvcConfigInput` (what a config file may hold). `schema.ts` checks at
- * compile time that both are exactly the types its valibot schema infers, so they cannot drift.
+ * default filled in) and `SvcConfigInput` (what a config file may hold), composed from each domain's
+ * settings module (`core/<domain>/settings.ts`), which writes out its section's types. `schema.ts`
+ * checks at compile time that both are exactly the types its valibot schema infers, so they cannot
+ * drift.
  *
  * @module
  */
+import type {
+  CookiesConfig,
+  CookiesConfigInput,
+  ImpersonationConfig,
+  ImpersonationConfigInput,
+  SessionsConfig,
+  SessionsConfigInput,
+} from "../sessions/settings.ts";
+import type { BootstrapConfig, BootstrapConfigInput } from "../accounts/settings.ts";
+import type { StorageConfig, StorageConfigInput } from "../storage/settings.ts";
+import type {
+  DeclaredGrantConfig,
+  DeclaredPermissionConfig,
+  DeclaredRoleConfig,
+  DeclaredRoleInput,
+} from "../authz/settings.ts";
+import type { AuthzConfig, AuthzConfigInput } from "../authz/settings.ts";
+import type { ImportsConfig, ImportsConfigInput } from "../imports/settings.ts";
+import type { MetricsConfig, MetricsConfigInput } from "../metrics/settings.ts";
+import type { MaintenanceConfig, MaintenanceConfigInput } from "../maintenance/settings.ts";
+import type { BreakGlassConfig, BreakGlassConfigInput } from "../break-glass/settings.ts";
+import type { DpopConfig, DpopConfigInput } from "../dpop/settings.ts";
+import type { EmailOtpConfig, EmailOtpConfigInput } from "../mfa/settings.ts";
+import type { TotpConfig, TotpConfigInput } from "../totp/settings.ts";
+import type {
+  PasskeyConfig,
+  PasskeyConfigInput,
+  RelyingPartyConfig,
+  RelyingPartyConfigInput,
+} from "../passkeys/settings.ts";
+import type {
+  AbuseLayerConfig,
+  AbuseLayerInput,
+  CaptchaProviderName,
+  FailMode,
+  ThrottleRuleConfig,
+  ThrottleRuleInput,
+} from "../abuse/settings.ts";
+import type {
+  AbuseConfig,
+  AbuseConfigInput,
+  ThrottleConfig,
+  ThrottleConfigInput,
+} from "../abuse/settings.ts";
+import type {
+  OutboundConfig,
+  OutboundConfigInput,
+  ServerConfig,
+  ServerConfigInput,
+} from "../net/settings.ts";
+import type { TokensConfig, TokensConfigInput } from "../tokens/settings.ts";
+import type { FlagInput } from "../settings/fields.ts";
+import type {
+  MailConfig,
+  MailConfigInput,
+  MailDeliveryConfig,
+  MailDeliveryConfigInput,
+  SmtpConfig,
+  SmtpConfigInput,
+} from "../mail/settings.ts";
+import type { PasswordHashingConfig, PasswordHashingConfigInput } from "../passwords/settings.ts";
+import type { WebhooksConfig, WebhooksConfigInput } from "../webhooks/settings.ts";
+import type { RiskConfig, RiskConfigInput } from "../risk/settings.ts";
 
-/** What a counter store failure does to a layer. */
-export type FailMode = "open" | "closed";
+export type {
+  AbuseLayerConfig,
+  AbuseLayerInput,
+  CaptchaProviderName,
+  FailMode,
+  ThrottleRuleConfig,
+  ThrottleRuleInput,
+};
 
-/** The CAPTCHA providers svc can ask. */
-export type CaptchaProviderName = "none" | "turnstile" | "hcaptcha" | "recaptcha";
-
-/** One windowed layer of the abuse gate. */
-export interface AbuseLayerConfig {
-  /** Attempts allowed per window. */
-  limit: number;
-  /** The window's length in seconds. */
-  windowSeconds: number;
-  /** What happens when the counter store is down. */
-  failMode: FailMode;
-}
-
-/** A request throttle: at most `limit` requests per `windowSeconds`. */
-export interface ThrottleRuleConfig {
-  /** Requests allowed per window. */
-  limit: number;
-  /** The window's length in seconds. */
-  windowSeconds: number;
-}
-
-/** A permission declared in configuration (`authz.permissions`). */
-export interface DeclaredPermissionConfig {
-  /** The permission id, such as `docs:org:read`. */
-  id: string;
-  /** What it allows, for people. */
-  description?: string;
-}
-
-/** A grant of a role declared in configuration. */
-export interface DeclaredGrantConfig {
-  /** A permission pattern, such as `docs:org:*`. */
-  pattern: string;
-  /** Allow (default) or Deny. */
-  effect: "Allow" | "Deny";
-  /** Teams the grant is limited to. */
-  teamIds?: string[];
-  /** A condition document (checked by definition sync). */
-  condition?: unknown;
-}
-
-/** A realm-level role of the default realm, declared in configuration (`authz.roles`). */
-export interface DeclaredRoleConfig {
-  /** The role key, 1 to 100 of `[a-z0-9_:-]`. */
-  key: string;
-  /** The role's display name. */
-  displayName: string;
-  /** The role's grants. */
-  grants: DeclaredGrantConfig[];
-}
+export type { DeclaredGrantConfig, DeclaredPermissionConfig, DeclaredRoleConfig, DeclaredRoleInput };
 
 /** Where svc keeps its data: the embedded PGlite store in a folder, or a Postgres server. */
-export type StorageConfig = { kind: "embedded"; dataDir: string } | { kind: "postgres"; url: string };
+export type { StorageConfig };
 
 /**
  * The validated configuration, every default filled in (the output of `SvcConfigSchema`). Each
@@ -69,337 +91,134 @@ export type StorageConfig = { kind: "embedded"; dataDir: string } | { kind: "pos
  */
 export interface SvcConfig {
   /** The listener, the public URL, request limits and CORS. */
-  server: {
-    host: string;
-    port: number;
-    baseUrl: string;
-    pathBase: string;
-    trustedProxies: string[];
-    maxBodyBytes: number;
-    maxUploadBytes: number;
-    maxJsonDepth: number;
-    maxJsonMembers: number;
-    corsOrigins: string[];
-  };
+  server: ServerConfig;
   /** The database. */
   storage: StorageConfig;
   /** The WebAuthn relying party. */
-  relyingParty: { id: string; name: string; origins: string[] };
+  relyingParty: RelyingPartyConfig;
   /** Token lifetimes and the signing-key overlap. */
-  tokens: {
-    accessTokenTtlSeconds: number;
-    refreshTokenTtlSeconds: number;
-    mfaTokenTtlSeconds: number;
-    signingKeyOverlapSeconds: number;
-    /**
-     * svc's own refresh (`/auth/refresh`): a rotated refresh token presented again within this
-     * many seconds gets the same successor instead of revoking its family (0: off).
-     */
-    refreshGraceSeconds: number;
-  };
+  tokens: TokensConfig;
   /** Session timeouts. */
-  sessions: { idleTimeoutSeconds: number; absoluteTimeoutSeconds: number };
+  sessions: SessionsConfig;
   /** The attributes of svc's cookies. */
-  cookies: { secure: "auto" | "always" | "never"; sameSite: "Strict" | "Lax" | "None" };
+  cookies: CookiesConfig;
   /** Passkey ceremonies. */
-  passkey: { ceremonyTtlSeconds: number };
+  passkey: PasskeyConfig;
   /** TOTP codes. */
-  totp: { digits: number; stepSeconds: number; driftSteps: number };
+  totp: TotpConfig;
   /** Emailed one-time codes. */
-  emailOtp: { ttlSeconds: number; attempts: number };
+  emailOtp: EmailOtpConfig;
   /** Request throttles beside the login abuse gate. */
-  throttle: {
-    forgotPassword: { perAccount: ThrottleRuleConfig; perIp: ThrottleRuleConfig };
-    emailVerification: { perAccount: ThrottleRuleConfig; perIp: ThrottleRuleConfig };
-    passkeyOptions: { perIp: ThrottleRuleConfig };
-  };
+  throttle: ThrottleConfig;
   /** The sender of svc's mail. */
-  mail: { from: string };
+  mail: MailConfig;
   /** Password hashing. */
-  password: {
-    argon2MemoryKiB: number;
-    argon2Iterations: number;
-    argon2Parallelism: number;
-    hashWorkers?: number;
-    /** Seconds a hashing worker may sit idle before it stops (0: never). */
-    workerIdleSeconds: number;
-    /** Largest bcrypt cost of a stored hash. */
-    maxBcryptCost: number;
-    /** Largest PBKDF2 iteration count of a stored hash. */
-    maxPbkdf2Iterations: number;
-    /** Largest argon2id memory (KiB) of a stored hash. */
-    maxArgon2MemoryKiB: number;
-    /** Largest argon2id iteration count of a stored hash. */
-    maxArgon2Iterations: number;
-  };
+  password: PasswordHashingConfig;
   /** The login abuse gate and the adaptive CAPTCHA. */
-  abuse: {
-    perIp: AbuseLayerConfig;
-    perIpAccount: AbuseLayerConfig;
-    accountLockout: AbuseLayerConfig;
-    credentialStuffing: { distinctIdentifiers: number; windowSeconds: number; failMode: FailMode };
-    captcha: {
-      provider: CaptchaProviderName;
-      atPercent: number;
-      siteKey?: string;
-      secret?: string;
-      hostnames: string[];
-      action?: string;
-      minScorePercent: number;
-      timeoutMs: number;
-    };
-  };
+  abuse: AbuseConfig;
   /** The login risk gate. */
-  risk: {
-    weights: { newDevice: number; impossibleTravel: number; ipReputation: number; velocity: number };
-    stepUpAt: number;
-    blockAt: number;
-    impossibleTravelKmh: number;
-    impossibleTravelMinKm: number;
-    velocityLogins: number;
-    velocityWindowSeconds: number;
-    ipReputationThreshold: number;
-    geoipFile?: string;
-    ipReputationFile?: string;
-  };
+  risk: RiskConfig;
   /** Webhook delivery. */
-  webhooks: {
-    mountPath: string;
-    retryScheduleSeconds: number[];
-    disableAfterConsecutiveFailures: number;
-    allowPrivateReceivers: string[];
-  };
+  webhooks: WebhooksConfig;
   /** The outbound guard of every server-side fetch (SSRF). */
-  outbound: {
-    allowPrivate: string[];
-    timeoutMs: number;
-    maxResponseKib: number;
-  };
+  outbound: OutboundConfig;
   /** Periodic sweeps. */
-  maintenance: { intervalSeconds: number };
+  maintenance: MaintenanceConfig;
   /** Subject snapshots and declared permissions and roles. */
-  authz: {
-    snapshotCacheTtlSeconds: number;
-    snapshotCacheMaxEntries: number;
-    permissions: DeclaredPermissionConfig[];
-    roles: DeclaredRoleConfig[];
-  };
+  authz: AuthzConfig;
   /** Impersonation windows. */
-  impersonation: { windowSeconds: number };
+  impersonation: ImpersonationConfig;
   /** DPoP (RFC 9449) proofs: nonce requirement and acceptance window. */
-  dpop: { nonceRequired: boolean; proofMaxAgeSeconds: number };
+  dpop: DpopConfig;
   /** Break-glass drills. */
-  breakGlass: { drillWindowDays: number; drillRequiredForReadiness: boolean };
+  breakGlass: BreakGlassConfig;
   /** The first administrator. */
-  bootstrap: { adminEmail?: string; adminPassword?: string };
+  bootstrap: BootstrapConfig;
   /** Log format and request lines. */
   log: { format: "pretty" | "json"; requests: boolean };
   /** The Prometheus endpoint. */
-  metrics: { token?: string };
+  metrics: MetricsConfig;
   /** The embedded admin console. */
   console: { mountPath: string };
   /** How queued mail leaves. */
-  mailDelivery: {
-    transport: "auto" | "smtp" | "log" | "outbox";
-    retryScheduleSeconds: number[];
-    pollIntervalMs: number;
-  };
+  mailDelivery: MailDeliveryConfig;
   /** The SMTP server. */
-  smtp: {
-    host?: string;
-    port: number;
-    security: "starttls" | "tls" | "none";
-    user?: string;
-    password?: string;
-    timeoutSeconds: number;
-    verifyCertificate: boolean;
-  };
+  smtp: SmtpConfig;
   /** The hosted account pages. */
   account: { mountPath: string; returnToOrigins: string[] };
   /** Product name, colour and logo of pages and mail. */
   branding: { productName?: string; color: string; logoUrl?: string };
   /** Importers. */
-  imports: { maxBytes: number };
+  imports: ImportsConfig;
   /** Built-in plugins and each plugin's own section. */
   plugins: { enabled: string[]; config: { [plugin: string]: { [setting: string]: unknown } } };
 }
 
 /** A yes/no setting as a file or the environment gives it. */
-export type FlagInput = boolean | "true" | "false";
-
-/** An abuse layer as a config file gives it. */
-export interface AbuseLayerInput {
-  /** Attempts allowed per window. */
-  limit?: number;
-  /** The window's length in seconds. */
-  windowSeconds?: number;
-  /** What happens when the counter store is down. */
-  failMode?: FailMode;
-}
-
-/** A request throttle as a config file gives it. */
-export interface ThrottleRuleInput {
-  /** Requests allowed per window. */
-  limit?: number;
-  /** The window's length in seconds. */
-  windowSeconds?: number;
-}
-
-/** A declared role as a config file gives it. */
-export interface DeclaredRoleInput {
-  /** The role key, 1 to 100 of `[a-z0-9_:-]`. */
-  key: string;
-  /** The role's display name. */
-  displayName: string;
-  /** The role's grants. */
-  grants?: { pattern: string; effect?: "Allow" | "Deny"; teamIds?: string[]; condition?: unknown }[];
-}
+export type { FlagInput };
 
 /** The shape of a config file (JSON): any part of the configuration, nested as in `SvcConfig`. */
 export interface SvcConfigInput {
   /** See `SvcConfig.server`. */
-  server?: {
-    host?: string;
-    port?: number;
-    baseUrl?: string;
-    pathBase?: string;
-    trustedProxies?: string[];
-    maxBodyBytes?: number;
-    maxUploadBytes?: number;
-    maxJsonDepth?: number;
-    maxJsonMembers?: number;
-    corsOrigins?: string[];
-  };
+  server?: ServerConfigInput;
   /** See `SvcConfig.storage`. */
-  storage?: { kind: "embedded"; dataDir?: string } | { kind: "postgres"; url: string };
+  storage?: StorageConfigInput;
   /** See `SvcConfig.relyingParty`. */
-  relyingParty?: { id?: string; name?: string; origins?: string[] };
+  relyingParty?: RelyingPartyConfigInput;
   /** See `SvcConfig.tokens`. */
-  tokens?: {
-    accessTokenTtlSeconds?: number;
-    refreshTokenTtlSeconds?: number;
-    mfaTokenTtlSeconds?: number;
-    signingKeyOverlapSeconds?: number;
-    refreshGraceSeconds?: number;
-  };
+  tokens?: TokensConfigInput;
   /** See `SvcConfig.sessions`. */
-  sessions?: { idleTimeoutSeconds?: number; absoluteTimeoutSeconds?: number };
+  sessions?: SessionsConfigInput;
   /** See `SvcConfig.cookies`. */
-  cookies?: { secure?: "auto" | "always" | "never"; sameSite?: "Strict" | "Lax" | "None" };
+  cookies?: CookiesConfigInput;
   /** See `SvcConfig.passkey`. */
-  passkey?: { ceremonyTtlSeconds?: number };
+  passkey?: PasskeyConfigInput;
   /** See `SvcConfig.totp`. */
-  totp?: { digits?: number; stepSeconds?: number; driftSteps?: number };
+  totp?: TotpConfigInput;
   /** See `SvcConfig.emailOtp`. */
-  emailOtp?: { ttlSeconds?: number; attempts?: number };
+  emailOtp?: EmailOtpConfigInput;
   /** See `SvcConfig.throttle`. */
-  throttle?: {
-    forgotPassword?: { perAccount?: ThrottleRuleInput; perIp?: ThrottleRuleInput };
-    emailVerification?: { perAccount?: ThrottleRuleInput; perIp?: ThrottleRuleInput };
-    passkeyOptions?: { perIp?: ThrottleRuleInput };
-  };
+  throttle?: ThrottleConfigInput;
   /** See `SvcConfig.mail`. */
-  mail?: { from?: string };
+  mail?: MailConfigInput;
   /** See `SvcConfig.password`. */
-  password?: {
-    argon2MemoryKiB?: number;
-    argon2Iterations?: number;
-    argon2Parallelism?: number;
-    hashWorkers?: number;
-    workerIdleSeconds?: number;
-    maxBcryptCost?: number;
-    maxPbkdf2Iterations?: number;
-    maxArgon2MemoryKiB?: number;
-    maxArgon2Iterations?: number;
-  };
+  password?: PasswordHashingConfigInput;
   /** See `SvcConfig.abuse`. */
-  abuse?: {
-    perIp?: AbuseLayerInput;
-    perIpAccount?: AbuseLayerInput;
-    accountLockout?: AbuseLayerInput;
-    credentialStuffing?: { distinctIdentifiers?: number; windowSeconds?: number; failMode?: FailMode };
-    captcha?: {
-      provider?: CaptchaProviderName;
-      atPercent?: number;
-      siteKey?: string;
-      secret?: string;
-      hostnames?: string[];
-      action?: string;
-      minScorePercent?: number;
-      timeoutMs?: number;
-    };
-  };
+  abuse?: AbuseConfigInput;
   /** See `SvcConfig.risk`. */
-  risk?: {
-    weights?: { newDevice?: number; impossibleTravel?: number; ipReputation?: number; velocity?: number };
-    stepUpAt?: number;
-    blockAt?: number;
-    impossibleTravelKmh?: number;
-    impossibleTravelMinKm?: number;
-    velocityLogins?: number;
-    velocityWindowSeconds?: number;
-    ipReputationThreshold?: number;
-    geoipFile?: string;
-    ipReputationFile?: string;
-  };
+  risk?: RiskConfigInput;
   /** See `SvcConfig.webhooks`. */
-  webhooks?: {
-    mountPath?: string;
-    retryScheduleSeconds?: number[];
-    disableAfterConsecutiveFailures?: number;
-    allowPrivateReceivers?: string[];
-  };
+  webhooks?: WebhooksConfigInput;
   /** See `SvcConfig.outbound`. */
-  outbound?: {
-    allowPrivate?: string[];
-    timeoutMs?: number;
-    maxResponseKib?: number;
-  };
+  outbound?: OutboundConfigInput;
   /** See `SvcConfig.maintenance`. */
-  maintenance?: { intervalSeconds?: number };
+  maintenance?: MaintenanceConfigInput;
   /** See `SvcConfig.authz`. */
-  authz?: {
-    snapshotCacheTtlSeconds?: number;
-    snapshotCacheMaxEntries?: number;
-    permissions?: DeclaredPermissionConfig[];
-    roles?: DeclaredRoleInput[];
-  };
+  authz?: AuthzConfigInput;
   /** See `SvcConfig.impersonation`. */
-  impersonation?: { windowSeconds?: number };
+  impersonation?: ImpersonationConfigInput;
   /** See `SvcConfig.dpop`. */
-  dpop?: { nonceRequired?: FlagInput; proofMaxAgeSeconds?: number };
+  dpop?: DpopConfigInput;
   /** See `SvcConfig.breakGlass`. */
-  breakGlass?: { drillWindowDays?: number; drillRequiredForReadiness?: FlagInput };
+  breakGlass?: BreakGlassConfigInput;
   /** See `SvcConfig.bootstrap`. */
-  bootstrap?: { adminEmail?: string; adminPassword?: string };
+  bootstrap?: BootstrapConfigInput;
   /** See `SvcConfig.log`. */
   log?: { format?: "pretty" | "json"; requests?: FlagInput };
   /** See `SvcConfig.metrics`. */
-  metrics?: { token?: string };
+  metrics?: MetricsConfigInput;
   /** See `SvcConfig.console`. */
   console?: { mountPath?: string };
   /** See `SvcConfig.mailDelivery`. */
-  mailDelivery?: {
-    transport?: "auto" | "smtp" | "log" | "outbox";
-    retryScheduleSeconds?: number[];
-    pollIntervalMs?: number;
-  };
+  mailDelivery?: MailDeliveryConfigInput;
   /** See `SvcConfig.smtp`. */
-  smtp?: {
-    host?: string;
-    port?: number;
-    security?: "starttls" | "tls" | "none";
-    user?: string;
-    password?: string;
-    timeoutSeconds?: number;
-    verifyCertificate?: FlagInput;
-  };
+  smtp?: SmtpConfigInput;
   /** See `SvcConfig.account`. */
   account?: { mountPath?: string; returnToOrigins?: string[] };
   /** See `SvcConfig.branding`. */
   branding?: { productName?: string; color?: string; logoUrl?: string };
   /** See `SvcConfig.imports`. */
-  imports?: { maxBytes?: number };
+  imports?: ImportsConfigInput;
   /** See `SvcConfig.plugins`. */
   plugins?: { enabled?: string[]; config?: { [plugin: string]: { [setting: string]: unknown } } };
 }
