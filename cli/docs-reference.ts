@@ -1,6 +1,6 @@
 /**
- * The generated reference pages of `docs/reference/`: every setting, every CLI command and every
- * event kind, rendered from the same sources `svc help` and the event catalog use. Never edit those
+ * The generated reference pages of `docs/reference/`: every setting, every CLI command, every
+ * event kind and every error code, rendered from the same sources `svc help` and the event catalog use. Never edit those
  * pages by hand: `npx deno task docs:reference` rewrites them, and `test/cli/docs_reference_test.ts`
  * fails when one is stale.
  *
@@ -80,18 +80,131 @@ function eventsPage(): string {
   ].join("\n");
 }
 
-/** The generated pages, by path from the repository root. */
-export function referencePages(): ReadonlyMap<string, string> {
+/** One error code raised through `SvcError` (or a subclass) in the sources. */
+export interface ErrorCodeSite {
+  /** The stable code (`invalid_request`). */
+  readonly code: string;
+  /** The HTTP status it answers with. */
+  readonly status: number;
+  /** The file that raises it, from the repository root. */
+  readonly file: string;
+}
+
+const ERROR_CALL = /(?:\bsuper|\bnew\s+SvcError)\(\s*"([a-z][a-z0-9]*(?:_[a-z0-9]+)*)"\s*,/g;
+
+/** The text of a call's arguments from its opening parenthesis (balanced, strings skipped). */
+function callArguments(text: string, open: number): string {
+  let depth = 0;
+  let quote: string | null = null;
+  for (let i = open; i < text.length; i++) {
+    const ch = text[i];
+    if (quote !== null) {
+      if (ch === "\\") i++;
+      else if (ch === quote) quote = null;
+      continue;
+    }
+    if (ch === '"' || ch === "'" || ch === "`") quote = ch;
+    else if (ch === "(") depth++;
+    else if (ch === ")" && --depth === 0) return text.slice(open + 1, i);
+  }
+  return text.slice(open + 1);
+}
+
+/** The top-level arguments of a call's argument text. */
+function topLevelArguments(args: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let quote: string | null = null;
+  let start = 0;
+  for (let i = 0; i < args.length; i++) {
+    const ch = args[i];
+    if (quote !== null) {
+      if (ch === "\\") i++;
+      else if (ch === quote) quote = null;
+      continue;
+    }
+    if (ch === '"' || ch === "'" || ch === "`") quote = ch;
+    else if ("([{".includes(ch)) depth++;
+    else if (")]}".includes(ch)) depth--;
+    else if (ch === "," && depth === 0) {
+      parts.push(args.slice(start, i).trim());
+      start = i + 1;
+    }
+  }
+  parts.push(args.slice(start).trim());
+  return parts.filter((part) => part !== "");
+}
+
+/**
+ * Every error code the sources raise through `SvcError`: `super(<code>, message, status)` in an
+ * error class, or `new SvcError(<code>, message, status)`. The status is the call's third argument
+ * when it is a number literal, else SvcError's default, 400.
+ */
+export function errorCodesOf(sources: ReadonlyMap<string, string>): ErrorCodeSite[] {
+  const sites = new Map<string, ErrorCodeSite>();
+  for (const [file, text] of sources) {
+    for (const m of text.matchAll(ERROR_CALL)) {
+      const open = m.index! + m[0].indexOf("(");
+      const args = topLevelArguments(callArguments(text, open));
+      const status = args.length >= 3 && /^\d{3}$/.test(args[2]) ? Number(args[2]) : 400;
+      const key = `${m[1]} ${status}`;
+      const known = sites.get(key);
+      if (known === undefined || file < known.file) sites.set(key, { code: m[1], status, file });
+    }
+  }
+  return [...sites.values()].sort((a, b) => a.code.localeCompare(b.code) || a.status - b.status);
+}
+
+function errorsPage(sources: ReadonlyMap<string, string>): string {
+  const rows = errorCodesOf(sources).map((
+    site,
+  ) => [`\`${site.code}\``, String(site.status), `\`${site.file}\``]);
+  return [
+    "# Error codes",
+    "",
+    GENERATED,
+    "",
+    'Every error svc answers has one JSON shape, `{"error": {"code", "message", "requestId", "details"?}}`:',
+    "clients branch on `code`, which is stable; the message is for people. This page lists every code the",
+    "sources raise through `SvcError` (`core/errors.ts`) with its HTTP status and the first file that raises it.",
+    "The OAuth and OpenID Connect endpoints answer the error codes of their RFCs instead",
+    "(see [the OpenID Connect provider](../guides/oidc-provider.md)), and the SCIM endpoints SCIM error bodies",
+    "with `scimType` (see [SCIM](../guides/scim.md)).",
+    "",
+    ...table(["Code", "Status", "Raised in"], rows),
+    "",
+  ].join("\n");
+}
+
+/** The source files error codes are read from: every non-test TypeScript file of the server's rooms. */
+export async function serverSources(root: URL): Promise<Map<string, string>> {
+  const sources = new Map<string, string>();
+  async function walk(dir: string): Promise<void> {
+    for await (const entry of Deno.readDir(new URL(`${dir}/`, root))) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory) await walk(path);
+      else if (entry.name.endsWith(".ts") && !entry.name.endsWith("_test.ts")) {
+        sources.set(path, await Deno.readTextFile(new URL(path, root)));
+      }
+    }
+  }
+  for (const dir of ["core", "http", "plugins", "storage", "cli"]) await walk(dir);
+  return sources;
+}
+
+/** The generated pages, by path from the repository root; `sources` are the files error codes are read from. */
+export function referencePages(sources: ReadonlyMap<string, string>): ReadonlyMap<string, string> {
   return new Map([
     ["docs/reference/settings.md", settingsPage()],
     ["docs/reference/cli.md", cliPage()],
     ["docs/reference/events.md", eventsPage()],
+    ["docs/reference/errors.md", errorsPage(sources)],
   ]);
 }
 
 if (import.meta.main) {
   const root = new URL("../", import.meta.url);
-  for (const [path, text] of referencePages()) {
+  for (const [path, text] of referencePages(await serverSources(root))) {
     await Deno.writeTextFile(new URL(path, root), text);
     console.log(`wrote ${path}`);
   }

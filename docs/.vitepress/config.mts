@@ -62,6 +62,7 @@ export default defineConfig({
           { text: "Settings", link: "/reference/settings" },
           { text: "The svc command", link: "/reference/cli" },
           { text: "Event kinds", link: "/reference/events" },
+          { text: "Error codes", link: "/reference/errors" },
         ],
       },
       { text: "Benchmarks", items: [{ text: "Figures", link: "/benchmarks" }] },
