@@ -15,6 +15,10 @@ const host = fc.constantFrom("https://id.example.com", "http://127.0.0.1:8080", 
 
 Deno.test("oidc-provider issuer: the path base once, with or without it in the base URL (property)", () => {
   fc.assert(fc.property(host, mount, mount, (origin, prefix, base) => {
+    // A proxy prefix that itself ends with the path base is indistinguishable from a base URL that
+    // already carries the path base (the rule `issuer.ts` documents): such setups are not this
+    // property's to judge.
+    fc.pre(base === "" || !prefix.endsWith(base));
     // The base URL as written: the host, a proxy prefix, and sometimes the path base already.
     for (const baseUrl of [`${origin}${prefix}`, `${origin}${prefix}${base}`]) {
       const issuer = providerRoot(baseUrl, base);
