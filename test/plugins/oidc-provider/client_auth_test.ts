@@ -13,6 +13,7 @@
 import { strict as assert } from "node:assert";
 import * as client from "openid-client";
 import { createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify, SignJWT } from "jose";
+import { authorizeOverHttp } from "../../support/oidc-browser.ts";
 import { startTestServer } from "../../support/server.ts";
 
 type Server = Awaited<ReturnType<typeof startTestServer>>;
@@ -42,80 +43,6 @@ async function api(server: Server, method: string, path: string, token: string |
   return { status: res.status, headers: res.headers, json: await res.json().catch(() => null) };
 }
 
-/**
- * A browser's part of the code flow, over HTTP: the hosted sign-in page (its script's requests),
- * then the consent form if asked.
- */
-async function authorizeOverHttp(url: URL, email: string, password: string): Promise<URL> {
-  const jar = new Map<string, string>();
-  const cookie = () => [...jar].map(([name, value]) => `${name}=${value}`).join("; ");
-  const remember = (res: Response) => {
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(";");
-      const eq = pair.indexOf("=");
-      jar.set(pair.slice(0, eq).trim(), pair.slice(eq + 1));
-    }
-  };
-  const hidden = (html: string) => {
-    const out: Record<string, string> = {};
-    for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
-      out[m[1]] = m[2].replace(/&#(\d+);/g, (_, code) => String.fromCharCode(Number(code)));
-    }
-    return out;
-  };
-  let next: { url: string; init?: RequestInit } = { url: url.href };
-  for (let hop = 0; hop < 12; hop++) {
-    const res = await fetch(next.url, {
-      ...next.init,
-      redirect: "manual",
-      headers: { ...(next.init?.headers as Record<string, string> ?? {}), Cookie: cookie() },
-    });
-    remember(res);
-    const location = res.headers.get("Location");
-    if (location !== null) {
-      await res.body?.cancel();
-      const target = new URL(location, next.url);
-      if (target.href.startsWith(REDIRECT)) return target;
-      next = { url: target.href };
-      continue;
-    }
-    const html = await res.text();
-    assert.equal(res.status, 200, html);
-    const page = new URL(next.url);
-    if (page.pathname === "/account/sign-in") {
-      // The hosted sign-in page: what its script does, signing in with the cookie transport, then
-      // back to the authorization request.
-      const login = await fetch(new URL("/auth/login", page), {
-        method: "POST",
-        headers: {
-          "Content-Type": "application/json",
-          "X-Svc-Transport": "cookie",
-          "X-Svc-Csrf": jar.get("svc_csrf") ?? "",
-          Cookie: cookie(),
-        },
-        body: JSON.stringify({ email, password }),
-      });
-      remember(login);
-      assert.equal(login.status, 200, await login.text());
-      next = { url: new URL(page.searchParams.get("returnTo")!, page).href };
-      continue;
-    }
-    const fields = hidden(html);
-    const action = /<form method="post" action="([^"]+)"/.exec(html)![1];
-    const form = new URLSearchParams(fields);
-    form.set("decision", "allow");
-    next = {
-      url: new URL(action, next.url).href,
-      init: {
-        method: "POST",
-        body: form.toString(),
-        headers: { "Content-Type": "application/x-www-form-urlencoded" },
-      },
-    };
-  }
-  throw new Error("the flow did not reach the redirect URI");
-}
-
 async function codeFlow(config: client.Configuration, scope: string, email: string, password: string) {
   const verifier = client.randomPKCECodeVerifier();
   const state = client.randomState();
@@ -128,7 +55,7 @@ async function codeFlow(config: client.Configuration, scope: string, email: stri
     state,
     nonce,
   });
-  const callback = await authorizeOverHttp(url, email, password);
+  const callback = await authorizeOverHttp(url, email, password, REDIRECT);
   return await client.authorizationCodeGrant(config, callback, {
     pkceCodeVerifier: verifier,
     expectedState: state,
