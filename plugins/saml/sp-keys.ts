@@ -63,9 +63,10 @@ export const SP_KEY_TABLES: readonly string[] = [
     connection_id uuid NOT NULL,
     certificate text NOT NULL,
     private_key text NOT NULL,
-    created_at timestamptz NOT NULL
+    created_at timestamptz NOT NULL,
+    seq bigserial NOT NULL
   )`,
-  "CREATE INDEX IF NOT EXISTS saml_sp_keys_connection ON saml_sp_keys (connection_id, created_at)",
+  "CREATE INDEX IF NOT EXISTS saml_sp_keys_connection ON saml_sp_keys (connection_id, seq)",
 ];
 
 interface Row {
@@ -189,11 +190,11 @@ export class SpKeyStore {
     return fromRow(row);
   }
 
-  /** The connection's active keys, newest (current) first. */
+  /** The connection's active keys, newest (current) first: creation order, `seq`. */
   async list(connectionId: string): Promise<SpKey[]> {
     const rows = await this.#sql.query<Row>(
       `SELECT id, connection_id, certificate, '' AS private_key, created_at FROM saml_sp_keys
-       WHERE connection_id = $1 ORDER BY created_at DESC, id DESC`,
+       WHERE connection_id = $1 ORDER BY seq DESC`,
       [connectionId],
     );
     return rows.map(fromRow);
@@ -203,7 +204,7 @@ export class SpKeyStore {
   async decryptionKeys(connectionId: string): Promise<DecryptionKey[]> {
     const rows = await this.#sql.query<Row>(
       `SELECT id, connection_id, certificate, private_key, created_at FROM saml_sp_keys
-       WHERE connection_id = $1 ORDER BY created_at DESC, id DESC LIMIT ${MAX_ACTIVE_KEYS}`,
+       WHERE connection_id = $1 ORDER BY seq DESC LIMIT ${MAX_ACTIVE_KEYS}`,
       [connectionId],
     );
     const keys: DecryptionKey[] = [];
