@@ -9,7 +9,8 @@
  *   (`decryption: no SP key decrypts the assertion`) and the metadata names only the new key;
  * - `requireEncryptedAssertions` refuses a plain assertion, needs a key, and keeps the last key;
  * - 20 concurrent key creations stop at the limit of 3 with one audit entry per key made; 20
- *   concurrent retirements of one key: one succeeds, one entry;
+ *   concurrent retirements of one key: one succeeds, one entry; deleting the connection retires
+ *   its keys;
  * - the private key is never in an answer, an audit entry or the metadata; the table holds it
  *   sealed only; an administrator of another realm sees nothing.
  */
@@ -238,6 +239,18 @@ Deno.test("SAML encrypted assertions: sign-in, rotation, retirement, required en
       assert.equal(retirements.filter((s) => s === 204).length, 1, JSON.stringify(retirements));
       assert.equal(retirements.filter((s) => s === 404).length, 19);
       assert.equal(await chainLength(), mark + 1);
+      // Deleting the connection retires its keys: rows and subject keys gone.
+      const left = keys.slice(0, 2).map((k: { id: string }) => k.id);
+      const remaining = async () =>
+        Number(
+          (await sql<{ n: string | number }>`SELECT
+            (SELECT count(*) FROM saml_sp_keys WHERE connection_id = ${raceId})
+            + (SELECT count(*) FROM subject_keys WHERE subject_id IN (${sql.join(left)})) AS n`
+            .execute(bed.database.db)).rows[0].n,
+        );
+      assert.equal(await remaining(), 4);
+      assert.equal((await admin("DELETE", `/svc-admin/saml/connections/${raceId}`)).status, 204);
+      assert.equal(await remaining(), 0);
     });
 
     await t.step("another realm's administrator sees nothing", async () => {
