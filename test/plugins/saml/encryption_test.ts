@@ -12,9 +12,13 @@
  *   mismatched digest and mask hashes, an unsigned assertion encrypted to the SP's public
  *   certificate (anyone can make one), a plain assertion next to an encrypted one, an
  *   `EncryptedAssertion` swapped into a Response signed over another, a decrypted assertion
- *   holding a second one, a plain assertion where encryption is required.
+ *   holding a second one, a plain assertion where encryption is required;
+ * - properties (fast-check): any byte flipped in a data or key `CipherValue` (GCM and CBC) is
+ *   refused, never accepted; an assertion decrypts exactly when the key it was encrypted to is
+ *   among the active ones, whatever the subset.
  */
 import { strict as assert } from "node:assert";
+import fc from "fast-check";
 // @ts-types="../../../plugins/saml/xmldom.d.ts"
 import { DOMParser, XMLSerializer } from "@xmldom/xmldom";
 import {
@@ -253,4 +257,62 @@ Deno.test("refused encrypted responses, each for its reason", async (t) => {
     const result = await validateResponse(assertionSigned, expectations(keys, { requireEncrypted: true }));
     assert.equal(result.nameId, "alice@acme.test");
   });
+});
+
+Deno.test("property: a tampered EncryptedAssertion is refused, never accepted or crashing", async () => {
+  const keys = [keyOf(current, "k1")];
+  const samples = await Promise.all(
+    [`${XENC11}aes256-gcm`, `${XENC}aes256-cbc`].map((data) =>
+      IDP.respond(SP, { ...ok, encrypt: { cert: current.certificate, data } })
+    ),
+  );
+  await fc.assert(
+    fc.asyncProperty(
+      fc.integer({ min: 0, max: samples.length - 1 }),
+      fc.constantFrom(0, 1),
+      fc.nat(),
+      fc.integer({ min: 1, max: 255 }),
+      async (sample, which, at, flip) => {
+        const xml = samples[sample];
+        // The key's CipherValue (in the EncryptedKey) and the data's, whatever their prefixes.
+        const values = [...xml.matchAll(/<((?:\w+:)?)CipherValue>([^<]+)<\/(?:\w+:)?CipherValue>/g)];
+        assert.equal(values.length, 2);
+        const target = values[which];
+        const bytes = Uint8Array.from(atob(target[2].replace(/\s+/g, "")), (ch) => ch.charCodeAt(0));
+        bytes[at % bytes.length] ^= flip;
+        const tampered = xml.slice(0, target.index!) +
+          `<${target[1]}CipherValue>${btoa(String.fromCharCode(...bytes))}</${target[1]}CipherValue>` +
+          xml.slice(target.index! + target[0].length);
+        const reason = await refusal(tampered, expectations(keys));
+        assert.ok(reason.length > 0);
+      },
+    ),
+    { numRuns: 60 },
+  );
+});
+
+Deno.test("property: an assertion decrypts exactly when its key is among the active ones", async () => {
+  const all = [current, previous, stranger];
+  const encrypted = await Promise.all(
+    all.map((key) => IDP.respond(SP, { ...ok, encrypt: { cert: key.certificate } })),
+  );
+  await fc.assert(
+    fc.asyncProperty(
+      fc.subarray([0, 1, 2]),
+      fc.integer({ min: 0, max: 2 }),
+      async (active, to) => {
+        const keys = active.map((i) => keyOf(all[i], `k${i}`));
+        if (active.includes(to)) {
+          assert.equal((await validateResponse(encrypted[to], expectations(keys))).nameId, "alice@acme.test");
+        } else {
+          const reason = await refusal(encrypted[to], expectations(keys));
+          assert.match(
+            reason,
+            /^decryption: (no SP key decrypts|encrypted assertion but the connection has no SP key)/,
+          );
+        }
+      },
+    ),
+    { numRuns: 30 },
+  );
 });
