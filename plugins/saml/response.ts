@@ -259,11 +259,24 @@ async function decrypted(
   return { xml, root };
 }
 
-/** Validates a decoded `SAMLResponse` (XML text) against `expect`; see the module doc. */
+/**
+ * Validates a decoded `SAMLResponse` (XML text) against `expect`; see the module doc. Every
+ * refusal, a shape the XML helpers refuse (two signatures on one element…) included, is a
+ * {@link SamlRefusedError}.
+ */
 export async function validateResponse(
   xml: string,
   expect: ResponseExpectations,
 ): Promise<ValidatedAssertion> {
+  try {
+    return await validate(xml, expect);
+  } catch (err) {
+    if (err instanceof SamlXmlError) throw new SamlRefusedError(err.reason);
+    throw err;
+  }
+}
+
+async function validate(xml: string, expect: ResponseExpectations): Promise<ValidatedAssertion> {
   const root = parseOrRefuse(xml);
   if (!isElement(root, NS.protocol, "Response")) throw new SamlRefusedError("not a Response");
   const plain = descendants(root, NS.assertion, "Assertion");

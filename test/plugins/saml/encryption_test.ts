@@ -242,6 +242,14 @@ Deno.test("refused encrypted responses, each for its reason", async (t) => {
       "decrypted assertion holds another assertion",
     ],
     [
+      "a decrypted assertion with two signatures",
+      handEncrypt(signed, { cert: current.certificate }, (a) => {
+        const signature = a.getElementsByTagNameNS("http://www.w3.org/2000/09/xmldsig#", "Signature")[0];
+        a.appendChild(signature.cloneNode(true));
+      }),
+      "more than one Signature",
+    ],
+    [
       "a plain assertion where encryption is required",
       signed,
       "assertion not encrypted",
