@@ -7,6 +7,9 @@
  * - `validate`: the SAML plugin's response validation of one samlify-signed response (parse with
  *   the DTD refusal, shape checks, xml-crypto signature verification with exclusive c14n, the
  *   signed bytes parsed again, the profile's checks), the cost per assertion before storage;
+ * - `encrypted`: the same for the same assertion encrypted by samlify to an SP key (RSA-OAEP,
+ *   AES-256-GCM): decryption with the SP key (imported each time, as the ACS does after unsealing),
+ *   then the same checks on the decrypted assertion;
  * - `acs`: the full `POST /saml/{id}/acs` through the app on PGlite, IdP-initiated, a fresh
  *   assertion each time (validation, the single-use mark, the linked user, a session, cookies).
  *
@@ -19,6 +22,7 @@ import { exportSPKI, generateKeyPair, importSPKI, jwtVerify, SignJWT } from "jos
 import { samlPlugin } from "../plugins/saml/mod.ts";
 import { pem } from "../plugins/saml/metadata.ts";
 import { validateResponse } from "../plugins/saml/response.ts";
+import { decryptionKey, generateSpKey } from "../plugins/saml/sp-keys.ts";
 import { fixture, testIdp } from "../test/plugins/saml/idp.ts";
 import { pluginBed } from "../test/support/plugins.ts";
 import { seeder } from "../test/support/seed.ts";
@@ -62,12 +66,35 @@ const validate = () =>
     now: Date.now(),
     skewMs: 60_000,
   });
+const spKey = await generateSpKey("bench", Date.now(), new Uint8Array(16).fill(7));
+const encryptedXml = await idp.respond(sp, {
+  requestId: null,
+  nameId: "alice@acme.test",
+  attributes: { email: "alice@acme.test", displayName: "Alice" },
+  encrypt: { cert: spKey.certificate },
+});
+const spKeys = [decryptionKey("bench", spKey.pkcs8)];
+const validateEncrypted = async () => {
+  const result = await validateResponse(encryptedXml, {
+    spEntityId: sp.entityId,
+    acsUrl: sp.acsUrl,
+    idpEntityId: idp.entityId,
+    certificates,
+    requestId: null,
+    now: Date.now(),
+    skewMs: 60_000,
+    decryptionKeys: () => Promise.resolve(spKeys),
+  });
+  if (!result.encrypted) throw new Error("not decrypted");
+};
 // The machine is shared: rounds alternate, and each kind keeps its best round.
 let jwtRate = 0;
 let validateRate = 0;
+let encryptedRate = 0;
 for (let round = 0; round < 3; round++) {
   jwtRate = Math.max(jwtRate, await rate("jwt", 1, verifyJwt));
   validateRate = Math.max(validateRate, await rate("validate", 1, validate));
+  encryptedRate = Math.max(encryptedRate, await rate("encrypted", 1, validateEncrypted));
 }
 
 // The full ACS on PGlite.
@@ -130,6 +157,11 @@ console.log(
   `validate / jwt = ${(validateRate / jwtRate).toFixed(3)}  (jwt is ${
     (jwtRate / validateRate).toFixed(1)
   }x faster)`,
+);
+console.log(
+  `encrypted / jwt = ${(encryptedRate / jwtRate).toFixed(3)}  (encrypted / validate = ${
+    (encryptedRate / validateRate).toFixed(3)
+  })`,
 );
 console.log(
   `acs / jwt      = ${(acsRate / jwtRate).toFixed(3)}  (jwt is ${(jwtRate / acsRate).toFixed(1)}x faster)`,

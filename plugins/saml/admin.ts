@@ -120,6 +120,10 @@ export const CreateConnectionSchema = v.pipe(
     attributeMapping: v.optional(attributeMapping, { email: null, name: null, attributes: {} }),
     jitProvisioning: v.optional(v.boolean("jitProvisioning must be true or false"), false),
     allowIdpInitiated: v.optional(v.boolean("allowIdpInitiated must be true or false"), false),
+    requireEncryptedAssertions: v.optional(
+      v.boolean("requireEncryptedAssertions must be true or false"),
+      false,
+    ),
     enabled: v.optional(v.boolean("enabled must be true or false"), true),
     makeDefault: v.optional(v.boolean("makeDefault must be true or false"), false),
   }),
@@ -139,6 +143,7 @@ export const UpdateConnectionSchema = v.pipe(
     attributeMapping: v.optional(attributeMapping),
     jitProvisioning: v.optional(v.boolean("jitProvisioning must be true or false")),
     allowIdpInitiated: v.optional(v.boolean("allowIdpInitiated must be true or false")),
+    requireEncryptedAssertions: v.optional(v.boolean("requireEncryptedAssertions must be true or false")),
     enabled: v.optional(v.boolean("enabled must be true or false")),
   }),
   v.check(
@@ -186,6 +191,7 @@ export const ConnectionSchema = v.pipe(
     }),
     jitProvisioning: v.boolean(),
     allowIdpInitiated: v.boolean(),
+    requireEncryptedAssertions: v.boolean(),
     enabled: v.boolean(),
     createdAt: IsoTimeSchema,
     updatedAt: IsoTimeSchema,
@@ -214,7 +220,7 @@ const OPERATIONS: readonly OperationDoc[] = [
     path: BASE,
     summary: "Add an organization's SAML identity provider",
     description:
-      "From the IdP's metadata, pasted (`idpMetadataXml`) or by URL (`idpMetadataUrl`, fetched through the outbound guard). The answer holds what to give the IdP: `spEntityId`, `acsUrl`, `metadataUrl`. `makeDefault` makes it the organization's default identity provider (where verified email domains route sign-in).",
+      "From the IdP's metadata, pasted (`idpMetadataXml`) or by URL (`idpMetadataUrl`, fetched through the outbound guard). The answer holds what to give the IdP: `spEntityId`, `acsUrl`, `metadataUrl`. `makeDefault` makes it the organization's default identity provider (where verified email domains route sign-in). `requireEncryptedAssertions` refuses plain assertions and creates the connection's first encryption key.",
     tags: TAGS,
     permissions: [...MANAGE.global, ...MANAGE.org],
     body: CreateConnectionSchema,
@@ -311,6 +317,7 @@ export function adminRoutes(s: Saml): RouteInstaller {
       },
       jitProvisioning: c.jitProvisioning,
       allowIdpInitiated: c.allowIdpInitiated,
+      requireEncryptedAssertions: c.requireEncryptedAssertions,
       enabled: c.enabled,
       createdAt: c.createdAt.toISOString(),
       updatedAt: c.updatedAt.toISOString(),
@@ -406,8 +413,11 @@ export function adminRoutes(s: Saml): RouteInstaller {
           attributeMapping: mapping(body.attributeMapping),
           jitProvisioning: body.jitProvisioning,
           allowIdpInitiated: body.allowIdpInitiated,
+          requireEncryptedAssertions: body.requireEncryptedAssertions,
           enabled: body.enabled,
         });
+        // A connection that requires encryption starts with its first SP key.
+        if (body.requireEncryptedAssertions) await s.spKeys.in(tx).create(connection.id);
         if (body.makeDefault) {
           await tx.organizations.update(org.id, { defaultIdentityProviderId: connection.id });
         }
@@ -454,6 +464,7 @@ export function adminRoutes(s: Saml): RouteInstaller {
           attributeMapping: body.attributeMapping === undefined ? undefined : mapping(body.attributeMapping),
           jitProvisioning: body.jitProvisioning,
           allowIdpInitiated: body.allowIdpInitiated,
+          requireEncryptedAssertions: body.requireEncryptedAssertions,
           enabled: body.enabled,
           ...(metadata === null ? {} : {
             idpEntityId: metadata.entityId,
@@ -471,6 +482,13 @@ export function adminRoutes(s: Saml): RouteInstaller {
           value === undefined || JSON.stringify(value) === JSON.stringify(before[key as keyof SamlConnection])
         );
         if (same) return { value: before, audit: null };
+        if (
+          changes.requireEncryptedAssertions === true && (await s.spKeys.in(tx).list(before.id)).length === 0
+        ) {
+          throw new ValidationError(
+            "Invalid request: requireEncryptedAssertions needs an encryption key (POST …/encryption-keys) first.",
+          );
+        }
         const fresh = await connections.update(before.id, {
           ...changes,
           ...(metadata === null ? {} : {
@@ -506,6 +524,7 @@ export function adminRoutes(s: Saml): RouteInstaller {
           await tx.organizations.update(org.id, { defaultIdentityProviderId: null });
         }
         if (!await connections.delete(connection.id)) throw hidden("connection");
+        await s.spKeys.in(tx).retireAll(connection.id);
         return {
           value: null,
           audit: { action: "saml.connection.delete", target: connection.id, before: view(connection) },

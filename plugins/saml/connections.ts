@@ -33,6 +33,8 @@ export interface SamlConnection {
   readonly attributeMapping: AttributeMapping;
   readonly jitProvisioning: boolean;
   readonly allowIdpInitiated: boolean;
+  /** Refuse assertions that do not come encrypted to the SP's keys. */
+  readonly requireEncryptedAssertions: boolean;
   readonly enabled: boolean;
   readonly createdAt: Date;
   readonly updatedAt: Date;
@@ -63,7 +65,8 @@ export const TABLES: readonly string[] = [
     allow_idp_initiated boolean NOT NULL,
     enabled boolean NOT NULL,
     created_at timestamptz NOT NULL,
-    updated_at timestamptz NOT NULL
+    updated_at timestamptz NOT NULL,
+    require_encrypted_assertions boolean NOT NULL DEFAULT false
   )`,
   "CREATE INDEX IF NOT EXISTS saml_connections_org ON saml_connections (org_id)",
   `CREATE TABLE IF NOT EXISTS saml_requests (
@@ -90,6 +93,7 @@ interface Row {
   attribute_mapping: AttributeMapping | string;
   jit_provisioning: boolean;
   allow_idp_initiated: boolean;
+  require_encrypted_assertions: boolean;
   enabled: boolean;
   created_at: Date | string;
   updated_at: Date | string;
@@ -97,7 +101,7 @@ interface Row {
 
 const COLUMNS = "id, realm_id, org_id, display_name, idp_entity_id, idp_sso_url, idp_certificates, " +
   "idp_metadata_url, metadata_fetched_at, attribute_mapping, jit_provisioning, allow_idp_initiated, enabled, " +
-  "created_at, updated_at";
+  "created_at, updated_at, require_encrypted_assertions";
 
 function fromRow(row: Row): SamlConnection {
   return {
@@ -115,6 +119,7 @@ function fromRow(row: Row): SamlConnection {
       : row.attribute_mapping,
     jitProvisioning: row.jit_provisioning,
     allowIdpInitiated: row.allow_idp_initiated,
+    requireEncryptedAssertions: row.require_encrypted_assertions,
     enabled: row.enabled,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
@@ -145,8 +150,8 @@ export class ConnectionStore {
     const [row] = await this.#sql.query<Row>(
       `INSERT INTO saml_connections (id, realm_id, org_id, display_name, idp_entity_id, idp_sso_url, idp_certificates,
          idp_metadata_url, metadata_fetched_at, attribute_mapping, jit_provisioning, allow_idp_initiated, enabled,
-         created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $13, $14, $14) RETURNING ${COLUMNS}`,
+         created_at, updated_at, require_encrypted_assertions)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $13, $14, $14, $15) RETURNING ${COLUMNS}`,
       [
         id,
         input.realmId,
@@ -162,6 +167,7 @@ export class ConnectionStore {
         input.allowIdpInitiated,
         input.enabled,
         now,
+        input.requireEncryptedAssertions,
       ],
     );
     return fromRow(row);
@@ -195,7 +201,7 @@ export class ConnectionStore {
     const [row] = await this.#sql.query<Row>(
       `UPDATE saml_connections SET display_name = $2, idp_entity_id = $3, idp_sso_url = $4, idp_certificates = $5,
          idp_metadata_url = $6, metadata_fetched_at = $7, attribute_mapping = $8::jsonb, jit_provisioning = $9,
-         allow_idp_initiated = $10, enabled = $11, updated_at = $12
+         allow_idp_initiated = $10, enabled = $11, updated_at = $12, require_encrypted_assertions = $13
        WHERE id = $1 RETURNING ${COLUMNS}`,
       [
         id,
@@ -210,6 +216,7 @@ export class ConnectionStore {
         next.allowIdpInitiated,
         next.enabled,
         new Date(this.#ctx.clock.now()),
+        next.requireEncryptedAssertions,
       ],
     );
     return row === undefined ? null : fromRow(row);

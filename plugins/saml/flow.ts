@@ -193,7 +193,8 @@ async function metadata(s: Saml, c: Context): Promise<Response> {
   const urls = s.urls(connection.id);
   c.header("Content-Type", "application/samlmetadata+xml; charset=utf-8");
   c.header("Cache-Control", "public, max-age=300");
-  return c.body(spMetadata({ entityId: urls.spEntityId, acsUrl: urls.acsUrl }));
+  const encryptionCertificates = (await s.spKeys.list(connection.id)).map((key) => key.certificate);
+  return c.body(spMetadata({ entityId: urls.spEntityId, acsUrl: urls.acsUrl, encryptionCertificates }));
 }
 
 function query<S extends v.GenericSchema>(c: Context, schema: S): v.InferOutput<S> {
@@ -418,7 +419,7 @@ async function acs(s: Saml, c: Context): Promise<Response> {
     }
 
     const urls = s.urls(connection.id);
-    const assertion = validateResponse(decodeBase64Utf8(SAMLResponse), {
+    const assertion = await validateResponse(decodeBase64Utf8(SAMLResponse), {
       spEntityId: urls.spEntityId,
       acsUrl: urls.acsUrl,
       idpEntityId: connection.idpEntityId,
@@ -426,6 +427,8 @@ async function acs(s: Saml, c: Context): Promise<Response> {
       requestId,
       now: s.ctx.clock.now(),
       skewMs: s.ctx.config.clockSkewSeconds * 1000,
+      decryptionKeys: () => s.spKeys.decryptionKeys(connection.id),
+      requireEncrypted: connection.requireEncryptedAssertions,
     });
     if (
       !await s.ctx.storage.samlAssertions.mark(connection.id, assertion.assertionId, assertion.consumeUntil)
@@ -493,7 +496,8 @@ export function flowRoutes(s: Saml): RouteInstaller {
       method: "GET",
       path: "/saml/:connectionId/metadata",
       summary: "The SP's SAML metadata for a connection",
-      description: "Its URL is the SP's entity id; it names the ACS URL (HTTP-POST binding).",
+      description:
+        "Its URL is the SP's entity id; it names the ACS URL (HTTP-POST binding) and the certificates of the connection's active encryption keys (`KeyDescriptor use=\"encryption\"`, the current one first).",
       tags: TAGS,
       auth: "public",
       params: PARAMS,

@@ -12,6 +12,7 @@
  */
 import { X509Certificate } from "node:crypto";
 import { SvcError } from "../../mod.ts";
+import { ADVERTISED_ALGORITHMS } from "./decrypt.ts";
 import type { XmlElement } from "./dom.ts";
 import { children, escapeXml, isElement, NS, onlyChild, parseXml, SamlXmlError, text } from "./xml.ts";
 
@@ -121,11 +122,23 @@ export function parseIdpMetadata(xml: string): IdpMetadata {
   return { entityId, ssoUrl: url(sso?.getAttribute("Location") ?? null), certificates };
 }
 
-/** The SP's metadata for one connection. */
-export function spMetadata(sp: { entityId: string; acsUrl: string }): string {
+/**
+ * The SP's metadata for one connection: with `encryptionCertificates` (base64 DER, the current
+ * first), one `KeyDescriptor use="encryption"` each, naming the algorithms svc decrypts.
+ */
+export function spMetadata(
+  sp: { entityId: string; acsUrl: string; encryptionCertificates?: readonly string[] },
+): string {
+  const methods = ADVERTISED_ALGORITHMS.map((a) => `<md:EncryptionMethod Algorithm="${a}"/>`).join("");
+  const keys = (sp.encryptionCertificates ?? []).map((der) =>
+    `<md:KeyDescriptor use="encryption"><ds:KeyInfo xmlns:ds="${NS.dsig}"><ds:X509Data><ds:X509Certificate>${
+      escapeXml(der)
+    }</ds:X509Certificate></ds:X509Data></ds:KeyInfo>${methods}</md:KeyDescriptor>`
+  ).join("");
   return `<?xml version="1.0" encoding="UTF-8"?>` +
     `<md:EntityDescriptor xmlns:md="${NS.metadata}" entityID="${escapeXml(sp.entityId)}">` +
     `<md:SPSSODescriptor AuthnRequestsSigned="false" WantAssertionsSigned="true" protocolSupportEnumeration="${NS.protocol}">` +
+    keys +
     `<md:NameIDFormat>urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress</md:NameIDFormat>` +
     `<md:NameIDFormat>urn:oasis:names:tc:SAML:2.0:nameid-format:persistent</md:NameIDFormat>` +
     `<md:AssertionConsumerService Binding="${POST}" Location="${

@@ -17,6 +17,8 @@ import { adminRoutes } from "./admin.ts";
 import { ConnectionStore, TABLES } from "./connections.ts";
 import { connectionForDomain, flowRoutes } from "./flow.ts";
 import { RequestStore } from "./requests.ts";
+import { SP_KEY_TABLES, SpKeyStore } from "./sp-keys.ts";
+import { encryptionKeyRoutes } from "./encryption-admin.ts";
 import { PATHS, PERMISSIONS, type Saml, SAML_EVENTS, type SamlConfig } from "./shared.ts";
 
 export type { SamlConfig } from "./shared.ts";
@@ -87,7 +89,7 @@ export function samlPlugin(): SvcPlugin<SamlConfig> {
         },
       ],
     },
-    tables: TABLES,
+    tables: [...TABLES, ...SP_KEY_TABLES],
     events: EVENTS,
     start(ctx) {
       const { baseUrl, pathBase } = ctx.svcConfig.server;
@@ -96,6 +98,7 @@ export function samlPlugin(): SvcPlugin<SamlConfig> {
         ctx,
         connections: new ConnectionStore(ctx),
         requests: new RequestStore(ctx, ctx.config.requestTtlSeconds * 1000),
+        spKeys: new SpKeyStore(ctx),
         urls: (id) => ({
           spEntityId: absolute(PATHS.metadata(id)),
           metadataUrl: absolute(PATHS.metadata(id)),
@@ -119,7 +122,7 @@ export function samlPlugin(): SvcPlugin<SamlConfig> {
     },
     mount() {
       const s = started();
-      return [flowRoutes(s), adminRoutes(s)];
+      return [flowRoutes(s), adminRoutes(s), encryptionKeyRoutes(s)];
     },
   });
 }

@@ -3,7 +3,9 @@
  * connection. What is accepted is exactly what a verified signature covers:
  *
  * - the document is parsed with no DTD (see `xml.ts`); its root is one `samlp:Response` holding
- *   exactly one `saml:Assertion`, as its own child (no other assertion anywhere, encrypted or not);
+ *   exactly one `saml:Assertion` or one `saml:EncryptedAssertion`, as its own child (no other
+ *   assertion anywhere, encrypted or not); a connection that requires encryption refuses a plain
+ *   one;
  * - signatures may sit only as the direct child of the Response or of the Assertion (one each at
  *   most) and must reference their parent by its `ID`, which no other element of the document
  *   carries (one `Reference`, exclusive c14n and enveloped-signature transforms only, RSA-SHA256
@@ -18,6 +20,14 @@
  *   InResponseTo, Status), which is checked but never trusted for identity. This defeats the
  *   signature-wrapping attacks (XSW 1–8): a wrapper either adds an assertion or an ID (refused by
  *   shape) or moves the signed one (the data still comes from the signed bytes);
+ * - an encrypted assertion is decrypted with the connection's own SP keys (`decrypt.ts`) from
+ *   the verified bytes of the Response's signature when it has one (the signature covers the
+ *   `EncryptedAssertion`), else from the received document; the plaintext is parsed as above and
+ *   must be one `saml:Assertion` with no assertion inside it and a signature only as its own
+ *   child. Then exactly the checks of a plain assertion: its own signature, when present, is
+ *   verified over the decrypted text and the assertion read from its verified bytes; without one,
+ *   the Response's signature must have covered the ciphertext (anyone can encrypt to the SP's
+ *   public certificate, so an unsigned Response's encrypted assertion must carry a signature);
  * - then the profile's rules: Status Success, Destination and bearer `Recipient` equal the ACS
  *   URL, `Audience` the SP's entity id, `Issuer` the IdP's entity id, `InResponseTo` the request
  *   this browser started (absent for an IdP-initiated response), `NotBefore`/`NotOnOrAfter` with
@@ -30,7 +40,9 @@
 // @ts-types="./xml-crypto.d.ts"
 import { SignedXml } from "xml-crypto";
 import { SvcError } from "../../mod.ts";
+import { decryptAssertion, DecryptionRefused } from "./decrypt.ts";
 import type { XmlElement } from "./dom.ts";
+import type { DecryptionKey } from "./sp-keys.ts";
 import {
   children,
   descendants,
@@ -67,6 +79,10 @@ export interface ResponseExpectations {
   readonly now: number;
   /** Allowed clock skew in milliseconds. */
   readonly skewMs: number;
+  /** The connection's SP keys able to decrypt (read only for an encrypted assertion); none by default. */
+  readonly decryptionKeys?: () => Promise<readonly DecryptionKey[]>;
+  /** Refuse a plain (unencrypted) assertion (default false). */
+  readonly requireEncrypted?: boolean;
 }
 
 /** What a valid response says. */
@@ -80,6 +96,8 @@ export interface ValidatedAssertion {
   readonly attributes: Readonly<Record<string, readonly string[]>>;
   /** Until when the assertion id must stay consumed (its latest NotOnOrAfter plus skew). */
   readonly consumeUntil: Date;
+  /** Whether the assertion came encrypted. */
+  readonly encrypted: boolean;
 }
 
 const BEARER = "urn:oasis:names:tc:SAML:2.0:cm:bearer";
@@ -201,56 +219,134 @@ function readAttributes(assertion: XmlElement): Record<string, string[]> {
   return attributes;
 }
 
-/** Validates a decoded `SAMLResponse` (XML text) against `expect`; see the module doc. */
-export function validateResponse(xml: string, expect: ResponseExpectations): ValidatedAssertion {
-  let root: XmlElement;
+function parseOrRefuse(xml: string): XmlElement {
   try {
-    root = parseXml(xml);
+    return parseXml(xml);
   } catch (err) {
     if (err instanceof SamlXmlError) throw new SamlRefusedError(err.reason);
     throw err;
   }
-  if (!isElement(root, NS.protocol, "Response")) throw new SamlRefusedError("not a Response");
-  if (descendants(root, NS.assertion, "EncryptedAssertion").length > 0) {
-    throw new SamlRefusedError("encrypted assertions are not accepted");
+}
+
+/** Decrypts `encrypted` and checks the plaintext's shape: one Assertion, nothing nested. */
+async function decrypted(
+  encrypted: XmlElement,
+  expect: ResponseExpectations,
+): Promise<{ xml: string; root: XmlElement }> {
+  let xml: string;
+  try {
+    xml = await decryptAssertion(
+      encrypted,
+      expect.decryptionKeys === undefined ? [] : await expect.decryptionKeys(),
+    );
+  } catch (err) {
+    if (err instanceof DecryptionRefused) throw new SamlRefusedError(`decryption: ${err.reason}`);
+    throw err;
   }
-  const assertions = descendants(root, NS.assertion, "Assertion");
-  if (assertions.length !== 1) throw new SamlRefusedError(`${assertions.length} assertions`);
-  const [received] = assertions;
+  const root = parseOrRefuse(xml);
+  if (!isElement(root, NS.assertion, "Assertion")) {
+    throw new SamlRefusedError("decrypted data not an Assertion");
+  }
+  if (
+    descendants(root, NS.assertion, "Assertion").length !== 1 ||
+    descendants(root, NS.assertion, "EncryptedAssertion").length !== 0
+  ) {
+    throw new SamlRefusedError("decrypted assertion holds another assertion");
+  }
+  for (const signature of descendants(root, NS.dsig, "Signature")) {
+    if (signature.parentNode !== root) throw new SamlRefusedError("signature in an unexpected place");
+  }
+  return { xml, root };
+}
+
+/**
+ * Validates a decoded `SAMLResponse` (XML text) against `expect`; see the module doc. Every
+ * refusal, a shape the XML helpers refuse (two signatures on one element…) included, is a
+ * {@link SamlRefusedError}.
+ */
+export async function validateResponse(
+  xml: string,
+  expect: ResponseExpectations,
+): Promise<ValidatedAssertion> {
+  try {
+    return await validate(xml, expect);
+  } catch (err) {
+    if (err instanceof SamlXmlError) throw new SamlRefusedError(err.reason);
+    throw err;
+  }
+}
+
+async function validate(xml: string, expect: ResponseExpectations): Promise<ValidatedAssertion> {
+  const root = parseOrRefuse(xml);
+  if (!isElement(root, NS.protocol, "Response")) throw new SamlRefusedError("not a Response");
+  const plain = descendants(root, NS.assertion, "Assertion");
+  const encryptedAssertions = descendants(root, NS.assertion, "EncryptedAssertion");
+  if (plain.length + encryptedAssertions.length !== 1) {
+    throw new SamlRefusedError(`${plain.length} assertions, ${encryptedAssertions.length} encrypted`);
+  }
+  const encrypted = encryptedAssertions.length === 1;
+  if (!encrypted && expect.requireEncrypted === true) throw new SamlRefusedError("assertion not encrypted");
+  const [received] = encrypted ? encryptedAssertions : plain;
   if (received.parentNode !== root) throw new SamlRefusedError("assertion not a child of the Response");
   for (const signature of descendants(root, NS.dsig, "Signature")) {
-    if (signature.parentNode !== root && signature.parentNode !== received) {
+    if (signature.parentNode !== root && (encrypted || signature.parentNode !== received)) {
       throw new SamlRefusedError("signature in an unexpected place");
     }
   }
   const responseSignature = onlyChild(root, NS.dsig, "Signature");
-  const assertionSignature = onlyChild(received, NS.dsig, "Signature");
-  if (responseSignature === null && assertionSignature === null) throw new SamlRefusedError("unsigned");
+  const receivedSignature = encrypted ? null : onlyChild(received, NS.dsig, "Signature");
+  if (!encrypted && responseSignature === null && receivedSignature === null) {
+    throw new SamlRefusedError("unsigned");
+  }
   if (expect.certificates.length === 0) throw new SamlRefusedError("connection has no certificate");
 
   let response = root;
   let assertion: XmlElement | null = null;
+  let signedEncrypted: XmlElement | null = null;
   if (responseSignature !== null) {
     const bytes = verifiedBytes(xml, root, responseSignature, root, expect.certificates);
     response = parseXml(bytes);
     if (!isElement(response, NS.protocol, "Response")) {
       throw new SamlRefusedError("signed bytes not a Response");
     }
-    const signedAssertions = descendants(response, NS.assertion, "Assertion");
-    if (signedAssertions.length !== 1 || signedAssertions[0].parentNode !== response) {
+    const signedAssertions = descendants(
+      response,
+      NS.assertion,
+      encrypted ? "EncryptedAssertion" : "Assertion",
+    );
+    const others = descendants(response, NS.assertion, encrypted ? "Assertion" : "EncryptedAssertion");
+    if (signedAssertions.length !== 1 || signedAssertions[0].parentNode !== response || others.length !== 0) {
       throw new SamlRefusedError("signed Response does not hold exactly one assertion");
     }
-    assertion = signedAssertions[0];
+    if (encrypted) signedEncrypted = signedAssertions[0];
+    else assertion = signedAssertions[0];
   }
-  if (assertionSignature !== null) {
-    const bytes = verifiedBytes(xml, root, assertionSignature, received, expect.certificates);
+  let receivedId = attr(received, "ID");
+  if (encrypted) {
+    // From the signed bytes when the Response is signed: the ciphertext the IdP signed.
+    const clear = await decrypted(signedEncrypted ?? received, expect);
+    receivedId = attr(clear.root, "ID");
+    const ownSignature = onlyChild(clear.root, NS.dsig, "Signature");
+    if (ownSignature !== null) {
+      const bytes = verifiedBytes(clear.xml, clear.root, ownSignature, clear.root, expect.certificates);
+      assertion = parseXml(bytes);
+      if (!isElement(assertion, NS.assertion, "Assertion")) {
+        throw new SamlRefusedError("signed bytes not an Assertion");
+      }
+    } else if (signedEncrypted !== null) {
+      assertion = clear.root;
+    } else {
+      throw new SamlRefusedError("unsigned");
+    }
+  } else if (receivedSignature !== null) {
+    const bytes = verifiedBytes(xml, root, receivedSignature, received, expect.certificates);
     assertion = parseXml(bytes);
     if (!isElement(assertion, NS.assertion, "Assertion")) {
       throw new SamlRefusedError("signed bytes not an Assertion");
     }
   }
   if (assertion === null) throw new SamlRefusedError("unsigned");
-  if (attr(assertion, "ID") !== attr(received, "ID")) {
+  if (attr(assertion, "ID") !== receivedId) {
     throw new SamlRefusedError("signed assertion is not the received one");
   }
 
@@ -342,5 +438,6 @@ export function validateResponse(xml: string, expect: ResponseExpectations): Val
     sessionIndex: attr(authn[0], "SessionIndex"),
     attributes: readAttributes(assertion),
     consumeUntil: new Date(latest + skewMs),
+    encrypted,
   };
 }

@@ -7,6 +7,7 @@
 import type { PluginContext } from "../../mod.ts";
 import type { ConnectionStore } from "./connections.ts";
 import type { RequestStore } from "./requests.ts";
+import type { SpKeyStore } from "./sp-keys.ts";
 
 /** The plugin's config section. */
 export interface SamlConfig {
@@ -21,6 +22,8 @@ export interface Saml {
   readonly ctx: PluginContext<SamlConfig>;
   readonly connections: ConnectionStore;
   readonly requests: RequestStore;
+  /** The SP's own encryption keys, per connection. */
+  readonly spKeys: SpKeyStore;
   /** The SP's URLs for a connection (absolute). */
   urls(connectionId: string): SpUrls;
   /** A path of svc with the path base. */

@@ -40,6 +40,10 @@ const NEW_EACH_TIME: ReadonlyMap<string, string> = new Map([
   ["POST /svc-admin/policies", "each call creates a policy (no unique name)"],
   ["POST /svc-admin/federation/providers", "each call creates a provider (no unique name)"],
   ["POST /svc-admin/saml/connections", "each call creates a connection (no unique name)"],
+  [
+    "POST /svc-admin/saml/connections/:connectionId/encryption-keys",
+    "each call makes a new SP key (rotation), up to the limit of 3",
+  ],
   ["POST /svc-admin/imports/:kind", "each call is an import run"],
   ["POST /svc-admin/scim/connections", "each call creates a connection with its own token (no unique name)"],
   ["POST /svc-admin/scim/connections/:connectionId/rotate", "each call rotates to a new token"],

@@ -76,6 +76,12 @@ Deno.test("saml admin routes: fence matrix, validation, metadata by URL, certifi
       return (await res.json()).id as string;
     };
 
+    const newKey = async (connectionId: string) => {
+      const res = await request("POST", `${BASE}/${connectionId}/encryption-keys`, "global", {});
+      assert.equal(res.status, 201, await res.clone().text());
+      return (await res.json()).id as string;
+    };
+
     const cases: {
       route: string;
       status: number;
@@ -117,6 +123,30 @@ Deno.test("saml admin routes: fence matrix, validation, metadata by URL, certifi
         mutation: true,
         otherOrg: 404,
         prepare: async () => ({ path: `${BASE}/${await newConnection()}` }),
+      },
+      {
+        route: `GET ${BASE}/:connectionId/encryption-keys`,
+        status: 200,
+        mutation: false,
+        otherOrg: 404,
+        prepare: async () => ({ path: `${BASE}/${await newConnection()}/encryption-keys` }),
+      },
+      {
+        route: `POST ${BASE}/:connectionId/encryption-keys`,
+        status: 201,
+        mutation: true,
+        otherOrg: 404,
+        prepare: async () => ({ path: `${BASE}/${await newConnection()}/encryption-keys`, body: {} }),
+      },
+      {
+        route: `DELETE ${BASE}/:connectionId/encryption-keys/:keyId`,
+        status: 204,
+        mutation: true,
+        otherOrg: 404,
+        prepare: async () => {
+          const id = await newConnection();
+          return { path: `${BASE}/${id}/encryption-keys/${await newKey(id)}` };
+        },
       },
     ];
 
@@ -170,6 +200,20 @@ Deno.test("saml admin routes: fence matrix, validation, metadata by URL, certifi
         body: JSON.stringify({ enabled: false }),
       });
       assert.equal(res.status, 403, await res.clone().text());
+      assert.equal(await chainLength(), before);
+      for (
+        const [method, path] of [["POST", `${BASE}/${id}/encryption-keys`], [
+          "GET",
+          `${BASE}/${id}/encryption-keys`,
+        ]]
+      ) {
+        const keyRes = await app.request(path, {
+          method,
+          headers: { Authorization: `Bearer ${accessToken}`, "Content-Type": "application/json" },
+          body: method === "POST" ? "{}" : undefined,
+        });
+        assert.equal(keyRes.status, 403, `${method} ${path}: ${await keyRes.clone().text()}`);
+      }
       assert.equal(await chainLength(), before);
     });
 
@@ -308,11 +352,18 @@ Deno.test("saml admin routes: fence matrix, validation, metadata by URL, certifi
           "/saml/{connectionId}/metadata",
           "/saml/{connectionId}/start",
           "/saml/{connectionId}/acs",
+          `${BASE}/{connectionId}/encryption-keys`,
+          `${BASE}/{connectionId}/encryption-keys/{keyId}`,
         ]
       ) {
         assert.ok(doc.paths[path], `${path} documented`);
       }
       assert.ok(doc.paths[BASE].post["x-svc-permissions"].includes("saml:org:connections-manage"));
+      assert.ok(
+        doc.paths[`${BASE}/{connectionId}/encryption-keys`].post["x-svc-permissions"].includes(
+          "saml:org:connections-manage",
+        ),
+      );
       const validator = new Validator();
       const result = await validator.validate(structuredClone(doc));
       assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));

@@ -40,6 +40,20 @@ export interface ResponseOptions {
   readonly now?: number;
   /** Template values to override (Destination, Audience, SubjectRecipient, Issuer, …). */
   readonly values?: Record<string, string | null>;
+  /** Encrypt the assertion (samlify's `xml-encryption`) to this SP certificate. */
+  readonly encrypt?: EncryptOptions;
+}
+
+/** How samlify encrypts the assertion. */
+export interface EncryptOptions {
+  /** The SP's encryption certificate (PEM, or base64 DER as the SP metadata gives it). */
+  readonly cert: string;
+  /** The data algorithm (default `xmlenc11#aes256-gcm`). */
+  readonly data?: string;
+  /** The key transport algorithm (default `xmlenc#rsa-oaep-mgf1p`). */
+  readonly key?: string;
+  /** Sign the Response after encrypting (samlify's `encryptThenSign`; default false). */
+  readonly encryptThenSign?: boolean;
 }
 
 /** The SP as the IdP knows it. */
@@ -76,17 +90,36 @@ export function testIdp(
     singleLogoutService: [{ Binding: REDIRECT, Location: `${ssoUrl}/logout` }],
     nameIDFormat: [EMAIL_FORMAT],
   });
+  const encryptingIdp = (encrypt: EncryptOptions) =>
+    samlify.IdentityProvider({
+      entityID: entityId,
+      privateKey: keys.key,
+      signingCert: keys.cert,
+      singleSignOnService: [{ Binding: REDIRECT, Location: ssoUrl }],
+      singleLogoutService: [{ Binding: REDIRECT, Location: `${ssoUrl}/logout` }],
+      nameIDFormat: [EMAIL_FORMAT],
+      isAssertionEncrypted: true,
+      dataEncryptionAlgorithm: encrypt.data ?? "http://www.w3.org/2009/xmlenc11#aes256-gcm",
+      keyEncryptionAlgorithm: encrypt.key ?? "http://www.w3.org/2001/04/xmlenc#rsa-oaep-mgf1p",
+    });
   return {
     entityId,
     ssoUrl,
     metadata: () => idp.getMetadata(),
     async respond(known, options) {
+      const encryptCert = options.encrypt === undefined
+        ? undefined
+        : options.encrypt.cert.includes("BEGIN")
+        ? options.encrypt.cert
+        : `-----BEGIN CERTIFICATE-----\n${options.encrypt.cert}\n-----END CERTIFICATE-----\n`;
       const sp = samlify.ServiceProvider({
         entityID: known.entityId,
         assertionConsumerService: [{ Binding: POST, Location: known.acsUrl }],
         wantAssertionsSigned: options.signAssertion ?? true,
         wantMessageSigned: options.signResponse ?? false,
+        ...(encryptCert === undefined ? {} : { encryptCert }),
       });
+      const signer = options.encrypt === undefined ? idp : encryptingIdp(options.encrypt);
       const now = options.now ?? clock();
       const iso = (ms: number) => new Date(ms).toISOString();
       const attributes = Object.entries(options.attributes ?? {}).map(([name, value]) =>
@@ -123,8 +156,9 @@ export function testIdp(
         InResponseTo: options.requestId,
         ...options.values,
       };
-      const { context } = await idp.createLoginResponse(sp, { extract: {} }, "post", {}, {
+      const { context } = await signer.createLoginResponse(sp, { extract: {} }, "post", {}, {
         customTagReplacement: () => ({ id, context: SamlLib.replaceTagsByValue(template, values) }),
+        encryptThenSign: options.encrypt?.encryptThenSign ?? false,
       });
       return new TextDecoder().decode(Uint8Array.from(atob(context), (ch) => ch.charCodeAt(0)));
     },

@@ -11,7 +11,10 @@ export interface IdentityProviderInstance extends Entity {
     requestInfo: { extract: Record<string, unknown> },
     binding: string,
     user: Record<string, unknown>,
-    options: { customTagReplacement: (template: string) => { id: string; context: string } },
+    options: {
+      customTagReplacement: (template: string) => { id: string; context: string };
+      encryptThenSign?: boolean;
+    },
   ): Promise<{ id: string; context: string }>;
 }
 

@@ -5,6 +5,7 @@
  */
 import type { PluginContext } from "../../../../mod.ts";
 import { ConnectionStore } from "../../../../plugins/saml/connections.ts";
+import { SpKeyStore } from "../../../../plugins/saml/sp-keys.ts";
 import type { AdminBed } from "../../../support/admin.ts";
 import type { AdminRouteCase } from "../case.ts";
 
@@ -43,9 +44,18 @@ async function freshConnection(admin: AdminBed): Promise<string> {
     attributeMapping: { email: null, name: null, attributes: {} },
     jitProvisioning: false,
     allowIdpInitiated: false,
+    requireEncryptedAssertions: false,
     enabled: true,
   });
   return connection.id;
+}
+
+/** A fresh SP encryption key of a fresh connection; answers the key's path. */
+async function freshKey(admin: AdminBed): Promise<string> {
+  const connectionId = await freshConnection(admin);
+  const context = { clock: admin.bed.clock, random: admin.bed.random, storage: admin.bed.storage };
+  const key = await new SpKeyStore(context as unknown as PluginContext<unknown>).create(connectionId);
+  return `${BASE}/${connectionId}/encryption-keys/${key.id}`;
 }
 
 const itemRoute = (route: string, status: number, mutates: boolean, body?: unknown): AdminRouteCase => ({
@@ -80,4 +90,34 @@ export const CASES: readonly AdminRouteCase[] = [
   itemRoute(`GET ${BASE}/:connectionId`, 200, false),
   itemRoute(`PATCH ${BASE}/:connectionId`, 200, true, { enabled: false, displayName: "Renamed" }),
   itemRoute(`DELETE ${BASE}/:connectionId`, 204, true),
+  {
+    route: `GET ${BASE}/:connectionId/encryption-keys`,
+    mutates: false,
+    orgAdmin: false,
+    otherOrg: 403,
+    status: 200,
+    async prepare(admin) {
+      return { path: `${BASE}/${await freshConnection(admin)}/encryption-keys` };
+    },
+  },
+  {
+    route: `POST ${BASE}/:connectionId/encryption-keys`,
+    mutates: true,
+    orgAdmin: false,
+    otherOrg: 403,
+    status: 201,
+    async prepare(admin) {
+      return { path: `${BASE}/${await freshConnection(admin)}/encryption-keys`, body: {} };
+    },
+  },
+  {
+    route: `DELETE ${BASE}/:connectionId/encryption-keys/:keyId`,
+    mutates: true,
+    orgAdmin: false,
+    otherOrg: 403,
+    status: 204,
+    async prepare(admin) {
+      return { path: await freshKey(admin) };
+    },
+  },
 ];
