@@ -26,7 +26,13 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
 }
 
 function settingsPage(): string {
-  const rows = settingRows(builtinPlugins()).map(([name, def, doc]) => [`\`${name}\``, `\`${def}\``, doc]);
+  const rows = settingRows(builtinPlugins()).map((row) => [
+    `\`${row.name}\``,
+    row.type,
+    `\`${row.defaultText}\``,
+    row.bounds === "" ? "-" : row.bounds,
+    row.doc,
+  ]);
   return [
     "# Settings",
     "",
@@ -37,7 +43,11 @@ function settingsPage(): string {
     "boot and a bad one stops boot with a line naming the setting. How the settings fit together is in",
     "[Configuration](../operations/configuration.md).",
     "",
-    ...table(["Variable", "Default", "Meaning"], rows),
+    "The type and bounds are read from the config schema the loader validates with: a list is given",
+    "comma-separated in the environment (a JSON array in the file), a boolean as `true` or `false`, and a",
+    "value outside its bounds stops boot. Bounds are inclusive.",
+    "",
+    ...table(["Variable", "Type", "Default", "Bounds", "Meaning"], rows),
     "",
   ].join("\n");
 }

@@ -4,7 +4,12 @@
  * fails here.
  */
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { errorCodesOf, referencePages, serverSources } from "../../cli/docs-reference.ts";
+import { runCli, type RuntimeAdapter } from "../../cli/run.ts";
+import { ConfigError, loadConfig } from "../../core/config/mod.ts";
+import { builtinPlugins } from "../../plugins/builtin.ts";
+import { loadPluginConfig, pluginEnvNames } from "../../plugins/host.ts";
 
 const root = new URL("../../", import.meta.url);
 
@@ -56,4 +61,118 @@ Deno.test("the error reference names the codes clients meet most", async () => {
   ) {
     assert.match(page, new RegExp("`" + code + "` \\| " + status + " \\|"));
   }
+});
+
+/** The settings page's rows: variable, type, default, bounds, meaning (cells unescaped). */
+function settingsTable(page: string): { name: string; type: string; defaultText: string; bounds: string }[] {
+  return page.split("\n").filter((line) => line.startsWith("| `SVC_")).map((line) => {
+    const cells = line.slice(2, -2).split(/(?<!\\) \| /).map((c) => c.replaceAll("\\|", "|"));
+    assert.equal(cells.length, 5, `a settings row has 5 cells: ${line}`);
+    return {
+      name: cells[0].slice(1, -1),
+      type: cells[1],
+      defaultText: cells[2].slice(1, -1),
+      bounds: cells[3],
+    };
+  });
+}
+
+const settingsPageText = referencePages(new Map()).get("docs/reference/settings.md")!;
+
+Deno.test("every setting row has a type; a number setting with bounds shows them", () => {
+  const rows = settingsTable(settingsPageText);
+  assert.ok(rows.length > 100, `${rows.length} rows`);
+  for (const row of rows) {
+    assert.match(row.type, /^(integer|number|boolean|string|one of: .+|list of .+)$/, row.name);
+    if (row.type === "integer") assert.match(row.bounds, /^-?\d+-\d+|^at (least|most) \d+/, row.name);
+  }
+  const byName = new Map(rows.map((row) => [row.name, row]));
+  assert.deepEqual(byName.get("SVC_PORT"), {
+    name: "SVC_PORT",
+    type: "integer",
+    defaultText: "8080",
+    bounds: "0-65535",
+  });
+  assert.equal(byName.get("SVC_TOTP_DIGITS")?.bounds, "6-8");
+  assert.equal(byName.get("SVC_COOKIE_SAME_SITE")?.type, "one of: Strict, Lax, None");
+  assert.equal(byName.get("SVC_LOG_REQUESTS")?.type, "boolean");
+  assert.equal(byName.get("SVC_WEBHOOK_RETRY_SCHEDULE_SECONDS")?.type, "list of integers");
+  assert.equal(byName.get("SVC_WEBHOOK_RETRY_SCHEDULE_SECONDS")?.bounds, "each 1-604800, at most 20 items");
+  // A plugin's setting, read from the plugin's own schema.
+  assert.equal(byName.get("SVC_OIDC_CODE_TTL_SECONDS")?.bounds, "10-600");
+});
+
+Deno.test("`svc help` prints each setting with the page's type, bounds and default", async () => {
+  const lines: string[] = [];
+  const runtime = {
+    print: (line: string) => void lines.push(line),
+    printError: () => {},
+  } as unknown as RuntimeAdapter;
+  assert.equal(await runCli(["help"], runtime), 0);
+  for (const row of settingsTable(settingsPageText)) {
+    const bounds = row.bounds === "-" ? "" : `, ${row.bounds}`;
+    assert.ok(lines.includes(`  ${row.name} (${row.type}${bounds}; default: ${row.defaultText})`), row.name);
+  }
+});
+
+/**
+ * Loads `name=text` the way `svc start` does (svc's loader, then the plugin's section loader):
+ * "accepted", "bounds" when the field's own schema refuses it, or "other" when a rule spanning
+ * fields does (`SVC_SESSION_IDLE_TIMEOUT_SECONDS` at most the absolute timeout…, named in the
+ * settings' meanings).
+ */
+function loads(name: string, text: string): "accepted" | "bounds" | "other" {
+  const plugins = builtinPlugins();
+  const plugin = plugins.find((p) => (p.config?.settings ?? []).some((s) => s.env === name));
+  try {
+    const env = { [name]: text };
+    const { config } = loadConfig({ env, pluginEnv: pluginEnvNames(plugins) });
+    if (plugin) loadPluginConfig(plugin, config, env);
+    return "accepted";
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    assert.match(err.message, new RegExp(name), `the refusal names ${name}: ${err.message}`);
+    // A rule spanning fields names the other field; a field's own bounds name only it.
+    const others = [...err.message.matchAll(/\bSVC_[A-Z0-9_]+/g)].filter((m) => m[0] !== name);
+    return others.length === 0 ? "bounds" : "other";
+  }
+}
+
+/** The integer settings with a printed `min-max`, and their bounds as printed. */
+const bounded = settingsTable(settingsPageText).flatMap((row) => {
+  const m = /^(-?\d+)-(\d+)$/.exec(row.bounds);
+  return row.type === "integer" && m ? [{ name: row.name, min: Number(m[1]), max: Number(m[2]) }] : [];
+});
+
+Deno.test("the bounds printed are the bounds the loader enforces, at the boundary", () => {
+  assert.ok(bounded.length > 80, `${bounded.length} bounded settings`);
+  // Rules spanning fields refuse only in-bounds values their partners' defaults rule out.
+  assert.equal(loads("SVC_SESSION_IDLE_TIMEOUT_SECONDS", "31536000"), "other");
+  assert.equal(loads("SVC_SESSION_IDLE_TIMEOUT_SECONDS", "31536001"), "bounds");
+  const wrong: string[] = [];
+  for (const { name, min, max } of bounded) {
+    for (const [n, inside] of [[min, true], [max, true], [min - 1, false], [max + 1, false]] as const) {
+      const outcome = loads(name, String(n));
+      if ((outcome === "bounds") === inside) wrong.push(`${name}=${n}: ${outcome}`);
+    }
+  }
+  assert.deepEqual(wrong, []);
+});
+
+Deno.test("property: a whole number is accepted exactly when it lies within the printed bounds", () => {
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...bounded),
+      fc.oneof(fc.integer({ min: -3, max: 3 }), fc.integer({ min: -1_000_000, max: 1_000_000 })),
+      fc.boolean(),
+      ({ name, min, max }, offset, fromTop) => {
+        const n = (fromTop ? max : min) + offset;
+        const outcome = loads(name, String(n));
+        // Inside: never refused by the field's bounds; outside: always, and by them.
+        if (n >= min && n <= max) assert.notEqual(outcome, "bounds", `${name}=${n}`);
+        else assert.equal(outcome, "bounds", `${name}=${n}`);
+      },
+    ),
+    { numRuns: 300 },
+  );
 });
