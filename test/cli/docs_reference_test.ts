@@ -5,16 +5,26 @@
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { errorCodesOf, referencePages, serverSources } from "../../cli/docs-reference.ts";
+import { adminApiPage, errorCodesOf, referencePages, serverSources } from "../../cli/docs-reference.ts";
 import { runCli, type RuntimeAdapter } from "../../cli/run.ts";
+import { servedOpenApiDocument } from "../../cli/served-openapi.ts";
 import { ConfigError, loadConfig } from "../../core/config/mod.ts";
 import { builtinPlugins } from "../../plugins/builtin.ts";
 import { loadPluginConfig, pluginEnvNames } from "../../plugins/host.ts";
 
 const root = new URL("../../", import.meta.url);
 
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+/** The OpenAPI document `svc start` serves with every built-in plugin (booted once, in process). */
+let served: Promise<Json> | null = null;
+const openapi = () => served ??= servedOpenApiDocument();
+
 Deno.test("docs/reference pages are generated from the current sources (run `npx deno task docs:reference`)", async () => {
-  for (const [path, expected] of referencePages(await serverSources(root))) {
+  const pages = referencePages(await serverSources(root), await openapi());
+  assert.ok(pages.has("docs/reference/admin-api.md"));
+  for (const [path, expected] of pages) {
     const actual = await Deno.readTextFile(new URL(path, root));
     assert.ok(actual === expected, `${path} is stale: run \`npx deno task docs:reference\``);
   }
@@ -175,4 +185,53 @@ Deno.test("property: a whole number is accepted exactly when it lies within the 
     ),
     { numRuns: 300 },
   );
+});
+
+Deno.test("the HTTP API page has every served operation under its tag, with its fence, body fields and answers", async () => {
+  const doc = await openapi();
+  const page = adminApiPage(doc);
+  assert.ok(page.length < 150_000, `the page stays readable: ${page.length} characters`);
+  // Each tag's section, then its operations, each once.
+  const sections = new Map<string, string>();
+  for (const part of page.split(/^## /m).slice(1)) sections.set(part.slice(0, part.indexOf("\n")), part);
+  let operations = 0;
+  for (const [path, item] of Object.entries(doc.paths as Record<string, Json>)) {
+    for (const [method, op] of Object.entries(item as Record<string, Json>)) {
+      operations++;
+      const section = sections.get(op.tags[0]);
+      assert.ok(section !== undefined, `${op.tags[0]} has a section`);
+      const heading = `### \`${method.toUpperCase()} ${path}\``;
+      const start = section.indexOf(`${heading}\n`);
+      assert.ok(start >= 0, `${heading} under ${op.tags[0]}`);
+      const entry = section.slice(start, section.indexOf("\n### ", start + 1) >>> 0 || undefined);
+      for (const permission of op["x-svc-permissions"] ?? []) {
+        assert.ok(entry.includes(`\`${permission}\``), `${heading}: ${permission}`);
+      }
+      for (const status of Object.keys(op.responses)) {
+        assert.match(entry, new RegExp(`- Answers: .*\\b${status}\\b`), `${heading}: ${status}`);
+      }
+      const body = op.requestBody?.content?.["application/json"]?.schema;
+      for (const field of Object.keys(body?.properties ?? {})) {
+        assert.ok(entry.includes(`\`${field}\` (`), `${heading}: ${field}`);
+      }
+    }
+  }
+  assert.equal(page.match(/^### /gm)?.length, operations);
+  // The admin API's routes are there with their fences.
+  const users = sections.get("Admin: users")!;
+  assert.match(
+    users,
+    /### `POST \/svc-admin\/users`\n\nCreate a user\.\n\n- Caller: bearer, service account, cookie; permission \(any of\): `svc:global:users-manage`\n- Body: `email` \(string, required\)/,
+  );
+  for (
+    const tag of [
+      "Admin: SAML",
+      "Admin: SCIM",
+      "Admin: OIDC clients",
+      "Admin: federation",
+      "Admin: workload federation",
+    ]
+  ) {
+    assert.ok(sections.has(tag), `a plugin's admin routes: ${tag}`);
+  }
 });
