@@ -46,15 +46,21 @@ export async function servedOpenApiDocument(): Promise<Record<string, unknown>> 
         throw new Error(`svc start exited ${code} before serving:\n${errors.join("\n")}`);
       }),
     ]);
+    let document: Record<string, unknown> | Error;
     try {
       const res = await handler!(new Request(`http://localhost:${PORT}/openapi.json`));
-      if (res.status !== 200) throw new Error(`GET /openapi.json answered ${res.status}`);
-      return await res.json();
-    } finally {
-      await stop();
-      const code = await exit;
-      if (code !== 0) throw new Error(`svc start stopped with ${code}:\n${errors.join("\n")}`);
+      document = res.status === 200
+        ? await res.json()
+        : new Error(`GET /openapi.json answered ${res.status}`);
+    } catch (err) {
+      document = err instanceof Error ? err : new Error(String(err));
     }
+    // Stopped whatever the answer: the store, its lock and the password workers are released.
+    await stop();
+    const code = await exit;
+    if (code !== 0) throw new Error(`svc start stopped with ${code}:\n${errors.join("\n")}`);
+    if (document instanceof Error) throw document;
+    return document;
   } finally {
     await Deno.remove(dataDir, { recursive: true });
   }
