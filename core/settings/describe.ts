@@ -20,7 +20,7 @@ interface Node {
 
 /** A setting's type and bounds, as the docs show them. */
 export interface SettingShape {
-  /** `integer`, `boolean`, `string`, `number`, `one of: a, b`, `list of integers`… */
+  /** `integer`, `boolean`, `string`, `one of: a, b`, `list of integers`, or a builder's `settingType` (`URL`…). */
   readonly type: string;
   /** The smallest accepted number, when the schema has one. */
   readonly min?: number;
@@ -47,9 +47,20 @@ function requirementOf(node: Node, type: string): number | undefined {
   return typeof found?.requirement === "number" ? found.requirement : undefined;
 }
 
+/** The type a settings builder names with `settingType` (`URL`, `origin`…), if any. */
+function namedType(node: Node): string | undefined {
+  const named = (node.pipe ?? []).find((step) =>
+    step.kind === "metadata" &&
+    typeof (step as { metadata?: { settingType?: unknown } }).metadata?.settingType === "string"
+  ) as { metadata: { settingType: string } } | undefined;
+  return named?.metadata.settingType;
+}
+
 /** The base type of a schema (pipes, wrappers and string-or-number unions looked through). */
 function baseType(node: Node): string {
   const n = unwrap(node);
+  const named = namedType(n);
+  if (named !== undefined) return named;
   if (actions(n).some((a) => a.type === "integer")) return "integer";
   switch (n.type) {
     case "number":
