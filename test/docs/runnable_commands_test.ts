@@ -347,7 +347,9 @@ async function boots(where: string, script: string, dataDir: string): Promise<vo
   } finally {
     clearTimeout(timer);
   }
-  Deno.kill(-child.pid, "SIGTERM");
+  try {
+    Deno.kill(-child.pid, "SIGTERM");
+  } catch { /* exited already */ }
   const stop = setTimeout(() => {
     try {
       Deno.kill(-child.pid, "SIGKILL");
