@@ -228,7 +228,10 @@ export function schemaType(schema: Json): string {
   if (schema.const !== undefined) return JSON.stringify(schema.const);
   const options = schema.anyOf ?? schema.oneOf;
   if (Array.isArray(options)) return [...new Set(options.map(schemaType))].join(" or ");
-  if (schema.type === "array") return `list of ${schemaType(schema.items)}`;
+  if (schema.type === "array") {
+    const item = schemaType(schema.items);
+    return `list of ${/^[a-z]+$/.test(item) ? `${item}s` : /^one of:/.test(item) ? `(${item})` : item}`;
+  }
   if (Array.isArray(schema.type)) return schema.type.join(" or ");
   if (typeof schema.type === "string") return schema.type;
   return "any";
@@ -248,14 +251,21 @@ function callers(op: Json): string {
   const optional = security.some((entry) => Object.keys(entry).length === 0);
   const perms: string[] = op["x-svc-permissions"] ?? [];
   const fence = perms.length === 0 ? "" : `; permission (any of): ${perms.map((p) => `\`${p}\``).join(", ")}`;
-  return `${optional ? "optional: " : ""}${how}${fence}`;
+  return `${optional ? "anyone; signed in with " : ""}${how}${fence}`;
 }
 
 /** The fields of a JSON request body: `name` (type, required). */
 function bodyFields(schema: Json, components: Json): string {
   let s = schema;
   if (typeof s?.$ref === "string") s = components?.schemas?.[s.$ref.split("/").at(-1)!] ?? s;
-  if (s?.type !== "object" || s.properties === undefined) return schemaType(s);
+  // Alternatives (a body of one shape or another): each in turn.
+  const options = s?.anyOf ?? s?.oneOf;
+  if (Array.isArray(options) && options.every((o: Json) => o?.type === "object")) {
+    return options.map((o: Json) => bodyFields(o, components)).join("; or ");
+  }
+  if (s?.type !== "object" || s.properties === undefined) {
+    return typeof s?.description === "string" ? oneLine(s.description) : schemaType(s);
+  }
   const required = new Set<string>(s.required ?? []);
   const fields = Object.entries(s.properties as Record<string, Json>).map(([name, field]) =>
     `\`${name}\` (${schemaType(field)}${required.has(name) ? ", required" : ""})`
