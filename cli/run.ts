@@ -9,10 +9,13 @@ import {
   ConfigError,
   describeDefaults,
   ENV_SETTINGS,
+  envSettingShape,
   loadConfig,
   type LoadedConfig,
   RESERVED_ENV,
   settingDefault,
+  type SettingRow,
+  shapeBounds,
   type SvcConfig,
   withListenPort,
 } from "../core/config/mod.ts";
@@ -225,13 +228,30 @@ export async function runCli(
 }
 
 /**
- * Every setting as `[variable, default, meaning]`: svc's own, the reserved ones, then the plugins'.
- * `svc help` prints these rows and docs/reference/settings.md is generated from them.
+ * Every setting with its type, bounds, default and meaning: svc's own (type and bounds read from
+ * the config schema), the reserved ones, then the plugins' (read from their schemas). `svc help`
+ * prints these rows and docs/reference/settings.md is generated from them.
  */
-export function settingRows(plugins: readonly SvcPlugin[]): [string, string, string][] {
+export function settingRows(plugins: readonly SvcPlugin[]): SettingRow[] {
   return [
-    ...ENV_SETTINGS.map((s): [string, string, string] => [s.name, settingDefault(s), s.doc]),
-    ...Object.entries(RESERVED_ENV).map(([name, doc]): [string, string, string] => [name, "unset", doc]),
+    ...ENV_SETTINGS.map((s): SettingRow => {
+      const shape = envSettingShape(s);
+      return {
+        name: s.name,
+        type: shape.type,
+        bounds: shapeBounds(shape),
+        shape,
+        defaultText: settingDefault(s),
+        doc: s.doc,
+      };
+    }),
+    ...Object.entries(RESERVED_ENV).map(([name, doc]): SettingRow => ({
+      name,
+      type: "string",
+      bounds: "",
+      defaultText: "unset",
+      doc,
+    })),
     ...pluginHelpRows(plugins),
   ];
 }
@@ -242,9 +262,10 @@ function help(print: (line: string) => void, plugins: readonly SvcPlugin[]): voi
   print(
     "settings (environment variables override the file named by SVC_CONFIG_FILE, which overrides the defaults):",
   );
-  for (const [name, def, doc] of settingRows(plugins)) {
-    print(`  ${name} (default: ${def})`);
-    print(`      ${doc}`);
+  for (const row of settingRows(plugins)) {
+    const bounds = row.bounds === "" ? "" : `, ${row.bounds}`;
+    print(`  ${row.name} (${row.type}${bounds}; default: ${row.defaultText})`);
+    print(`      ${row.doc}`);
   }
 }
 

@@ -9,7 +9,7 @@ import { CompiledQuery, type Kysely } from "kysely";
 import * as v from "valibot";
 import { type AuditActor, runAdminMutation } from "../core/audit/mutation.ts";
 import { type Clock, systemClock } from "../core/clock.ts";
-import { ConfigError } from "../core/config/mod.ts";
+import { ConfigError, type SettingRow, settingShape, shapeBounds } from "../core/config/mod.ts";
 import type { EventPublisher } from "../core/events/publisher.ts";
 import type { SubjectSnapshots } from "../core/snapshots/service.ts";
 import { refuseUnderImpersonation } from "../http/admin/kit.ts";
@@ -106,14 +106,25 @@ export function pluginEnvNames(plugins: readonly SvcPlugin[]): string[] {
   return plugins.flatMap((plugin) => (plugin.config?.settings ?? []).map((setting) => setting.env));
 }
 
-/** The `svc help` rows of the plugins' settings: `[name, default, doc]`. */
-export function pluginHelpRows(plugins: readonly SvcPlugin[]): [string, string, string][] {
+/** The `svc help` rows of the plugins' settings, their type and bounds read from each plugin's schema. */
+export function pluginHelpRows(plugins: readonly SvcPlugin[]): SettingRow[] {
   return plugins.flatMap((plugin) =>
-    (plugin.config?.settings ?? []).map((s): [string, string, string] => [
-      s.env,
-      s.defaultText ?? "unset",
-      `plugin ${plugin.name}: ${s.doc}`,
-    ])
+    (plugin.config?.settings ?? []).map((s): SettingRow => {
+      const entries = (plugin.config!.schema as { entries?: Record<string, unknown> }).entries;
+      const field = entries?.[s.key];
+      if (field === undefined) {
+        throw new Error(`plugin ${plugin.name}: ${s.env} sets ${s.key}, not in its schema`);
+      }
+      const shape = settingShape(field);
+      return {
+        name: s.env,
+        type: shape.type,
+        bounds: shapeBounds(shape),
+        shape,
+        defaultText: s.defaultText ?? "unset",
+        doc: `plugin ${plugin.name}: ${s.doc}`,
+      };
+    })
   );
 }
 

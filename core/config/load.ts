@@ -7,6 +7,7 @@
  */
 import * as v from "valibot";
 import { SvcError } from "../errors.ts";
+import { type SettingShape, settingShape } from "../settings/describe.ts";
 import {
   developmentBaseUrl,
   ENV_SETTINGS,
@@ -385,13 +386,24 @@ function knownKeys(path: readonly string[]): string[] {
   return [...new Set(nodesAt(path).flatMap((n) => Object.keys(n.entries ?? {})))];
 }
 
+/** The schema node of a setting's field (the first, below a variant). */
+function leafOf(s: EnvSetting): SchemaNode | undefined {
+  const keys = s.path.split(".");
+  const parents = nodesAt(keys.slice(0, -1));
+  return parents.map((n) => n.entries?.[keys.at(-1)!]).find((n) => n !== undefined);
+}
+
+/** The type and bounds of a setting, read from its schema, for the docs and `svc help`. */
+export function envSettingShape(s: EnvSetting): SettingShape {
+  const leaf = leafOf(s);
+  if (leaf === undefined) throw new Error(`${s.name}: no field ${s.path} in the schema`);
+  return settingShape(leaf);
+}
+
 /** The default of a setting as text, for the docs: `ENV_SETTINGS` with their defaults. */
 export function settingDefault(s: EnvSetting): string {
   if (s.defaultText !== undefined) return s.defaultText;
-  const keys = s.path.split(".");
-  const parents = nodesAt(keys.slice(0, -1));
-  const leaf = parents.map((n) => n.entries?.[keys.at(-1)!]).find((n) => n !== undefined);
-  const value = leaf?.default;
+  const value = leafOf(s)?.default;
   if (value === undefined) return "unset";
   return Array.isArray(value) ? value.join(",") : value === "" ? '""' : String(value);
 }

@@ -19,8 +19,10 @@ export {
   ConfigError,
   type ConfigSources,
   describeDefaults,
+  envSettingShape,
   loadConfig,
   type LoadedConfig,
   settingDefault,
   withListenPort,
 } from "./load.ts";
+export { type SettingRow, type SettingShape, settingShape, shapeBounds } from "../settings/describe.ts";

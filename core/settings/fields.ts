@@ -13,6 +13,16 @@ import { isReceiverAllowEntry } from "../webhooks/receivers.ts";
 /** Placeholder in schema messages, replaced with the setting's name when an error is reported. */
 export const FIELD_PLACEHOLDER = "{field}";
 
+/**
+ * The type a setting's reference shows (`svc help`, docs/reference/settings.md) when the schema's
+ * own type (a string, a list) says too little: metadata only, validation is unchanged.
+ */
+export function settingType<TInput>(
+  type: string,
+): v.MetadataAction<TInput, { readonly settingType: string }> {
+  return v.metadata<TInput, { readonly settingType: string }>({ settingType: type });
+}
+
 /** A schema message: the problem, then how to set `{field}` right. */
 export function rule(problem: string, expectation: string): string {
   return `${problem}; set ${FIELD_PLACEHOLDER} to ${expectation}`;
@@ -66,7 +76,11 @@ export function host() {
     "is not a host name or IP address",
     "an interface to listen on, such as 127.0.0.1 or 0.0.0.0",
   );
-  return v.pipe(v.string(m), v.regex(/^(?:[A-Za-z0-9.-]+|[0-9A-Fa-f:.]+)$/, m));
+  return v.pipe(
+    v.string(m),
+    v.regex(/^(?:[A-Za-z0-9.-]+|[0-9A-Fa-f:.]+)$/, m),
+    settingType("host name or IP address"),
+  );
 }
 
 /** The `baseUrl` field of a settings schema. */
@@ -83,6 +97,7 @@ export function baseUrl() {
         !u.username && !u.password;
     }, m),
     v.transform((s) => new URL(s).href.replace(/\/+$/, "")),
+    settingType("URL"),
   );
 }
 
@@ -98,6 +113,7 @@ export function mountPath(allowEmpty: boolean) {
     v.string(m),
     v.transform((s) => s.replace(/\/+$/, "")),
     v.regex(allowEmpty ? /^(?:\/[A-Za-z0-9._~-]+)*$/ : /^(?:\/[A-Za-z0-9._~-]+)+$/, m),
+    settingType("URL path"),
   );
 }
 
@@ -116,6 +132,7 @@ export function postgresUrl() {
       const u = parseUrl(s);
       return u !== null && (u.protocol === "postgres:" || u.protocol === "postgresql:");
     }, m),
+    settingType("postgres:// URL"),
   );
 }
 
@@ -132,6 +149,7 @@ export function rpId() {
       /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/,
       m,
     ),
+    settingType("domain"),
   );
 }
 
@@ -157,6 +175,7 @@ export function origin() {
       return u === null || u.protocol !== "http:" || isLocalHostname(u.hostname);
     }, insecure),
     v.transform((s) => new URL(s).origin),
+    settingType("origin"),
   );
 }
 
@@ -166,6 +185,7 @@ export function origins() {
   return v.pipe(
     v.array(origin(), m),
     v.minLength(1, rule("is empty", "at least one origin, such as https://example.com")),
+    settingType("list of origins"),
   );
 }
 
@@ -188,13 +208,18 @@ export function corsOrigins() {
       rule("is not a list of origins", expectation),
     ),
     v.maxLength(100, rule("has more than 100 origins", expectation)),
+    settingType("list of origins"),
   );
 }
 
 /** The `smtpHost` field of a settings schema. */
 export function smtpHost() {
   const m = rule("is not a host name or IP address", "the SMTP server, such as smtp.example.com");
-  return v.pipe(v.string(m), v.regex(/^(?:[A-Za-z0-9.-]+|\[?[0-9A-Fa-f:.]+\]?)$/, m));
+  return v.pipe(
+    v.string(m),
+    v.regex(/^(?:[A-Za-z0-9.-]+|\[?[0-9A-Fa-f:.]+\]?)$/, m),
+    settingType("host name or IP address"),
+  );
 }
 
 /** The `httpsUrl` field of a settings schema. */
@@ -208,6 +233,7 @@ export function httpsUrl(expectation: string) {
         (u.protocol === "https:" || (u.protocol === "http:" && isLocalHostname(u.hostname))) &&
         !u.username && !u.password && !/["'<>\s]/.test(s);
     }, m),
+    settingType("https URL"),
   );
 }
 
@@ -236,6 +262,7 @@ export function trustedProxyList() {
       rule("is not a list", expectation),
     ),
     v.maxLength(100, rule("has more than 100 entries", expectation)),
+    settingType("list of IP addresses or CIDR ranges"),
   );
 }
 
@@ -247,6 +274,7 @@ export function receiverAllowList() {
   return v.pipe(
     v.array(v.pipe(v.string(each), v.check(isReceiverAllowEntry, each)), rule("is not a list", expectation)),
     v.maxLength(100, rule("has more than 100 entries", expectation)),
+    settingType("list of host names, IP addresses or CIDR ranges"),
   );
 }
 
@@ -259,13 +287,14 @@ export function mailFrom() {
   return v.pipe(
     v.string(m),
     v.regex(/^(?:[^\r\n<>@]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/, m),
+    settingType("sender address"),
   );
 }
 
 /** The `email` field of a settings schema. */
 export function email() {
   const m = rule("is not an email address", "an email address such as admin@example.com");
-  return v.pipe(v.string(m), v.regex(/^[^\s@]+@[^\s@]+$/, m));
+  return v.pipe(v.string(m), v.regex(/^[^\s@]+@[^\s@]+$/, m), settingType("email address"));
 }
 
 /** A yes/no setting as a file or the environment gives it. */

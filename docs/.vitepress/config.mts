@@ -59,10 +59,12 @@ export default defineConfig({
       {
         text: "Reference",
         items: [
+          { text: "Overview", link: "/reference/" },
           { text: "Settings", link: "/reference/settings" },
           { text: "The svc command", link: "/reference/cli" },
           { text: "Event kinds", link: "/reference/events" },
           { text: "Error codes", link: "/reference/errors" },
+          { text: "HTTP API", link: "/reference/admin-api" },
         ],
       },
       { text: "Benchmarks", items: [{ text: "Figures", link: "/benchmarks" }] },

@@ -24,7 +24,7 @@ Deno.test("npx svc help prints the commands and the settings, exit 0", async () 
   assert.equal(code, 0, stderr);
   assert.match(stdout, /^usage: svc <command>$/m);
   assert.match(stdout, /^ {2}help {13}print this help$/m);
-  assert.match(stdout, /^ {2}SVC_MAX_BODY_BYTES \(default: 65536\)$/m);
+  assert.match(stdout, /^ {2}SVC_MAX_BODY_BYTES \(integer, 1024-104857600; default: 65536\)$/m);
 });
 
 Deno.test("npx svc with an unknown command exits 2 naming the help command that works", async () => {
