@@ -14,6 +14,8 @@ export interface SamlConfig {
   readonly requestTtlSeconds: number;
   /** Allowed clock skew between svc and IdPs, in seconds. */
   readonly clockSkewSeconds: number;
+  /** How often metadata fetched by URL is fetched again, in seconds. */
+  readonly metadataRefreshSeconds: number;
 }
 
 /** The plugin's services, once started. */

@@ -35,6 +35,41 @@ interface Certificate {
   notBefore: string;
   notAfter: string;
   expiresSoon: boolean;
+  /** When `saml.certificate_expiring` was raised for it, or null. */
+  expiryAnnouncedAt: string | null;
+}
+
+/** The last fetch of a connection's metadata URL. */
+interface MetadataRefresh {
+  attemptedAt: string;
+  succeededAt: string | null;
+  outcome: "updated" | "unchanged" | "failed";
+  error: string | null;
+}
+
+function RefreshState(props: { refresh: MetadataRefresh | null }) {
+  const r = props.refresh;
+  if (r === null) return <span class="muted">not fetched again yet (svc fetches it again daily)</span>;
+  return (
+    <>
+      last fetched <When at={r.attemptedAt} />: {r.outcome === "failed"
+        ? (
+          <>
+            <span class="badge warn">failed</span> {r.error}; the certificates stored before are kept
+            {r.succeededAt
+              ? (
+                <>
+                  (last success <When at={r.succeededAt} />)
+                </>
+              )
+              : null}
+          </>
+        )
+        : r.outcome === "updated"
+        ? "the certificates or SSO URL changed"
+        : "unchanged"}
+    </>
+  );
 }
 
 /** Whether the administrator may change connections (realm-wide, or in its organization). */
@@ -237,7 +272,9 @@ export function SamlConnectionDetail(props: { id: string }) {
                   {c.idpMetadataUrl
                     ? (
                       <>
-                        <code>{c.idpMetadataUrl}</code> (fetched <When at={c.metadataFetchedAt} />)
+                        <code>{c.idpMetadataUrl}</code> (stored <When at={c.metadataFetchedAt} />)
+                        <br />
+                        <RefreshState refresh={c.metadataRefresh} />
                       </>
                     )
                     : "pasted"}
@@ -266,6 +303,13 @@ export function SamlConnectionDetail(props: { id: string }) {
                     <td>
                       <When at={cert.notAfter} />
                       {cert.expiresSoon ? <span class="badge warn">expires soon</span> : null}
+                      {cert.expiryAnnouncedAt
+                        ? (
+                          <small class="hint">
+                            saml.certificate_expiring raised <When at={cert.expiryAnnouncedAt} />
+                          </small>
+                        )
+                        : null}
                     </td>
                   </>
                 )}
