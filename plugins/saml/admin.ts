@@ -278,6 +278,20 @@ const OPERATIONS: readonly OperationDoc[] = [
   },
 ];
 
+/** The connection `id` when the caller's scope reaches it; 404 otherwise (never telling which). */
+export async function visibleConnection(
+  scope: FenceScope,
+  id: string,
+  connections: ConnectionStore,
+): Promise<SamlConnection> {
+  const connection = await connections.get(id);
+  if (connection === null || connection.realmId !== scope.principal.realmId.toLowerCase()) {
+    throw hidden("connection");
+  }
+  if (!covers(scope, connection.orgId)) throw hidden("connection");
+  return connection;
+}
+
 /** The admin routes of the connections. */
 export function adminRoutes(s: Saml): RouteInstaller {
   const { ctx } = s;
@@ -328,14 +342,8 @@ export function adminRoutes(s: Saml): RouteInstaller {
     };
   };
 
-  const visible = async (scope: FenceScope, id: string, connections: ConnectionStore = s.connections) => {
-    const connection = await connections.get(id);
-    if (connection === null || connection.realmId !== scope.principal.realmId.toLowerCase()) {
-      throw hidden("connection");
-    }
-    if (!covers(scope, connection.orgId)) throw hidden("connection");
-    return connection;
-  };
+  const visible = (scope: FenceScope, id: string, connections: ConnectionStore = s.connections) =>
+    visibleConnection(scope, id, connections);
 
   const mapping = (m: v.InferOutput<typeof attributeMapping>): AttributeMapping => ({
     email: m.email,

@@ -19,6 +19,8 @@ import { ConnectionStore, TABLES } from "./connections.ts";
 import { connectionForDomain, flowRoutes } from "./flow.ts";
 import { type MaintenanceOptions, SamlMaintenance } from "./maintenance.ts";
 import { RequestStore } from "./requests.ts";
+import { testSignInRoutes } from "./test-sign-in.ts";
+import { TEST_TABLES, TestSignInStore } from "./test-store.ts";
 import { PATHS, PERMISSIONS, type Saml, SAML_EVENTS, type SamlConfig } from "./shared.ts";
 
 export type { SamlConfig } from "./shared.ts";
@@ -113,7 +115,7 @@ export function samlPlugin(options: SamlPluginOptions = {}): SamlPlugin {
         },
       ],
     },
-    tables: TABLES,
+    tables: [...TABLES, ...TEST_TABLES],
     events: EVENTS,
     start(ctx) {
       const { baseUrl, pathBase } = ctx.svcConfig.server;
@@ -122,6 +124,7 @@ export function samlPlugin(options: SamlPluginOptions = {}): SamlPlugin {
         ctx,
         connections: new ConnectionStore(ctx),
         requests: new RequestStore(ctx, ctx.config.requestTtlSeconds * 1000),
+        tests: new TestSignInStore(ctx),
         urls: (id) => ({
           spEntityId: absolute(PATHS.metadata(id)),
           metadataUrl: absolute(PATHS.metadata(id)),
@@ -150,7 +153,7 @@ export function samlPlugin(options: SamlPluginOptions = {}): SamlPlugin {
     },
     mount() {
       const s = started();
-      return [flowRoutes(s), adminRoutes(s)];
+      return [flowRoutes(s), adminRoutes(s), testSignInRoutes(s, s.tests)];
     },
   });
   return Object.assign(plugin, { maintenance: () => maintenance });

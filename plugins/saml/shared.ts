@@ -7,6 +7,7 @@
 import type { PluginContext } from "../../mod.ts";
 import type { ConnectionStore } from "./connections.ts";
 import type { RequestStore } from "./requests.ts";
+import type { TestSignInStore } from "./test-store.ts";
 
 /** The plugin's config section. */
 export interface SamlConfig {
@@ -23,6 +24,8 @@ export interface Saml {
   readonly ctx: PluginContext<SamlConfig>;
   readonly connections: ConnectionStore;
   readonly requests: RequestStore;
+  /** Test sign-ins in flight and their results. */
+  readonly tests: TestSignInStore;
   /** The SP's URLs for a connection (absolute). */
   urls(connectionId: string): SpUrls;
   /** A path of svc with the path base. */
