@@ -5,7 +5,8 @@
  * - the pages are offered once the plugins are enabled and the administrator may read them;
  * - a SAML connection is added from an IdP's metadata XML (samlify's IdP), its page shows the
  *   SP entity id, ACS URL and metadata URL with copy buttons (the copy reaches the clipboard),
- *   the certificates, an "expires soon" badge for a certificate within 30 days; it is disabled
+ *   the certificates, an "expires soon" badge for a certificate within 30 days (and when
+ *   `saml.certificate_expiring` was raised for it, on its page); it is disabled
  *   and enabled; its test sign-in makes a real round trip (svc → the IdP, a page served here that
  *   posts samlify's signed response → svc's ACS → back to the console) and shows the NameID,
  *   the attributes and the mapped user (would be provisioned just in time), with the browser
@@ -207,6 +208,10 @@ Deno.test({
       await step("a SAML connection is deleted", async () => {
         await page.getByRole("link", { name: "Soon IdP" }).click();
         await page.getByRole("heading", { level: 1, name: "SAML: Soon IdP" }).waitFor();
+        // Stored within its last 30 days: announced once, and the page says when.
+        await page.getByText("expires soon", { exact: true }).waitFor();
+        await page.getByText(/saml\.certificate_expiring raised/).waitFor();
+        await check(page, "saml-expiring");
         await page.getByRole("button", { name: "Delete connection" }).click();
         const dialog = page.getByRole("dialog");
         await dialog.getByLabel("Type Soon IdP to confirm").fill("Soon IdP");

@@ -432,7 +432,7 @@ export function SamlConnectionDetail(props: { id: string }) {
                     </td>
                     <td>
                       <When at={cert.notAfter} />
-                      {cert.expiresSoon ? <span class="badge warn">expires soon</span> : null}
+                      {cert.expiresSoon ? <span class="badge warn">expires soon</span> : null}{" "}
                       {cert.expiryAnnouncedAt
                         ? (
                           <small class="hint">
