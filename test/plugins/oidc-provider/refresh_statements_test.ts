@@ -164,6 +164,20 @@ Deno.test("oidc refresh statements: one statement per refresh grant, the client'
       token = (await res.json()).refresh_token;
     });
 
+    await t.step("20 concurrent refreshes of one token: one wins, the replays end the family", async () => {
+      const results = await Promise.all(Array.from({ length: 20 }, () => refresh(token)));
+      const bodies = await Promise.all(results.map((res) => res.json()));
+      const won = results.filter((res) => res.status === 200);
+      assert.equal(won.length, 1, JSON.stringify(bodies.filter((b) => b.error !== "invalid_grant")));
+      assert.ok(results.every((res) => res.status === 200 || res.status === 400));
+      const successor = bodies.find((b) => b.refresh_token !== undefined).refresh_token as string;
+      // Reuse detection ran: the winner's successor is revoked with the family.
+      const after = await refresh(successor);
+      assert.equal(after.status, 400);
+      assert.equal((await after.json()).error, "invalid_grant");
+      token = await chain();
+    });
+
     await t.step("idTokenOnRefresh: false answers no ID token on refresh", async () => {
       const other = await beds.request("POST", "/svc-admin/oidc/clients", {
         body: {
