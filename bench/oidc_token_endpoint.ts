@@ -183,6 +183,13 @@ try {
     );
   }
   const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const middle = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+  };
+  // Per-round ratios, then their median: a round's kinds ran back to back, under the same load.
+  const roundRatios = (kind: Kind) => totals[kind].map((rate, i) => rate / totals.native[i]);
   console.log(
     `\nmean: ${names.map((kind) => `${kind} ${mean(totals[kind]).toFixed(0)}/s`).join(", ")}; ratios to ` +
       `/auth/refresh: ${
@@ -191,6 +198,11 @@ try {
         )
           .join(", ")
       } (goal for OIDC refresh >= 0.8); ${GRANTS} grants x ${CHAINS} chains x ${ROUNDS} rounds`,
+  );
+  console.log(
+    `median of the rounds' ratios: ${
+      names.filter((k) => k !== "native").map((k) => `${k} ${median(roundRatios(k)).toFixed(2)}`).join(", ")
+    }`,
   );
 } finally {
   await beds.close();
