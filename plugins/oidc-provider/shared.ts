@@ -143,7 +143,7 @@ export async function authenticateClient(
     method = "client_secret_basic";
   }
   if (clientId === undefined || clientId === "") throw new ClientAuthError("no client_id");
-  const { storage, clock } = p.ctx;
+  const { clock } = p.ctx;
   if (secret !== undefined && secret.startsWith("sas_")) {
     // A service account's secret (`sas_…`): its account is read first, so `client_credentials`
     // costs one read, not a client miss and then the account. A secret that is not the account's
