@@ -674,6 +674,7 @@ export interface ClientsTable {
   require_pushed_authorization_requests: Generated<boolean>;
   /** Whether its access tokens must be DPoP-bound (default false). */
   dpop_bound_access_tokens: Generated<boolean>;
+  /** Whether a refresh grant answers a new ID token (default true). */
   id_token_on_refresh: Generated<boolean>;
   /** When the row was created. */
   created_at: Timestamp;
