@@ -120,7 +120,6 @@ export function createSqlRefreshTokenStore(
   deps: { clock: Clock; random: RandomSource },
 ): RefreshTokenStore {
   const now = () => new Date(deps.clock.now());
-  /** Why a token did not rotate (a fresh read after the conditional update found nothing). */
   /** Which condition of the guard fails for the token (read after its rotation did not happen), or null. */
   const refusedBy = async (
     oldHash: string,
@@ -144,6 +143,7 @@ export function createSqlRefreshTokenStore(
     if (!found.client_ok) return "client";
     return null;
   };
+  /** Why a token did not rotate (a fresh read after the conditional update found nothing). */
   const classify = async (
     oldHash: string,
   ): Promise<Exclude<RefreshRotation, { readonly outcome: "rotated" }>> => {
