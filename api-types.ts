@@ -347,7 +347,10 @@ export type {
 export type { NewRecoveryCode, RecoveryCodeStore } from "./core/storage/recovery-codes.ts";
 export type {
   NewRefreshToken,
+  RefreshGrantEvent,
+  RefreshGrantGuard,
   RefreshGrantRotation,
+  RefreshGuardFailure,
   RefreshRotation,
   RefreshTokenRecord,
   RefreshTokenStore,

@@ -311,6 +311,7 @@ export {
   InvalidRefreshTokenError,
   InvalidTokenError,
   type InvalidTokenReason,
+  RefreshGuardError,
 } from "./core/tokens/errors.ts";
 /** DPoP (RFC 9449) proofs: pure validation, stateless server nonces. */
 export {

@@ -126,6 +126,11 @@ export class EventPublisher implements EventSink {
     this.announce([event], false);
   }
 
+  /** Events recorded by their change's own statement: announced (see {@link EventSink.recorded}). */
+  recorded(events: readonly SvcEvent[], queued: boolean): void {
+    this.announce(events, queued);
+  }
+
   /** Hands committed events to the in-process sink and wakes the dispatcher. */
   announce(events: readonly SvcEvent[], queued = true): void {
     for (const event of events) this.#options.sink.emit(event);
