@@ -40,8 +40,14 @@
  * @module
  */
 import postgres from "postgres";
-import { expectJson, type Interleaved, interleave, median } from "./driver.ts";
-import { collect, freshServerDatabase, type RealServer, ROOT, startServer } from "../../test/support/server.ts";
+import { expectJson, interleave, type Interleaved, median } from "./driver.ts";
+import {
+  collect,
+  freshServerDatabase,
+  type RealServer,
+  ROOT,
+  startServer,
+} from "../../test/support/server.ts";
 
 const args = Deno.args;
 const flag = (name: string) => args.includes(name);
@@ -232,7 +238,11 @@ function rssOf(pid: number): number {
 
 type IdleName = "svcEmbedded" | "svcPostgres" | "betterAuth" | "oidcProvider";
 
-/** Starts `IDLE_SAMPLES` of each contender at once with default settings; RSS `IDLE_SECONDS` after ready. */
+/**
+ * Starts `IDLE_SAMPLES` of each contender with default settings, one after the other (a start is
+ * CPU-bound; many at once on two cores time out), and reads each one's RSS `IDLE_SECONDS` after it
+ * was ready, while the next ones start: an idle process holds what it holds whatever the others do.
+ */
 async function idleRss(): Promise<Record<IdleName, number[]>> {
   const starts: Record<IdleName, () => Promise<Running>> = {
     svcEmbedded: () => startSvcEmbedded(),
@@ -240,23 +250,34 @@ async function idleRss(): Promise<Record<IdleName, number[]>> {
     betterAuth: startBetterAuth,
     oidcProvider: () => startPeer("oidc-provider-server.mjs", {}),
   };
-  const out: Record<IdleName, number[]> = { svcEmbedded: [], svcPostgres: [], betterAuth: [], oidcProvider: [] };
-  const tasks: Promise<void>[] = [];
-  for (let sample = 0; sample < IDLE_SAMPLES; sample++) {
-    for (const name of Object.keys(starts) as IdleName[]) {
-      tasks.push((async () => {
+  const out: Record<IdleName, number[]> = {
+    svcEmbedded: [],
+    svcPostgres: [],
+    betterAuth: [],
+    oidcProvider: [],
+  };
+  const waits: Promise<void>[] = [];
+  let startFailure: unknown = null;
+  try {
+    for (let sample = 0; sample < IDLE_SAMPLES; sample++) {
+      for (const name of Object.keys(starts) as IdleName[]) {
         const running = await starts[name]();
-        try {
-          await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
-          out[name].push(rssOf(running.pid));
-        } finally {
-          await running.stop();
-        }
-      })());
+        waits.push((async () => {
+          try {
+            await new Promise((r) => setTimeout(r, IDLE_SECONDS * 1000));
+            out[name].push(rssOf(running.pid));
+          } finally {
+            await running.stop();
+          }
+        })());
+      }
     }
+  } catch (err) {
+    startFailure = err;
   }
-  const settled = await Promise.allSettled(tasks);
-  const failed = settled.find((s) => s.status === "rejected");
+  // Every started process is stopped (its wait ends) before a failure is reported.
+  const failed = (await Promise.allSettled(waits)).find((s) => s.status === "rejected");
+  if (startFailure !== null) throw startFailure;
   if (failed) throw (failed as PromiseRejectedResult).reason;
   return out;
 }
@@ -276,9 +297,15 @@ const SVC_BENCH_ENV: Record<string, string> = {
 };
 
 /** Runs `fn` on `items`, `width` at a time. */
-async function inBatches<T, R>(items: readonly T[], width: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+async function inBatches<T, R>(
+  items: readonly T[],
+  width: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
   const out: R[] = [];
-  for (let i = 0; i < items.length; i += width) out.push(...await Promise.all(items.slice(i, i + width).map(fn)));
+  for (let i = 0; i < items.length; i += width) {
+    out.push(...await Promise.all(items.slice(i, i + width).map(fn)));
+  }
   return out;
 }
 
@@ -289,7 +316,11 @@ async function prepareSvc(url: string) {
   const call = (path: string, init: RequestInit = {}) => fetch(`${url}${path}`, init);
   const login = async (email: string) =>
     await expectJson(
-      await call("/auth/login", { method: "POST", headers: JSON_TYPE, body: JSON.stringify({ email, password: PASSWORD }) }),
+      await call("/auth/login", {
+        method: "POST",
+        headers: JSON_TYPE,
+        body: JSON.stringify({ email, password: PASSWORD }),
+      }),
       200,
       `svc login ${email}`,
     );
@@ -367,7 +398,9 @@ async function prepareSvc(url: string) {
   return {
     whoAmI: async (i: number) => {
       await expectJson(
-        await call("/profile/me", { headers: { Authorization: `Bearer ${accessTokens[i % accessTokens.length]}` } }),
+        await call("/profile/me", {
+          headers: { Authorization: `Bearer ${accessTokens[i % accessTokens.length]}` },
+        }),
         200,
         "svc /profile/me",
       );
@@ -494,9 +527,13 @@ const spread = (xs: readonly number[]) =>
   xs.length > 1 ? ` (${fmtRate(Math.min(...xs))}–${fmtRate(Math.max(...xs))})` : "";
 
 async function machine(): Promise<string> {
-  const cpu = /model name\s*:\s*(.+)/.exec(await Deno.readTextFile("/proc/cpuinfo"))?.[1]?.trim() ?? "unknown CPU";
-  const memGiB = Number(/MemTotal:\s+(\d+)/.exec(await Deno.readTextFile("/proc/meminfo"))?.[1] ?? 0) / 1024 / 1024;
-  const node = new TextDecoder().decode((await new Deno.Command("node", { args: ["--version"] }).output()).stdout)
+  const cpu = /model name\s*:\s*(.+)/.exec(await Deno.readTextFile("/proc/cpuinfo"))?.[1]?.trim() ??
+    "unknown CPU";
+  const memGiB = Number(/MemTotal:\s+(\d+)/.exec(await Deno.readTextFile("/proc/meminfo"))?.[1] ?? 0) / 1024 /
+    1024;
+  const node = new TextDecoder().decode(
+    (await new Deno.Command("node", { args: ["--version"] }).output()).stdout,
+  )
     .trim();
   const sql = postgres(DATABASE_URL, { max: 1, onnotice: () => {} });
   let pg = "Postgres";
@@ -532,36 +569,47 @@ function markdown(r: Results, svcName: string): string {
   return [
     `| workload | svc (${svcName}) | peer, same run | svc ÷ peer |`,
     "| --- | ---: | ---: | ---: |",
-    row(`"who am I" over HTTP, ${CLIENTS} clients (\`/profile/me\` ÷ \`get-session\`)`, r.whoAmI, "Better Auth"),
+    row(
+      `"who am I" over HTTP, ${CLIENTS} clients (\`/profile/me\` ÷ \`get-session\`)`,
+      r.whoAmI,
+      "Better Auth",
+    ),
     row(
       `password sign-ins, ${SIGN_IN_CLIENTS} clients (argon2id 64 MiB ÷ scrypt)`,
       r.signIn,
       "Better Auth",
     ),
-    row(`refresh grants, ${CLIENTS} clients (svc on Postgres ÷ memory adapter, JWT)`, r.refresh, "oidc-provider"),
+    row(
+      `refresh grants, ${CLIENTS} clients (svc on Postgres ÷ memory adapter, JWT)`,
+      r.refresh,
+      "oidc-provider",
+    ),
     row(`\`client_credentials\`, ${CLIENTS} clients (JWT)`, r.clientCredentials, "oidc-provider"),
-    `| idle RSS, defaults, fresh start: svc embedded (PGlite, ${svcName}) | ${fmtMiB(idle.svcEmbedded)} | Better Auth ${
-      fmtMiB(idle.betterAuth)
-    } | ${fmtRatio(idle.svcEmbedded / idle.betterAuth)} |`,
-    `| idle RSS, defaults, fresh start: svc on Postgres (${svcName}) | ${fmtMiB(idle.svcPostgres)} | Better Auth ${
-      fmtMiB(idle.betterAuth)
-    } | ${fmtRatio(idle.svcPostgres / idle.betterAuth)} |`,
-    `| idle RSS, defaults, fresh start: svc on Postgres (${svcName}) | ${fmtMiB(idle.svcPostgres)} | oidc-provider ${
-      fmtMiB(idle.oidcProvider)
-    } | ${fmtRatio(idle.svcPostgres / idle.oidcProvider)} |`,
+    `| idle RSS, defaults, fresh start: svc embedded (PGlite, ${svcName}) | ${
+      fmtMiB(idle.svcEmbedded)
+    } | Better Auth ${fmtMiB(idle.betterAuth)} | ${fmtRatio(idle.svcEmbedded / idle.betterAuth)} |`,
+    `| idle RSS, defaults, fresh start: svc on Postgres (${svcName}) | ${
+      fmtMiB(idle.svcPostgres)
+    } | Better Auth ${fmtMiB(idle.betterAuth)} | ${fmtRatio(idle.svcPostgres / idle.betterAuth)} |`,
+    `| idle RSS, defaults, fresh start: svc on Postgres (${svcName}) | ${
+      fmtMiB(idle.svcPostgres)
+    } | oidc-provider ${fmtMiB(idle.oidcProvider)} | ${fmtRatio(idle.svcPostgres / idle.oidcProvider)} |`,
   ].join("\n");
 }
 
-const START_MARKER = "<!-- peers-bench:start -->";
-const END_MARKER = "<!-- peers-bench:end -->";
-
-function replaceBetweenMarkers(text: string, block: string): string {
-  const start = text.indexOf(START_MARKER);
-  const end = text.indexOf(END_MARKER);
+/**
+ * Replaces what lies between `<!-- <name>:start -->` and `<!-- <name>:end -->` in `text` with
+ * `block`: `peers-bench` for the run with svc on Deno, `peers-bench-node` for `--node`.
+ */
+export function replaceBetweenMarkers(text: string, name: string, block: string): string {
+  const startMarker = `<!-- ${name}:start -->`;
+  const endMarker = `<!-- ${name}:end -->`;
+  const start = text.indexOf(startMarker);
+  const end = text.indexOf(endMarker);
   if (start < 0 || end < start) {
-    throw new Error(`docs/benchmarks.md needs the lines ${START_MARKER} and ${END_MARKER} around the table`);
+    throw new Error(`docs/benchmarks.md needs the lines ${startMarker} and ${endMarker} around the table`);
   }
-  return `${text.slice(0, start + START_MARKER.length)}\n\n${block}\n\n${text.slice(end)}`;
+  return `${text.slice(0, start + startMarker.length)}\n\n${block}\n\n${text.slice(end)}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -647,10 +695,19 @@ if (import.meta.main) {
     console.log(table);
     console.log();
     console.log(footer);
-    if (flag("--json")) console.log(JSON.stringify({ ...results, loads, date, machine: machineLine }, null, 2));
+    if (flag("--json")) {
+      console.log(JSON.stringify({ ...results, loads, date, machine: machineLine }, null, 2));
+    }
     if (flag("--docs")) {
       const page = new URL("../../docs/benchmarks.md", import.meta.url);
-      await Deno.writeTextFile(page, replaceBetweenMarkers(await Deno.readTextFile(page), `${table}\n\n${footer}`));
+      await Deno.writeTextFile(
+        page,
+        replaceBetweenMarkers(
+          await Deno.readTextFile(page),
+          SVC_RUNTIME === "node" ? "peers-bench-node" : "peers-bench",
+          `${table}\n\n${footer}`,
+        ),
+      );
       await new Deno.Command(Deno.execPath(), { args: ["fmt", "--quiet", page.pathname] }).output();
       console.error(`updated ${page.pathname}`);
     }
@@ -658,5 +715,3 @@ if (import.meta.main) {
     for (const server of running.reverse()) await server.stop().catch((err) => console.error(err));
   }
 }
-
-
