@@ -17,7 +17,7 @@
  *
  * Workloads, each svc against one peer in alternating rounds (medians of `--rounds`, 3):
  * - "who am I", 16 clients: svc's `GET /profile/me` (bearer access token) against Better Auth's
- *   `GET /api/auth/get-session` (session cookie); one signed-in user per client on both sides.
+ *   `GET /api/auth/get-session` (session cookie); a session per client on both sides, of 4 users.
  * - password sign-ins: svc's `POST /auth/login` at its defaults (argon2id 64 MiB, t=3, one worker
  *   per core) against Better Auth's `POST /api/auth/sign-in/email` (scrypt), 4 clients on both
  *   sides, one user per client. svc's abuse gate and the risk gate's velocity signal would stop
@@ -42,11 +42,12 @@
 import postgres from "postgres";
 import { expectJson, interleave, type Interleaved, median } from "./driver.ts";
 import {
+  childEnv,
   collect,
   freshServerDatabase,
-  type RealServer,
+  LISTENING_LINE,
+  logMessage,
   ROOT,
-  startServer,
 } from "../../test/support/server.ts";
 
 const args = Deno.args;
@@ -62,6 +63,8 @@ const SIGN_IN_SECONDS = option("--sign-in-seconds", QUICK ? 3 : 8);
 const WARMUP_SECONDS = QUICK ? 0.5 : 1.5;
 const CLIENTS = option("--clients", 16);
 const SIGN_IN_CLIENTS = option("--sign-in-clients", 4);
+/** Users on each side: one per sign-in client; the "who am I" clients each have a session of one of them. */
+const USERS = SIGN_IN_CLIENTS;
 const IDLE_SECONDS = option("--idle-seconds", QUICK ? 15 : 65);
 const IDLE_SAMPLES = option("--idle-samples", QUICK ? 1 : 3);
 const DATABASE_URL = Deno.env.get("SVC_TEST_DATABASE_URL") ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -104,40 +107,41 @@ function svcNodeBundle(): Promise<string> {
   })();
 }
 
-/** `svc start` on the bench's runtime (the Deno binary itself, not npm's wrapper, so RSS is svc's). */
-async function startSvc(env: Record<string, string>, runtime = SVC_RUNTIME): Promise<RealServer> {
-  const command = runtime === "node"
-    ? ["node", await svcNodeBundle()]
-    : [Deno.execPath(), "run", "-A", "cli/deno.ts"];
-  const server = await startServer(runtime, { SVC_PORT: "0", ...env }, command);
-  for (;;) {
-    const res = await fetch(`${server.url}/readyz`).catch(() => null);
-    await res?.body?.cancel();
-    if (res?.status === 200) return server;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** How long a process may take to listen: starts on a loaded two-core machine took over a minute. */
+const START_TIMEOUT_MS = 240_000;
 
-/** A peer (`node bench/peers/<file>`), ready once it prints `… listening on <url>`. */
-async function startPeer(file: string, env: Record<string, string>): Promise<Running> {
-  const child = new Deno.Command("node", {
-    args: [`${HERE}${file}`],
+/**
+ * Spawns `cmd args` in the repository with exactly `env` (plus the caller's non-SVC_ variables),
+ * ready once a line of its output matches `listening` (group 1: its address).
+ */
+async function spawnListening(
+  cmd: string,
+  cmdArgs: string[],
+  env: Record<string, string>,
+  listening: RegExp,
+): Promise<Running> {
+  const child = new Deno.Command(cmd, {
+    args: cmdArgs,
     cwd: ROOT,
-    env: { ...env, PORT: "0", NODE_ENV: "production" },
+    env: childEnv(env),
+    clearEnv: true,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
   const { promise, resolve, reject } = Promise.withResolvers<string>();
   const stdout = collect(child.stdout, (line) => {
-    const match = / listening on (http:\/\/\S+)$/.exec(line);
+    const match = listening.exec(logMessage(line));
     if (match) resolve(match[1]);
   });
   const stderr = collect(child.stderr);
   child.status.then(async (status) =>
-    reject(new Error(`${file} exited with ${status.code}:\n${await stdout}\n${await stderr}`))
+    reject(new Error(`${cmdArgs.join(" ")} exited with ${status.code}:\n${await stdout}\n${await stderr}`))
   );
-  const timer = setTimeout(() => reject(new Error(`${file}: no address within 60 s`)), 60_000);
+  const timer = setTimeout(
+    () => reject(new Error(`${cmdArgs.join(" ")}: no address within ${START_TIMEOUT_MS} ms`)),
+    START_TIMEOUT_MS,
+  );
   try {
     const url = await promise;
     return {
@@ -154,10 +158,40 @@ async function startPeer(file: string, env: Record<string, string>): Promise<Run
     try {
       child.kill("SIGKILL");
     } catch { /* exited */ }
+    await child.status;
     throw err;
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** `svc start` on the bench's runtime (the Deno binary itself, not npm's wrapper, so RSS is svc's). */
+async function startSvc(env: Record<string, string>, runtime = SVC_RUNTIME): Promise<Running> {
+  const command = runtime === "node"
+    ? ["node", await svcNodeBundle()]
+    : [Deno.execPath(), "run", "-A", "cli/deno.ts"];
+  const server = await spawnListening(
+    command[0],
+    [...command.slice(1), "start"],
+    { SVC_PORT: "0", ...env },
+    LISTENING_LINE,
+  );
+  for (;;) {
+    const res = await fetch(`${server.url}/readyz`).catch(() => null);
+    await res?.body?.cancel();
+    if (res?.status === 200) return server;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** A peer (`node bench/peers/<file>`), ready once it prints `… listening on <url>`. */
+function startPeer(file: string, env: Record<string, string>): Promise<Running> {
+  return spawnListening(
+    "node",
+    [`${HERE}${file}`],
+    { ...env, PORT: "0", NODE_ENV: "production" },
+    / listening on (http:\/\/\S+)$/,
+  );
 }
 
 /** Better Auth on a new database of its own (migrated at its start); `stop()` also drops it. */
@@ -326,7 +360,7 @@ async function prepareSvc(url: string) {
     );
   const admin = `Bearer ${(await login("root@example.test")).accessToken}`;
   const adminJson = { ...JSON_TYPE, Authorization: admin };
-  const emails = range(CLIENTS).map((i) => `user${i}@example.test`);
+  const emails = range(USERS).map((i) => `user${i}@example.test`);
   await inBatches(emails, 4, async (email) =>
     await expectJson(
       await call("/svc-admin/users", {
@@ -337,7 +371,9 @@ async function prepareSvc(url: string) {
       201,
       `svc create ${email}`,
     ));
-  const accessTokens: string[] = (await inBatches(emails, 4, login)).map((t) => t.accessToken);
+  // One session per client (client i signs in as user i mod USERS).
+  const accessTokens: string[] = (await inBatches(range(CLIENTS), 4, (i) => login(emails[i % USERS])))
+    .map((t) => t.accessToken);
 
   const client = await expectJson(
     await call("/svc-admin/oidc/clients", {
@@ -439,17 +475,29 @@ async function prepareSvc(url: string) {
 /** Better Auth's side: users, each with a session cookie. */
 async function prepareBetterAuth(url: string) {
   const call = (path: string, init: RequestInit = {}) => fetch(`${url}/api/auth${path}`, init);
-  const emails = range(CLIENTS).map((i) => `user${i}@example.test`);
-  const cookies = await inBatches(emails, 4, async (email) => {
+  const emails = range(USERS).map((i) => `user${i}@example.test`);
+  const sessionCookie = (res: Response) => {
+    const cookie = res.headers.getSetCookie().map((line) => line.split(";")[0]).join("; ");
+    if (!cookie.includes("session_token")) throw new Error("Better Auth: no session cookie");
+    return cookie;
+  };
+  await inBatches(emails, 4, async (email) => {
     const res = await call("/sign-up/email", {
       method: "POST",
       headers: JSON_TYPE,
       body: JSON.stringify({ email, password: PASSWORD, name: email }),
     });
     await expectJson(res, 200, `Better Auth sign-up ${email}`);
-    const cookie = res.headers.getSetCookie().map((line) => line.split(";")[0]).join("; ");
-    if (!cookie.includes("session_token")) throw new Error("Better Auth sign-up: no session cookie");
-    return cookie;
+  });
+  // One session per client (client i signs in as user i mod USERS), as on svc's side.
+  const cookies = await inBatches(range(CLIENTS), 4, async (i) => {
+    const res = await call("/sign-in/email", {
+      method: "POST",
+      headers: JSON_TYPE,
+      body: JSON.stringify({ email: emails[i % USERS], password: PASSWORD }),
+    });
+    await expectJson(res, 200, "Better Auth sign-in");
+    return sessionCookie(res);
   });
   return {
     whoAmI: async (i: number) => {
