@@ -1,8 +1,8 @@
 /**
  * svc beside its peers, in one run, through one load driver (`driver.ts`):
  *
- *     npx deno run -A bench/peers/run.ts            # the full run (about 6–9 minutes)
- *     npx deno run -A bench/peers/run.ts --quick    # shorter rounds, one idle sample (under 2 minutes)
+ *     npx deno run -A bench/peers/run.ts            # the full run (6–8 minutes at a load average of 13–20)
+ *     npx deno run -A bench/peers/run.ts --quick    # 1.5 s rounds, one idle sample read after 15 s
  *     npx deno run -A bench/peers/run.ts --node     # svc on Node (the `npm run build:node` bundle)
  *     npx deno run -A bench/peers/run.ts --docs     # also rewrite the table in docs/benchmarks.md
  *     npx deno run -A bench/peers/run.ts --json     # also print every round's figures as JSON
@@ -34,8 +34,13 @@
  *   a new data folder, svc on an empty Postgres database, Better Auth after its migrations,
  *   oidc-provider), the process and its children, read `--idle-seconds` after each is ready (65 by
  *   default: svc's password worker, which made the dummy hash at boot, stops after 60 idle seconds,
- *   and V8 gives freed pages back about 30 s after a process goes quiet). All of them are started at
- *   once, `--rounds` of each (one with `--quick`), and the median is reported.
+ *   and V8 gives freed pages back about 30 s after a process goes quiet). `--idle-samples` of each
+ *   (3; 1 with `--quick`) are started one after the other and wait side by side, while the throughput
+ *   servers start and get their users; the median is reported, with the lowest and highest.
+ *
+ * Other options: `--rounds`, `--seconds` (per round), `--sign-in-seconds`, `--clients`,
+ * `--sign-in-clients`, `--idle-seconds`, `--idle-samples`. Every figure comes with the 1-minute load
+ * average at the start of its workload: on a shared two-core machine read the ratios, not the rates.
  *
  * @module
  */
@@ -611,9 +616,14 @@ function markdown(r: Results, svcName: string): string {
       spread(m.rates[peer])
     } | ${fmtRatio(svc / other)} |`;
   };
-  const idle = Object.fromEntries(
-    Object.entries(r.idle).map(([name, xs]) => [name, median(xs)]),
-  ) as Record<IdleName, number>;
+  const mib = (xs: readonly number[]) =>
+    `${fmtMiB(median(xs))}${
+      xs.length > 1 ? ` (${Math.round(Math.min(...xs))}–${Math.round(Math.max(...xs))})` : ""
+    }`;
+  const rss = (svc: string, svcXs: number[], peer: string, peerXs: number[]) =>
+    `| idle RSS, defaults, fresh start: ${svc} | ${mib(svcXs)} | ${peer} ${mib(peerXs)} | ${
+      fmtRatio(median(svcXs) / median(peerXs))
+    } |`;
   return [
     `| workload | svc (${svcName}) | peer, same run | svc ÷ peer |`,
     "| --- | ---: | ---: | ---: |",
@@ -633,15 +643,9 @@ function markdown(r: Results, svcName: string): string {
       "oidc-provider",
     ),
     row(`\`client_credentials\`, ${CLIENTS} clients (JWT)`, r.clientCredentials, "oidc-provider"),
-    `| idle RSS, defaults, fresh start: svc embedded (PGlite, ${svcName}) | ${
-      fmtMiB(idle.svcEmbedded)
-    } | Better Auth ${fmtMiB(idle.betterAuth)} | ${fmtRatio(idle.svcEmbedded / idle.betterAuth)} |`,
-    `| idle RSS, defaults, fresh start: svc on Postgres (${svcName}) | ${
-      fmtMiB(idle.svcPostgres)
-    } | Better Auth ${fmtMiB(idle.betterAuth)} | ${fmtRatio(idle.svcPostgres / idle.betterAuth)} |`,
-    `| idle RSS, defaults, fresh start: svc on Postgres (${svcName}) | ${
-      fmtMiB(idle.svcPostgres)
-    } | oidc-provider ${fmtMiB(idle.oidcProvider)} | ${fmtRatio(idle.svcPostgres / idle.oidcProvider)} |`,
+    rss(`svc embedded (PGlite, ${svcName})`, r.idle.svcEmbedded, "Better Auth", r.idle.betterAuth),
+    rss(`svc on Postgres (${svcName})`, r.idle.svcPostgres, "Better Auth", r.idle.betterAuth),
+    rss(`svc on Postgres (${svcName})`, r.idle.svcPostgres, "oidc-provider", r.idle.oidcProvider),
   ].join("\n");
 }
 
