@@ -734,8 +734,8 @@ if (import.meta.main) {
     const footer = [
       `Measured ${date} by \`npx deno run -A bench/peers/run.ts${QUICK ? " --quick" : ""}${
         SVC_RUNTIME === "node" ? " --node" : ""
-      }\` (whole run ${elapsed()}): ${machineLine}. Load average (1 min) ${
-        loads.map((l) => `${l.load.toFixed(2)} at ${l.at}`).join(", ")
+      }\` (whole run ${elapsed()}): ${machineLine}. Load average (1 min): ${
+        loads.map((l) => `${l.at} ${l.load.toFixed(2)}`).join(", ")
       }.`,
       `Rates are medians of ${ROUNDS} rounds per side (the slowest and fastest round in parentheses), the rounds ` +
       `alternating svc and the peer, ${SECONDS} s each (${SIGN_IN_SECONDS} s for sign-ins), through one ` +
