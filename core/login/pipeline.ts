@@ -37,7 +37,7 @@ import type { MailLocale } from "../mail/catalogue.ts";
 import type { AbuseGate } from "../abuse/gate.ts";
 import { BREAK_GLASS_EVENTS, MFA_LEVEL_BREAK_GLASS } from "../break-glass/kinds.ts";
 import type { Clock } from "../clock.ts";
-import type { KnownDevices } from "../devices/known-devices.ts";
+import { KnownDevices } from "../devices/known-devices.ts";
 import { fromBase64Url } from "../encoding.ts";
 import type { EmitInTransaction, EventOrigin } from "../events/publisher.ts";
 import type { SvcEvent } from "../events/sink.ts";
@@ -45,13 +45,13 @@ import type { EmailOtpService } from "../mfa/email-otp.ts";
 import type { RecoveryCodeService } from "../mfa/recovery-codes.ts";
 import type { PasswordService } from "../passwords/service.ts";
 import type { RiskDecision, RiskGate, RiskSignal } from "../risk/gate.ts";
+import { loginHistoryOf } from "../risk/providers.ts";
 import type { SignInInput } from "../sessions/service.ts";
 import { InvalidTokenError } from "../tokens/errors.ts";
 import type { TokenService } from "../tokens/service.ts";
 import type { TotpService } from "../totp/service.ts";
 import { ForbiddenError } from "../errors.ts";
 import { resolveOrganizationReference } from "./organization-reference.ts";
-import type { Realm } from "../storage/realms.ts";
 import type { User } from "../storage/users.ts";
 import type { Storage } from "../storage/storage.ts";
 import {
@@ -206,6 +206,12 @@ export interface LoginPipelineDeps {
   readonly clock: Clock;
   /** Tells the account that a sign-in with its right password was blocked (the alert mail); failures are reported, never answered. */
   readonly onRiskBlock?: (alert: RiskBlockAlert) => Promise<void>;
+  /**
+   * Whether the risk gate's login history is `storage.loginHistory` (the default), which the
+   * sign-in's one read already holds; false when the gate was given another history, which it
+   * then asks itself.
+   */
+  readonly historyInStorage?: boolean;
   /** Told about failures that do not fail the login (a rehash or event that could not be stored). */
   readonly onError?: (message: string, error: unknown) => void;
 }
@@ -231,16 +237,23 @@ export class LoginPipeline {
     const d = this.#d;
     const ip = request.ip ?? null;
     const audience = await this.#audience(request.audience ?? null);
-    const realm = await this.#realm(request.realm ?? null);
-    const realmId = realm?.id ?? null;
-    // The account is read first (no side effect, and the same read whether or not it exists) so
-    // that the abuse gate knows a break-glass account, which strangers must not lock out.
-    const user = realm === null ? null : await d.storage.users.findByEmail(realm.id, request.email);
+    // Everything the sign-in reads (realm, account, credential, device, login history, enrolled
+    // factors) is read first, in one statement: reads only, with no side effect, and the same
+    // statement whether or not the account exists; the abuse gate learns from it whether the
+    // account is a break-glass one, which strangers must not lock out. No password work and no
+    // count happens before the gate.
+    const read = await d.storage.signIns.read({
+      realm: request.realm ?? null,
+      email: request.email,
+      deviceHash: request.deviceId ? KnownDevices.fingerprintHash(request.deviceId) : null,
+    });
+    const realmId = read.realm?.id ?? null;
+    const user = read.user;
     const attempt = {
       ip: ip ?? UNKNOWN_IP,
       identifier: request.email,
       realmId,
-      breakGlassStamp: await this.#breakGlassStamp(user),
+      breakGlassStamp: user !== null && user.isBreakGlass ? read.credentialStamp : null,
     };
 
     // 1. Abuse gate.
@@ -249,7 +262,7 @@ export class LoginPipeline {
     if (gate.outcome === "CaptchaRequired") throw new CaptchaRequiredError(gate.captcha!);
 
     // 2. User lookup (read above); a miss does the same argon2id work as a wrong password.
-    const credential = user === null ? null : await d.storage.passwordCredentials.get(user.id);
+    const credential = user === null ? null : read.credential;
     // From here on the attempt holds a lockout slot: every failure below keeps it.
     if (user === null || credential === null) {
       await d.passwords.verifyAgainstDummy(request.password);
@@ -340,6 +353,10 @@ export class LoginPipeline {
       orgId,
       ip,
       deviceId: request.deviceId ?? null,
+      prefetched: {
+        deviceKnown: read.deviceKnown,
+        ...(d.historyInStorage === false ? {} : { history: loginHistoryOf(read.history) }),
+      },
     });
     if (risk.outcome === "Block") {
       await this.#emit({
@@ -355,9 +372,8 @@ export class LoginPipeline {
     await d.abuse.release(attempt, gate);
 
     // 5. MFA step-up: TOTP when enrolled; else email OTP when enrolled, or when the risk gate asks.
-    const totpEnrolled = await d.totp.isEnrolled(user.id);
-    const emailOtpEnrolled = !totpEnrolled &&
-      await d.storage.emailOtpEnrollments.enrolledAt(user.id) !== null;
+    const totpEnrolled = read.totpConfirmed;
+    const emailOtpEnrolled = !totpEnrolled && read.emailOtpEnrolled;
     if (totpEnrolled || emailOtpEnrolled || risk.outcome === "StepUpMfa") {
       const factors: PendingFactor[] = [totpEnrolled ? "totp" : "email_otp"];
       // A registered passkey completes the login too, through POST /auth/passkey/mfa/verify.
@@ -634,12 +650,6 @@ export class LoginPipeline {
         return result.ok ? "ok" : result.outcome;
       }
     }
-  }
-
-  async #realm(realm: string | null): Promise<Realm | null> {
-    const realms = this.#d.storage.realms;
-    if (realm === null || realm === "") return await realms.getDefault();
-    return (await realms.get(realm)) ?? (await realms.getByName(realm));
   }
 
   /** svc itself (the issuer) when absent; otherwise an app of the app catalog. */
