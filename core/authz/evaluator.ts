@@ -11,7 +11,13 @@ import { SvcError } from "../errors.ts";
 import type { ConditionEnv } from "./condition.ts";
 import { SnapshotFormatError } from "./errors.ts";
 import { type CompiledGrant, compileGrant, type Grant, type InvalidGrant, isPlainObject } from "./grant.ts";
-import { buildGrantIndex, type GrantIndex, resolveCandidates, type Resolved } from "./index.ts";
+import {
+  buildGrantIndex,
+  type GrantIndex,
+  resolveCandidates,
+  type Resolved,
+  type RestrictedCheck,
+} from "./index.ts";
 import { parsePermissionId, type Scope } from "./permission.ts";
 
 /** The per-(user, organization) input of the evaluator. */
@@ -257,7 +263,7 @@ function judge(grant: CompiledGrant, scope: Scope, subject: CompiledSubject, che
 }
 
 /** Condition step for one grant, with the reusable environment. */
-function conditionHolds(grant: CompiledGrant, subject: CompiledSubject, check: AccessCheck): boolean {
+function conditionHolds(grant: RestrictedCheck, subject: CompiledSubject, check: AccessCheck): boolean {
   const condition = grant.condition;
   if (condition === null) return true;
   ENV.subject = subject.bag;
@@ -279,7 +285,7 @@ function conditionHolds(grant: CompiledGrant, subject: CompiledSubject, check: A
  * team restriction, the `team` scope's team test, then the condition.
  */
 function anyRestrictedApplies(
-  grants: readonly CompiledGrant[],
+  grants: readonly RestrictedCheck[],
   teamScope: boolean,
   subjectTeamsMatch: boolean,
   subject: CompiledSubject,

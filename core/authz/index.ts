@@ -153,10 +153,45 @@ export interface Resolved {
   readonly plainDeny: boolean;
   /** Whether a matching Allow in the same sense exists. */
   readonly plainAllow: boolean;
-  /** The other matching Denies not pinned to another organization (team ids or a condition). */
-  readonly restrictedDenies: readonly CompiledGrant[];
+  /**
+   * The other matching Denies not pinned to another organization (team ids or a condition),
+   * compacted ({@link compactRestricted}): what decides whether one of them applies, in as few
+   * entries as that takes.
+   */
+  readonly restrictedDenies: readonly RestrictedCheck[];
   /** The other matching Allows in the same sense. */
-  readonly restrictedAllows: readonly CompiledGrant[];
+  readonly restrictedAllows: readonly RestrictedCheck[];
+}
+
+/** What the evaluator tests of a team-restricted or conditioned grant. @internal */
+export type RestrictedCheck = Pick<CompiledGrant, "teamIds" | "condition">;
+
+/**
+ * The restricted grants of one effect as the checks that decide whether any of them applies
+ * (issue 29: the cost of a check must not grow with the number of grants): the grants with
+ * team ids and no condition become one entry whose teams are the union of theirs (one of them
+ * applies exactly when the resource shares a team with the union), and grants with the same
+ * team ids and the same condition document are tested once. "Any applies" does not depend on
+ * the order, so the decision is unchanged; traces still judge every grant.
+ */
+export function compactRestricted(grants: readonly CompiledGrant[]): RestrictedCheck[] {
+  let union: Set<string> | null = null;
+  const seen = new Set<string>();
+  const out: RestrictedCheck[] = [];
+  for (const grant of grants) {
+    if (grant.condition === null && grant.teamIds !== null) {
+      union ??= new Set();
+      for (const team of grant.teamIds) union.add(team);
+      continue;
+    }
+    const teams = grant.teamIds === null ? null : [...grant.teamIds].sort();
+    const key = JSON.stringify([teams, grant.grant.condition ?? null]);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(grant);
+  }
+  if (union !== null) out.unshift(Object.freeze({ teamIds: union, condition: null }));
+  return out;
 }
 
 /**
@@ -197,7 +232,11 @@ export function resolveCandidates(
     positions: Object.freeze(slots.map((slot) => slot.position)),
     plainDeny: denies.some((grant) => inOrg(grant) && plain(grant)),
     plainAllow: allows.some((grant) => inOrg(grant) && plain(grant)),
-    restrictedDenies: Object.freeze(denies.filter((grant) => inOrg(grant) && !plain(grant))),
-    restrictedAllows: Object.freeze(allows.filter((grant) => inOrg(grant) && !plain(grant))),
+    restrictedDenies: Object.freeze(
+      compactRestricted(denies.filter((grant) => inOrg(grant) && !plain(grant))),
+    ),
+    restrictedAllows: Object.freeze(
+      compactRestricted(allows.filter((grant) => inOrg(grant) && !plain(grant))),
+    ),
   });
 }

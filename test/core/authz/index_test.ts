@@ -1,7 +1,12 @@
 /** The grant index: buckets by concrete service and action, wildcards apart; resolution. */
 import assert from "node:assert/strict";
 import { compileGrant, compileSubject, parsePermissionId } from "../../../core/authz/mod.ts";
-import { buildGrantIndex, forEachCandidateBucket, resolveCandidates } from "../../../core/authz/index.ts";
+import {
+  buildGrantIndex,
+  compactRestricted,
+  forEachCandidateBucket,
+  resolveCandidates,
+} from "../../../core/authz/index.ts";
 import { resolvePermission } from "../../../core/authz/evaluator.ts";
 
 const PATTERNS = [
@@ -44,7 +49,8 @@ Deno.test("resolution splits by effect, drops grants pinned elsewhere from the f
   assert.equal(resolved.plainDeny, true);
   assert.equal(resolved.plainAllow, true);
   assert.deepEqual(resolved.restrictedDenies, []);
-  assert.deepEqual(resolved.restrictedAllows, [grants[2]]);
+  // The team-restricted Allow without a condition: one entry holding the union of such teams.
+  assert.deepEqual(resolved.restrictedAllows, [{ teamIds: new Set(["t1"]), condition: null }]);
   const elsewhere = resolveCandidates(buildGrantIndex(grants), parsePermissionId("docs:org:read"), "o3");
   assert.equal(elsewhere.plainAllow, false);
   assert.equal(elsewhere.plainDeny, true);
@@ -63,4 +69,20 @@ Deno.test("a compiled subject memoizes resolution per permission text, bounded",
   for (let i = 0; i < 3000; i++) resolvePermission(subject, `s${i}:global:a`);
   assert.ok(subject.resolved.size <= 2048);
   assert.equal(resolvePermission(subject, "s2999:global:a").ordered.length, 1);
+});
+
+Deno.test("restricted grants compact: team-only grants into one union, identical conditions once (issue 29)", () => {
+  const condition = { version: 1, condition: { op: "eq", attr: "context.mfa", value: true } };
+  const grants = [
+    { pattern: "docs:org:read", effect: "Allow" as const, teamIds: ["t1"], source: "" },
+    { pattern: "docs:org:read", effect: "Allow" as const, teamIds: ["t2", "t3"], source: "" },
+    { pattern: "docs:org:read", effect: "Allow" as const, condition, source: "a" },
+    { pattern: "docs:org:read", effect: "Allow" as const, condition, source: "b" },
+    { pattern: "docs:org:read", effect: "Allow" as const, teamIds: ["t1"], condition, source: "c" },
+  ].map(compileGrant);
+  const compact = compactRestricted(grants);
+  assert.equal(compact.length, 3);
+  assert.deepEqual(compact[0], { teamIds: new Set(["t1", "t2", "t3"]), condition: null });
+  assert.equal(compact[1], grants[2]);
+  assert.equal(compact[2], grants[4]);
 });
