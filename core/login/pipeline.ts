@@ -54,6 +54,7 @@ import { ForbiddenError } from "../errors.ts";
 import { resolveOrganizationReference } from "./organization-reference.ts";
 import type { User } from "../storage/users.ts";
 import type { Storage } from "../storage/storage.ts";
+import type { SignInWrites, SignInWritten } from "../storage/security-events.ts";
 import {
   CaptchaRequiredError,
   InvalidMfaCodeError,
@@ -91,6 +92,15 @@ export interface SecurityEventWriter {
    * statements as it can (`EventPublisher.publish`); absent, `transaction` is used.
    */
   publish?(event: SvcEvent, origin?: EventOrigin): Promise<void>;
+  /**
+   * Records a sign-in's `login.succeeded` with the sign-in's other writes in one statement
+   * (`EventPublisher.publishSignIn`); absent, they are written one by one.
+   */
+  publishSignIn?(
+    event: SvcEvent,
+    origin: EventOrigin | undefined,
+    writes: SignInWrites,
+  ): Promise<SignInWritten>;
 }
 
 /** Where the request came from. */
@@ -148,6 +158,11 @@ export interface ReadyLogin {
   readonly factors: readonly string[];
   /** The risk gate's outcome and score, when it ran. */
   readonly risk: { readonly outcome: string; readonly score: number } | null;
+  /**
+   * Whether the request's device was a known device of the user when the sign-in read the
+   * account (then `completeSignIn` records it in the statement of `login.succeeded`).
+   */
+  readonly deviceKnown?: boolean;
 }
 
 /** A login waiting for its second factor. */
@@ -430,6 +445,7 @@ export class LoginPipeline {
       origin: request,
       factors: [PASSWORD_AMR],
       risk: { outcome: risk.outcome, score: risk.score },
+      deviceKnown: read.deviceKnown,
     };
   }
 
@@ -519,29 +535,24 @@ export class LoginPipeline {
     const d = this.#d;
     const { user, origin } = login;
     const ip = origin.ip ?? null;
-    await d.abuse.recordSuccess({
+    const attempt = {
       ip: ip ?? UNKNOWN_IP,
       identifier: user.email,
       realmId: user.realmId,
       breakGlassStamp: await this.#breakGlassStamp(user),
-    });
-    let newDevice = false;
-    if (origin.deviceId) {
-      try {
-        newDevice = (await d.devices.recordLogin({
-          userId: user.id,
-          realmId: user.realmId,
-          orgId: login.signIn.orgId ?? null,
-          fingerprint: origin.deviceId,
-          description: describeDevice(origin.userAgent),
-          ip,
-          locale: origin.locale ?? null,
-        })).isNew;
-      } catch (error) {
-        d.onError?.(`login: device of user ${user.id} not recorded`, error);
+    };
+    const sighting = origin.deviceId
+      ? {
+        userId: user.id,
+        realmId: user.realmId,
+        orgId: login.signIn.orgId ?? null,
+        fingerprint: origin.deviceId,
+        description: describeDevice(origin.userAgent),
+        ip,
+        locale: origin.locale ?? null,
       }
-    }
-    await this.#emit({
+      : null;
+    const succeeded = (newDevice: boolean): Omit<SvcEvent, "occurredAt"> => ({
       kind: LOGIN_EVENTS.succeeded,
       realmId: user.realmId,
       userId: user.id,
@@ -554,7 +565,50 @@ export class LoginPipeline {
         newDevice,
         risk: login.risk,
       },
-    }, origin);
+    });
+    // One statement (issue 29): the failures cleared, the device's last-seen time moved and
+    // `login.succeeded` recorded, when the counters are in svc storage and the device (if any)
+    // was known when the sign-in read the account (a new device takes the path below, which tells
+    // from its insert whether it is new). Should that statement fail, the path below runs.
+    const counterKey = d.abuse.successCounterKey(attempt);
+    if (
+      d.events.publishSignIn !== undefined && counterKey !== null &&
+      (sighting === null || login.deviceKnown === true)
+    ) {
+      try {
+        const written = await d.events.publishSignIn(
+          { ...succeeded(false), occurredAt: d.clock.now() },
+          { ipAddress: ip, deviceDescription: describeDevice(origin.userAgent) },
+          {
+            clearCounter: counterKey,
+            device: sighting === null ? null : {
+              userId: user.id,
+              fingerprintHash: KnownDevices.fingerprintHash(sighting.fingerprint),
+              description: sighting.description,
+            },
+          },
+        );
+        // The device was forgotten between the read and this statement: a first sighting again.
+        if (sighting !== null && written.device?.isNew === true) {
+          await d.devices.announceNew(sighting, written.device.record).catch((error) =>
+            d.onError?.(`login: device of user ${user.id} not announced`, error)
+          );
+        }
+        return;
+      } catch (error) {
+        d.onError?.(`login: sign-in of user ${user.id} not recorded in one statement`, error);
+      }
+    }
+    await d.abuse.recordSuccess(attempt);
+    let newDevice = false;
+    if (sighting !== null) {
+      try {
+        newDevice = (await d.devices.recordLogin(sighting)).isNew;
+      } catch (error) {
+        d.onError?.(`login: device of user ${user.id} not recorded`, error);
+      }
+    }
+    await this.#emit(succeeded(newDevice), origin);
   }
 
   /**

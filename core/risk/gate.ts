@@ -291,7 +291,8 @@ export class RiskGate {
       return { name: "new_device", fired: true, weight, detail: { reason: "no_device_id" } };
     }
     try {
-      const known = context.prefetched?.deviceKnown ?? await devices.isKnown(context.userId, context.deviceId);
+      const known = context.prefetched?.deviceKnown ??
+        await devices.isKnown(context.userId, context.deviceId);
       return { name: "new_device", fired: !known, weight, detail: {} };
     } catch (error) {
       return { name: "new_device", fired: false, weight, detail: errorDetail(error) };

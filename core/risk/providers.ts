@@ -71,7 +71,9 @@ export interface LoginHistory {
  * sign-in reads with the account): the same answers the store gives, without a read.
  */
 export function loginHistoryOf(
-  row: { readonly lastAt: number; readonly lastIp: string | null; readonly recentMs: readonly number[] } | null,
+  row:
+    | { readonly lastAt: number; readonly lastIp: string | null; readonly recentMs: readonly number[] }
+    | null,
 ): LoginHistory {
   return {
     lastLogin: () => Promise.resolve(row === null ? null : { at: row.lastAt, ip: row.lastIp }),

@@ -20,7 +20,9 @@ import { isUuid } from "../../core/ids.ts";
 import { LockClass, lockForTransaction } from "./advisory-locks.ts";
 
 /** A `password_credentials` row as a record. */
-export function passwordCredentialFromRow(row: Selectable<PasswordCredentialsTable>): PasswordCredentialRecord {
+export function passwordCredentialFromRow(
+  row: Selectable<PasswordCredentialsTable>,
+): PasswordCredentialRecord {
   return {
     id: row.id,
     userId: row.user_id,

@@ -89,11 +89,9 @@ export function createSqlSignInReadStore(db: Executor): SignInReadStore {
       const user = row.u_id === null
         ? null
         : userFromRow(unprefixed<Selectable<Database["users"]>>(row, "u_", USER_COLUMNS));
-      const credential = row.c_id === null
-        ? null
-        : passwordCredentialFromRow(
-          unprefixed<Selectable<Database["password_credentials"]>>(row, "c_", CREDENTIAL_COLUMNS),
-        );
+      const credential = row.c_id === null ? null : passwordCredentialFromRow(
+        unprefixed<Selectable<Database["password_credentials"]>>(row, "c_", CREDENTIAL_COLUMNS),
+      );
       const lastAt = row.h_last_at as Date | null;
       return {
         realm,
