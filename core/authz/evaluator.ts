@@ -202,7 +202,14 @@ const RESOLVED_LIMIT = 2048;
 export function resolvePermission(subject: CompiledSubject, permission: string): Resolved {
   const hit = subject.resolved.get(permission);
   if (hit !== undefined) return hit;
-  const resolved = resolveCandidates(subject.index, parsePermissionId(permission), subject.orgId);
+  // A condition that reads the subject only is decided once, here, for this compiled subject.
+  const resolved = resolveCandidates(
+    subject.index,
+    parsePermissionId(permission),
+    subject.orgId,
+    (condition) =>
+      condition.evaluate({ subject: subject.bag, resource: EMPTY_OBJECT, context: EMPTY_OBJECT }),
+  );
   if (subject.resolved.size < RESOLVED_LIMIT) subject.resolved.set(permission, resolved);
   return resolved;
 }

@@ -8,6 +8,7 @@ import {
   resolveCandidates,
 } from "../../../core/authz/index.ts";
 import { resolvePermission } from "../../../core/authz/evaluator.ts";
+import type { CompiledCondition } from "../../../core/authz/condition.ts";
 
 const PATTERNS = [
   "docs:org:read", // 0 exact
@@ -80,9 +81,28 @@ Deno.test("restricted grants compact: team-only grants into one union, identical
     { pattern: "docs:org:read", effect: "Allow" as const, condition, source: "b" },
     { pattern: "docs:org:read", effect: "Allow" as const, teamIds: ["t1"], condition, source: "c" },
   ].map(compileGrant);
-  const compact = compactRestricted(grants);
+  const { checks: compact, plain } = compactRestricted(grants);
+  assert.equal(plain, false);
   assert.equal(compact.length, 3);
   assert.deepEqual(compact[0], { teamIds: new Set(["t1", "t2", "t3"]), condition: null });
   assert.equal(compact[1], grants[2]);
   assert.equal(compact[2], grants[4]);
+  // A condition on the subject alone is decided once: true makes the grant plain (or team-only),
+  // false drops it; conditions on the resource or the context stay.
+  const bySubject = [
+    { version: 1, condition: { op: "eq", attr: "subject.level", value: 3 } },
+    { version: 1, condition: { op: "eq", attr: "subject.level", value: { ref: "context.level" } } },
+  ];
+  const subjectGrants = [
+    { pattern: "docs:org:read", effect: "Allow" as const, condition: bySubject[0], source: "" },
+    { pattern: "docs:org:read", effect: "Allow" as const, condition: bySubject[1], source: "" },
+  ].map(compileGrant);
+  const holds = (level: number) => (c: CompiledCondition) =>
+    c.evaluate({ subject: { level }, resource: {}, context: {} });
+  const yes = compactRestricted(subjectGrants, holds(3));
+  assert.equal(yes.plain, true);
+  assert.deepEqual(yes.checks, [subjectGrants[1]]);
+  const no = compactRestricted(subjectGrants, holds(2));
+  assert.equal(no.plain, false);
+  assert.deepEqual(no.checks, [subjectGrants[1]]);
 });
