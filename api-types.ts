@@ -388,12 +388,7 @@ export type {
   SessionRecord,
   SessionStore,
 } from "./core/storage/sessions.ts";
-export type {
-  SignInHistory,
-  SignInLookup,
-  SignInReadStore,
-  SignInRecord,
-} from "./core/storage/sign-ins.ts";
+export type { SignInHistory, SignInLookup, SignInReadStore, SignInRecord } from "./core/storage/sign-ins.ts";
 export type {
   ShadowComparisonInput,
   ShadowComparisonStore,
