@@ -259,12 +259,12 @@ export class SessionService {
     input: SignInInput,
     options: { readonly refresh: boolean },
   ): Promise<CreatedSession> {
-    const { random, clock } = this.#o;
+    const { random } = this.#o;
     const orgId = input.orgId ?? null;
     if (orgId !== null && !await storage.organizations.isMember(orgId, input.userId)) {
       throw new ForbiddenError("You are not a member of this organization.");
     }
-    const session = await storage.sessions.create({
+    const newSession = {
       realmId: input.realmId,
       userId: input.userId,
       mfa: input.mfa,
@@ -273,25 +273,26 @@ export class SessionService {
       impersonationId: input.impersonation?.impersonationId ?? null,
       idleTimeoutMs: this.#o.idleTimeoutMs,
       absoluteTimeoutMs: this.#o.absoluteTimeoutMs,
-    });
+    };
     const audience = input.audience ?? this.#o.tokens.issuer;
     let refreshToken: string | null = null;
     let familyId: string | null = null;
+    let session: SessionRecord;
     if (options.refresh) {
+      // The session and its first refresh token: one statement (issue 29).
       const refresh = newRefreshToken(random);
       familyId = randomUuid(random);
-      await storage.refreshTokens.insert({
+      session = await storage.sessions.createWithRefreshToken(newSession, {
         tokenHash: refresh.hash,
         familyId,
-        sessionId: session.id,
-        userId: input.userId,
-        realmId: input.realmId,
         orgId,
         audience,
-        expiresAt: this.#refreshExpiry(session, clock.now()),
+        ttlMs: this.#o.refreshTokenTtlMs,
       });
       refreshToken = refresh.token;
       if (input.dpop?.bindRefresh) await storage.dpop.bindSession(session.id, input.dpop.jkt);
+    } else {
+      session = await storage.sessions.create(newSession);
     }
     return {
       session,
@@ -632,10 +633,6 @@ export class SessionService {
     });
     await this.announceEnded([{ id: record.sessionId, endedAt: this.#o.clock.now() }]);
     return revoked;
-  }
-
-  #refreshExpiry(session: SessionRecord, now: number): Date {
-    return new Date(Math.min(now + this.#o.refreshTokenTtlMs, session.absoluteExpiresAt.getTime()));
   }
 
   async #mintAccess(
