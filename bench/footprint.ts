@@ -86,7 +86,9 @@ async function load(url: string): Promise<void> {
   let left = REFRESHES;
   await Promise.all(distinct.map(async (first) => {
     let token = first;
-    while (left-- > 0) token = (await post(`${url}/auth/refresh`, { refreshToken: token })).refreshToken as string;
+    while (left-- > 0) {
+      token = (await post(`${url}/auth/refresh`, { refreshToken: token })).refreshToken as string;
+    }
   }));
 }
 

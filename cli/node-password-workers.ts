@@ -18,7 +18,11 @@ import process from "node:process";
 import { Worker } from "node:worker_threads";
 import type { PasswordHasher } from "../core/passwords/hasher.ts";
 import type { PasswordJobReply } from "../core/passwords/jobs.ts";
-import { defaultWorkerCount, type PasswordWorkerFactory, WorkerPoolPasswordHasher } from "../core/passwords/pool.ts";
+import {
+  defaultWorkerCount,
+  type PasswordWorkerFactory,
+  WorkerPoolPasswordHasher,
+} from "../core/passwords/pool.ts";
 import { createPasswordHasher } from "../core/passwords/create.ts";
 import { withNativeArgon2id } from "./native-argon2.ts";
 

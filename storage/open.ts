@@ -3,7 +3,6 @@
  * in a folder, the default) or postgres.js (a Postgres server). Both speak the
  * same Postgres dialect to the same schema, through kysely.
  */
-import type { PGlite } from "@electric-sql/pglite";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { Kysely, sql, type Transaction } from "kysely";

@@ -313,7 +313,9 @@ Deno.test("defaultWorkerCount: one per core, at least 1, at most MAX_DEFAULT_WOR
     fc.property(fc.oneof(fc.integer({ min: -4, max: 512 }), fc.double(), fc.constant(undefined)), (cores) => {
       const n = defaultWorkerCount(cores);
       assert.ok(Number.isInteger(n) && n >= 1 && n <= MAX_DEFAULT_WORKERS, `${n} for ${cores}`);
-      if (typeof cores === "number" && cores >= 1) assert.equal(n, Math.min(Math.floor(cores), MAX_DEFAULT_WORKERS));
+      if (typeof cores === "number" && cores >= 1) {
+        assert.equal(n, Math.min(Math.floor(cores), MAX_DEFAULT_WORKERS));
+      }
     }),
   );
   assert.equal(MAX_DEFAULT_WORKERS, 4);
