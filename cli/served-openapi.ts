@@ -29,8 +29,8 @@ export async function servedOpenApiDocument(): Promise<Record<string, unknown>> 
       SVC_PASSWORD_HASH_WORKERS: "1",
       SVC_MAINTENANCE_INTERVAL_SECONDS: "0",
     }),
-    serve(fetch) {
-      handler = (req) => fetch(req, { address: "127.0.0.1" });
+    serve(handle) {
+      handler = (req) => handle(req, { address: "127.0.0.1" });
       return Promise.resolve({ port: PORT, close: () => Promise.resolve() });
     },
     // Installed once the server is up: the signal that the handler serves the whole app.

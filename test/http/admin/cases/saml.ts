@@ -120,4 +120,29 @@ export const CASES: readonly AdminRouteCase[] = [
       return { path: await freshKey(admin) };
     },
   },
+  // Starting a test sign-in stores a short-lived flow record (like a sign-in in flight), not a change
+  // of anything an administrator manages: no audit entry, as for reads.
+  {
+    route: `POST ${BASE}/:connectionId/test-sign-in`,
+    mutates: false,
+    orgAdmin: false,
+    otherOrg: 403,
+    status: 201,
+    async prepare(admin) {
+      return {
+        path: `${BASE}/${await freshConnection(admin)}/test-sign-in`,
+        body: { returnTo: `${admin.bed.config.server.baseUrl}/svc-admin/ui/` },
+      };
+    },
+  },
+  {
+    route: `GET ${BASE}/:connectionId/test-sign-in`,
+    mutates: false,
+    orgAdmin: false,
+    otherOrg: 403,
+    status: 200,
+    async prepare(admin) {
+      return { path: `${BASE}/${await freshConnection(admin)}/test-sign-in` };
+    },
+  },
 ];
