@@ -886,6 +886,24 @@ export {
   PageQuerySchema,
   parseQuery,
 } from "./http/admin/kit.ts";
+/**
+ * Plugins' small shared helpers: admin routes' permission pairs (`scopedPermissions`,
+ * `globalPermissions`), a UUID route parameter or 404 (`uuidParam`), the fence on a record outside
+ * the caller's reach (`reaches`, `reachable`: 404) and a list's organization filter
+ * (`listedOrg`); for sign-in flows the browser's signed-in
+ * user (`signedInUser`) and the organization of a verified email domain
+ * (`verifiedDomainOrganization`).
+ */
+export {
+  globalPermissions,
+  listedOrg,
+  reachable,
+  reaches,
+  scopedPermissions,
+  signedInUser,
+  uuidParam,
+  verifiedDomainOrganization,
+} from "./plugins/kit.ts";
 /** The hosted pages' `returnTo` rule: an http(s) URL on an allowed origin, or a path of the page's origin. */
 export { allowedReturnTo } from "./console/account/return-to.ts";
 /** The organization record, and the domain kind (`EmailDomain`) whose verified rows route sign-in. */
