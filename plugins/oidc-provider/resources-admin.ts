@@ -19,9 +19,12 @@ import {
   bodyLimit,
   documented,
   errorResponses,
+  globalPermissions,
   IsoTimeSchema,
+  listBodyOf,
   NotFoundError,
   type OperationDoc,
+  pageOf,
   parseBody,
   type PermissionDefinition,
   type PluginContext,
@@ -52,8 +55,7 @@ export const PERMISSIONS: readonly PermissionDefinition[] = [
 
 const BASE = "/svc-admin/oidc/resources";
 const ITEM = `${BASE}/:resourceId`;
-const READ = [RESOURCES_READ, RESOURCES_MANAGE];
-const MANAGE = [RESOURCES_MANAGE];
+const { read: READ, manage: MANAGE } = globalPermissions(RESOURCES_READ, RESOURCES_MANAGE);
 const MAX_BODY_BYTES = 32 * 1024;
 
 const scopeName = v.pipe(
@@ -247,15 +249,8 @@ export function resourceAdminRoutes(ctx: PluginContext): RouteInstaller {
       const caller = await ctx.admin.fence(c, READ);
       const parsed = v.safeParse(PageQuerySchema, c.req.query());
       if (!parsed.success) throw new ValidationError(parsed.issues[0].message);
-      const offset = parsed.output.offset ?? 0;
-      const limit = parsed.output.limit ?? 50;
       const all = await resourceStore(ctx.sql).list(realmOf(caller.realmId));
-      return c.json({
-        items: all.slice(offset, offset + limit).map(resourceView),
-        offset,
-        limit,
-        total: all.length,
-      });
+      return c.json(listBodyOf(all, pageOf(parsed.output), resourceView));
     });
 
     app.post(BASE, bodyLimit(MAX_BODY_BYTES), async (c: Context) => {

@@ -21,10 +21,13 @@ import {
   clientJwksUriProblem,
   documented,
   errorResponses,
+  globalPermissions,
   IsoTimeSchema,
+  listBodyOf,
   NotFoundError,
   type OperationDoc,
   outboundPolicyFromConfig,
+  pageOf,
   parseBody,
   type PermissionDefinition,
   type PluginContext,
@@ -54,8 +57,7 @@ export const PERMISSIONS: readonly PermissionDefinition[] = [
 
 const BASE = "/svc-admin/workload/policies";
 const ITEM = `${BASE}/:policyId`;
-const READ = [POLICIES_READ, POLICIES_MANAGE];
-const MANAGE = [POLICIES_MANAGE];
+const { read: READ, manage: MANAGE } = globalPermissions(POLICIES_READ, POLICIES_MANAGE);
 const MAX_BODY_BYTES = 128 * 1024;
 
 const text = (name: string, max: number) =>
@@ -289,15 +291,8 @@ export function adminRoutes(ctx: PluginContext): RouteInstaller {
       const caller = await ctx.admin.fence(c, READ);
       const parsed = v.safeParse(PageQuerySchema, c.req.query());
       if (!parsed.success) throw new ValidationError(parsed.issues[0].message);
-      const offset = parsed.output.offset ?? 0;
-      const limit = parsed.output.limit ?? 50;
       const all = await policyStore(ctx.sql).list(realmOf(caller.realmId));
-      return c.json({
-        items: all.slice(offset, offset + limit).map(policyView),
-        offset,
-        limit,
-        total: all.length,
-      });
+      return c.json(listBodyOf(all, pageOf(parsed.output), policyView));
     });
 
     app.post(BASE, bodyLimit(MAX_BODY_BYTES), async (c: Context) => {
