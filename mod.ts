@@ -890,7 +890,7 @@ export {
  * Plugins' small shared helpers: admin routes' permission pairs (`scopedPermissions`,
  * `globalPermissions`), a UUID route parameter or 404 (`uuidParam`), the fence on a record outside
  * the caller's reach (`reaches`, `reachable`: 404) and a list's organization filter
- * (`listedOrg`); for sign-in flows the browser's signed-in
+ * (`listedOrg`), an update that changed nothing shown (`unchangedView`); for sign-in flows the browser's signed-in
  * user (`signedInUser`) and the organization of a verified email domain
  * (`verifiedDomainOrganization`).
  */
@@ -901,6 +901,7 @@ export {
   reaches,
   scopedPermissions,
   signedInUser,
+  unchangedView,
   uuidParam,
   verifiedDomainOrganization,
 } from "./plugins/kit.ts";

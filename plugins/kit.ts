@@ -4,7 +4,8 @@
  *
  * - the admin routes' permission pairs (`scopedPermissions`, `globalPermissions`), the 404 for
  *   an id that is no UUID (`uuidParam`) and the fence on a record outside the caller's reach
- *   (`reaches`, `reachable`), and a list's organization filter (`listedOrg`);
+ *   (`reaches`, `reachable`), a list's organization filter (`listedOrg`) and an update that changed nothing shown
+ *   (`unchangedView`);
  * - the browser's signed-in user for a request (`signedInUser`) and the organization whose
  *   verified email domain a domain is (`verifiedDomainOrganization`), for sign-in flows.
  *
@@ -160,4 +161,13 @@ export async function verifiedDomainOrganization(
 export function listedOrg(scope: FenceScope, requested: string | undefined): string | null {
   if (requested !== undefined && !covers(scope, requested)) throw hidden("organization");
   return scope.global ? requested ?? null : scope.orgId;
+}
+
+/**
+ * Whether an update left a record as the API shows it: `view` of `before` and of `after` are the
+ * same JSON apart from `updatedAt` (an identical repeat, which appends no audit entry).
+ */
+export function unchangedView<T>(view: (record: T) => object, before: T, after: T): boolean {
+  const shown = (record: T) => JSON.stringify({ ...view(record), updatedAt: null });
+  return shown(before) === shown(after);
 }

@@ -38,6 +38,7 @@ import {
   reaches,
   type RouteInstaller,
   scopedPermissions,
+  unchangedView,
   ValidationError,
 } from "../../mod.ts";
 import type { ClaimMapping, FederationProvider, ProviderStore } from "./providers.ts";
@@ -344,8 +345,9 @@ export function adminRoutes(f: Federation): RouteInstaller {
         });
         if (changed === null) throw hidden("provider");
         // An identical update changes nothing: no entry.
-        const shown = (p: FederationProvider) => JSON.stringify({ ...providerView(p), updatedAt: null });
-        if (!secretChanged && shown(before) === shown(changed)) return { value: changed, audit: null };
+        if (!secretChanged && unchangedView(providerView, before, changed)) {
+          return { value: changed, audit: null };
+        }
         return {
           value: changed,
           audit: {

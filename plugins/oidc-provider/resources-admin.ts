@@ -31,6 +31,7 @@ import {
   randomUuid,
   type RouteInstaller,
   SvcError,
+  unchangedView,
   ValidationError,
 } from "../../mod.ts";
 import {
@@ -240,9 +241,6 @@ export function resourceAdminRoutes(ctx: PluginContext): RouteInstaller {
     throw error;
   };
   const realmOf = (realmId: string) => realmId.toLowerCase();
-  const same = (a: ResourceRecord, b: ResourceRecord) =>
-    JSON.stringify({ ...resourceView(a), updatedAt: null }) ===
-      JSON.stringify({ ...resourceView(b), updatedAt: null });
 
   return documented((app) => {
     app.get(BASE, async (c: Context) => {
@@ -294,7 +292,7 @@ export function resourceAdminRoutes(ctx: PluginContext): RouteInstaller {
         const after = await store.update(realmId, id, fields, new Date(ctx.clock.now())).catch(taken);
         if (after === null) throw hidden();
         // An identical update changes nothing: no entry.
-        if (same(before, after)) return { value: after, audit: null };
+        if (unchangedView(resourceView, before, after)) return { value: after, audit: null };
         return {
           value: after,
           audit: {

@@ -44,6 +44,7 @@ import {
   scopedPermissions,
   sha256Hex,
   type Storage,
+  unchangedView,
   uuidParam,
   ValidationError,
 } from "../../mod.ts";
@@ -361,8 +362,7 @@ export function adminRoutes(
         const before = await visible(scope, found.id, tx);
         const changed = await store(tx).update(before.id, body, new Date(ctx.clock.now()));
         if (changed === null) throw hidden("connection");
-        const shown = (x: ScimConnection) => JSON.stringify({ ...view(x), updatedAt: null });
-        if (shown(before) === shown(changed)) {
+        if (unchangedView(view, before, changed)) {
           // Nothing changed: no entry (and the stored updatedAt goes back).
           await store(tx).update(before.id, {}, before.updatedAt);
           return { value: before, audit: null };

@@ -35,6 +35,7 @@ import {
   type RouteInstaller,
   type Storage,
   SvcError,
+  unchangedView,
   ValidationError,
 } from "../../mod.ts";
 import {
@@ -187,12 +188,6 @@ export function policyView(policy: TrustPolicy): v.InferOutput<typeof PolicySche
     createdAt: policy.createdAt.toISOString(),
     updatedAt: policy.updatedAt.toISOString(),
   };
-}
-
-/** An update left the policy as it was (its update time aside): an identical repeat. */
-function unchanged(before: TrustPolicy, after: TrustPolicy): boolean {
-  const shown = (policy: TrustPolicy) => JSON.stringify({ ...policyView(policy), updatedAt: null });
-  return shown(before) === shown(after);
 }
 
 const TAGS = ["Admin: workload federation"];
@@ -360,7 +355,7 @@ export function adminRoutes(ctx: PluginContext): RouteInstaller {
         const after = await store.update(realmId, id, fields, new Date(ctx.clock.now())).catch(taken);
         if (after === null) throw hidden();
         // An identical update changes nothing: no entry.
-        if (unchanged(before, after)) return { value: after, audit: null };
+        if (unchangedView(policyView, before, after)) return { value: after, audit: null };
         return {
           value: after,
           audit: {

@@ -8,6 +8,7 @@ import {
   reachable,
   reaches,
   scopedPermissions,
+  unchangedView,
   uuidParam,
 } from "../../plugins/kit.ts";
 
@@ -66,4 +67,13 @@ Deno.test("uuidParam: a UUID route parameter as given, anything else 404", async
     assert.equal(res.status, 404, bad);
     assert.equal(await res.text(), "No such thing.");
   }
+});
+
+Deno.test("unchangedView: the same view apart from updatedAt", () => {
+  type Row = { name: string; tags: string[]; updatedAt: Date };
+  const view = (r: Row) => ({ name: r.name, tags: [...r.tags], updatedAt: r.updatedAt.toISOString() });
+  const before: Row = { name: "a", tags: ["x", "y"], updatedAt: new Date(0) };
+  assert.equal(unchangedView(view, before, { ...before, updatedAt: new Date(1000) }), true);
+  assert.equal(unchangedView(view, before, { ...before, name: "b" }), false);
+  assert.equal(unchangedView(view, before, { ...before, tags: ["y", "x"] }), false);
 });
