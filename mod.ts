@@ -891,8 +891,8 @@ export {
  * `globalPermissions`), a UUID route parameter or 404 (`uuidParam`), the fence on a record outside
  * the caller's reach (`reaches`, `reachable`: 404) and a list's organization filter
  * (`listedOrg`), an update that changed nothing shown (`unchangedView`); for sign-in flows the browser's signed-in
- * user (`signedInUser`) and the organization of a verified email domain
- * (`verifiedDomainOrganization`).
+ * user (`signedInUser`), the organization of a verified email domain
+ * (`verifiedDomainOrganization`) and signing the browser in (`signInBrowser`).
  */
 export {
   globalPermissions,
@@ -901,6 +901,7 @@ export {
   reaches,
   scopedPermissions,
   signedInUser,
+  signInBrowser,
   unchangedView,
   uuidParam,
   verifiedDomainOrganization,

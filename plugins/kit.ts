@@ -6,18 +6,21 @@
  *   an id that is no UUID (`uuidParam`) and the fence on a record outside the caller's reach
  *   (`reaches`, `reachable`), a list's organization filter (`listedOrg`) and an update that changed nothing shown
  *   (`unchangedView`);
- * - the browser's signed-in user for a request (`signedInUser`) and the organization whose
- *   verified email domain a domain is (`verifiedDomainOrganization`), for sign-in flows.
+ * - for sign-in flows: the browser's signed-in user for a request (`signedInUser`), the
+ *   organization whose verified email domain a domain is (`verifiedDomainOrganization`), and
+ *   signing the browser in once the plugin has resolved the user (`signInBrowser`).
  *
  * @module
  */
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
+import type { IssuedTokens } from "../core/sessions/service.ts";
 import { EMAIL_DOMAIN, type Organization } from "../core/storage/organizations.ts";
 import type { User } from "../core/storage/users.ts";
 import { hidden } from "../http/admin/kit.ts";
-import { ACCESS_COOKIE } from "../http/auth/cookies.ts";
+import { ACCESS_COOKIE, setSessionCookies } from "../http/auth/cookies.ts";
 import { covers, type FenceScope } from "../http/auth/fence.ts";
+import { clientIp } from "../http/client-ip.ts";
 import type { PluginContext } from "./plugin.ts";
 
 /** The permissions of one capability for `PluginAdmin.scope`: realm-wide ones and the caller's organization's. */
@@ -170,4 +173,45 @@ export function listedOrg(scope: FenceScope, requested: string | undefined): str
 export function unchangedView<T>(view: (record: T) => object, before: T, after: T): boolean {
   const shown = (record: T) => JSON.stringify({ ...view(record), updatedAt: null });
   return shown(before) === shown(after);
+}
+
+/** Who a plugin's sign-in flow signs the browser in as (see {@link signInBrowser}). */
+export interface BrowserSignIn {
+  /** The realm the user signs in to. */
+  readonly realmId: string;
+  /** The user the flow resolved. */
+  readonly userId: string;
+  /** The MFA level the flow reached. */
+  readonly mfa: string;
+  /** The organization the sign-in belongs to: the session acts in it when the user is a member. */
+  readonly orgId: string;
+}
+
+/**
+ * Signs the browser in after a plugin's sign-in flow resolved the user: a session (acting in
+ * `orgId` when the user is a member of it, in none otherwise) recording the client address and
+ * device (User-Agent, at most 200 characters), and svc's session cookies set on the answer. The
+ * flow emits its own sign-in event.
+ */
+export async function signInBrowser(
+  ctx: Pick<PluginContext, "storage" | "sessions" | "cookies" | "svcConfig" | "random">,
+  c: Context,
+  input: BrowserSignIn,
+): Promise<IssuedTokens> {
+  const member = await ctx.storage.organizations.isMember(input.orgId, input.userId);
+  const issued = await ctx.sessions.signIn({
+    realmId: input.realmId,
+    userId: input.userId,
+    mfa: input.mfa,
+    orgId: member ? input.orgId : null,
+    ipAddress: clientIp(c),
+    deviceDescription: c.req.header("User-Agent")?.slice(0, 200) ?? null,
+  });
+  setSessionCookies(c, ctx.cookies, {
+    accessToken: issued.tokens.accessToken,
+    expiresIn: issued.tokens.expiresIn,
+    refreshToken: issued.tokens.refreshToken,
+    refreshMaxAge: ctx.svcConfig.tokens.refreshTokenTtlSeconds,
+  }, ctx.random);
+  return issued;
 }

@@ -25,15 +25,14 @@ import { getCookie, setCookie } from "hono/cookie";
 import * as v from "valibot";
 import {
   allowedReturnTo,
-  clientIp,
   constantTimeEqual,
   documented,
   EMAIL_DOMAIN,
   normalizeEmail,
   noStore,
   type RouteInstaller,
-  setSessionCookies,
   signedInUser,
+  signInBrowser,
   SvcError,
   type User,
   verifiedDomainOrganization,
@@ -355,21 +354,12 @@ async function callback(f: Federation, c: Context): Promise<Response> {
       nonce: state.nonce,
     });
     const user = await resolveUser(f, provider, claims, state.linkUserId);
-    const member = await f.ctx.storage.organizations.isMember(provider.orgId, user.id);
-    const issued = await f.ctx.sessions.signIn({
+    const issued = await signInBrowser(f.ctx, c, {
       realmId: provider.realmId,
       userId: user.id,
       mfa: FEDERATED_MFA_LEVEL,
-      orgId: member ? provider.orgId : null,
-      ipAddress: clientIp(c),
-      deviceDescription: c.req.header("User-Agent")?.slice(0, 200) ?? null,
+      orgId: provider.orgId,
     });
-    setSessionCookies(c, f.ctx.cookies, {
-      accessToken: issued.tokens.accessToken,
-      expiresIn: issued.tokens.expiresIn,
-      refreshToken: issued.tokens.refreshToken,
-      refreshMaxAge: f.ctx.svcConfig.tokens.refreshTokenTtlSeconds,
-    }, f.ctx.random);
     f.ctx.events.emit({
       kind: FEDERATION_EVENTS.signIn,
       occurredAt: f.ctx.clock.now(),

@@ -34,15 +34,14 @@ import * as v from "valibot";
 import {
   allowedReturnTo,
   bodyLimit,
-  clientIp,
   constantTimeEqual,
   documented,
   EMAIL_DOMAIN,
   normalizeEmail,
   noStore,
   type RouteInstaller,
-  setSessionCookies,
   signedInUser,
+  signInBrowser,
   SvcError,
   type User,
   verifiedDomainOrganization,
@@ -516,21 +515,12 @@ async function acs(s: Saml, c: Context): Promise<Response> {
       return c.redirect(test.returnTo, 303);
     }
     const user = await resolveUser(s, connection, assertion, linkUserId);
-    const member = await s.ctx.storage.organizations.isMember(connection.orgId, user.id);
-    const issued = await s.ctx.sessions.signIn({
+    const issued = await signInBrowser(s.ctx, c, {
       realmId: connection.realmId,
       userId: user.id,
       mfa: SAML_MFA_LEVEL,
-      orgId: member ? connection.orgId : null,
-      ipAddress: clientIp(c),
-      deviceDescription: c.req.header("User-Agent")?.slice(0, 200) ?? null,
+      orgId: connection.orgId,
     });
-    setSessionCookies(c, s.ctx.cookies, {
-      accessToken: issued.tokens.accessToken,
-      expiresIn: issued.tokens.expiresIn,
-      refreshToken: issued.tokens.refreshToken,
-      refreshMaxAge: s.ctx.svcConfig.tokens.refreshTokenTtlSeconds,
-    }, s.ctx.random);
     s.ctx.events.emit({
       kind: SAML_EVENTS.signIn,
       occurredAt: s.ctx.clock.now(),
