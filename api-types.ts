@@ -494,4 +494,5 @@ export type { JsonLimits } from "./core/json-limits.ts";
 export type { RawSqlStore } from "./core/storage/raw-sql.ts";
 export type { ListBody, OptionalNumberParam, Page } from "./http/admin/kit.ts";
 export type { InstalledPlugin } from "./plugins/host.ts";
+export type { BrowserSignIn, GlobalPermissions, ScopedPermissions, ScopePermissions } from "./plugins/kit.ts";
 export type { NumberOrDigits } from "./plugins/settings.ts";

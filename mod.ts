@@ -886,6 +886,26 @@ export {
   PageQuerySchema,
   parseQuery,
 } from "./http/admin/kit.ts";
+/**
+ * Plugins' small shared helpers: admin routes' permission pairs (`scopedPermissions`,
+ * `globalPermissions`), a UUID route parameter or 404 (`uuidParam`), the fence on a record outside
+ * the caller's reach (`reaches`, `reachable`: 404) and a list's organization filter
+ * (`listedOrg`), an update that changed nothing shown (`unchangedView`); for sign-in flows the browser's signed-in
+ * user (`signedInUser`), the organization of a verified email domain
+ * (`verifiedDomainOrganization`) and signing the browser in (`signInBrowser`).
+ */
+export {
+  globalPermissions,
+  listedOrg,
+  reachable,
+  reaches,
+  scopedPermissions,
+  signedInUser,
+  signInBrowser,
+  unchangedView,
+  uuidParam,
+  verifiedDomainOrganization,
+} from "./plugins/kit.ts";
 /** The hosted pages' `returnTo` rule: an http(s) URL on an allowed origin, or a path of the page's origin. */
 export { allowedReturnTo } from "./console/account/return-to.ts";
 /** The organization record, and the domain kind (`EmailDomain`) whose verified rows route sign-in. */

@@ -20,13 +20,13 @@
 import * as v from "valibot";
 import {
   checkOutboundUrl,
-  covers,
   documented,
   errorResponses,
   type FenceScope,
   hidden,
   IsoTimeSchema,
   listBodyOf,
+  listedOrg,
   listSchema,
   type OperationDoc,
   outboundPolicyFromConfig,
@@ -34,17 +34,17 @@ import {
   pageOf,
   parseBody,
   parseQuery,
+  reachable,
+  reaches,
   type RouteInstaller,
+  scopedPermissions,
+  unchangedView,
   ValidationError,
 } from "../../mod.ts";
 import type { ClaimMapping, FederationProvider, ProviderStore } from "./providers.ts";
 import { type Federation, PERMISSIONS } from "./shared.ts";
 
-const READ = {
-  global: [PERMISSIONS.readGlobal, PERMISSIONS.manageGlobal],
-  org: [PERMISSIONS.readOrg, PERMISSIONS.manageOrg],
-};
-const MANAGE = { global: [PERMISSIONS.manageGlobal], org: [PERMISSIONS.manageOrg] };
+const { read: READ, manage: MANAGE } = scopedPermissions(PERMISSIONS);
 const BASE = "/svc-admin/federation/providers";
 const ITEM = `${BASE}/:providerId`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -256,14 +256,8 @@ const OPERATIONS: readonly OperationDoc[] = [
 export function adminRoutes(f: Federation): RouteInstaller {
   const { ctx } = f;
 
-  const visible = async (scope: FenceScope, id: string, providers: ProviderStore = f.providers) => {
-    const provider = await providers.get(id);
-    if (provider === null || provider.realmId !== scope.principal.realmId.toLowerCase()) {
-      throw hidden("provider");
-    }
-    if (!covers(scope, provider.orgId)) throw hidden("provider");
-    return provider;
-  };
+  const visible = async (scope: FenceScope, id: string, providers: ProviderStore = f.providers) =>
+    reachable(scope, await providers.get(id), "provider");
 
   const mapping = (m: { email: string; name: string; attributes: Record<string, string> }): ClaimMapping => ({
     email: m.email,
@@ -290,8 +284,7 @@ export function adminRoutes(f: Federation): RouteInstaller {
     app.get(BASE, async (c) => {
       const scope = await ctx.admin.scope(c, READ);
       const query = parseQuery(c, ListProvidersQuerySchema);
-      const orgId = scope.global ? query.orgId ?? null : scope.orgId;
-      if (query.orgId !== undefined && !covers(scope, query.orgId)) throw hidden("organization");
+      const orgId = listedOrg(scope, query.orgId);
       const all = await f.providers.list(scope.principal.realmId.toLowerCase(), orgId);
       return c.json(listBodyOf(all, pageOf(query), providerView));
     });
@@ -301,9 +294,7 @@ export function adminRoutes(f: Federation): RouteInstaller {
       const body = await parseBody(c, CreateProviderSchema);
       checkIssuer(body.issuer);
       const org = await ctx.storage.organizations.get(body.orgId);
-      if (org === null || org.realmId !== scope.principal.realmId.toLowerCase() || !covers(scope, org.id)) {
-        throw hidden("organization");
-      }
+      if (org === null || !reaches(scope, org.realmId, org.id)) throw hidden("organization");
       const created = await ctx.admin.mutate(scope.principal, async ({ tx }) => {
         const provider = await f.providers.in(tx).create({
           realmId: org.realmId,
@@ -354,8 +345,9 @@ export function adminRoutes(f: Federation): RouteInstaller {
         });
         if (changed === null) throw hidden("provider");
         // An identical update changes nothing: no entry.
-        const shown = (p: FederationProvider) => JSON.stringify({ ...providerView(p), updatedAt: null });
-        if (!secretChanged && shown(before) === shown(changed)) return { value: changed, audit: null };
+        if (!secretChanged && unchangedView(providerView, before, changed)) {
+          return { value: changed, audit: null };
+        }
         return {
           value: changed,
           audit: {

@@ -24,18 +24,18 @@ import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import * as v from "valibot";
 import {
-  ACCESS_COOKIE,
   allowedReturnTo,
-  clientIp,
   constantTimeEqual,
   documented,
   EMAIL_DOMAIN,
   normalizeEmail,
   noStore,
   type RouteInstaller,
-  setSessionCookies,
+  signedInUser,
+  signInBrowser,
   SvcError,
   type User,
+  verifiedDomainOrganization,
 } from "../../mod.ts";
 import type { FederationProvider } from "./providers.ts";
 import { FEDERATED_MFA_LEVEL, type Federation, FEDERATION_EVENTS, PATHS, STATE_COOKIE } from "./shared.ts";
@@ -136,22 +136,6 @@ function refused(
   });
 }
 
-/** The browser's live svc session (access cookie), or null. */
-async function signedInUser(f: Federation, c: Context): Promise<User | null> {
-  const token = getCookie(c, ACCESS_COOKIE);
-  if (token === undefined) return null;
-  try {
-    const claims = await f.ctx.tokens.verify("at+svc", token);
-    if (claims.act !== undefined) return null;
-    const session = await f.ctx.storage.sessions.getActive(claims.sid);
-    if (session === null || session.userId !== claims.sub) return null;
-    const user = await f.ctx.storage.users.get(session.userId);
-    return user !== null && user.status === "Active" ? user : null;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * The enabled provider an email's domain routes to: a verified `EmailDomain` row of an
  * organization of the realm whose default identity provider is one of this plugin's. Null for any
@@ -162,10 +146,7 @@ export async function providerForDomain(
   realmId: string,
   domain: string,
 ): Promise<FederationProvider | null> {
-  if (domain === "" || domain.length > 253) return null;
-  const match = await f.ctx.storage.organizations.findVerifiedDomain(EMAIL_DOMAIN, domain, { realmId });
-  if (match === null || !match.verified) return null;
-  const org = await f.ctx.storage.organizations.get(match.orgId);
+  const org = await verifiedDomainOrganization(f.ctx, realmId, domain);
   if (org === null || org.defaultIdentityProviderId === null) return null;
   const provider = await f.providers.get(org.defaultIdentityProviderId);
   if (provider === null || !provider.enabled || provider.orgId !== org.id || provider.realmId !== realmId) {
@@ -195,7 +176,7 @@ async function start(f: Federation, c: Context): Promise<Response> {
       : await providerForDomain(f, realm.id, email.slice(email.lastIndexOf("@") + 1));
   }
   if (provider === null) throw new FederationRefusedError("federation_provider_unknown", "no provider", 404);
-  const linkUser = q.link === "1" ? await signedInUser(f, c) : null;
+  const linkUser = q.link === "1" ? await signedInUser(f.ctx, c) : null;
   const linkUserId = linkUser !== null && linkUser.realmId === provider.realmId ? linkUser.id : null;
   const metadata = await f.upstreams.metadata(provider.issuer);
   const started = await f.states.start(provider.id, returnTo, linkUserId);
@@ -373,21 +354,12 @@ async function callback(f: Federation, c: Context): Promise<Response> {
       nonce: state.nonce,
     });
     const user = await resolveUser(f, provider, claims, state.linkUserId);
-    const member = await f.ctx.storage.organizations.isMember(provider.orgId, user.id);
-    const issued = await f.ctx.sessions.signIn({
+    const issued = await signInBrowser(f.ctx, c, {
       realmId: provider.realmId,
       userId: user.id,
       mfa: FEDERATED_MFA_LEVEL,
-      orgId: member ? provider.orgId : null,
-      ipAddress: clientIp(c),
-      deviceDescription: c.req.header("User-Agent")?.slice(0, 200) ?? null,
+      orgId: provider.orgId,
     });
-    setSessionCookies(c, f.ctx.cookies, {
-      accessToken: issued.tokens.accessToken,
-      expiresIn: issued.tokens.expiresIn,
-      refreshToken: issued.tokens.refreshToken,
-      refreshMaxAge: f.ctx.svcConfig.tokens.refreshTokenTtlSeconds,
-    }, f.ctx.random);
     f.ctx.events.emit({
       kind: FEDERATION_EVENTS.signIn,
       occurredAt: f.ctx.clock.now(),

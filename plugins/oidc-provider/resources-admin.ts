@@ -19,15 +19,19 @@ import {
   bodyLimit,
   documented,
   errorResponses,
+  globalPermissions,
   IsoTimeSchema,
+  listBodyOf,
   NotFoundError,
   type OperationDoc,
+  pageOf,
   parseBody,
   type PermissionDefinition,
   type PluginContext,
   randomUuid,
   type RouteInstaller,
   SvcError,
+  unchangedView,
   ValidationError,
 } from "../../mod.ts";
 import {
@@ -52,8 +56,7 @@ export const PERMISSIONS: readonly PermissionDefinition[] = [
 
 const BASE = "/svc-admin/oidc/resources";
 const ITEM = `${BASE}/:resourceId`;
-const READ = [RESOURCES_READ, RESOURCES_MANAGE];
-const MANAGE = [RESOURCES_MANAGE];
+const { read: READ, manage: MANAGE } = globalPermissions(RESOURCES_READ, RESOURCES_MANAGE);
 const MAX_BODY_BYTES = 32 * 1024;
 
 const scopeName = v.pipe(
@@ -238,24 +241,14 @@ export function resourceAdminRoutes(ctx: PluginContext): RouteInstaller {
     throw error;
   };
   const realmOf = (realmId: string) => realmId.toLowerCase();
-  const same = (a: ResourceRecord, b: ResourceRecord) =>
-    JSON.stringify({ ...resourceView(a), updatedAt: null }) ===
-      JSON.stringify({ ...resourceView(b), updatedAt: null });
 
   return documented((app) => {
     app.get(BASE, async (c: Context) => {
       const caller = await ctx.admin.fence(c, READ);
       const parsed = v.safeParse(PageQuerySchema, c.req.query());
       if (!parsed.success) throw new ValidationError(parsed.issues[0].message);
-      const offset = parsed.output.offset ?? 0;
-      const limit = parsed.output.limit ?? 50;
       const all = await resourceStore(ctx.sql).list(realmOf(caller.realmId));
-      return c.json({
-        items: all.slice(offset, offset + limit).map(resourceView),
-        offset,
-        limit,
-        total: all.length,
-      });
+      return c.json(listBodyOf(all, pageOf(parsed.output), resourceView));
     });
 
     app.post(BASE, bodyLimit(MAX_BODY_BYTES), async (c: Context) => {
@@ -299,7 +292,7 @@ export function resourceAdminRoutes(ctx: PluginContext): RouteInstaller {
         const after = await store.update(realmId, id, fields, new Date(ctx.clock.now())).catch(taken);
         if (after === null) throw hidden();
         // An identical update changes nothing: no entry.
-        if (same(before, after)) return { value: after, audit: null };
+        if (unchangedView(resourceView, before, after)) return { value: after, audit: null };
         return {
           value: after,
           audit: {

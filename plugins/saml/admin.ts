@@ -24,20 +24,23 @@
 import * as v from "valibot";
 import {
   bodyLimit,
-  covers,
   documented,
   errorResponses,
   type FenceScope,
   hidden,
   IsoTimeSchema,
   listBodyOf,
+  listedOrg,
   listSchema,
   type OperationDoc,
   PAGE_QUERY_ENTRIES,
   pageOf,
   parseBody,
   parseQuery,
+  reachable,
+  reaches,
   type RouteInstaller,
+  scopedPermissions,
   ValidationError,
 } from "../../mod.ts";
 import type { AttributeMapping, ConnectionChanges, ConnectionStore, SamlConnection } from "./connections.ts";
@@ -47,11 +50,7 @@ import { certificateInfo, type IdpMetadata, parseIdpMetadata } from "./metadata.
 import { CERTIFICATE_WARNING_MS, PERMISSIONS, type Saml } from "./shared.ts";
 import { MAX_XML_CHARS } from "./limits.ts";
 
-const READ = {
-  global: [PERMISSIONS.readGlobal, PERMISSIONS.manageGlobal],
-  org: [PERMISSIONS.readOrg, PERMISSIONS.manageOrg],
-};
-const MANAGE = { global: [PERMISSIONS.manageGlobal], org: [PERMISSIONS.manageOrg] };
+const { read: READ, manage: MANAGE } = scopedPermissions(PERMISSIONS);
 const BASE = "/svc-admin/saml/connections";
 const ITEM = `${BASE}/:connectionId`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -290,12 +289,7 @@ export async function visibleConnection(
   id: string,
   connections: ConnectionStore,
 ): Promise<SamlConnection> {
-  const connection = await connections.get(id);
-  if (connection === null || connection.realmId !== scope.principal.realmId.toLowerCase()) {
-    throw hidden("connection");
-  }
-  if (!covers(scope, connection.orgId)) throw hidden("connection");
-  return connection;
+  return reachable(scope, await connections.get(id), "connection");
 }
 
 /** The admin routes of the connections. */
@@ -362,8 +356,7 @@ export function adminRoutes(s: Saml): RouteInstaller {
     app.get(BASE, async (c) => {
       const scope = await ctx.admin.scope(c, READ);
       const query = parseQuery(c, ListConnectionsQuerySchema);
-      const orgId = scope.global ? query.orgId ?? null : scope.orgId;
-      if (query.orgId !== undefined && !covers(scope, query.orgId)) throw hidden("organization");
+      const orgId = listedOrg(scope, query.orgId);
       const all = await s.connections.list(scope.principal.realmId.toLowerCase(), orgId);
       return c.json(listBodyOf(all, pageOf(query), view));
     });
@@ -372,9 +365,7 @@ export function adminRoutes(s: Saml): RouteInstaller {
       const scope = await ctx.admin.scope(c, MANAGE);
       const body = await parseBody(c, CreateConnectionSchema);
       const org = await ctx.storage.organizations.get(body.orgId);
-      if (org === null || org.realmId !== scope.principal.realmId.toLowerCase() || !covers(scope, org.id)) {
-        throw hidden("organization");
-      }
+      if (org === null || !reaches(scope, org.realmId, org.id)) throw hidden("organization");
       const metadata = body.idpMetadataXml !== undefined
         ? parseIdpMetadata(body.idpMetadataXml)
         : await fetchIdpMetadataOrThrow(ctx, body.idpMetadataUrl!);

@@ -21,7 +21,6 @@ import * as v from "valibot";
 import {
   bodyLimit,
   ConflictError,
-  covers,
   documented,
   errorResponses,
   type FenceScope,
@@ -29,7 +28,10 @@ import {
   IsoTimeSchema,
   type OperationDoc,
   parseBody,
+  reachable,
   type RouteInstaller,
+  scopedPermissions,
+  uuidParam,
 } from "../../mod.ts";
 import type { Context } from "hono";
 import type { ConnectionStore, SamlConnection } from "./connections.ts";
@@ -37,14 +39,9 @@ import { certificateInfo, pem } from "./metadata.ts";
 import { PERMISSIONS, type Saml } from "./shared.ts";
 import { MAX_ACTIVE_KEYS, type SpKey } from "./sp-keys.ts";
 
-const READ = {
-  global: [PERMISSIONS.readGlobal, PERMISSIONS.manageGlobal],
-  org: [PERMISSIONS.readOrg, PERMISSIONS.manageOrg],
-};
-const MANAGE = { global: [PERMISSIONS.manageGlobal], org: [PERMISSIONS.manageOrg] };
+const { read: READ, manage: MANAGE } = scopedPermissions(PERMISSIONS);
 const KEYS = "/svc-admin/saml/connections/:connectionId/encryption-keys";
 const KEY = `${KEYS}/:keyId`;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The body of `POST …/encryption-keys` (nothing to give; `{}` or no body). */
 export const CreateEncryptionKeySchema = v.strictObject({});
@@ -134,16 +131,8 @@ export function encryptionKeyRoutes(s: Saml): RouteInstaller {
     scope: FenceScope,
     c: Context,
     connections: ConnectionStore = s.connections,
-  ): Promise<SamlConnection> => {
-    const connection = await connections.get(c.req.param("connectionId") ?? "");
-    if (
-      connection === null || connection.realmId !== scope.principal.realmId.toLowerCase() ||
-      !covers(scope, connection.orgId)
-    ) {
-      throw hidden("connection");
-    }
-    return connection;
-  };
+  ): Promise<SamlConnection> =>
+    reachable(scope, await connections.get(c.req.param("connectionId") ?? ""), "connection");
 
   return documented((app) => {
     app.get(KEYS, async (c) => {
@@ -184,9 +173,8 @@ export function encryptionKeyRoutes(s: Saml): RouteInstaller {
 
     app.delete(KEY, async (c) => {
       const scope = await ctx.admin.scope(c, MANAGE);
-      const keyId = c.req.param("keyId") ?? "";
       await visible(scope, c);
-      if (!UUID.test(keyId)) throw hidden("encryption key");
+      const keyId = uuidParam(c, "keyId", "encryption key");
       await ctx.admin.mutate(scope.principal, async ({ tx }) => {
         const connection = await visible(scope, c, s.connections.in(tx));
         const keys = s.spKeys.in(tx);

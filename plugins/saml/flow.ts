@@ -32,19 +32,19 @@ import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import * as v from "valibot";
 import {
-  ACCESS_COOKIE,
   allowedReturnTo,
   bodyLimit,
-  clientIp,
   constantTimeEqual,
   documented,
   EMAIL_DOMAIN,
   normalizeEmail,
   noStore,
   type RouteInstaller,
-  setSessionCookies,
+  signedInUser,
+  signInBrowser,
   SvcError,
   type User,
+  verifiedDomainOrganization,
 } from "../../mod.ts";
 import { authnRequestUrl } from "./authn-request.ts";
 import type { SamlConnection } from "./connections.ts";
@@ -150,22 +150,6 @@ function refusedEvent(s: Saml, connection: SamlConnection | null, reason: string
   });
 }
 
-/** The browser's live svc session (access cookie), or null. */
-async function signedInUser(s: Saml, c: Context): Promise<User | null> {
-  const token = getCookie(c, ACCESS_COOKIE);
-  if (token === undefined) return null;
-  try {
-    const claims = await s.ctx.tokens.verify("at+svc", token);
-    if (claims.act !== undefined) return null;
-    const session = await s.ctx.storage.sessions.getActive(claims.sid);
-    if (session === null || session.userId !== claims.sub) return null;
-    const user = await s.ctx.storage.users.get(session.userId);
-    return user !== null && user.status === "Active" ? user : null;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * The enabled connection an email's domain routes to: a verified `EmailDomain` row of an
  * organization of the realm whose default identity provider is one of this plugin's connections.
@@ -175,10 +159,7 @@ export async function connectionForDomain(
   realmId: string,
   domain: string,
 ): Promise<SamlConnection | null> {
-  if (domain === "" || domain.length > 253) return null;
-  const match = await s.ctx.storage.organizations.findVerifiedDomain(EMAIL_DOMAIN, domain, { realmId });
-  if (match === null || !match.verified) return null;
-  const org = await s.ctx.storage.organizations.get(match.orgId);
+  const org = await verifiedDomainOrganization(s.ctx, realmId, domain);
   if (org === null || org.defaultIdentityProviderId === null) return null;
   const connection = await s.connections.get(org.defaultIdentityProviderId);
   if (
@@ -250,7 +231,7 @@ async function start(s: Saml, c: Context): Promise<Response> {
     ? allowedReturnTo(q.returnTo, s.ctx.svcConfig.account.returnToOrigins, new URL(baseUrl).origin)
     : new URL(s.path(`${s.ctx.svcConfig.account.mountPath}/`), baseUrl).href;
   if (returnTo === null) throw new SamlFlowError("saml_return_to_refused", 400);
-  const linkUser = q.link === "1" ? await signedInUser(s, c) : null;
+  const linkUser = q.link === "1" ? await signedInUser(s.ctx, c) : null;
   const linkUserId = linkUser !== null && linkUser.realmId === connection.realmId ? linkUser.id : null;
   const started = await s.requests.start(connection.id, returnTo, linkUserId);
   if (test !== null) await s.tests.bind(test.id, started.relayState);
@@ -534,21 +515,12 @@ async function acs(s: Saml, c: Context): Promise<Response> {
       return c.redirect(test.returnTo, 303);
     }
     const user = await resolveUser(s, connection, assertion, linkUserId);
-    const member = await s.ctx.storage.organizations.isMember(connection.orgId, user.id);
-    const issued = await s.ctx.sessions.signIn({
+    const issued = await signInBrowser(s.ctx, c, {
       realmId: connection.realmId,
       userId: user.id,
       mfa: SAML_MFA_LEVEL,
-      orgId: member ? connection.orgId : null,
-      ipAddress: clientIp(c),
-      deviceDescription: c.req.header("User-Agent")?.slice(0, 200) ?? null,
+      orgId: connection.orgId,
     });
-    setSessionCookies(c, s.ctx.cookies, {
-      accessToken: issued.tokens.accessToken,
-      expiresIn: issued.tokens.expiresIn,
-      refreshToken: issued.tokens.refreshToken,
-      refreshMaxAge: s.ctx.svcConfig.tokens.refreshTokenTtlSeconds,
-    }, s.ctx.random);
     s.ctx.events.emit({
       kind: SAML_EVENTS.signIn,
       occurredAt: s.ctx.clock.now(),

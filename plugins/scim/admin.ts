@@ -22,13 +22,13 @@
  */
 import * as v from "valibot";
 import {
-  covers,
   documented,
   errorResponses,
   type FenceScope,
   hidden,
   IsoTimeSchema,
   listBodyOf,
+  listedOrg,
   listSchema,
   type OperationDoc,
   PAGE_QUERY_ENTRIES,
@@ -38,20 +38,21 @@ import {
   type PluginContext,
   randomToken,
   randomUuid,
+  reachable,
+  reaches,
   type RouteInstaller,
+  scopedPermissions,
   sha256Hex,
   type Storage,
+  unchangedView,
+  uuidParam,
   ValidationError,
 } from "../../mod.ts";
 import { syncRoles } from "./roles.ts";
 import { connectionStore, type LogEntry, type ScimConnection } from "./store.ts";
 import { PERMISSIONS, type ScimConfig, TOKEN_PREFIX } from "./shared.ts";
 
-const READ = {
-  global: [PERMISSIONS.readGlobal, PERMISSIONS.manageGlobal],
-  org: [PERMISSIONS.readOrg, PERMISSIONS.manageOrg],
-};
-const MANAGE = { global: [PERMISSIONS.manageGlobal], org: [PERMISSIONS.manageOrg] };
+const { read: READ, manage: MANAGE } = scopedPermissions(PERMISSIONS);
 const BASE = "/svc-admin/scim/connections";
 const ITEM = `${BASE}/:connectionId`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -283,15 +284,9 @@ export function adminRoutes(
     const token = `${TOKEN_PREFIX}${randomToken(ctx.random, 32)}`;
     return { token, hash: sha256Hex(token) };
   };
-  const visible = async (scope: FenceScope, id: string, tx?: Storage) => {
-    if (!UUID.test(id)) throw hidden("connection");
-    const connection = await store(tx).get(id.toLowerCase());
-    if (connection === null || connection.realmId !== scope.principal.realmId.toLowerCase()) {
-      throw hidden("connection");
-    }
-    if (!covers(scope, connection.orgId)) throw hidden("connection");
-    return connection;
-  };
+  /** The connection `id` (a UUID) when the caller's scope reaches it; 404 otherwise. */
+  const visible = async (scope: FenceScope, id: string, tx?: Storage) =>
+    reachable(scope, await store(tx).get(id.toLowerCase()), "connection");
   /** The roles of a mapping must be the organization's own, and the caller must be able to hand them out. */
   const checkRoles = async (
     scope: FenceScope,
@@ -315,10 +310,7 @@ export function adminRoutes(
     app.get(BASE, async (c) => {
       const scope = await ctx.admin.scope(c, READ);
       const query = parseQuery(c, ListQuerySchema);
-      if (query.orgId !== undefined && !covers(scope, query.orgId.toLowerCase())) {
-        throw hidden("organization");
-      }
-      const orgId = scope.global ? query.orgId?.toLowerCase() ?? null : scope.orgId;
+      const orgId = listedOrg(scope, query.orgId?.toLowerCase());
       const all = await store().list(scope.principal.realmId.toLowerCase(), orgId);
       return c.json(listBodyOf(all, pageOf(query), view));
     });
@@ -327,9 +319,7 @@ export function adminRoutes(
       const scope = await ctx.admin.scope(c, MANAGE);
       const body = await parseBody(c, CreateConnectionSchema);
       const org = await ctx.storage.organizations.get(body.orgId.toLowerCase());
-      if (org === null || org.realmId !== scope.principal.realmId.toLowerCase() || !covers(scope, org.id)) {
-        throw hidden("organization");
-      }
+      if (org === null || !reaches(scope, org.realmId, org.id)) throw hidden("organization");
       await checkRoles(scope, org.id, body.groupRoles);
       const { token, hash } = newToken();
       const created = await ctx.admin.mutate(scope.principal, async ({ tx }) => {
@@ -359,21 +349,20 @@ export function adminRoutes(
 
     app.get(ITEM, async (c) => {
       const scope = await ctx.admin.scope(c, READ);
-      return c.json(view(await visible(scope, c.req.param("connectionId"))));
+      return c.json(view(await visible(scope, uuidParam(c, "connectionId", "connection"))));
     });
 
     app.patch(ITEM, async (c) => {
       const scope = await ctx.admin.scope(c, MANAGE);
       const body = await parseBody(c, UpdateConnectionSchema);
-      const found = await visible(scope, c.req.param("connectionId"));
+      const found = await visible(scope, uuidParam(c, "connectionId", "connection"));
       await checkRoles(scope, found.orgId, body.groupRoles);
       const members = new Set<string>();
       const after = await ctx.admin.mutate(scope.principal, async ({ tx }) => {
         const before = await visible(scope, found.id, tx);
         const changed = await store(tx).update(before.id, body, new Date(ctx.clock.now()));
         if (changed === null) throw hidden("connection");
-        const shown = (x: ScimConnection) => JSON.stringify({ ...view(x), updatedAt: null });
-        if (shown(before) === shown(changed)) {
+        if (unchangedView(view, before, changed)) {
           // Nothing changed: no entry (and the stored updatedAt goes back).
           await store(tx).update(before.id, {}, before.updatedAt);
           return { value: before, audit: null };
@@ -411,7 +400,7 @@ export function adminRoutes(
     app.post(`${ITEM}/rotate`, async (c) => {
       const scope = await ctx.admin.scope(c, MANAGE);
       const body = await parseBody(c, RotateSchema);
-      const found = await visible(scope, c.req.param("connectionId"));
+      const found = await visible(scope, uuidParam(c, "connectionId", "connection"));
       const { token, hash } = newToken();
       const overlap = body.overlapSeconds ?? ctx.config.defaultOverlapSeconds;
       const rotated = await ctx.admin.mutate(scope.principal, async ({ tx }) => {
@@ -443,7 +432,7 @@ export function adminRoutes(
 
     app.delete(ITEM, async (c) => {
       const scope = await ctx.admin.scope(c, MANAGE);
-      const found = await visible(scope, c.req.param("connectionId"));
+      const found = await visible(scope, uuidParam(c, "connectionId", "connection"));
       await ctx.admin.mutate(scope.principal, async ({ tx }) => {
         const connection = await visible(scope, found.id, tx);
         if (!await store(tx).delete(connection.id)) throw hidden("connection");
@@ -463,7 +452,7 @@ export function adminRoutes(
     app.get(`${ITEM}/log`, async (c) => {
       const scope = await ctx.admin.scope(c, READ);
       const query = parseQuery(c, LogQuerySchema);
-      const connection = await visible(scope, c.req.param("connectionId"));
+      const connection = await visible(scope, uuidParam(c, "connectionId", "connection"));
       const items = await store().readLog(connection.id, query.limit ?? 50);
       return c.json({ items: items.map(logView) });
     });

@@ -21,10 +21,13 @@ import {
   clientJwksUriProblem,
   documented,
   errorResponses,
+  globalPermissions,
   IsoTimeSchema,
+  listBodyOf,
   NotFoundError,
   type OperationDoc,
   outboundPolicyFromConfig,
+  pageOf,
   parseBody,
   type PermissionDefinition,
   type PluginContext,
@@ -32,6 +35,7 @@ import {
   type RouteInstaller,
   type Storage,
   SvcError,
+  unchangedView,
   ValidationError,
 } from "../../mod.ts";
 import {
@@ -54,8 +58,7 @@ export const PERMISSIONS: readonly PermissionDefinition[] = [
 
 const BASE = "/svc-admin/workload/policies";
 const ITEM = `${BASE}/:policyId`;
-const READ = [POLICIES_READ, POLICIES_MANAGE];
-const MANAGE = [POLICIES_MANAGE];
+const { read: READ, manage: MANAGE } = globalPermissions(POLICIES_READ, POLICIES_MANAGE);
 const MAX_BODY_BYTES = 128 * 1024;
 
 const text = (name: string, max: number) =>
@@ -187,12 +190,6 @@ export function policyView(policy: TrustPolicy): v.InferOutput<typeof PolicySche
   };
 }
 
-/** An update left the policy as it was (its update time aside): an identical repeat. */
-function unchanged(before: TrustPolicy, after: TrustPolicy): boolean {
-  const shown = (policy: TrustPolicy) => JSON.stringify({ ...policyView(policy), updatedAt: null });
-  return shown(before) === shown(after);
-}
-
 const TAGS = ["Admin: workload federation"];
 const PARAMS = { policyId: "The trust policy's id" };
 
@@ -289,15 +286,8 @@ export function adminRoutes(ctx: PluginContext): RouteInstaller {
       const caller = await ctx.admin.fence(c, READ);
       const parsed = v.safeParse(PageQuerySchema, c.req.query());
       if (!parsed.success) throw new ValidationError(parsed.issues[0].message);
-      const offset = parsed.output.offset ?? 0;
-      const limit = parsed.output.limit ?? 50;
       const all = await policyStore(ctx.sql).list(realmOf(caller.realmId));
-      return c.json({
-        items: all.slice(offset, offset + limit).map(policyView),
-        offset,
-        limit,
-        total: all.length,
-      });
+      return c.json(listBodyOf(all, pageOf(parsed.output), policyView));
     });
 
     app.post(BASE, bodyLimit(MAX_BODY_BYTES), async (c: Context) => {
@@ -365,7 +355,7 @@ export function adminRoutes(ctx: PluginContext): RouteInstaller {
         const after = await store.update(realmId, id, fields, new Date(ctx.clock.now())).catch(taken);
         if (after === null) throw hidden();
         // An identical update changes nothing: no entry.
-        if (unchanged(before, after)) return { value: after, audit: null };
+        if (unchangedView(policyView, before, after)) return { value: after, audit: null };
         return {
           value: after,
           audit: {
