@@ -8,7 +8,12 @@
  * @module
  */
 import { builtinPlugins } from "../plugins/builtin.ts";
-import { EVENT_FAMILIES, type EventCatalogEntry, eventFamilyDescription, eventFamilyOf } from "../core/events/catalog.ts";
+import {
+  EVENT_FAMILIES,
+  type EventCatalogEntry,
+  eventFamilyDescription,
+  eventFamilyOf,
+} from "../core/events/catalog.ts";
 import type { EventField } from "../core/events/payload.ts";
 import { pluginEventCatalog } from "../plugins/host.ts";
 import { settingRows, USAGE } from "./run.ts";
@@ -116,7 +121,10 @@ function eventKindSection(entry: EventCatalogEntry): string[] {
       ? ["Its payload is not declared."]
       : fields.length === 0
       ? ["`data` is empty (`{}`)."]
-      : table(["Field", "Type", "Meaning"], fields.map(([name, field]) => [`\`${name}\``, fieldTypeText(field), field.doc]))),
+      : table(
+        ["Field", "Type", "Meaning"],
+        fields.map(([name, field]) => [`\`${name}\``, fieldTypeText(field), field.doc]),
+      )),
     "",
   ];
 }

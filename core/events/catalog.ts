@@ -158,7 +158,9 @@ export const EVENT_CATALOG: readonly EventCatalogEntry[] = Object.freeze([
 ]);
 
 /** A family's description and whether its kinds reach the security ledger (for the reference page). */
-export function eventFamilyDescription(family: EventFamily): { description: string; securityLedger: boolean } {
+export function eventFamilyDescription(
+  family: EventFamily,
+): { description: string; securityLedger: boolean } {
   const [description, securityLedger] = FAMILY_DESCRIPTIONS[family];
   return { description, securityLedger };
 }
@@ -173,7 +175,8 @@ export function eventFamilyOf(kind: string): EventFamily | null {
 
 /** Whether `kind` is well formed and either a named kind or a kind of a family. */
 export function isEventKind(kind: string): kind is EventKind {
-  return KIND_SYNTAX.test(kind) && (NAMED.has(kind) || Object.hasOwn(CORE_EVENT_KINDS, kind) || eventFamilyOf(kind) !== null);
+  return KIND_SYNTAX.test(kind) &&
+    (NAMED.has(kind) || Object.hasOwn(CORE_EVENT_KINDS, kind) || eventFamilyOf(kind) !== null);
 }
 
 /** Whether events of this kind that name a user go to the user-visible security-event ledger. */

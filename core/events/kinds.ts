@@ -21,11 +21,15 @@ export interface CoreEventKind {
   readonly payload: EventPayload;
 }
 
-const scimConnection = f.string("the SCIM connection, when the SCIM plugin made the change", { optional: true });
+const scimConnection = f.string("the SCIM connection, when the SCIM plugin made the change", {
+  optional: true,
+});
 const viaScim = f.string("`scim` when the SCIM plugin made the change", { optional: true });
 const actor = {
   actorId: f.string("who acted (a user, service account or API key id, or a component's name)"),
-  actorKind: f.string("what kind of principal acted: `User`, `ServiceAccount`, `ApiKey`, `System` or `BreakGlass`"),
+  actorKind: f.string(
+    "what kind of principal acted: `User`, `ServiceAccount`, `ApiKey`, `System` or `BreakGlass`",
+  ),
 };
 const roleFields = {
   roleId: f.string("the role"),
@@ -100,7 +104,9 @@ export const CORE_EVENT_KINDS: Readonly<Record<string, CoreEventKind>> = {
     when: "a user signed in from a device not seen before (an alert mail is sent)",
     payload: {
       fingerprintHash: f.string("a hash of the device fingerprint"),
-      description: f.string("the device, as described from its user agent, when it sent one", { nullable: true }),
+      description: f.string("the device, as described from its user agent, when it sent one", {
+        nullable: true,
+      }),
       ip: f.string("the client IP address", { nullable: true }),
       country: f.string("the country of the IP address, when known", { nullable: true }),
     },
@@ -109,7 +115,9 @@ export const CORE_EVENT_KINDS: Readonly<Record<string, CoreEventKind>> = {
   "mfa.challenged": {
     when: "the password passed and a second factor is asked for",
     payload: {
-      factors: f.strings("the second factors the user may answer with (`totp`, `email_otp`, `passkey`, `recovery_code`)"),
+      factors: f.strings(
+        "the second factors the user may answer with (`totp`, `email_otp`, `passkey`, `recovery_code`)",
+      ),
       reason: f.string("why: `totp_enrolled` or `risk_step_up`"),
       riskScore: f.number("the risk score"),
       rehashed: f.boolean("whether the password hash was upgraded on the way"),
@@ -119,7 +127,9 @@ export const CORE_EVENT_KINDS: Readonly<Record<string, CoreEventKind>> = {
     when: "a second factor passed",
     payload: {
       factor: f.string("the factor: `totp`, `email_otp` or `recovery_code`"),
-      recoveryCodesRemaining: f.integer("how many recovery codes are left, when one was spent", { optional: true }),
+      recoveryCodesRemaining: f.integer("how many recovery codes are left, when one was spent", {
+        optional: true,
+      }),
     },
   },
   "mfa.failed": {
@@ -129,7 +139,10 @@ export const CORE_EVENT_KINDS: Readonly<Record<string, CoreEventKind>> = {
       reason: f.string("why: `invalid`, `replayed`, `expired`…"),
     },
   },
-  "mfa.totp_enabled": { when: "a user confirmed a TOTP enrollment: TOTP is now their second factor", payload: {} },
+  "mfa.totp_enabled": {
+    when: "a user confirmed a TOTP enrollment: TOTP is now their second factor",
+    payload: {},
+  },
   "mfa.totp_disabled": { when: "a user removed their TOTP enrollment", payload: {} },
   "mfa.recovery_codes_generated": {
     when: "a user generated a new set of recovery codes (the previous set stops working)",
@@ -152,10 +165,17 @@ export const CORE_EVENT_KINDS: Readonly<Record<string, CoreEventKind>> = {
       userVerified: f.boolean("whether the authenticator verified the user"),
     },
   },
-  "passkey.removed": { when: "a user removed one of their passkeys", payload: { passkeyId: f.string("the passkey") } },
-  "passkey.renamed": { when: "a user renamed one of their passkeys", payload: { passkeyId: f.string("the passkey") } },
+  "passkey.removed": {
+    when: "a user removed one of their passkeys",
+    payload: { passkeyId: f.string("the passkey") },
+  },
+  "passkey.renamed": {
+    when: "a user renamed one of their passkeys",
+    payload: { passkeyId: f.string("the passkey") },
+  },
   "passkey.signcount_regression": {
-    when: "a passkey presented a sign count not above the stored one (a possible clone); the login is refused",
+    when:
+      "a passkey presented a sign count not above the stored one (a possible clone); the login is refused",
     payload: {
       passkeyId: f.string("the passkey"),
       storedSignCount: f.integer("the sign count stored"),
@@ -205,9 +225,12 @@ export const CORE_EVENT_KINDS: Readonly<Record<string, CoreEventKind>> = {
     when: "in shadow mode, svc's decision differed from the legacy system's",
     payload: {
       permission: f.string("the permission checked"),
-      resource: f.object("the resource checked (`orgId`, `ownerId`, `teamIds`, `attributes`), when there was one", {
-        nullable: true,
-      }),
+      resource: f.object(
+        "the resource checked (`orgId`, `ownerId`, `teamIds`, `attributes`), when there was one",
+        {
+          nullable: true,
+        },
+      ),
       legacyDecision: f.string("`Allowed` or `Denied`"),
       svcDecision: f.string("svc's decision"),
       trace: f.objects("each grant considered: `pattern`, `effect`, `source`, `outcome`"),
@@ -306,7 +329,9 @@ export const CORE_EVENT_KINDS: Readonly<Record<string, CoreEventKind>> = {
     when: "an administrator reset some of a user's factors",
     payload: {
       factors: f.strings("the factors asked to reset"),
-      removed: f.object("what was removed: `totp`, `emailOtp` (booleans), `passkeys`, `recoveryCodes` (counts)"),
+      removed: f.object(
+        "what was removed: `totp`, `emailOtp` (booleans), `passkeys`, `recoveryCodes` (counts)",
+      ),
     },
   },
   "user.password_reset_requested": { when: "a password reset link was mailed", payload: {} },
@@ -333,7 +358,9 @@ export const CORE_EVENT_KINDS: Readonly<Record<string, CoreEventKind>> = {
     when: "an invitation was accepted",
     payload: {
       invitedBy: f.string("the inviting user"),
-      credential: f.string("`passkey` when the invitee chose a passkey rather than a password", { optional: true }),
+      credential: f.string("`passkey` when the invitee chose a passkey rather than a password", {
+        optional: true,
+      }),
     },
   },
   "user.org_joined": {
@@ -344,7 +371,10 @@ export const CORE_EVENT_KINDS: Readonly<Record<string, CoreEventKind>> = {
     when: "a user stopped being a member of an organization",
     payload: { orgId: f.string("the organization"), scimConnectionId: scimConnection },
   },
-  "user.role_assigned": { when: "a role was assigned to a user (also emitted as `role.assigned`)", payload: assignmentFields },
+  "user.role_assigned": {
+    when: "a role was assigned to a user (also emitted as `role.assigned`)",
+    payload: assignmentFields,
+  },
   "user.role_unassigned": {
     when: "a user's role assignment was removed (also emitted as `role.unassigned`)",
     payload: assignmentFields,
@@ -429,10 +459,17 @@ export const CORE_EVENT_KINDS: Readonly<Record<string, CoreEventKind>> = {
   },
   "team.deleted": {
     when: "a team was deleted",
-    payload: { teamId: f.string("the team"), name: f.string("its name"), members: f.integer("how many members it had") },
+    payload: {
+      teamId: f.string("the team"),
+      name: f.string("its name"),
+      members: f.integer("how many members it had"),
+    },
   },
   "team.member_added": { when: "a user was added to a team", payload: { teamId: f.string("the team") } },
-  "team.member_removed": { when: "a user was removed from a team", payload: { teamId: f.string("the team") } },
+  "team.member_removed": {
+    when: "a user was removed from a team",
+    payload: { teamId: f.string("the team") },
+  },
   // realm.*
   "realm.created": {
     when: "a realm was created",
@@ -452,10 +489,16 @@ export const CORE_EVENT_KINDS: Readonly<Record<string, CoreEventKind>> = {
     when: "a role was created",
     payload: { ...roleFields, grants: f.integer("how many grants it was created with") },
   },
-  "role.updated": { when: "a role was changed", payload: { ...roleFields, displayName: f.string("its display name") } },
+  "role.updated": {
+    when: "a role was changed",
+    payload: { ...roleFields, displayName: f.string("its display name") },
+  },
   "role.deleted": { when: "a role was deleted", payload: roleFields },
   "role.grant_added": { when: "a grant was added to a role", payload: { ...roleFields, ...grantFields } },
-  "role.grant_removed": { when: "a grant was removed from a role", payload: { ...roleFields, ...grantFields } },
+  "role.grant_removed": {
+    when: "a grant was removed from a role",
+    payload: { ...roleFields, ...grantFields },
+  },
   "role.assigned": { when: "a role was assigned to a principal", payload: assignmentFields },
   "role.unassigned": { when: "a role assignment was removed", payload: assignmentFields },
   "role.policy_created": {
@@ -463,7 +506,10 @@ export const CORE_EVENT_KINDS: Readonly<Record<string, CoreEventKind>> = {
     payload: { ...policyFields, grants: f.integer("how many grants it was created with") },
   },
   "role.policy_deleted": { when: "a policy was deleted", payload: policyFields },
-  "role.policy_grant_added": { when: "a grant was added to a policy", payload: { ...policyFields, ...grantFields } },
+  "role.policy_grant_added": {
+    when: "a grant was added to a policy",
+    payload: { ...policyFields, ...grantFields },
+  },
   "role.policy_grant_removed": {
     when: "a grant was removed from a policy",
     payload: { ...policyFields, ...grantFields },
@@ -474,7 +520,9 @@ export const CORE_EVENT_KINDS: Readonly<Record<string, CoreEventKind>> = {
     when: "a service account's secret was rotated",
     payload: {
       ...serviceAccountFields,
-      previousSecretExpiresAt: f.string("until when the previous secret still works (ISO 8601)", { nullable: true }),
+      previousSecretExpiresAt: f.string("until when the previous secret still works (ISO 8601)", {
+        nullable: true,
+      }),
     },
   },
   "service_account.disabled": { when: "a service account was disabled", payload: serviceAccountFields },

@@ -152,7 +152,9 @@ export function eventPayloadProblem(
 ): (event: { readonly kind: string; readonly data: unknown }) => string | null {
   const byKind = new Map(catalog.map((entry) => [entry.kind, entry.payload]));
   return (event) => {
-    if (!byKind.has(event.kind) || event.kind.endsWith(".*")) return `event kind ${event.kind} is not in the catalog`;
+    if (!byKind.has(event.kind) || event.kind.endsWith(".*")) {
+      return `event kind ${event.kind} is not in the catalog`;
+    }
     const payload = byKind.get(event.kind);
     if (payload === undefined) {
       return options.acceptUndeclaredPayloads ? null : `event kind ${event.kind} declares no payload`;

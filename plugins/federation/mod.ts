@@ -47,13 +47,19 @@ const EVENTS: readonly PluginEventKind[] = [
     kind: FEDERATION_EVENTS.linked,
     description: "an upstream identity (issuer and subject) was linked to a user",
     securityLedger: true,
-    payload: { ...provider, how: eventField.string("`signed_in` (an existing user) or `provisioned` (a new one)") },
+    payload: {
+      ...provider,
+      how: eventField.string("`signed_in` (an existing user) or `provisioned` (a new one)"),
+    },
   },
   {
     kind: FEDERATION_EVENTS.provisioned,
     description: "a user was created just in time from an upstream identity",
     securityLedger: true,
-    payload: { ...provider, emailVerified: eventField.boolean("whether the upstream vouched for the address") },
+    payload: {
+      ...provider,
+      emailVerified: eventField.boolean("whether the upstream vouched for the address"),
+    },
   },
   {
     kind: FEDERATION_EVENTS.refused,

@@ -44,7 +44,10 @@ const EVENTS: readonly PluginEventKind[] = [
     kind: SAML_EVENTS.linked,
     description: "a SAML identity (connection and NameID) was linked to a user",
     securityLedger: true,
-    payload: { ...connection, how: eventField.string("`signed_in` (an existing user) or `provisioned` (a new one)") },
+    payload: {
+      ...connection,
+      how: eventField.string("`signed_in` (an existing user) or `provisioned` (a new one)"),
+    },
   },
   {
     kind: SAML_EVENTS.provisioned,
@@ -56,7 +59,9 @@ const EVENTS: readonly PluginEventKind[] = [
     kind: SAML_EVENTS.refused,
     description: "a SAML sign-in was refused (the reason is in the event; the browser sees one page)",
     payload: {
-      connectionId: eventField.string("the connection, when the response named a known one", { nullable: true }),
+      connectionId: eventField.string("the connection, when the response named a known one", {
+        nullable: true,
+      }),
       reason: eventField.string("why"),
     },
   },

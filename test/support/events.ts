@@ -30,9 +30,11 @@ export function reportEventDrift(problem: string): void {
   eventDrifts.push(problem);
   console.error(`event catalog drift: ${problem}`);
   // Read only (never set by a test): lets a survey run see every drift without stopping a module.
-  if (Deno.env.get("SVC_TEST_EVENT_DRIFT") === "report") return;
+  if (Deno.env.get("TEST_EVENT_DRIFT") === "report") return;
   queueMicrotask(() => {
-    throw new Error(`event catalog drift: ${problem} (declare it in core/events/kinds.ts or the plugin's events)`);
+    throw new Error(
+      `event catalog drift: ${problem} (declare it in core/events/kinds.ts or the plugin's events)`,
+    );
   });
 }
 

@@ -6,7 +6,13 @@
  */
 import { strict as assert } from "node:assert";
 import fc from "fast-check";
-import { EVENT_CATALOG, EVENT_FAMILIES, EVENT_KINDS, eventFamilyOf, isEventKind } from "../../../core/events/catalog.ts";
+import {
+  EVENT_CATALOG,
+  EVENT_FAMILIES,
+  EVENT_KINDS,
+  eventFamilyOf,
+  isEventKind,
+} from "../../../core/events/catalog.ts";
 import { CORE_EVENT_KINDS } from "../../../core/events/kinds.ts";
 import {
   type EventField,
@@ -38,7 +44,9 @@ Deno.test("every kind svc names is declared with a payload, in a family or named
 
 Deno.test("every kind of a built-in plugin declares its payload", () => {
   for (const plugin of builtinPlugins()) {
-    for (const event of plugin.events ?? []) assert.ok(event.payload !== undefined, `${plugin.name}: ${event.kind}`);
+    for (const event of plugin.events ?? []) {
+      assert.ok(event.payload !== undefined, `${plugin.name}: ${event.kind}`);
+    }
   }
 });
 
@@ -57,22 +65,38 @@ Deno.test("no declared field is a secret (tokens, passwords, codes, keys), and e
 
 Deno.test("the check: an undeclared kind, a family pattern, an extra, missing, null or mistyped field are refused", () => {
   const check = eventPayloadProblem(catalog);
-  const ok = { sessionId: "s", mfa: "Password", factors: ["password"], audience: null, newDevice: false, risk: null };
+  const ok = {
+    sessionId: "s",
+    mfa: "Password",
+    factors: ["password"],
+    audience: null,
+    newDevice: false,
+    risk: null,
+  };
   assert.equal(check({ kind: "login.succeeded", data: ok }), null);
   assert.equal(check({ kind: "login.succeeded", data: { ...ok, extra: undefined } }), null);
   assert.match(check({ kind: "login.nope", data: {} })!, /not in the catalog/);
   assert.match(check({ kind: "login.*", data: {} })!, /not in the catalog/);
-  assert.match(check({ kind: "login.succeeded", data: { ...ok, password: "x" } })!, /field password is not declared/);
+  assert.match(
+    check({ kind: "login.succeeded", data: { ...ok, password: "x" } })!,
+    /field password is not declared/,
+  );
   const { sessionId: _, ...missing } = ok;
   assert.match(check({ kind: "login.succeeded", data: missing })!, /field sessionId is missing/);
-  assert.match(check({ kind: "login.succeeded", data: { ...ok, sessionId: null } })!, /not declared nullable/);
+  assert.match(
+    check({ kind: "login.succeeded", data: { ...ok, sessionId: null } })!,
+    /not declared nullable/,
+  );
   assert.match(check({ kind: "login.succeeded", data: { ...ok, newDevice: "no" } })!, /declared boolean/);
   assert.match(check({ kind: "login.succeeded", data: { ...ok, factors: [1] } })!, /declared string\[\]/);
   assert.match(check({ kind: "mfa.recovery_codes_generated", data: { count: 1.5 } })!, /declared integer/);
   assert.match(check({ kind: "login.succeeded", data: [] })!, /not an object/);
   const bare = eventPayloadProblem([{ kind: "x.y" }]);
   assert.match(bare({ kind: "x.y", data: {} })!, /declares no payload/);
-  assert.equal(eventPayloadProblem([{ kind: "x.y" }], { acceptUndeclaredPayloads: true })({ kind: "x.y", data: {} }), null);
+  assert.equal(
+    eventPayloadProblem([{ kind: "x.y" }], { acceptUndeclaredPayloads: true })({ kind: "x.y", data: {} }),
+    null,
+  );
 });
 
 const SAMPLES: Record<EventFieldType, fc.Arbitrary<unknown>> = {
@@ -91,11 +115,15 @@ function fitting(payload: EventPayload): fc.Arbitrary<Record<string, unknown>> {
     const value = field.nullable ? fc.oneof(SAMPLES[field.type], fc.constant(null)) : SAMPLES[field.type];
     return fc.tuple(fc.constant(name), field.optional ? fc.option(value, { nil: undefined }) : value);
   });
-  return fc.tuple(...entries).map((pairs) => Object.fromEntries(pairs.filter(([, value]) => value !== undefined)));
+  return fc.tuple(...entries).map((pairs) =>
+    Object.fromEntries(pairs.filter(([, value]) => value !== undefined))
+  );
 }
 
 Deno.test("property: data built from a kind's declaration fits it; an extra field or a wrong type never does", () => {
-  const declared = catalog.filter((entry) => entry.payload !== undefined && Object.keys(entry.payload).length > 0);
+  const declared = catalog.filter((entry) =>
+    entry.payload !== undefined && Object.keys(entry.payload).length > 0
+  );
   fc.assert(
     fc.property(
       fc.constantFrom(...declared).chain((entry) => fc.tuple(fc.constant(entry), fitting(entry.payload!))),
@@ -154,7 +182,9 @@ Deno.test("scan: every kind literal in core/, http/ and plugins/ is in the catal
         if (/^\s*(\*|\/\/|\/\*)/.test(line) || /\baction\b/.test(line)) return;
         for (const match of line.matchAll(literal)) {
           seen++;
-          if (!kinds.has(match[1]) && !NOT_KINDS.has(match[1])) missing.push(`${file}:${index + 1}: ${match[1]}`);
+          if (!kinds.has(match[1]) && !NOT_KINDS.has(match[1])) {
+            missing.push(`${file}:${index + 1}: ${match[1]}`);
+          }
         }
       });
     }
