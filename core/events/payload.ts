@@ -48,11 +48,15 @@ function field(type: EventFieldType) {
  *
  * @example
  * ```ts
- * import { eventField, type EventPayload } from "./payload.ts";
+ * import { eventField, type EventPayload, payloadProblem } from "@svc/svc";
+ *
  * const payload: EventPayload = {
  *   reportId: eventField.string("the report generated"),
  *   rows: eventField.integer("how many rows it holds"),
+ *   note: eventField.string("what the author added", { optional: true, nullable: true }),
  * };
+ * console.log(payloadProblem(payload, { reportId: "r1", rows: 3 })); // null
+ * console.log(payloadProblem(payload, { reportId: "r1", rows: 3, secret: "x" })); // "field secret is not declared"
  * ```
  */
 export const eventField: {
