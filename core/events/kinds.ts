@@ -238,7 +238,11 @@ export const CORE_EVENT_KINDS: Readonly<Record<string, CoreEventKind>> = {
   },
   "authz.invalid_grants_skipped": {
     when: "a subject snapshot skipped grant rows that do not parse (reported; sign-in continues)",
-    payload: { skipped: f.objects("the rows skipped, each with its source and the parse error") },
+    payload: {
+      skipped: f.objects(
+        "the rows skipped: `source` (`role:<key>`…), `pattern`, the error's `code` and `message`",
+      ),
+    },
   },
   // breakglass.*
   "breakglass.login": {
@@ -481,7 +485,7 @@ export const CORE_EVENT_KINDS: Readonly<Record<string, CoreEventKind>> = {
       displayName: f.string("its display name"),
       isDefault: f.boolean("whether it is the default realm"),
       selfSignUp: f.boolean("whether self sign-up is open"),
-      branding: f.object("its branding (names, colors, logo URL)", { nullable: true }),
+      branding: f.object("its branding of the hosted pages and mail (a null field: the server's)"),
     },
   },
   // role.*
