@@ -347,7 +347,10 @@ export type {
 export type { NewRecoveryCode, RecoveryCodeStore } from "./core/storage/recovery-codes.ts";
 export type {
   NewRefreshToken,
+  RefreshGrantEvent,
+  RefreshGrantGuard,
   RefreshGrantRotation,
+  RefreshGuardFailure,
   RefreshRotation,
   RefreshTokenRecord,
   RefreshTokenStore,
@@ -369,9 +372,12 @@ export type {
 } from "./core/storage/roles.ts";
 export type { SamlAssertionStore } from "./core/storage/saml-assertions.ts";
 export type {
+  EventDeliveries,
   NewSecurityEvent,
   SecurityEventRecord,
   SecurityEventStore,
+  SignInWrites,
+  SignInWritten,
 } from "./core/storage/security-events.ts";
 export type { ServerSecretStore } from "./core/storage/server-secrets.ts";
 export type {
@@ -379,7 +385,13 @@ export type {
   ServiceAccountRecord,
   ServiceAccountStore,
 } from "./core/storage/service-accounts.ts";
-export type { NewSession, SessionRecord, SessionStore } from "./core/storage/sessions.ts";
+export type {
+  NewSession,
+  NewSessionRefreshToken,
+  SessionRecord,
+  SessionStore,
+} from "./core/storage/sessions.ts";
+export type { SignInHistory, SignInLookup, SignInReadStore, SignInRecord } from "./core/storage/sign-ins.ts";
 export type {
   ShadowComparisonInput,
   ShadowComparisonStore,

@@ -324,6 +324,7 @@ export {
   InvalidRefreshTokenError,
   InvalidTokenError,
   type InvalidTokenReason,
+  RefreshGuardError,
 } from "./core/tokens/errors.ts";
 /** DPoP (RFC 9449) proofs: pure validation, stateless server nonces. */
 export {

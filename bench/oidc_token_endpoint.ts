@@ -3,14 +3,18 @@
  * grants per second through the OIDC provider's `POST /oidc/token` (`grant_type=refresh_token`,
  * `client_secret_basic`) beside svc's own `POST /auth/refresh`, in one run, on the same Postgres
  * (the test server, `SVC_TEST_DATABASE_URL`), through the same in-process app (`app.request`, no
- * sockets), interleaved: each round runs one native batch and one OIDC batch, alternating which
- * goes first, each of `--grants` grants over `--chains` concurrent refresh chains. Prints each
- * round, the totals and the ratio OIDC / native (the goal is at least 0.8).
+ * sockets), interleaved: each round runs one batch of each kind, rotating which goes first, each
+ * of `--grants` grants over `--chains` concurrent chains. Kinds: `native` (`/auth/refresh`),
+ * `oidc` (a client with the defaults: a new RS256 ID token on every refresh), `oidc-lean` (a
+ * client registered with `idTokenOnRefresh: false`: no ID token on refresh; skipped when the
+ * server does not know the setting) and `cc` (`client_credentials` of a service account, also
+ * over `--chains` concurrent callers). Prints each round, the means and the ratios to native
+ * (the goal for OIDC refresh is at least 0.8).
  *
- * What an OIDC refresh does beyond the native one: client authentication (a client read and a
- * SHA-256), the refresh record and the provider's grant read before the rotation (the client
- * and the scopes are checked before the token is spent), an ID token signed beside the access
- * token, and the `oidc.tokens_issued` event recorded durably (outbox, its own transaction).
+ * What an OIDC refresh does beyond the native one: client authentication (a SHA-256 of the
+ * secret; the client itself is cached, its row version checked by the grant's statement), the
+ * grant row and the `oidc.tokens_issued` webhook deliveries in the same one statement as the
+ * rotation, and (by default) an ID token signed beside the access token.
  */
 import { cryptoRandom } from "../core/random.ts";
 import { builtinPlugins } from "../plugins/builtin.ts";
@@ -41,10 +45,29 @@ try {
   });
   if (created.status !== 201) throw new Error(await created.text());
   const basic = `Basic ${btoa(`bench:${(await created.json()).clientSecret}`)}`;
+  const createdLean = await beds.request("POST", "/svc-admin/oidc/clients", {
+    body: {
+      clientId: "bench-lean",
+      clientType: "confidential",
+      redirectUris: [REDIRECT],
+      allowedScopes: ["openid", "offline_access"],
+      tokenEndpointAuthMethod: "client_secret_basic",
+      idTokenOnRefresh: false,
+    },
+  });
+  const basicLean = createdLean.status === 201
+    ? `Basic ${btoa(`bench-lean:${(await createdLean.json()).clientSecret}`)}`
+    : null;
+  if (basicLean === null) await createdLean.body?.cancel();
+  const account = await beds.request("POST", "/svc-admin/service-accounts", {
+    body: { key: "bench-job", displayName: "Bench" },
+  });
+  if (account.status !== 201) throw new Error(await account.text());
+  const sas = (await account.json()).secret as string;
   const user = await bed.storage.users.create({ realmId, email: "bench@example.test" });
 
   /** A new OIDC refresh chain: a browser session, an authorization code, its exchange. */
-  const oidcChain = async (): Promise<string> => {
+  const oidcChain = async (clientId: string, auth: string): Promise<string> => {
     const browser = await bed.auth.sessions.signIn({
       realmId,
       userId: user.id,
@@ -53,7 +76,7 @@ try {
     });
     const query = new URLSearchParams({
       response_type: "code",
-      client_id: "bench",
+      client_id: clientId,
       redirect_uri: REDIRECT,
       scope: "openid offline_access",
       state: "s",
@@ -64,7 +87,7 @@ try {
     const code = new URL(res.headers.get("Location")!).searchParams.get("code")!;
     const tokens = await beds.app.request("/oidc/token", {
       method: "POST",
-      headers: { ...FORM, Authorization: basic },
+      headers: { ...FORM, Authorization: auth },
       body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: REDIRECT })
         .toString(),
     });
@@ -74,10 +97,10 @@ try {
     (await bed.auth.sessions.signIn({ realmId, userId: user.id, orgId: null, mfa: "Password" })).tokens
       .refreshToken;
 
-  const oidcGrant = async (token: string): Promise<string> => {
+  const oidcGrant = (auth: string) => async (token: string): Promise<string> => {
     const res = await beds.app.request("/oidc/token", {
       method: "POST",
-      headers: { ...FORM, Authorization: basic },
+      headers: { ...FORM, Authorization: auth },
       body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: token }).toString(),
     });
     const body = await res.json();
@@ -95,12 +118,40 @@ try {
     return body.refreshToken;
   };
 
-  const kinds = {
-    native: { chains: await Promise.all(Array.from({ length: CHAINS }, nativeChain)), grant: nativeGrant },
-    oidc: { chains: await Promise.all(Array.from({ length: CHAINS }, oidcChain)), grant: oidcGrant },
+  const ccGrant = async (token: string): Promise<string> => {
+    const res = await beds.app.request("/oidc/token", {
+      method: "POST",
+      headers: { ...FORM },
+      body: new URLSearchParams({
+        grant_type: "client_credentials",
+        client_id: "bench-job",
+        client_secret: sas,
+      })
+        .toString(),
+    });
+    const body = await res.json();
+    if (!body.access_token) throw new Error(`client_credentials: ${JSON.stringify(body)}`);
+    return token;
   };
-  const batch = async (kind: keyof typeof kinds, grants: number): Promise<number> => {
-    const { chains, grant } = kinds[kind];
+
+  type Kind = "native" | "oidc" | "oidc-lean" | "cc";
+  const chainsOf = (make: () => Promise<string>) => Promise.all(Array.from({ length: CHAINS }, make));
+  const kinds: Partial<Record<Kind, { chains: string[]; grant: (token: string) => Promise<string> }>> = {
+    native: { chains: await chainsOf(nativeChain), grant: nativeGrant },
+    oidc: { chains: await chainsOf(() => oidcChain("bench", basic)), grant: oidcGrant(basic) },
+    ...(basicLean !== null
+      ? {
+        "oidc-lean": {
+          chains: await chainsOf(() => oidcChain("bench-lean", basicLean)),
+          grant: oidcGrant(basicLean),
+        },
+      }
+      : {}),
+    cc: { chains: Array.from({ length: CHAINS }, () => ""), grant: ccGrant },
+  };
+  const names = Object.keys(kinds) as Kind[];
+  const batch = async (kind: Kind, grants: number): Promise<number> => {
+    const { chains, grant } = kinds[kind]!;
     const perChain = Math.ceil(grants / chains.length);
     const started = performance.now();
     await Promise.all(chains.map(async (_, i) => {
@@ -108,32 +159,50 @@ try {
     }));
     return perChain * chains.length / ((performance.now() - started) / 1000);
   };
-  // Warm-up: keys loaded, statements prepared, JIT.
-  await batch("native", CHAINS * 10);
-  await batch("oidc", CHAINS * 10);
+  // Warm-up: keys loaded, statements prepared, JIT, the client cache filled.
+  for (const kind of names) await batch(kind, CHAINS * 10);
 
-  const totals = { native: 0, oidc: 0 };
-  console.log(`| round | /auth/refresh grants/s | /oidc/token grants/s | ratio |`);
-  console.log(`| --- | --- | --- | --- |`);
+  const totals = Object.fromEntries(names.map((kind) => [kind, [] as number[]])) as Record<Kind, number[]>;
+  console.log(
+    `| round | ${names.map((kind) => `${kind}/s`).join(" | ")} | ${
+      names.filter((k) => k !== "native").map((k) => `${k} ÷ native`).join(" | ")
+    } |`,
+  );
+  console.log(
+    `| --- | ${names.map(() => "---").join(" | ")} | ${names.slice(1).map(() => "---").join(" | ")} |`,
+  );
   for (let round = 1; round <= ROUNDS; round++) {
-    const order: (keyof typeof kinds)[] = round % 2 === 1 ? ["native", "oidc"] : ["oidc", "native"];
-    const rates = { native: 0, oidc: 0 };
+    const order = names.map((_, i) => names[(i + round) % names.length]);
+    const rates = {} as Record<Kind, number>;
     for (const kind of order) rates[kind] = await batch(kind, GRANTS);
-    totals.native += rates.native;
-    totals.oidc += rates.oidc;
+    for (const kind of names) totals[kind].push(rates[kind]);
     console.log(
-      `| ${round} | ${rates.native.toFixed(0)} | ${rates.oidc.toFixed(0)} | ${
-        (rates.oidc / rates.native).toFixed(2)
+      `| ${round} | ${names.map((kind) => rates[kind].toFixed(0)).join(" | ")} | ${
+        names.filter((k) => k !== "native").map((k) => (rates[k] / rates.native).toFixed(2)).join(" | ")
       } |`,
     );
   }
-  const native = totals.native / ROUNDS;
-  const oidc = totals.oidc / ROUNDS;
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const middle = Math.floor(sorted.length / 2);
+    return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+  };
+  // Per-round ratios, then their median: a round's kinds ran back to back, under the same load.
+  const roundRatios = (kind: Kind) => totals[kind].map((rate, i) => rate / totals.native[i]);
   console.log(
-    `\nmean: /auth/refresh ${native.toFixed(0)} grants/s, /oidc/token ${oidc.toFixed(0)} grants/s, ` +
-      `ratio ${
-        (oidc / native).toFixed(2)
-      } (goal >= 0.8); ${GRANTS} grants x ${CHAINS} chains x ${ROUNDS} rounds`,
+    `\nmean: ${names.map((kind) => `${kind} ${mean(totals[kind]).toFixed(0)}/s`).join(", ")}; ratios to ` +
+      `/auth/refresh: ${
+        names.filter((k) => k !== "native").map((k) =>
+          `${k} ${(mean(totals[k]) / mean(totals.native)).toFixed(2)}`
+        )
+          .join(", ")
+      } (goal for OIDC refresh >= 0.8); ${GRANTS} grants x ${CHAINS} chains x ${ROUNDS} rounds`,
+  );
+  console.log(
+    `median of the rounds' ratios: ${
+      names.filter((k) => k !== "native").map((k) => `${k} ${median(roundRatios(k)).toFixed(2)}`).join(", ")
+    }`,
   );
 } finally {
   await beds.close();

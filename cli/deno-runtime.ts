@@ -11,7 +11,11 @@ import { isProcessAlive } from "./node-lock-files.ts";
 import { pinnedFetch } from "./pinned-fetch.ts";
 import { nodeImportFiles, nodeProgress } from "./node-import-files.ts";
 import { preparedClusterSource } from "./prepared-cluster.ts";
+import { trimFreedMemoryEvery } from "./deno-malloc-trim.ts";
 import type { RuntimeAdapter } from "./run.ts";
+
+/** How often a serving process gives freed native memory back (`cli/deno-malloc-trim.ts`). */
+const TRIM_INTERVAL_MS = 30_000;
 
 /** svc's CLI on Deno: environment, files, `Deno.serve`, signals, DNS and the data-folder lock. */
 export const denoRuntime: RuntimeAdapter = {
@@ -27,7 +31,15 @@ export const denoRuntime: RuntimeAdapter = {
       { hostname, port, onListen() {} },
       (req, info) => fetch(req, { address: (info.remoteAddr as Deno.NetAddr).hostname }),
     );
-    return Promise.resolve({ port: server.addr.port, close: () => server.shutdown() });
+    // An idle server's native heap holds freed pages (the boot's, a load's): given back every 30 s.
+    const stopTrimming = trimFreedMemoryEvery(TRIM_INTERVAL_MS);
+    return Promise.resolve({
+      port: server.addr.port,
+      close: async () => {
+        stopTrimming();
+        await server.shutdown();
+      },
+    });
   },
   onShutdown(handler) {
     for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, () => void handler());

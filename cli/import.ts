@@ -42,7 +42,6 @@ import { createPasswordHasher } from "../core/passwords/create.ts";
 import { PasswordService } from "../core/passwords/service.ts";
 import { cryptoRandom } from "../core/random.ts";
 import { IMPORT_KINDS, type ImportKind, reportSummary } from "../http/admin/imports.ts";
-import { openAspNetDatabase } from "../storage/imports/aspnet-postgres.ts";
 import { type EmbeddedStoreFilesSource, openDatabase } from "../storage/open.ts";
 import { createSqlStorage } from "../storage/storage.ts";
 import { CLI_ACTOR_ID } from "./break-glass.ts";
@@ -180,6 +179,8 @@ async function itemsOfSource(
     }
     case "aspnet": {
       if (/^postgres(ql)?:\/\//.test(args.source)) {
+        // Loaded here: postgres.js stays out of a server that never imports from a database.
+        const { openAspNetDatabase } = await import("../storage/imports/aspnet-postgres.ts");
         const source = await openAspNetDatabase(args.source);
         return { items: aspnetItems(source.tables, now), close: source.close };
       }

@@ -8,7 +8,7 @@ import type { SvcConfig } from "../core/config/mod.ts";
 import { isLocalHostname } from "../core/config/schema.ts";
 import type { MailRelay } from "../core/mail/delivery.ts";
 import { createLogRelay } from "../core/mail/log-relay.ts";
-import { createSmtpRelay } from "./smtp-relay.ts";
+import type { SmtpRelayOptions } from "./smtp-relay.ts";
 
 /** The chosen transport and why, for the boot log. */
 export interface MailRelayChoice {
@@ -36,7 +36,7 @@ export function mailRelayFromConfig(
     if (smtp.host === undefined) {
       throw new Error("SVC_MAIL_TRANSPORT is smtp but SVC_SMTP_HOST is not set");
     }
-    const relay = createSmtpRelay({
+    const relay = lazySmtpRelay({
       host: smtp.host,
       port: smtp.port,
       security: smtp.security,
@@ -54,4 +54,27 @@ export function mailRelayFromConfig(
   }
   if (kind === "log") return { relay: createLogRelay(print), description: "log (each message printed here)" };
   return { relay: null, description: "outbox only (svc mail list shows the messages)" };
+}
+
+/**
+ * The SMTP relay, with nodemailer loaded on the first delivery: its module graph (about 14 MiB
+ * resident on Deno) stays out of a server that sends no mail (docs/operations/memory.md).
+ */
+function lazySmtpRelay(options: SmtpRelayOptions): MailRelay {
+  let relay: Promise<MailRelay> | undefined;
+  const load = () =>
+    relay ??= import("./smtp-relay.ts").then(({ createSmtpRelay }) => createSmtpRelay(options)).catch(
+      (error) => {
+        relay = undefined; // a failed load is tried again by the next delivery
+        throw error;
+      },
+    );
+  return {
+    name: `smtp://${options.host}:${options.port}`,
+    deliver: async (message) => await (await load()).deliver(message),
+    close: async () => {
+      // Only a relay that was made has connections to release.
+      await (await relay?.catch(() => undefined))?.close?.();
+    },
+  };
 }

@@ -1,6 +1,6 @@
 /**
  * The Node adapter of the password worker pool: `worker_threads` workers running
- * `cli/node-password-worker.ts`, one per core by default (`os.availableParallelism()`).
+ * `cli/node-password-worker.ts`, one per core by default (`os.availableParallelism()`, at most 4).
  * Idle workers are unref'd, so they never keep the process alive on their own.
  *
  * @example
@@ -18,7 +18,11 @@ import process from "node:process";
 import { Worker } from "node:worker_threads";
 import type { PasswordHasher } from "../core/passwords/hasher.ts";
 import type { PasswordJobReply } from "../core/passwords/jobs.ts";
-import { type PasswordWorkerFactory, WorkerPoolPasswordHasher } from "../core/passwords/pool.ts";
+import {
+  defaultWorkerCount,
+  type PasswordWorkerFactory,
+  WorkerPoolPasswordHasher,
+} from "../core/passwords/pool.ts";
 import { createPasswordHasher } from "../core/passwords/create.ts";
 import { withNativeArgon2id } from "./native-argon2.ts";
 
@@ -65,14 +69,16 @@ function spawn(url: URL): Worker {
   return new Worker(bootstrap, { eval: true });
 }
 
-/** Number of cores Node reports. */
+/** Number of cores Node reports, at most `MAX_DEFAULT_WORKERS` (see `defaultWorkerCount`). */
 export function nodeWorkerCount(): number {
-  return typeof os.availableParallelism === "function" ? os.availableParallelism() : os.cpus().length || 1;
+  return defaultWorkerCount(
+    typeof os.availableParallelism === "function" ? os.availableParallelism() : os.cpus().length || 1,
+  );
 }
 
 /**
- * The password hasher on Node: a `worker_threads` pool of `workers` threads (one per core
- * when undefined), or the in-thread fallback when `workers` is 0. A thread idle for `idleMs`
+ * The password hasher on Node: a `worker_threads` pool of `workers` threads (one per core,
+ * at most four, when undefined), or the in-thread fallback when `workers` is 0. A thread idle for `idleMs`
  * stops (0 or absent: never). Where Node has a native argon2id (`crypto.argon2`, Node 24.7+),
  * argon2id runs on it, at most `workers` at once (at least one), and the pool keeps the other
  * tags' verifiers.

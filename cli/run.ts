@@ -112,7 +112,7 @@ export interface RuntimeAdapter {
   onShutdown(handler: () => Promise<void>): void;
   /**
    * The password hasher of this runtime (`workers`: `SVC_PASSWORD_HASH_WORKERS`, undefined for
-   * one per core; `idleMs`: when an idle worker stops); absent: Web Workers
+   * one per core, at most 4; `idleMs`: when an idle worker stops); absent: Web Workers
    * (`createPasswordHasher`). Node passes its worker_threads pool.
    */
   createPasswordHasher?(workers: number | undefined, idleMs?: number): PasswordHasher;

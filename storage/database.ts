@@ -674,6 +674,8 @@ export interface ClientsTable {
   require_pushed_authorization_requests: Generated<boolean>;
   /** Whether its access tokens must be DPoP-bound (default false). */
   dpop_bound_access_tokens: Generated<boolean>;
+  /** Whether a refresh grant answers a new ID token (default true). */
+  id_token_on_refresh: Generated<boolean>;
   /** When the row was created. */
   created_at: Timestamp;
   /** Where the provider POSTs logout tokens (OIDC Back-Channel Logout 1.0), or null. */

@@ -3,18 +3,23 @@
  * in a folder, the default) or postgres.js (a Postgres server). Both speak the
  * same Postgres dialect to the same schema, through kysely.
  */
-import { PGlite } from "@electric-sql/pglite";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { Kysely, sql, type Transaction } from "kysely";
-import { PostgresJSDialect } from "kysely-postgres-js";
-import postgres from "postgres";
 import type { Database } from "./database.ts";
 import { PgliteDialect } from "./pglite-dialect.ts";
 import { type DatabasePoolStats, PoolStatsRecorder } from "./pool-stats.ts";
 import { traceQueries } from "./tracing.ts";
 import { schemaFingerprint, schemaStatements } from "./schema.ts";
 import { LockClass, lockForTransaction } from "./sql/advisory-locks.ts";
+
+/**
+ * Each driver is loaded when a database of its kind opens, not with this module: a server on
+ * Postgres never loads PGlite (about 6 MiB resident), an embedded one never loads postgres.js and
+ * the Node compatibility modules it pulls in (about 9 MiB). See docs/operations/memory.md.
+ */
+const loadPglite = () => import("@electric-sql/pglite");
+const loadPostgres = () => Promise.all([import("postgres"), import("kysely-postgres-js")]);
 
 /** Where the data lives. */
 export type DatabaseOptions =
@@ -110,13 +115,14 @@ export async function openDatabase(
 ): Promise<SvcDatabase> {
   return options.kind === "embedded"
     ? await openEmbedded(options.dataDir, await embeddedFiles?.(options.dataDir))
-    : openPostgres(options);
+    : await openPostgres(options);
 }
 
 async function openEmbedded(
   dataDir: string | undefined,
   files: EmbeddedStoreFiles | undefined,
 ): Promise<SvcDatabase> {
+  const { PGlite } = await loadPglite();
   const pg = await PGlite.create(dataDir ?? undefined, {
     // int8 as a JS number, as configured for postgres.js below.
     parsers: { 20: (value: string) => Number(value) },
@@ -165,10 +171,11 @@ export function schemaChannel(channel: string, schema: string | undefined): stri
     : `${channel}:${bytesToHex(sha256(new TextEncoder().encode(schema))).slice(0, 16)}`;
 }
 
-function openPostgres(options: Extract<DatabaseOptions, { kind: "postgres" }>): SvcDatabase {
+async function openPostgres(options: Extract<DatabaseOptions, { kind: "postgres" }>): Promise<SvcDatabase> {
   if (options.schema !== undefined && !SAFE_IDENTIFIER.test(options.schema)) {
     throw new TypeError(`invalid schema name: ${options.schema}`);
   }
+  const [{ default: postgres }, { PostgresJSDialect }] = await loadPostgres();
   const connection: Record<string, string> = { application_name: "svc" };
   if (options.schema) connection.search_path = options.schema;
   const max = options.maxConnections ?? 10;
@@ -228,6 +235,7 @@ function openPostgres(options: Extract<DatabaseOptions, { kind: "postgres" }>): 
  * folder skips initdb and the schema's creation on a first start.
  */
 export async function prepareEmbeddedCluster(files?: EmbeddedStoreFiles): Promise<Blob> {
+  const { PGlite } = await loadPglite();
   const pg = await PGlite.create(undefined, {
     ...(files?.pgliteWasm && { pgliteWasmModule: files.pgliteWasm }),
     ...(files?.initdbWasm && { initdbWasmModule: files.initdbWasm }),

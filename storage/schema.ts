@@ -455,6 +455,8 @@ const statements: readonly string[] = [
   `ALTER TABLE refresh_tokens ADD COLUMN IF NOT EXISTS grace_successor text`,
   // DPoP (RFC 9449 5.2): the client's access tokens must be DPoP-bound.
   `ALTER TABLE clients ADD COLUMN IF NOT EXISTS dpop_bound_access_tokens boolean NOT NULL DEFAULT false`,
+  // Whether a refresh grant answers a new ID token (OIDC Core 12.2 makes it optional); default yes.
+  `ALTER TABLE clients ADD COLUMN IF NOT EXISTS id_token_on_refresh boolean NOT NULL DEFAULT true`,
 
   // ---- Ledgers (spec 2.7) ----
   `CREATE TABLE IF NOT EXISTS security_events (

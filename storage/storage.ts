@@ -35,6 +35,7 @@ import { createSqlSamlAssertionStore } from "./sql/saml-assertions.ts";
 import { createSqlSecurityEventStore } from "./sql/security-events.ts";
 import { createSqlServiceAccountStore } from "./sql/service-accounts.ts";
 import { createSqlSessionStore } from "./sql/sessions.ts";
+import { createSqlSignInReadStore } from "./sql/sign-ins.ts";
 import { createSqlSigningKeyStore } from "./sql/signing-keys.ts";
 import { createSqlSubjectGrantSource } from "./sql/subject-grants.ts";
 import { createSqlSubjectKeyStore } from "./sql/subject-keys.ts";
@@ -115,6 +116,7 @@ function bind(db: Executor, deps: StorageDeps): Storage {
     impersonations: createSqlImpersonationStore(db, clock),
     securityEvents: createSqlSecurityEventStore(db, deps),
     loginHistory: createSqlLoginHistory(db),
+    signIns: createSqlSignInReadStore(db),
     adminAudit: createSqlAdminAuditStore(db, deps),
     webhooks: createSqlWebhookStore(db, deps),
     mailOutbox: createSqlMailOutboxStore(db, deps),

@@ -59,6 +59,11 @@ export interface DistinctRequest {
 
 /** Where the abuse gate keeps its counters. Every method may throw when the store is down. */
 export interface CounterStore {
+  /**
+   * True when the counters are svc storage's `abuse_counters` table (the SQL store): a sign-in may
+   * then clear the account's failures in the statement that records it (issue 29).
+   */
+  readonly inStorage?: boolean;
   /** Adds one hit to `key` atomically and returns the counter after it. */
   increment(key: string, windowMs: number): Promise<CounterValue>;
   /**

@@ -398,6 +398,14 @@ export class AbuseGate {
     await this.#giveBack(attempt, decision.reservation, "release");
   }
 
+  /**
+   * The counter {@link recordSuccess} clears, when the caller may clear it in a statement of its
+   * own (the counters are in svc storage: `CounterStore.inStorage`); null otherwise.
+   */
+  successCounterKey(attempt: Omit<LoginAttempt, "captchaToken">): string | null {
+    return this.#store.inStorage === true ? this.#keys(attempt).account : null;
+  }
+
   /** Clears the account's failures after a successful login. */
   async recordSuccess(attempt: Omit<LoginAttempt, "captchaToken">): Promise<void> {
     const { account } = this.#keys(attempt);

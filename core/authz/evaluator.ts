@@ -11,7 +11,13 @@ import { SvcError } from "../errors.ts";
 import type { ConditionEnv } from "./condition.ts";
 import { SnapshotFormatError } from "./errors.ts";
 import { type CompiledGrant, compileGrant, type Grant, type InvalidGrant, isPlainObject } from "./grant.ts";
-import { buildGrantIndex, type GrantIndex, resolveCandidates, type Resolved } from "./index.ts";
+import {
+  buildGrantIndex,
+  type GrantIndex,
+  resolveCandidates,
+  type Resolved,
+  type RestrictedCheck,
+} from "./index.ts";
 import { parsePermissionId, type Scope } from "./permission.ts";
 
 /** The per-(user, organization) input of the evaluator. */
@@ -196,7 +202,14 @@ const RESOLVED_LIMIT = 2048;
 export function resolvePermission(subject: CompiledSubject, permission: string): Resolved {
   const hit = subject.resolved.get(permission);
   if (hit !== undefined) return hit;
-  const resolved = resolveCandidates(subject.index, parsePermissionId(permission), subject.orgId);
+  // A condition that reads the subject only is decided once, here, for this compiled subject.
+  const resolved = resolveCandidates(
+    subject.index,
+    parsePermissionId(permission),
+    subject.orgId,
+    (condition) =>
+      condition.evaluate({ subject: subject.bag, resource: EMPTY_OBJECT, context: EMPTY_OBJECT }),
+  );
   if (subject.resolved.size < RESOLVED_LIMIT) subject.resolved.set(permission, resolved);
   return resolved;
 }
@@ -257,7 +270,7 @@ function judge(grant: CompiledGrant, scope: Scope, subject: CompiledSubject, che
 }
 
 /** Condition step for one grant, with the reusable environment. */
-function conditionHolds(grant: CompiledGrant, subject: CompiledSubject, check: AccessCheck): boolean {
+function conditionHolds(grant: RestrictedCheck, subject: CompiledSubject, check: AccessCheck): boolean {
   const condition = grant.condition;
   if (condition === null) return true;
   ENV.subject = subject.bag;
@@ -279,7 +292,7 @@ function conditionHolds(grant: CompiledGrant, subject: CompiledSubject, check: A
  * team restriction, the `team` scope's team test, then the condition.
  */
 function anyRestrictedApplies(
-  grants: readonly CompiledGrant[],
+  grants: readonly RestrictedCheck[],
   teamScope: boolean,
   subjectTeamsMatch: boolean,
   subject: CompiledSubject,

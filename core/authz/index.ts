@@ -11,6 +11,7 @@
  *
  * @module
  */
+import type { CompiledCondition, ConditionNode } from "./condition.ts";
 import type { CompiledGrant } from "./grant.ts";
 import { type PatternSegment, segmentMatches } from "./pattern.ts";
 import type { PermissionId, Scope } from "./permission.ts";
@@ -153,10 +154,89 @@ export interface Resolved {
   readonly plainDeny: boolean;
   /** Whether a matching Allow in the same sense exists. */
   readonly plainAllow: boolean;
-  /** The other matching Denies not pinned to another organization (team ids or a condition). */
-  readonly restrictedDenies: readonly CompiledGrant[];
+  /**
+   * The other matching Denies not pinned to another organization (team ids or a condition),
+   * compacted ({@link compactRestricted}): what decides whether one of them applies, in as few
+   * entries as that takes.
+   */
+  readonly restrictedDenies: readonly RestrictedCheck[];
   /** The other matching Allows in the same sense. */
-  readonly restrictedAllows: readonly CompiledGrant[];
+  readonly restrictedAllows: readonly RestrictedCheck[];
+}
+
+/** What the evaluator tests of a team-restricted or conditioned grant. @internal */
+export type RestrictedCheck = Pick<CompiledGrant, "teamIds" | "condition">;
+
+/**
+ * Whether a condition reads the subject bag only (every `attr` and `ref` path starts with
+ * `subject.`): its value is then the same for every check of one compiled subject. Memoized.
+ */
+const subjectOnlyMemo = new WeakMap<CompiledCondition, boolean>();
+export function readsSubjectOnly(condition: CompiledCondition): boolean {
+  let known = subjectOnlyMemo.get(condition);
+  if (known === undefined) {
+    known = nodeReadsSubjectOnly(condition.document.condition);
+    subjectOnlyMemo.set(condition, known);
+  }
+  return known;
+}
+
+function nodeReadsSubjectOnly(node: ConditionNode): boolean {
+  if ("allOf" in node) return node.allOf.every(nodeReadsSubjectOnly);
+  if ("anyOf" in node) return node.anyOf.every(nodeReadsSubjectOnly);
+  if ("not" in node) return nodeReadsSubjectOnly(node.not);
+  const subjectPath = (path: unknown) => typeof path === "string" && path.startsWith("subject.");
+  if (!subjectPath(node.attr)) return false;
+  const value = node.value;
+  if (value !== null && typeof value === "object" && !Array.isArray(value) && "ref" in value) {
+    return subjectPath((value as { ref: unknown }).ref);
+  }
+  return true;
+}
+
+/**
+ * The restricted grants of one effect as the checks that decide whether any of them applies
+ * (issue 29: the cost of a check must not grow with the number of grants):
+ * - a condition that reads the subject only is decided once, with `subjectHolds` (the compiled
+ *   subject's bag): false drops the grant, true leaves its team restriction alone (or makes it
+ *   plain, reported as `plain`);
+ * - the grants with team ids and no condition become one entry whose teams are the union of
+ *   theirs (one of them applies exactly when the resource shares a team with the union);
+ * - grants with the same team ids and the same condition document are tested once.
+ * "Any applies" does not depend on the order, so the decision is unchanged; traces still judge
+ * every grant.
+ */
+export function compactRestricted(
+  grants: readonly CompiledGrant[],
+  subjectHolds?: (condition: CompiledCondition) => boolean,
+): { checks: RestrictedCheck[]; plain: boolean } {
+  let union: Set<string> | null = null;
+  let plain = false;
+  const seen = new Set<string>();
+  const out: RestrictedCheck[] = [];
+  for (const grant of grants) {
+    let condition = grant.condition;
+    if (condition !== null && subjectHolds !== undefined && readsSubjectOnly(condition)) {
+      if (!subjectHolds(condition)) continue;
+      condition = null;
+    }
+    if (condition === null) {
+      if (grant.teamIds === null) {
+        plain = true;
+        continue;
+      }
+      union ??= new Set();
+      for (const team of grant.teamIds) union.add(team);
+      continue;
+    }
+    const teams = grant.teamIds === null ? null : [...grant.teamIds].sort();
+    const key = JSON.stringify([teams, grant.grant.condition ?? null]);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(grant);
+  }
+  if (union !== null) out.unshift(Object.freeze({ teamIds: union, condition: null }));
+  return { checks: out, plain };
 }
 
 /**
@@ -167,6 +247,7 @@ export function resolveCandidates(
   index: GrantIndex,
   id: PermissionId,
   effectiveOrg: string | null,
+  subjectHolds?: (condition: CompiledCondition) => boolean,
 ): Resolved {
   const scopeBit = SCOPE_BITS[id.scope];
   const slots: Slot[] = [];
@@ -189,15 +270,17 @@ export function resolveCandidates(
   // Grants pinned to another organization never apply for this subject.
   const inOrg = (grant: CompiledGrant) => grant.orgId === null || grant.orgId === effectiveOrg;
   const plain = (grant: CompiledGrant) => grant.teamIds === null && grant.condition === null;
+  const restrictedDenies = compactRestricted(denies.filter((g) => inOrg(g) && !plain(g)), subjectHolds);
+  const restrictedAllows = compactRestricted(allows.filter((g) => inOrg(g) && !plain(g)), subjectHolds);
   return Object.freeze({
     id,
     denies: Object.freeze(denies),
     allows: Object.freeze(allows),
     ordered: Object.freeze(ordered),
     positions: Object.freeze(slots.map((slot) => slot.position)),
-    plainDeny: denies.some((grant) => inOrg(grant) && plain(grant)),
-    plainAllow: allows.some((grant) => inOrg(grant) && plain(grant)),
-    restrictedDenies: Object.freeze(denies.filter((grant) => inOrg(grant) && !plain(grant))),
-    restrictedAllows: Object.freeze(allows.filter((grant) => inOrg(grant) && !plain(grant))),
+    plainDeny: denies.some((grant) => inOrg(grant) && plain(grant)) || restrictedDenies.plain,
+    plainAllow: allows.some((grant) => inOrg(grant) && plain(grant)) || restrictedAllows.plain,
+    restrictedDenies: Object.freeze(restrictedDenies.checks),
+    restrictedAllows: Object.freeze(restrictedAllows.checks),
   });
 }

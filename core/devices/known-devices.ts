@@ -98,12 +98,21 @@ export class KnownDevices {
   async recordLogin(sighting: DeviceSighting): Promise<{ device: KnownDeviceRecord; isNew: boolean }> {
     const hash = KnownDevices.fingerprintHash(sighting.fingerprint);
     const result = await this.#options.store.recordSeen(sighting.userId, hash, sighting.description ?? null);
-    if (!result.isNew) return result;
+    if (result.isNew) await this.announceNew(sighting, result.device);
+    return result;
+  }
+
+  /**
+   * What a first sighting does once the device is stored (by {@link recordLogin}, or by the
+   * statement that recorded a sign-in): emits `login.new_device` and awaits the alert hook.
+   */
+  async announceNew(sighting: DeviceSighting, device: KnownDeviceRecord): Promise<void> {
+    const hash = KnownDevices.fingerprintHash(sighting.fingerprint);
     const alert: NewDeviceAlert = {
       userId: sighting.userId,
       realmId: sighting.realmId ?? null,
       orgId: sighting.orgId ?? null,
-      device: result.device,
+      device,
       ip: sighting.ip ?? null,
       location: sighting.location ? { country: sighting.location.country } : null,
       locale: sighting.locale ?? null,
@@ -116,7 +125,7 @@ export class KnownDevices {
       userId: alert.userId,
       data: {
         fingerprintHash: hash,
-        description: result.device.description,
+        description: device.description,
         ip: alert.ip,
         country: alert.location?.country ?? null,
       },
@@ -129,7 +138,6 @@ export class KnownDevices {
         this.#options.onAlertError?.(error, alert);
       }
     }
-    return result;
   }
 
   /** The user's devices, most recently seen first. */

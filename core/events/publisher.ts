@@ -12,6 +12,12 @@
  * @module
  */
 import { type RandomSource, randomUuid } from "../random.ts";
+import type {
+  EventDeliveries,
+  NewSecurityEvent,
+  SignInWrites,
+  SignInWritten,
+} from "../storage/security-events.ts";
 import type { Storage } from "../storage/storage.ts";
 import { isSecurityLedgerKind } from "./catalog.ts";
 import type { EventSink, SvcEvent } from "./sink.ts";
@@ -87,23 +93,14 @@ export class EventPublisher implements EventSink {
    * caller's transaction). The caller hands the event to {@link announce} after commit.
    */
   async record(tx: Storage, event: SvcEvent, origin?: EventOrigin): Promise<number> {
-    await appendToLedger(tx, event, origin);
-    if (!event.realmId) return 0;
-    const queued = await tx.webhooks.enqueueForEvent({
-      realmId: event.realmId,
-      orgId: event.orgId ?? null,
-      eventKind: event.kind,
-      payload: webhookBody(randomUuid(this.#options.random), event),
-    });
-    return queued.length;
+    return await tx.securityEvents.record(ledgerEntry(event, origin), this.#deliveries(event));
   }
 
   /**
-   * Records one event on its own, in as few statements as that allows: the webhook endpoints that
-   * subscribe to it are read first; with none, the ledger entry is one statement (atomic alone)
-   * and no transaction is opened; with some, the ledger entry and the deliveries are written in
-   * one transaction as {@link transaction} does. An endpoint created concurrently is missed
-   * either way (as it was inside the transaction, which reads committed rows). Then the event is
+   * Records one event on its own, in one statement (issue 29): the ledger entry and a delivery
+   * for each webhook endpoint subscribed to it at that moment (as {@link transaction} would
+   * write them, atomically, without opening a transaction). An endpoint created concurrently is
+   * missed, as it was inside a transaction, which reads committed rows. Then the event is
    * announced. Rejects when the event could not be recorded.
    */
   async publish(
@@ -111,19 +108,43 @@ export class EventPublisher implements EventSink {
     origin?: EventOrigin,
     storage: Storage = this.#options.storage,
   ): Promise<void> {
-    const subscribed = event.realmId
-      ? await storage.webhooks.subscribersOf({
-        realmId: event.realmId,
-        orgId: event.orgId ?? null,
-        eventKind: event.kind,
-      })
-      : [];
-    if (subscribed.length > 0) {
-      await this.transaction((_tx, emit) => emit(event, origin), storage);
-      return;
-    }
-    await appendToLedger(storage, event, origin);
-    this.announce([event], false);
+    const queued = await this.record(storage, event, origin);
+    this.announce([event], queued > 0);
+  }
+
+  /**
+   * {@link publish} of a sign-in's event with the sign-in's other writes (the account's abuse
+   * counter cleared, the device recorded) in the same statement (issue 29); then announced.
+   */
+  async publishSignIn(
+    event: SvcEvent,
+    origin: EventOrigin | undefined,
+    writes: SignInWrites,
+  ): Promise<SignInWritten> {
+    const written = await this.#options.storage.securityEvents.recordSignIn(
+      ledgerEntry(event, origin),
+      this.#deliveries(event),
+      writes,
+    );
+    this.announce([event], written.queued > 0);
+    return written;
+  }
+
+  #deliveries(event: SvcEvent): EventDeliveries | null {
+    if (!event.realmId) return null;
+    const random = this.#options.random;
+    return {
+      realmId: event.realmId,
+      orgId: event.orgId ?? null,
+      eventKind: event.kind,
+      payload: webhookBody(randomUuid(random), event),
+      idSeed: randomUuid(random),
+    };
+  }
+
+  /** Events recorded by their change's own statement: announced (see {@link EventSink.recorded}). */
+  recorded(events: readonly SvcEvent[], queued: boolean): void {
+    this.announce(events, queued);
   }
 
   /** Hands committed events to the in-process sink and wakes the dispatcher. */
@@ -165,10 +186,10 @@ export class EventPublisher implements EventSink {
   }
 }
 
-/** Appends the event to the security ledger when it concerns a user and its kind is a ledger kind. */
-async function appendToLedger(storage: Storage, event: SvcEvent, origin?: EventOrigin): Promise<void> {
-  if (!event.userId || !isSecurityLedgerKind(event.kind)) return;
-  await storage.securityEvents.append({
+/** The event's ledger entry when it concerns a user and its kind is a ledger kind; else null. */
+function ledgerEntry(event: SvcEvent, origin?: EventOrigin): NewSecurityEvent | null {
+  if (!event.userId || !isSecurityLedgerKind(event.kind)) return null;
+  return {
     realmId: event.realmId ?? null,
     userId: event.userId,
     orgId: event.orgId ?? null,
@@ -177,5 +198,5 @@ async function appendToLedger(storage: Storage, event: SvcEvent, origin?: EventO
     ipAddress: origin?.ipAddress ?? null,
     deviceDescription: origin?.deviceDescription ?? null,
     occurredAt: new Date(event.occurredAt),
-  });
+  };
 }

@@ -26,6 +26,13 @@ export interface SvcEvent {
 export interface EventSink {
   /** Emits one event to every subscriber. */
   emit(event: SvcEvent): void;
+  /**
+   * Hands events that were already recorded durably, by the statement of the change that caused
+   * them (a refresh grant's, `RefreshGrantGuard.event`), to the in-process subscribers without
+   * recording them again; `queued`: webhook deliveries were queued. A sink without it records
+   * nothing: `emit` is its equivalent.
+   */
+  recorded?(events: readonly SvcEvent[], queued: boolean): void;
 }
 
 /** A subscriber; it may be async, and its failures never reach the emitter. */

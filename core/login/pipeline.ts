@@ -37,7 +37,7 @@ import type { MailLocale } from "../mail/catalogue.ts";
 import type { AbuseGate } from "../abuse/gate.ts";
 import { BREAK_GLASS_EVENTS, MFA_LEVEL_BREAK_GLASS } from "../break-glass/kinds.ts";
 import type { Clock } from "../clock.ts";
-import type { KnownDevices } from "../devices/known-devices.ts";
+import { KnownDevices } from "../devices/known-devices.ts";
 import { fromBase64Url } from "../encoding.ts";
 import type { EmitInTransaction, EventOrigin } from "../events/publisher.ts";
 import type { SvcEvent } from "../events/sink.ts";
@@ -45,15 +45,16 @@ import type { EmailOtpService } from "../mfa/email-otp.ts";
 import type { RecoveryCodeService } from "../mfa/recovery-codes.ts";
 import type { PasswordService } from "../passwords/service.ts";
 import type { RiskDecision, RiskGate, RiskSignal } from "../risk/gate.ts";
+import { loginHistoryOf } from "../risk/providers.ts";
 import type { SignInInput } from "../sessions/service.ts";
 import { InvalidTokenError } from "../tokens/errors.ts";
 import type { TokenService } from "../tokens/service.ts";
 import type { TotpService } from "../totp/service.ts";
 import { ForbiddenError } from "../errors.ts";
 import { resolveOrganizationReference } from "./organization-reference.ts";
-import type { Realm } from "../storage/realms.ts";
 import type { User } from "../storage/users.ts";
 import type { Storage } from "../storage/storage.ts";
+import type { SignInWrites, SignInWritten } from "../storage/security-events.ts";
 import {
   CaptchaRequiredError,
   InvalidMfaCodeError,
@@ -91,6 +92,15 @@ export interface SecurityEventWriter {
    * statements as it can (`EventPublisher.publish`); absent, `transaction` is used.
    */
   publish?(event: SvcEvent, origin?: EventOrigin): Promise<void>;
+  /**
+   * Records a sign-in's `login.succeeded` with the sign-in's other writes in one statement
+   * (`EventPublisher.publishSignIn`); absent, they are written one by one.
+   */
+  publishSignIn?(
+    event: SvcEvent,
+    origin: EventOrigin | undefined,
+    writes: SignInWrites,
+  ): Promise<SignInWritten>;
 }
 
 /** Where the request came from. */
@@ -148,6 +158,11 @@ export interface ReadyLogin {
   readonly factors: readonly string[];
   /** The risk gate's outcome and score, when it ran. */
   readonly risk: { readonly outcome: string; readonly score: number } | null;
+  /**
+   * Whether the request's device was a known device of the user when the sign-in read the
+   * account (then `completeSignIn` records it in the statement of `login.succeeded`).
+   */
+  readonly deviceKnown?: boolean;
 }
 
 /** A login waiting for its second factor. */
@@ -206,6 +221,12 @@ export interface LoginPipelineDeps {
   readonly clock: Clock;
   /** Tells the account that a sign-in with its right password was blocked (the alert mail); failures are reported, never answered. */
   readonly onRiskBlock?: (alert: RiskBlockAlert) => Promise<void>;
+  /**
+   * Whether the risk gate's login history is `storage.loginHistory` (the default), which the
+   * sign-in's one read already holds; false when the gate was given another history, which it
+   * then asks itself.
+   */
+  readonly historyInStorage?: boolean;
   /** Told about failures that do not fail the login (a rehash or event that could not be stored). */
   readonly onError?: (message: string, error: unknown) => void;
 }
@@ -231,16 +252,23 @@ export class LoginPipeline {
     const d = this.#d;
     const ip = request.ip ?? null;
     const audience = await this.#audience(request.audience ?? null);
-    const realm = await this.#realm(request.realm ?? null);
-    const realmId = realm?.id ?? null;
-    // The account is read first (no side effect, and the same read whether or not it exists) so
-    // that the abuse gate knows a break-glass account, which strangers must not lock out.
-    const user = realm === null ? null : await d.storage.users.findByEmail(realm.id, request.email);
+    // Everything the sign-in reads (realm, account, credential, device, login history, enrolled
+    // factors) is read first, in one statement: reads only, with no side effect, and the same
+    // statement whether or not the account exists; the abuse gate learns from it whether the
+    // account is a break-glass one, which strangers must not lock out. No password work and no
+    // count happens before the gate.
+    const read = await d.storage.signIns.read({
+      realm: request.realm ?? null,
+      email: request.email,
+      deviceHash: request.deviceId ? KnownDevices.fingerprintHash(request.deviceId) : null,
+    });
+    const realmId = read.realm?.id ?? null;
+    const user = read.user;
     const attempt = {
       ip: ip ?? UNKNOWN_IP,
       identifier: request.email,
       realmId,
-      breakGlassStamp: await this.#breakGlassStamp(user),
+      breakGlassStamp: user !== null && user.isBreakGlass ? read.credentialStamp : null,
     };
 
     // 1. Abuse gate.
@@ -249,7 +277,7 @@ export class LoginPipeline {
     if (gate.outcome === "CaptchaRequired") throw new CaptchaRequiredError(gate.captcha!);
 
     // 2. User lookup (read above); a miss does the same argon2id work as a wrong password.
-    const credential = user === null ? null : await d.storage.passwordCredentials.get(user.id);
+    const credential = user === null ? null : read.credential;
     // From here on the attempt holds a lockout slot: every failure below keeps it.
     if (user === null || credential === null) {
       await d.passwords.verifyAgainstDummy(request.password);
@@ -340,6 +368,10 @@ export class LoginPipeline {
       orgId,
       ip,
       deviceId: request.deviceId ?? null,
+      prefetched: {
+        deviceKnown: read.deviceKnown,
+        ...(d.historyInStorage === false ? {} : { history: loginHistoryOf(read.history) }),
+      },
     });
     if (risk.outcome === "Block") {
       await this.#emit({
@@ -355,9 +387,8 @@ export class LoginPipeline {
     await d.abuse.release(attempt, gate);
 
     // 5. MFA step-up: TOTP when enrolled; else email OTP when enrolled, or when the risk gate asks.
-    const totpEnrolled = await d.totp.isEnrolled(user.id);
-    const emailOtpEnrolled = !totpEnrolled &&
-      await d.storage.emailOtpEnrollments.enrolledAt(user.id) !== null;
+    const totpEnrolled = read.totpConfirmed;
+    const emailOtpEnrolled = !totpEnrolled && read.emailOtpEnrolled;
     if (totpEnrolled || emailOtpEnrolled || risk.outcome === "StepUpMfa") {
       const factors: PendingFactor[] = [totpEnrolled ? "totp" : "email_otp"];
       // A registered passkey completes the login too, through POST /auth/passkey/mfa/verify.
@@ -414,6 +445,7 @@ export class LoginPipeline {
       origin: request,
       factors: [PASSWORD_AMR],
       risk: { outcome: risk.outcome, score: risk.score },
+      deviceKnown: read.deviceKnown,
     };
   }
 
@@ -503,29 +535,24 @@ export class LoginPipeline {
     const d = this.#d;
     const { user, origin } = login;
     const ip = origin.ip ?? null;
-    await d.abuse.recordSuccess({
+    const attempt = {
       ip: ip ?? UNKNOWN_IP,
       identifier: user.email,
       realmId: user.realmId,
       breakGlassStamp: await this.#breakGlassStamp(user),
-    });
-    let newDevice = false;
-    if (origin.deviceId) {
-      try {
-        newDevice = (await d.devices.recordLogin({
-          userId: user.id,
-          realmId: user.realmId,
-          orgId: login.signIn.orgId ?? null,
-          fingerprint: origin.deviceId,
-          description: describeDevice(origin.userAgent),
-          ip,
-          locale: origin.locale ?? null,
-        })).isNew;
-      } catch (error) {
-        d.onError?.(`login: device of user ${user.id} not recorded`, error);
+    };
+    const sighting = origin.deviceId
+      ? {
+        userId: user.id,
+        realmId: user.realmId,
+        orgId: login.signIn.orgId ?? null,
+        fingerprint: origin.deviceId,
+        description: describeDevice(origin.userAgent),
+        ip,
+        locale: origin.locale ?? null,
       }
-    }
-    await this.#emit({
+      : null;
+    const succeeded = (newDevice: boolean): Omit<SvcEvent, "occurredAt"> => ({
       kind: LOGIN_EVENTS.succeeded,
       realmId: user.realmId,
       userId: user.id,
@@ -538,7 +565,50 @@ export class LoginPipeline {
         newDevice,
         risk: login.risk,
       },
-    }, origin);
+    });
+    // One statement (issue 29): the failures cleared, the device's last-seen time moved and
+    // `login.succeeded` recorded, when the counters are in svc storage and the device (if any)
+    // was known when the sign-in read the account (a new device takes the path below, which tells
+    // from its insert whether it is new). Should that statement fail, the path below runs.
+    const counterKey = d.abuse.successCounterKey(attempt);
+    if (
+      d.events.publishSignIn !== undefined && counterKey !== null &&
+      (sighting === null || login.deviceKnown === true)
+    ) {
+      try {
+        const written = await d.events.publishSignIn(
+          { ...succeeded(false), occurredAt: d.clock.now() },
+          { ipAddress: ip, deviceDescription: describeDevice(origin.userAgent) },
+          {
+            clearCounter: counterKey,
+            device: sighting === null ? null : {
+              userId: user.id,
+              fingerprintHash: KnownDevices.fingerprintHash(sighting.fingerprint),
+              description: sighting.description,
+            },
+          },
+        );
+        // The device was forgotten between the read and this statement: a first sighting again.
+        if (sighting !== null && written.device?.isNew === true) {
+          await d.devices.announceNew(sighting, written.device.record).catch((error) =>
+            d.onError?.(`login: device of user ${user.id} not announced`, error)
+          );
+        }
+        return;
+      } catch (error) {
+        d.onError?.(`login: sign-in of user ${user.id} not recorded in one statement`, error);
+      }
+    }
+    await d.abuse.recordSuccess(attempt);
+    let newDevice = false;
+    if (sighting !== null) {
+      try {
+        newDevice = (await d.devices.recordLogin(sighting)).isNew;
+      } catch (error) {
+        d.onError?.(`login: device of user ${user.id} not recorded`, error);
+      }
+    }
+    await this.#emit(succeeded(newDevice), origin);
   }
 
   /**
@@ -634,12 +704,6 @@ export class LoginPipeline {
         return result.ok ? "ok" : result.outcome;
       }
     }
-  }
-
-  async #realm(realm: string | null): Promise<Realm | null> {
-    const realms = this.#d.storage.realms;
-    if (realm === null || realm === "") return await realms.getDefault();
-    return (await realms.get(realm)) ?? (await realms.getByName(realm));
   }
 
   /** svc itself (the issuer) when absent; otherwise an app of the app catalog. */

@@ -22,15 +22,11 @@
  *
  * @module
  */
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from "@simplewebauthn/server";
 import * as v from "valibot";
 import { normalizeEmail } from "../accounts/email.ts";
@@ -55,6 +51,18 @@ import {
   PasskeyNotEligibleError,
   PasskeyRegistrationError,
 } from "./rules.ts";
+
+/**
+ * `@simplewebauthn/server`, loaded on the first ceremony: its module graph (CBOR, ASN.1, the
+ * attestation formats) is about 10 MiB of resident memory that a server whose users never touch a
+ * passkey would otherwise carry from its start (docs/operations/memory.md).
+ */
+let simpleWebAuthn: Promise<typeof import("@simplewebauthn/server")> | undefined;
+const webAuthn = () =>
+  simpleWebAuthn ??= import("@simplewebauthn/server").catch((error) => {
+    simpleWebAuthn = undefined; // a failed load is tried again by the next ceremony
+    throw error;
+  });
 
 /** The relying party (spec 5.3): its id (a domain), its name and the origins allowed in ceremonies. */
 export interface RelyingParty {
@@ -274,6 +282,7 @@ export class PasskeyService {
   ): Promise<CeremonyStart<PublicKeyCredentialCreationOptionsJSON>> {
     const { relyingParty: rp, random } = this.#o;
     const existing = await this.#o.credentials.listByUser(user.id);
+    const { generateRegistrationOptions } = await webAuthn();
     const options = await generateRegistrationOptions({
       rpName: rp.name,
       rpID: rp.id,
@@ -322,6 +331,7 @@ export class PasskeyService {
     if (ceremony.kind !== CeremonyKinds.registration || ceremony.userId !== user.id) {
       throw new PasskeyRegistrationError("ceremony of another kind or user");
     }
+    const { verifyRegistrationResponse } = await webAuthn();
     let info;
     try {
       const result = await verifyRegistrationResponse({
@@ -504,6 +514,7 @@ export class PasskeyService {
       data: Record<string, unknown>;
     },
   ): Promise<CeremonyStart<PublicKeyCredentialRequestOptionsJSON>> {
+    const { generateAuthenticationOptions } = await webAuthn();
     const options = await generateAuthenticationOptions({
       rpID: this.#o.relyingParty.id,
       challenge: this.#o.random.bytes(32) as Uint8Array<ArrayBuffer>,
@@ -553,6 +564,7 @@ export class PasskeyService {
     if (ceremony.realmId !== null && user.realmId !== ceremony.realmId) {
       throw new PasskeyLoginError("user of another realm");
     }
+    const { verifyAuthenticationResponse } = await webAuthn();
     let newCounter: number;
     let userVerified: boolean;
     try {

@@ -36,7 +36,7 @@ export interface PasswordConfig {
   readonly argon2Iterations: number;
   /** Lanes of a new hash (`SVC_ARGON2_PARALLELISM`). */
   readonly argon2Parallelism: number;
-  /** Password hashing workers (absent: one per core; 0: in-thread). */
+  /** Password hashing workers (absent: one per core, at most 4; 0: in-thread). */
   readonly hashWorkers?: number;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Chooses where password work runs: a worker pool of the configured size (one worker
- * per core by default) when the runtime has workers, the in-thread fallback otherwise
+ * per core by default, at most 4) when the runtime has workers, the in-thread fallback otherwise
  * or when the size is 0.
  *
  * @module

@@ -82,10 +82,25 @@ interface Slot {
   idle: unknown;
 }
 
-/** The number of logical cores the runtime reports (1 when it reports none). */
-export function defaultWorkerCount(): number {
-  const n = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency;
-  return typeof n === "number" && n >= 1 ? Math.floor(n) : 1;
+/**
+ * The most workers a pool gets by default. Each busy worker holds argon2id's memory (64 MiB by
+ * default) beside its own JavaScript heap, about 85 MiB in all, and keeps it until it has been idle
+ * `idleMs`: one per core without a bound would make a login burst's peak grow with the machine
+ * (1.4 GiB on 16 cores). Jobs beyond the workers wait in the pool's FIFO queue; the hash cost is
+ * the configured one whatever the pool's size. `SVC_PASSWORD_HASH_WORKERS` sets any other size.
+ */
+export const MAX_DEFAULT_WORKERS = 4;
+
+/**
+ * The default pool size: the number of logical cores (`cores`, by default the runtime's report; 1
+ * when it reports none), at most {@link MAX_DEFAULT_WORKERS}.
+ */
+export function defaultWorkerCount(
+  cores: number | undefined = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator
+    ?.hardwareConcurrency,
+): number {
+  const n = typeof cores === "number" && cores >= 1 ? Math.floor(cores) : 1;
+  return Math.min(n, MAX_DEFAULT_WORKERS);
 }
 
 /**

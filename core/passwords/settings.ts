@@ -50,7 +50,7 @@ export const passwordSettingsSchema = v.optional(
     argon2MemoryKiB: v.optional(int(8192, 4_194_304, "KiB"), 65536),
     argon2Iterations: v.optional(int(1, 20), 3),
     argon2Parallelism: v.optional(int(1, 16), 1),
-    /** Password hashing workers: absent for one per core, 0 to hash in the calling thread. */
+    /** Password hashing workers: absent for one per core (at most 4), 0 to hash in the calling thread. */
     hashWorkers: v.optional(int(0, 256)),
     /** Seconds a hashing worker may sit idle before it stops (0: never). */
     workerIdleSeconds: v.optional(int(0, 86400, "seconds"), 60),
@@ -91,7 +91,7 @@ export const PASSWORD_ENV_SETTINGS: readonly EnvSetting[] = [
     path: "password.hashWorkers",
     kind: "int",
     doc: "workers that run password hashing off the event loop (0: in the calling thread)",
-    defaultText: "one per CPU core",
+    defaultText: "one per CPU core, at most 4",
   },
   {
     name: "SVC_PASSWORD_WORKER_IDLE_SECONDS",

@@ -65,6 +65,18 @@ export interface RiskContext {
    * client-chosen or freshly issued) counts as new, so a client cannot lower the score.
    */
   readonly deviceId?: string | null;
+  /**
+   * What the caller already read with the account (issue 29: one statement for a sign-in's
+   * reads): whether the device is known to the user, and the user's login history. Each one
+   * given replaces the gate's own read of it; a signal whose provider the gate lacks stays
+   * skipped whatever is given here.
+   */
+  readonly prefetched?: {
+    /** Whether `deviceId` is a known device of the user (read with the account). */
+    readonly deviceKnown?: boolean;
+    /** The user's login history as read with the account. */
+    readonly history?: LoginHistory;
+  };
 }
 
 /** What an external risk-score provider is given. */
@@ -202,9 +214,9 @@ export class RiskGate {
     const location = await this.#locate(ip);
     const [newDevice, travel, reputation, velocity] = await Promise.all([
       this.#newDevice(context),
-      this.#impossibleTravel(context.userId, now, location.value, location.error),
+      this.#impossibleTravel(context, now, location.value, location.error),
       this.#ipReputation(ip),
-      this.#velocity(context.userId, now),
+      this.#velocity(context, now),
     ]);
     const signals: RiskSignal[] = [newDevice, travel, reputation, velocity];
     const builtInScore = signals.reduce((sum, s) => sum + (s.fired ? s.weight : 0), 0);
@@ -214,7 +226,8 @@ export class RiskGate {
     if (external) {
       let signal: RiskSignal;
       try {
-        const result = await external.assess({ ...context, signals, builtInScore, location: location.value });
+        const { prefetched: _prefetched, ...asked } = context;
+        const result = await external.assess({ ...asked, signals, builtInScore, location: location.value });
         if (typeof result.score !== "number" || !Number.isFinite(result.score)) {
           throw new Error(`${external.name} returned a score that is not a finite number`);
         }
@@ -278,15 +291,23 @@ export class RiskGate {
       return { name: "new_device", fired: true, weight, detail: { reason: "no_device_id" } };
     }
     try {
-      const known = await devices.isKnown(context.userId, context.deviceId);
+      const known = context.prefetched?.deviceKnown ??
+        await devices.isKnown(context.userId, context.deviceId);
       return { name: "new_device", fired: !known, weight, detail: {} };
     } catch (error) {
       return { name: "new_device", fired: false, weight, detail: errorDetail(error) };
     }
   }
 
+  /** The history the gate reads: the caller's prefetched one, when the gate has a history at all. */
+  #history(context: RiskContext): LoginHistory | null {
+    const own = this.#options.history;
+    if (!own) return null;
+    return context.prefetched?.history ?? own;
+  }
+
   async #impossibleTravel(
-    userId: string,
+    context: RiskContext,
     now: number,
     here: GeoLocation | null,
     geoError: unknown,
@@ -299,7 +320,8 @@ export class RiskGate {
       detail,
     });
     if (geoError !== undefined) return skip(errorDetail(geoError));
-    const history = this.#options.history;
+    const userId = context.userId;
+    const history = this.#history(context);
     if (!history || !this.#options.geo) return skip({ skipped: "no_history_or_geolocation" });
     if (!here) return skip({ skipped: "location_unknown" });
     try {
@@ -347,9 +369,10 @@ export class RiskGate {
     }
   }
 
-  async #velocity(userId: string, now: number): Promise<RiskSignal> {
+  async #velocity(context: RiskContext, now: number): Promise<RiskSignal> {
     const weight = this.#settings.weights.velocity;
-    const history = this.#options.history;
+    const userId = context.userId;
+    const history = this.#history(context);
     if (!history) return { name: "velocity", fired: false, weight, detail: { skipped: "no_history" } };
     try {
       const windowSeconds = this.#settings.velocityWindowSeconds;

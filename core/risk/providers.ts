@@ -66,6 +66,22 @@ export interface LoginHistory {
   countSince(userId: string, since: number): Promise<number>;
 }
 
+/**
+ * A {@link LoginHistory} over one user's history row already read (the `login_history` row a
+ * sign-in reads with the account): the same answers the store gives, without a read.
+ */
+export function loginHistoryOf(
+  row:
+    | { readonly lastAt: number; readonly lastIp: string | null; readonly recentMs: readonly number[] }
+    | null,
+): LoginHistory {
+  return {
+    lastLogin: () => Promise.resolve(row === null ? null : { at: row.lastAt, ip: row.lastIp }),
+    countSince: (_userId, since) =>
+      Promise.resolve(row === null ? 0 : row.recentMs.filter((t) => t >= since).length),
+  };
+}
+
 function splitCsvLine(line: string): string[] {
   const out: string[] = [];
   let field = "";

@@ -19,13 +19,13 @@ import { ForbiddenError, NotFoundError } from "../errors.ts";
 import type { EventSink } from "../events/sink.ts";
 import { type RandomSource, randomUuid } from "../random.ts";
 import { DpopProofError } from "../dpop/proof.ts";
-import { InvalidRefreshTokenError } from "../tokens/errors.ts";
+import { InvalidRefreshTokenError, RefreshGuardError } from "../tokens/errors.ts";
 import { openSuccessor, sealSuccessor } from "../tokens/grace.ts";
 import { hashRefreshToken, isRefreshTokenShape, newRefreshToken } from "../tokens/refresh.ts";
 import type { TokenService } from "../tokens/service.ts";
 import type { AccessTokenClaims, ActorClaim } from "../tokens/types.ts";
 import type { EndedSession, SessionEndAnnouncer, SessionEndListener } from "./ended.ts";
-import type { RefreshTokenRecord } from "../storage/refresh-tokens.ts";
+import type { RefreshGrantGuard, RefreshTokenRecord } from "../storage/refresh-tokens.ts";
 import type { SessionRecord } from "../storage/sessions.ts";
 import type { Storage } from "../storage/storage.ts";
 
@@ -62,6 +62,17 @@ export interface IssuedTokens {
   readonly tokens: TokenResponse;
   /** The access token's claims. */
   readonly access: AccessTokenClaims;
+  /**
+   * With a guard (`refresh`'s `guard` option), when the token rotated: the guard's companion row
+   * and its event as recorded by the rotation's statement. Absent when the grace window
+   * answered a rotated token's successor again (nothing was recorded).
+   */
+  readonly guarded?: {
+    /** The companion row, or null without a companion table. */
+    readonly companion: Readonly<Record<string, unknown>> | null;
+    /** The event's data as recorded and the webhook deliveries queued, or null without an event. */
+    readonly event: { readonly data: Readonly<Record<string, unknown>>; readonly queued: number } | null;
+  };
 }
 
 /** A session opened by {@link SessionService.openSession}. */
@@ -248,12 +259,12 @@ export class SessionService {
     input: SignInInput,
     options: { readonly refresh: boolean },
   ): Promise<CreatedSession> {
-    const { random, clock } = this.#o;
+    const { random } = this.#o;
     const orgId = input.orgId ?? null;
     if (orgId !== null && !await storage.organizations.isMember(orgId, input.userId)) {
       throw new ForbiddenError("You are not a member of this organization.");
     }
-    const session = await storage.sessions.create({
+    const newSession = {
       realmId: input.realmId,
       userId: input.userId,
       mfa: input.mfa,
@@ -262,25 +273,26 @@ export class SessionService {
       impersonationId: input.impersonation?.impersonationId ?? null,
       idleTimeoutMs: this.#o.idleTimeoutMs,
       absoluteTimeoutMs: this.#o.absoluteTimeoutMs,
-    });
+    };
     const audience = input.audience ?? this.#o.tokens.issuer;
     let refreshToken: string | null = null;
     let familyId: string | null = null;
+    let session: SessionRecord;
     if (options.refresh) {
+      // The session and its first refresh token: one statement (issue 29).
       const refresh = newRefreshToken(random);
       familyId = randomUuid(random);
-      await storage.refreshTokens.insert({
+      session = await storage.sessions.createWithRefreshToken(newSession, {
         tokenHash: refresh.hash,
         familyId,
-        sessionId: session.id,
-        userId: input.userId,
-        realmId: input.realmId,
         orgId,
         audience,
-        expiresAt: this.#refreshExpiry(session, clock.now()),
+        ttlMs: this.#o.refreshTokenTtlMs,
       });
       refreshToken = refresh.token;
       if (input.dpop?.bindRefresh) await storage.dpop.bindSession(session.id, input.dpop.jkt);
+    } else {
+      session = await storage.sessions.create(newSession);
     }
     return {
       session,
@@ -328,10 +340,18 @@ export class SessionService {
    * bound to it. A refresh token whose session is bound to a key is refused (`DpopProofError`)
    * with a proof of another key before anything is rotated, and without any proof after the
    * one-statement rotation, which then ends the family: only a thief lacks the key.
+   *
+   * `guard` (an OAuth token endpoint's): conditions checked in the rotation's one statement (see
+   * `RefreshGrantGuard`): when one fails nothing rotates and `RefreshGuardError` says which.
    */
   async refresh(
     token: unknown,
-    options: { orgId?: string | null; graceSeconds?: number; dpopJkt?: string | null } = {},
+    options: {
+      orgId?: string | null;
+      graceSeconds?: number;
+      dpopJkt?: string | null;
+      guard?: RefreshGrantGuard;
+    } = {},
   ): Promise<IssuedTokens> {
     const { storage, random, clock } = this.#o;
     if (!isRefreshTokenShape(token)) throw new InvalidRefreshTokenError();
@@ -360,13 +380,22 @@ export class SessionService {
       : options.graceSeconds ?? this.#o.refreshGraceSeconds ?? 0;
     // One statement: the rotation, the session's touch, the user's status and the family's
     // membership (one round trip and one commit per grant).
-    const rotation = await storage.refreshTokens.rotateForGrant(hash, {
-      tokenHash: next.hash,
-      // The session's absolute expiry bounds the family anyway: refreshing checks the session.
-      expiresAt: new Date(now + this.#o.refreshTokenTtlMs),
-      ...(options.orgId !== undefined ? { orgId: options.orgId } : {}),
-      ...(graceSeconds > 0 ? { sealedSuccessor: sealSuccessor(token, next.token) } : {}),
-    }, this.#o.idleTimeoutMs);
+    const rotation = await storage.refreshTokens.rotateForGrant(
+      hash,
+      {
+        tokenHash: next.hash,
+        // The session's absolute expiry bounds the family anyway: refreshing checks the session.
+        expiresAt: new Date(now + this.#o.refreshTokenTtlMs),
+        ...(options.orgId !== undefined ? { orgId: options.orgId } : {}),
+        ...(graceSeconds > 0 ? { sealedSuccessor: sealSuccessor(token, next.token) } : {}),
+      },
+      this.#o.idleTimeoutMs,
+      options.guard?.event === undefined ? options.guard : {
+        ...options.guard,
+        event: { ...options.guard.event, sessionKey: dpopJkt },
+      },
+    );
+    if (rotation.outcome === "refused") throw new RefreshGuardError(rotation.failed);
     if (rotation.outcome === "reused") {
       const again = graceSeconds > 0 ? await this.#withinGrace(token, rotation.previous, options) : null;
       if (again !== null) return again;
@@ -406,7 +435,14 @@ export class SessionService {
       options.dpopJkt ?? undefined,
     );
     await this.recordBreakGlassUse(session, "refresh");
-    return { session, tokens: { ...access.response, refreshToken: next.token }, access: access.claims };
+    return {
+      session,
+      tokens: { ...access.response, refreshToken: next.token },
+      access: access.claims,
+      ...(options.guard !== undefined
+        ? { guarded: { companion: rotation.companion ?? null, event: rotation.event ?? null } }
+        : {}),
+    };
   }
 
   /**
@@ -597,10 +633,6 @@ export class SessionService {
     });
     await this.announceEnded([{ id: record.sessionId, endedAt: this.#o.clock.now() }]);
     return revoked;
-  }
-
-  #refreshExpiry(session: SessionRecord, now: number): Date {
-    return new Date(Math.min(now + this.#o.refreshTokenTtlMs, session.absoluteExpiresAt.getTime()));
   }
 
   async #mintAccess(

@@ -52,8 +52,19 @@ export interface ClientRecord {
   readonly clientName: string | null;
   /** Whether its access tokens must be DPoP-bound (RFC 9449 `dpop_bound_access_tokens`; absent: false). */
   readonly dpopBoundAccessTokens?: boolean;
+  /**
+   * Whether a refresh grant answers a new ID token (absent: true, as node-oidc-provider does).
+   * OIDC Core 12.2 makes it optional; without it a refresh costs one signature less.
+   */
+  readonly idTokenOnRefresh?: boolean;
   /** When it was created. */
   readonly createdAt: Date;
+  /**
+   * An opaque version of the stored row, changed by every update (set by `getByClientId`): a
+   * refresh grant's statement checks it (`RefreshGrantGuard.clientVersion`), so a cached copy
+   * is never honoured after the client changed.
+   */
+  readonly version?: string;
 }
 
 /** The writable fields of a client. */
@@ -94,6 +105,8 @@ export interface ClientFields {
   readonly clientName?: string | null;
   /** Whether its access tokens must be DPoP-bound; default false. */
   readonly dpopBoundAccessTokens?: boolean;
+  /** Whether a refresh grant answers a new ID token; default true. */
+  readonly idTokenOnRefresh?: boolean;
 }
 
 /** Client storage. */

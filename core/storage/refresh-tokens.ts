@@ -86,6 +86,60 @@ export type RefreshRotation =
   | { readonly outcome: "unknown" };
 
 /**
+ * Conditions a caller (an OAuth token endpoint) puts on a refresh grant's rotation, checked in
+ * its one statement, so that nothing the caller read before (or cached) can be stale when the
+ * token is spent. When one does not hold, nothing changes and the outcome is `refused` with
+ * which one failed (before `reused`: a token presented by the wrong client is never reuse).
+ */
+export interface RefreshGrantGuard {
+  /** The token must belong to this realm. */
+  readonly realmId: string;
+  /** The token's audience must be this (an OAuth client id). */
+  readonly audience: string;
+  /**
+   * The client `audience` of `realmId` must exist, not be suspended, and still be at this
+   * version (`ClientRecord.version`): a client read earlier or cached is checked here.
+   */
+  readonly clientVersion?: string;
+  /**
+   * A table (a plugin's, `[a-z0-9_]+`) with `session_id` and `realm_id` columns: a row for the
+   * token's session must exist, and it is answered (`companion`) as JSON.
+   */
+  readonly companionTable?: string;
+  /** A column of the companion row that must equal the token's audience (`[a-z0-9_]+`). */
+  readonly companionAudienceColumn?: string;
+  /**
+   * An event recorded in the same statement: a webhook delivery for each endpoint of the realm
+   * (and of the token's organization) that subscribes to its kind. Its webhook body is built from
+   * `data` and, for each `companionData` entry, the companion row's column of that name; its
+   * `userId` and `orgId` are the token's. Recorded only when the grant will issue tokens (the
+   * session was live and is not impersonation, the user active and a member of the family's
+   * organization, the session unbound or bound to `sessionKey`); else `event` is null and the
+   * caller emits it itself if it still issues. Not for kinds of the security ledger.
+   */
+  readonly event?: RefreshGrantEvent;
+}
+
+/** An event a refresh grant's statement records (see {@link RefreshGrantGuard.event}). */
+export interface RefreshGrantEvent {
+  /** The event's id (a UUID, the webhook body's `id`). */
+  readonly id: string;
+  /** Its kind (not a security-ledger kind). */
+  readonly kind: string;
+  /** Clock milliseconds. */
+  readonly occurredAt: number;
+  /** Literal data fields, in order, before the companion's. */
+  readonly data: Readonly<Record<string, unknown>>;
+  /** Data fields taken from the companion row: field name to column name (`[a-z0-9_]+`). */
+  readonly companionData?: Readonly<Record<string, string>>;
+  /** The DPoP key of the request, if any (set by the session service). */
+  readonly sessionKey?: string | null;
+}
+
+/** Which condition of a {@link RefreshGrantGuard} did not hold. */
+export type RefreshGuardFailure = "audience" | "companion" | "client";
+
+/**
  * What a refresh grant's rotation found, with what the grant needs to decide in the same
  * statement: the session (touched), the user's status and the family's org membership.
  */
@@ -102,7 +156,16 @@ export type RefreshGrantRotation =
     readonly session: SessionRecord | null;
     readonly userStatus: UserStatus | null;
     readonly member: boolean;
+    /** The guard's companion row (as JSON), or null without a companion table. */
+    readonly companion?: Readonly<Record<string, unknown>> | null;
+    /**
+     * The guard's event, as recorded: its data, and how many webhook deliveries were queued; null
+     * when it was not recorded (see {@link RefreshGrantGuard.event}).
+     */
+    readonly event?: { readonly data: Readonly<Record<string, unknown>>; readonly queued: number } | null;
   }
+  /** A condition of the guard did not hold; nothing changed. */
+  | { readonly outcome: "refused"; readonly failed: RefreshGuardFailure }
   | Exclude<RefreshRotation, { readonly outcome: "rotated" }>;
 
 /** Refresh-token storage. */
@@ -124,11 +187,14 @@ export interface RefreshTokenStore {
    * to `idleTimeoutMs` from now, never past the absolute expiry) unless it has ended, and reads
    * the user's status and the family's org membership. The same single-winner guarantee as
    * `rotate`; a token that does not rotate changes nothing and is classified as `rotate` does.
+   * With `guard`, its conditions are part of the rotation's condition (see
+   * {@link RefreshGrantGuard}).
    */
   rotateForGrant(
     oldHash: string,
     next: RotatedRefreshToken,
     idleTimeoutMs: number,
+    guard?: RefreshGrantGuard,
   ): Promise<RefreshGrantRotation>;
   /** Revokes every unrevoked token of the family; returns how many. */
   revokeFamily(familyId: string): Promise<number>;

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { KnownDeviceRecord } from "./known-devices.ts";
 
 /** A stored security event. */
 export interface SecurityEventRecord {
@@ -47,10 +48,60 @@ export interface NewSecurityEvent {
   readonly occurredAt?: Date;
 }
 
+/** The webhook deliveries of an event recorded by {@link SecurityEventStore.record}. */
+export interface EventDeliveries {
+  /** The realm whose endpoints may subscribe. */
+  readonly realmId: string;
+  /** The event's organization: its endpoints subscribe too (realm-wide ones always). */
+  readonly orgId?: string | null;
+  /** The event kind the endpoints' patterns are matched against (`*` matches any text). */
+  readonly eventKind: string;
+  /** The delivery body (the same for every endpoint). */
+  readonly payload: string;
+  /** A random UUID the delivery ids are derived from (one per endpoint). */
+  readonly idSeed: string;
+}
+
+/** What a sign-in writes beside its `login.succeeded` event, in the same statement (issue 29). */
+export interface SignInWrites {
+  /** The abuse counter to delete (the account's failures), or null. */
+  readonly clearCounter: string | null;
+  /** The device to record as seen now (inserted, or its last-seen time moved), or null. */
+  readonly device: {
+    readonly userId: string;
+    readonly fingerprintHash: string;
+    readonly description: string | null;
+  } | null;
+}
+
+/** What {@link SecurityEventStore.recordSignIn} wrote. */
+export interface SignInWritten {
+  /** How many webhook deliveries were queued. */
+  readonly queued: number;
+  /** The device as stored, and whether this statement inserted it; null without a device. */
+  readonly device: { readonly record: KnownDeviceRecord; readonly isNew: boolean } | null;
+}
+
 /** Security-event storage. */
 export interface SecurityEventStore {
   /** Appends an event. */
   append(event: NewSecurityEvent): Promise<SecurityEventRecord>;
+  /**
+   * Records one event in one statement (issue 29): its ledger entry when `ledger` is given (a
+   * `login.succeeded` one also updates the login history, as {@link append} does) and, with
+   * `deliveries`, one pending delivery due now per enabled endpoint subscribed to the kind (as
+   * `WebhookStore.enqueueForEvent` queues them). Returns how many deliveries were queued.
+   */
+  record(ledger: NewSecurityEvent | null, deliveries: EventDeliveries | null): Promise<number>;
+  /**
+   * {@link record} of a sign-in's event, with the sign-in's other writes in the same statement:
+   * the account's abuse counter deleted and the device recorded (as `KnownDeviceStore.recordSeen`).
+   */
+  recordSignIn(
+    ledger: NewSecurityEvent | null,
+    deliveries: EventDeliveries | null,
+    writes: SignInWrites,
+  ): Promise<SignInWritten>;
   /**
    * The user's events, newest first (ties by id), at most `limit` (default 50). `before`
    * pages: only events strictly older than it. `orgContext` keeps the events of that

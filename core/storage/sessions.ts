@@ -54,6 +54,20 @@ export interface NewSession {
   readonly absoluteTimeoutMs: number;
 }
 
+/** The first refresh token of a session {@link SessionStore.createWithRefreshToken} creates. */
+export interface NewSessionRefreshToken {
+  /** The token's SHA-256 (the token itself is never stored). */
+  readonly tokenHash: string;
+  /** The new rotation family. */
+  readonly familyId: string;
+  /** The organization it concerns, or null. */
+  readonly orgId: string | null;
+  /** The app the tokens are for (`aud`). */
+  readonly audience: string | null;
+  /** Its lifetime in milliseconds (bounded by the session's absolute expiry). */
+  readonly ttlMs: number;
+}
+
 /** Whether a session is usable at `now` (not revoked, neither timeout passed). */
 export function isSessionActive(session: SessionRecord, now: number): boolean {
   return session.revokedAt === null && session.idleExpiresAt.getTime() > now &&
@@ -64,6 +78,11 @@ export function isSessionActive(session: SessionRecord, now: number): boolean {
 export interface SessionStore {
   /** Creates a session starting now. */
   create(input: NewSession): Promise<SessionRecord>;
+  /**
+   * Creates a session starting now and the first refresh token of its family, in one statement
+   * (issue 29): the token expires `ttlMs` from now, never after the session's absolute expiry.
+   */
+  createWithRefreshToken(input: NewSession, refresh: NewSessionRefreshToken): Promise<SessionRecord>;
   /** A session by id whatever its state (check with `isSessionActive`), or null. */
   get(id: string): Promise<SessionRecord | null>;
   /** A session only if active now, else null. */

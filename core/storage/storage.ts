@@ -49,6 +49,7 @@ import type { PersonalDataStore } from "./personal-data.ts";
 import type { ShadowComparisonStore } from "./shadow-comparisons.ts";
 import type { RawSqlStore } from "./raw-sql.ts";
 import type { LoginHistory } from "../risk/providers.ts";
+import type { SignInReadStore } from "./sign-ins.ts";
 
 /** Every store of svc. */
 export interface Stores {
@@ -129,6 +130,8 @@ export interface Stores {
   readonly securityEvents: SecurityEventStore;
   /** The risk gate's login history, kept by the ledger's `login.succeeded` appends (issue 29). */
   readonly loginHistory: LoginHistory;
+  /** A password sign-in's reads (account, credential, device, history, factors) in one statement (issue 29). */
+  readonly signIns: SignInReadStore;
   /** The admin audit chain (hash-linked, per realm). */
   readonly adminAudit: AdminAuditStore;
   /** Webhook endpoints and the delivery outbox. */

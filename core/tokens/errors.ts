@@ -48,3 +48,20 @@ export class InvalidRefreshTokenError extends SvcError {
     super("invalid_refresh_token", "The refresh token is invalid, used or expired; sign in again.", 401);
   }
 }
+
+/**
+ * A refresh grant's guard (`RefreshGrantGuard`) did not hold: the token is of another realm or
+ * client (`audience`), its session has no companion row (`companion`), or the client changed,
+ * was suspended or deleted since the caller read it (`client`: read it again, then retry).
+ * Nothing was rotated. The same answer as {@link InvalidRefreshTokenError} to a client.
+ */
+export class RefreshGuardError extends InvalidRefreshTokenError {
+  /** Which condition failed. */
+  readonly failed: "audience" | "companion" | "client";
+
+  /** The guard's failed condition. */
+  constructor(failed: "audience" | "companion" | "client") {
+    super();
+    this.failed = failed;
+  }
+}

@@ -80,10 +80,12 @@ export async function verifyToken<T extends TokenType>(
 ): Promise<TokenClaimsByType[T]> {
   if (typeof token !== "string" || token.length > MAX_TOKEN_LENGTH) throw new InvalidTokenError("malformed");
   const parts = token.split(".");
-  if (parts.length !== 3 || !parts.every((p) => SEGMENT.test(p))) throw new InvalidTokenError("malformed");
+  if (parts.length !== 3) throw new InvalidTokenError("malformed");
   const [headerPart, payloadPart, signature] = parts;
   const signingInput = `${headerPart}.${payloadPart}`;
 
+  // A cache hit is a token identical to one verified in full before (same signing input, same
+  // signature), whose segments passed the check below then: it is not repeated (issue 29).
   const hit = context.cache?.get(signingInput, signature, typ);
   if (hit !== undefined) {
     const cached = hit.claims as TokenClaimsByType[T];
@@ -97,6 +99,7 @@ export async function verifyToken<T extends TokenType>(
     }
   }
 
+  if (!parts.every((p) => SEGMENT.test(p))) throw new InvalidTokenError("malformed");
   const header = decodeJson(headerPart);
   for (const name of Object.keys(header)) {
     if (!ALLOWED_HEADER.has(name)) throw new InvalidTokenError("header");

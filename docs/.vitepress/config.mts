@@ -53,6 +53,7 @@ export default defineConfig({
           { text: "Configuration", link: "/operations/configuration" },
           { text: "Metrics, logs, traces", link: "/operations/observability" },
           { text: "Footprint", link: "/operations/footprint" },
+          { text: "Where the memory goes", link: "/operations/memory" },
         ],
       },
       { text: "Security", items: [{ text: "Guarantees and their tests", link: "/security" }] },

@@ -164,6 +164,7 @@ export const CreateOidcClientSchema = v.strictObject({
   refreshTokenGraceSeconds: v.optional(graceField, 0),
   clientName: v.optional(clientNameField, null),
   dpopBoundAccessTokens: v.optional(v.boolean("dpopBoundAccessTokens must be true or false"), false),
+  idTokenOnRefresh: v.optional(v.boolean("idTokenOnRefresh must be true or false"), true),
 });
 
 /** The body of `PATCH /svc-admin/oidc/clients/{id}`. */
@@ -183,6 +184,7 @@ export const UpdateOidcClientSchema = v.strictObject({
   refreshTokenGraceSeconds: v.optional(graceField),
   clientName: v.optional(clientNameField),
   dpopBoundAccessTokens: v.optional(v.boolean("dpopBoundAccessTokens must be true or false")),
+  idTokenOnRefresh: v.optional(v.boolean("idTokenOnRefresh must be true or false")),
 });
 
 /** A client as the API shows it (never the secret or its hash). */
@@ -207,6 +209,7 @@ export const OidcClientSchema = v.pipe(
     refreshTokenGraceSeconds: v.number(),
     clientName: v.nullable(v.string()),
     dpopBoundAccessTokens: v.boolean(),
+    idTokenOnRefresh: v.boolean(),
     createdAt: IsoTimeSchema,
   }),
   v.title("OidcClient"),
@@ -246,6 +249,7 @@ export function oidcClientView(client: ClientRecord): v.InferOutput<typeof OidcC
     refreshTokenGraceSeconds: client.refreshTokenGraceSeconds,
     clientName: client.clientName,
     dpopBoundAccessTokens: client.dpopBoundAccessTokens ?? false,
+    idTokenOnRefresh: client.idTokenOnRefresh ?? true,
     createdAt: client.createdAt.toISOString(),
   };
 }
@@ -308,7 +312,7 @@ const OPERATIONS: readonly OperationDoc[] = [
     path: BASE,
     summary: "Create an OIDC client",
     description:
-      "A confidential client's `soc_…` secret is in the answer this once (`Cache-Control: no-store`). Redirect URIs are matched exactly. Without `allowedScopes` the client gets `openid profile email` (`offline_access` only when listed). A client registered with `tokenEndpointAuthMethod` `client_secret_basic` or `client_secret_post` may use only that method; without one, its secret works either way. With `tokenEndpointAuthMethod: private_key_jwt` the client has no secret and signs RFC 7523 assertions with one of its keys: `jwks` (public keys only) or `jwksUri` (https; http only for a private host allowed by `webhooks.allowPrivateReceivers`). `backchannelLogoutUri` (same URL rules) receives OIDC Back-Channel Logout tokens, with `sid` when `backchannelLogoutSessionRequired`; `refreshTokenGraceSeconds` (0–300, default 0: off) lets a rotated refresh token presented again by the same client within that many seconds get the same successor instead of revoking the family. `dpopBoundAccessTokens: true` (RFC 9449 `dpop_bound_access_tokens`): the token endpoint refuses the client's requests without a DPoP proof.",
+      "A confidential client's `soc_…` secret is in the answer this once (`Cache-Control: no-store`). Redirect URIs are matched exactly. Without `allowedScopes` the client gets `openid profile email` (`offline_access` only when listed). A client registered with `tokenEndpointAuthMethod` `client_secret_basic` or `client_secret_post` may use only that method; without one, its secret works either way. With `tokenEndpointAuthMethod: private_key_jwt` the client has no secret and signs RFC 7523 assertions with one of its keys: `jwks` (public keys only) or `jwksUri` (https; http only for a private host allowed by `webhooks.allowPrivateReceivers`). `backchannelLogoutUri` (same URL rules) receives OIDC Back-Channel Logout tokens, with `sid` when `backchannelLogoutSessionRequired`; `refreshTokenGraceSeconds` (0–300, default 0: off) lets a rotated refresh token presented again by the same client within that many seconds get the same successor instead of revoking the family. `dpopBoundAccessTokens: true` (RFC 9449 `dpop_bound_access_tokens`): the token endpoint refuses the client's requests without a DPoP proof. `idTokenOnRefresh` (default true): whether a refresh grant answers a new ID token (OIDC Core 12.2 makes it optional; false saves one RS256 signature per refresh).",
     tags: TAGS,
     permissions: MANAGE.global,
     body: CreateOidcClientSchema,
@@ -412,6 +416,7 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
           refreshTokenGraceSeconds: body.refreshTokenGraceSeconds,
           clientName: body.clientName,
           dpopBoundAccessTokens: body.dpopBoundAccessTokens,
+          idTokenOnRefresh: body.idTokenOnRefresh,
         }).catch(asConflict);
         await emit({
           kind: "oidc.client_created",

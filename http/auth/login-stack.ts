@@ -213,6 +213,7 @@ export function createLoginStack(options: LoginStackOptions): LoginStack {
     tokens: options.auth.tokens,
     events,
     clock,
+    historyInStorage: options.history === undefined,
     // Mailed after the answer, so the refusal takes no longer than a wrong password's.
     onRiskBlock(alert) {
       background(async () =>

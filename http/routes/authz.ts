@@ -155,14 +155,22 @@ export function authzRoutes(snapshots: SubjectSnapshots): DocumentedInstaller {
       });
     });
 
+    // The answer of a compiled subject, computed once per snapshot (a snapshot never changes: a
+    // change of the user's grants builds a new one).
+    const answers = new WeakMap<object, { permissions: string[]; teamIds: readonly string[] }>();
     app.get("/profile/permissions", async (c) => {
       const principal = await requirePrincipal(c);
       const built = await snapshots.get(principal.userId, principal.orgId);
       if (built === null) throw new NotFoundError("No such user.");
-      const permissions = [
-        ...new Set(built.subject.grants.filter((g) => g.effect === "Allow").map((g) => g.grant.pattern)),
-      ];
-      return c.json({ permissions, teamIds: built.subject.teamIds });
+      let answer = answers.get(built.subject);
+      if (answer === undefined) {
+        const permissions = [
+          ...new Set(built.subject.grants.filter((g) => g.effect === "Allow").map((g) => g.grant.pattern)),
+        ];
+        answer = { permissions, teamIds: built.subject.teamIds };
+        answers.set(built.subject, answer);
+      }
+      return c.json(answer);
     });
   }, OPERATIONS);
 }

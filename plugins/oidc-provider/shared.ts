@@ -117,6 +117,7 @@ export async function authenticateClient(
   c: Context,
   form: Record<string, string>,
   endpointPath: string,
+  options: { readonly cached?: boolean } = {},
 ): Promise<AuthenticatedClient> {
   if (form.client_assertion !== undefined || form.client_assertion_type !== undefined) {
     return await assertedClient(p, c, form, endpointPath);
@@ -142,8 +143,15 @@ export async function authenticateClient(
     method = "client_secret_basic";
   }
   if (clientId === undefined || clientId === "") throw new ClientAuthError("no client_id");
-  const { storage, clock } = p.ctx;
-  const client = await storage.clients.getByClientId(p.realmId, clientId);
+  const { clock } = p.ctx;
+  if (secret !== undefined && secret.startsWith("sas_")) {
+    // A service account's secret (`sas_…`): its account is read first, so `client_credentials`
+    // costs one read, not a client miss and then the account. A secret that is not the account's
+    // goes on to the clients as before.
+    const account = await serviceAccount(p, clientId, secret, clock.now());
+    if (account !== null) return { kind: "service_account", account, method };
+  }
+  const client = options.cached === true ? await cachedClient(p, clientId) : await freshClient(p, clientId);
   if (client !== null) {
     if (client.suspended) throw new ClientAuthError("suspended");
     if (client.clientType === "public") {
@@ -165,15 +173,26 @@ export async function authenticateClient(
     }
     const valid = client.secretAlgorithm === "sha256"
       ? constantTimeEqual(sha256Hex(secret), client.secretHash)
-      : await p.ctx.verifySecret({ algorithm: client.secretAlgorithm, hash: client.secretHash }, secret);
+      : await verifiedSecret(p, client, secret);
     if (!valid) throw new ClientAuthError("wrong secret");
     return { kind: "client", client, method };
   }
-  if (secret === undefined) throw new ClientAuthError("unknown client");
-  const account = await storage.serviceAccounts.getByKey(p.realmId, clientId);
-  if (account === null || account.disabled) throw new ClientAuthError("unknown client");
+  if (secret === undefined || secret.startsWith("sas_")) throw new ClientAuthError("unknown client");
+  const account = await serviceAccount(p, clientId, secret, clock.now());
+  if (account === null) throw new ClientAuthError("unknown client or wrong secret");
+  return { kind: "service_account", account, method };
+}
+
+/** The enabled service account `key` whose current (or overlapping previous) secret is `secret`, or null. */
+async function serviceAccount(
+  p: Provider,
+  key: string,
+  secret: string,
+  now: number,
+): Promise<ServiceAccountRecord | null> {
+  const account = await p.ctx.storage.serviceAccounts.getByKey(p.realmId, key);
+  if (account === null || account.disabled) return null;
   const presented = sha256Hex(secret);
-  const now = clock.now();
   let match = constantTimeEqual(presented, account.secretHash);
   if (
     account.previousSecretHash !== null && account.previousSecretExpiresAt !== null &&
@@ -181,8 +200,62 @@ export async function authenticateClient(
   ) {
     match = constantTimeEqual(presented, account.previousSecretHash) || match;
   }
-  if (!match) throw new ClientAuthError("wrong secret");
-  return { kind: "service_account", account, method };
+  return match ? account : null;
+}
+
+/**
+ * Clients read for a refresh grant, by realm and client id, for a minute at most. Only the refresh
+ * grant takes a client from here, because its one statement checks the client's row version
+ * (`RefreshGrantGuard.clientVersion`: not suspended, not deleted, not changed, its secret not
+ * rotated) before the token is spent; when that check fails the grant reads the client again
+ * (`freshClient`, which also refreshes this cache) and authenticates anew. Every other use reads
+ * the client afresh. Absences are not kept.
+ */
+const clientCaches = new WeakMap<object, TtlLruCache<string, ClientRecord>>();
+/**
+ * Secrets verified against a client's password-hasher hash (an imported client's argon2id or
+ * bcrypt), by client id, row version and the presented secret's SHA-256: the slow hash runs once
+ * per secret and version, not per request. A new version (a rotated secret) misses.
+ */
+const verifiedSecrets = new WeakMap<object, TtlLruCache<string, true>>();
+
+function cacheOf<V>(
+  caches: WeakMap<object, TtlLruCache<string, V>>,
+  p: Provider,
+): TtlLruCache<string, V> {
+  let cache = caches.get(p.ctx);
+  if (cache === undefined) {
+    cache = new TtlLruCache(p.ctx.clock, { ttlMs: 60_000, maxEntries: 10_000 });
+    caches.set(p.ctx, cache);
+  }
+  return cache;
+}
+
+/** The client read now (and kept for the refresh grant's cached reads). */
+export async function freshClient(p: Provider, clientId: string): Promise<ClientRecord | null> {
+  const client = await p.ctx.storage.clients.getByClientId(p.realmId, clientId);
+  const cache = cacheOf(clientCaches, p);
+  if (client === null || client.version === undefined) cache.delete(`${p.realmId}:${clientId}`);
+  else cache.set(`${p.realmId}:${clientId}`, client);
+  return client;
+}
+
+async function cachedClient(p: Provider, clientId: string): Promise<ClientRecord | null> {
+  return cacheOf(clientCaches, p).get(`${p.realmId}:${clientId}`) ?? await freshClient(p, clientId);
+}
+
+async function verifiedSecret(p: Provider, client: ClientRecord, secret: string): Promise<boolean> {
+  const cache = cacheOf(verifiedSecrets, p);
+  const key = client.version === undefined
+    ? null
+    : `${client.id}:${client.version}:${client.secretHash}:${sha256Hex(secret)}`;
+  if (key !== null && cache.get(key) === true) return true;
+  const valid = await p.ctx.verifySecret(
+    { algorithm: client.secretAlgorithm!, hash: client.secretHash! },
+    secret,
+  );
+  if (valid && key !== null) cache.set(key, true);
+  return valid;
 }
 
 async function assertedClient(

@@ -27,6 +27,8 @@ import {
   mintServiceAccountToken,
   noStore,
   type OperationDoc,
+  randomUuid,
+  RefreshGuardError,
   type RouteInstaller,
   sha256Hex,
   SIGNING_ALGORITHM,
@@ -42,6 +44,7 @@ import {
   formFields,
   oauthError,
   OIDC_EVENTS,
+  type OidcGrant,
   PATHS,
   type Provider,
   recordGrant,
@@ -56,6 +59,7 @@ import {
   codeResources,
   mintResourceToken,
   resourceAccessToken,
+  type ResourceRecord,
   sessionResources,
   tokenTarget,
 } from "./resources.ts";
@@ -262,8 +266,37 @@ async function authenticated(
     return oauthError(c, 400, "invalid_request", "send application/x-www-form-urlencoded fields");
   }
   if (!v.safeParse(schema, form).success) return oauthError(c, 400, "invalid_request", "a field is too long");
+  // The refresh grant's one-statement path may take a cached client: its statement checks the
+  // client's version before the token is spent (`refreshGrant`).
+  const cached = form.grant_type === "refresh_token" && form.refresh_token !== undefined &&
+    form.scope === undefined && form.resource === undefined;
+  let caller = await authenticatedCaller(p, c, form, endpointPath, cached);
+  if (
+    cached && !(caller instanceof Response) && caller.kind === "client" &&
+    caller.client.dpopBoundAccessTokens === true && c.req.header("DPoP") === undefined
+  ) {
+    // About to be refused for want of a proof: only on what the client is now.
+    caller = await authenticatedCaller(p, c, form, endpointPath, false);
+  }
+  return caller instanceof Response ? caller : { form, caller };
+}
+
+/** The authenticated caller, or the `invalid_client` answer (and its `oidc.token_refused`). */
+async function authenticatedCaller(
+  p: Provider,
+  c: Context,
+  form: Record<string, string>,
+  endpointPath: string,
+  cached: boolean,
+): Promise<AuthenticatedClient | Response> {
   try {
-    return { form, caller: await authenticateClient(p, c, form, endpointPath) };
+    try {
+      return await authenticateClient(p, c, form, endpointPath, { cached });
+    } catch (error) {
+      // A refusal is only ever given on what the client is now: a cached copy may be stale.
+      if (!cached || !(error instanceof ClientAuthError) || form.client_assertion !== undefined) throw error;
+      return await authenticateClient(p, c, form, endpointPath);
+    }
   } catch (error) {
     if (!(error instanceof ClientAuthError)) throw error;
     p.ctx.events.emit({
@@ -303,7 +336,8 @@ async function token(p: Provider, c: Context): Promise<Response> {
       return await codeGrant(p, c, caller.client, form, dpop.jkt);
     case "refresh_token":
       if (caller.kind !== "client") return oauthError(c, 400, "unauthorized_client", "not an OIDC client");
-      return await refreshGrant(p, c, caller.client, form, dpop.jkt);
+      // A client authenticated by assertion was read afresh (and its assertion is spent).
+      return await refreshGrant(p, c, caller.client, form, dpop.jkt, caller.method === "private_key_jwt");
     case "client_credentials":
       if (caller.kind !== "service_account") {
         return oauthError(c, 400, "unauthorized_client", "client_credentials is for service accounts");
@@ -543,42 +577,111 @@ async function idTokenFor(
   });
 }
 
+/** The grant row a refresh grant's statement answers (`row_to_json` of `oidc_provider_grants`). */
+function grantOfRow(row: Readonly<Record<string, unknown>>): OidcGrant {
+  return {
+    sessionId: String(row.session_id),
+    clientId: String(row.client_id),
+    userId: String(row.user_id),
+    scopes: (row.scopes as string[]) ?? [],
+    authTime: new Date(row.auth_time as string).getTime(),
+    browserSessionId: String(row.browser_session_id),
+  };
+}
+
+/**
+ * The refresh grant. Without `scope` and `resource` it is one statement: the token's realm,
+ * client (`audience`) and grant row, the client's row version (the client may come from the
+ * cache: suspended, deleted, changed or secret-rotated clients fail here), the rotation, the
+ * session's touch, the user's status and membership and the `oidc.tokens_issued` webhook
+ * deliveries (`RefreshGrantGuard`). With `scope` or `resource` the grant is read first, to refuse
+ * a widening or an ungranted resource before the token is spent.
+ */
 async function refreshGrant(
   p: Provider,
   c: Context,
   client: ClientRecord,
   form: Record<string, string>,
   jkt: string | null,
+  fresh = false,
 ): Promise<Response> {
   const { sessions } = p.ctx;
   if (form.refresh_token === undefined) {
     return oauthError(c, 400, "invalid_request", "refresh_token is required");
   }
-  const record = await sessions.refreshRecord(form.refresh_token);
-  if (record === null || record.audience !== client.clientId || record.realmId !== p.realmId) {
-    return refused(p, c, client.clientId, "unknown_refresh_token", "unknown refresh token");
-  }
-  const grant = await findGrant(p, record.sessionId);
-  if (grant === null || grant.clientId !== client.clientId) {
-    return refused(p, c, client.clientId, "unknown_refresh_token", "unknown refresh token");
-  }
-  let asked: string[] = [...grant.scopes];
-  if (form.scope !== undefined) {
-    asked = form.scope.split(" ").filter((s) => s !== "");
-    if (asked.some((s) => !grant.scopes.includes(s))) {
-      return oauthError(c, 400, "invalid_scope", "a refresh cannot widen the scopes");
+  // Only the one-statement path authenticates on a cached client (see `authenticated`).
+  if (form.scope !== undefined || form.resource !== undefined) fresh = true;
+  let asked: string[] | null = null;
+  let target: { resource: ResourceRecord | null } = { resource: null };
+  if (form.scope !== undefined || form.resource !== undefined) {
+    const record = await sessions.refreshRecord(form.refresh_token);
+    if (record === null || record.audience !== client.clientId || record.realmId !== p.realmId) {
+      return refused(p, c, client.clientId, "unknown_refresh_token", "unknown refresh token");
     }
+    const grant = await findGrant(p, record.sessionId);
+    if (grant === null || grant.clientId !== client.clientId) {
+      return refused(p, c, client.clientId, "unknown_refresh_token", "unknown refresh token");
+    }
+    asked = [...grant.scopes];
+    if (form.scope !== undefined) {
+      asked = form.scope.split(" ").filter((s) => s !== "");
+      if (asked.some((s) => !grant.scopes.includes(s))) {
+        return oauthError(c, 400, "invalid_scope", "a refresh cannot widen the scopes");
+      }
+    }
+    const found = await tokenTarget(p, form.resource, await sessionResources(p, record.sessionId));
+    if ("error" in found) return oauthError(c, 400, "invalid_target", found.error);
+    target = found;
   }
-  const target = await tokenTarget(p, form.resource, await sessionResources(p, record.sessionId));
-  if ("error" in target) return oauthError(c, 400, "invalid_target", target.error);
+  const occurredAt = p.ctx.clock.now();
+  const eventData = { clientId: client.clientId, grantType: "refresh_token", refresh: true };
   let issued;
   try {
-    // The client's grace window (0: off); the record's audience is this client (checked above).
+    // The client's grace window (0: off); the guard checks the token's audience is this client.
     issued = await sessions.refresh(form.refresh_token, {
       graceSeconds: client.refreshTokenGraceSeconds,
       dpopJkt: jkt,
+      guard: {
+        realmId: p.realmId,
+        audience: client.clientId,
+        ...(client.version !== undefined ? { clientVersion: client.version } : {}),
+        companionTable: "oidc_provider_grants",
+        companionAudienceColumn: "client_id",
+        event: {
+          id: randomUuid(p.ctx.random),
+          kind: OIDC_EVENTS.tokensIssued,
+          occurredAt,
+          data: eventData,
+          companionData: { scopes: "scopes" },
+        },
+      },
     });
   } catch (error) {
+    if (error instanceof RefreshGuardError) {
+      if (error.failed !== "client") {
+        if (!fresh) {
+          const caller = await authenticatedCaller(p, c, form, PATHS.token, false);
+          if (caller instanceof Response) return caller;
+        }
+        return refused(p, c, client.clientId, "unknown_refresh_token", "unknown refresh token");
+      }
+      // The client changed since it was read (or cached): authenticate again on a fresh read.
+      if (fresh) return oauthError(c, 401, "invalid_client", "client authentication failed");
+      const caller = await authenticatedCaller(p, c, form, PATHS.token, false);
+      if (caller instanceof Response) return caller;
+      if (caller.kind !== "client") return oauthError(c, 400, "unauthorized_client", "not an OIDC client");
+      if (caller.client.dpopBoundAccessTokens === true && jkt === null) {
+        return oauthError(c, 400, "invalid_dpop_proof", "this client's access tokens must be DPoP-bound");
+      }
+      return await refreshGrant(p, c, caller.client, form, jkt, true);
+    }
+    if (!(error instanceof DpopProofError) && !(error instanceof InvalidRefreshTokenError)) throw error;
+    if (!fresh) {
+      // The client may have come from the cache and the statement may not have reached its
+      // check (an unknown token): a suspended, deleted or re-keyed client is answered as such.
+      const caller = await authenticatedCaller(p, c, form, PATHS.token, false);
+      if (caller instanceof Response) return caller;
+    }
     if (error instanceof DpopProofError) {
       return refused(
         p,
@@ -588,21 +691,33 @@ async function refreshGrant(
         "the refresh token is bound to another DPoP key",
       );
     }
-    if (!(error instanceof InvalidRefreshTokenError)) throw error;
     return refused(p, c, client.clientId, "refresh_refused", "the refresh token is not valid");
   }
-  const idToken = await idTokenFor(p, client.clientId, grant.userId, grant.scopes, {
-    authTime: grant.authTime,
-    nonce: null,
-    sid: grant.browserSessionId,
-  });
-  p.ctx.events.emit({
+  const companion = issued.guarded?.companion ?? null;
+  const grant = companion !== null ? grantOfRow(companion) : await findGrant(p, issued.session.id);
+  if (grant === null) {
+    // The grace window answered a successor whose grant is gone: cannot happen (grants stay).
+    return refused(p, c, client.clientId, "unknown_refresh_token", "unknown refresh token");
+  }
+  const event = {
     kind: OIDC_EVENTS.tokensIssued,
-    occurredAt: p.ctx.clock.now(),
+    occurredAt,
     realmId: p.realmId,
     userId: grant.userId,
-    data: { clientId: client.clientId, grantType: "refresh_token", scopes: grant.scopes, refresh: true },
-  });
+    data: { ...eventData, scopes: grant.scopes },
+  };
+  const recorded = issued.guarded?.event ?? null;
+  if (recorded === null) p.ctx.events.emit(event);
+  else if (p.ctx.events.recorded !== undefined) {
+    p.ctx.events.recorded([{ ...event, data: recorded.data }], recorded.queued > 0);
+  } else p.ctx.events.emit(event);
+  const idToken = client.idTokenOnRefresh === false ? null : await idTokenFor(
+    p,
+    client.clientId,
+    grant.userId,
+    grant.scopes,
+    { authTime: grant.authTime, nonce: null, sid: grant.browserSessionId },
+  );
   const access = target.resource === null
     ? {
       accessToken: issued.tokens.accessToken,
@@ -614,9 +729,9 @@ async function refreshGrant(
       resource: target.resource,
       userId: grant.userId,
       clientId: client.clientId,
-      scopes: asked,
+      scopes: asked ?? grant.scopes,
       authTime: grant.authTime,
-      sessionId: record.sessionId,
+      sessionId: grant.sessionId,
       jkt,
     });
   return c.json({
@@ -625,7 +740,7 @@ async function refreshGrant(
     expires_in: access.expiresIn,
     refresh_token: issued.tokens.refreshToken,
     scope: access.scope,
-    id_token: idToken,
+    ...(idToken !== null ? { id_token: idToken } : {}),
   });
 }
 

@@ -16,14 +16,14 @@
  * fetched through the outbound guard (one neutral refusal whatever failed). Each mutation writes
  * the plugin's table and appends one audit chain entry in one transaction; a change that changes
  * nothing writes none. A certificate expiring within 30 days raises `saml.certificate_expiring`
- * when it is stored.
+ * when it is stored, once per certificate and connection (the maintenance job announces those
+ * that enter the window later, and fetches metadata URLs again: `metadataRefresh`).
  *
  * @module
  */
 import * as v from "valibot";
 import {
   bodyLimit,
-  checkOutboundUrl,
   covers,
   documented,
   errorResponses,
@@ -33,19 +33,18 @@ import {
   listBodyOf,
   listSchema,
   type OperationDoc,
-  outboundPolicyFromConfig,
   PAGE_QUERY_ENTRIES,
   pageOf,
   parseBody,
   parseQuery,
   type RouteInstaller,
-  SvcError,
-  type SvcEvent,
   ValidationError,
 } from "../../mod.ts";
 import type { AttributeMapping, ConnectionChanges, ConnectionStore, SamlConnection } from "./connections.ts";
+import { fetchIdpMetadataOrThrow } from "./fetch.ts";
+import { announceExpiring, recordRefresh } from "./maintenance.ts";
 import { certificateInfo, type IdpMetadata, parseIdpMetadata } from "./metadata.ts";
-import { CERTIFICATE_WARNING_MS, PERMISSIONS, type Saml, SAML_EVENTS } from "./shared.ts";
+import { CERTIFICATE_WARNING_MS, PERMISSIONS, type Saml } from "./shared.ts";
 import { MAX_XML_CHARS } from "./limits.ts";
 
 const READ = {
@@ -166,7 +165,23 @@ const CertificateSchema = v.object({
   notBefore: IsoTimeSchema,
   notAfter: IsoTimeSchema,
   expiresSoon: v.boolean(),
+  expiryAnnouncedAt: v.pipe(
+    v.nullable(IsoTimeSchema),
+    v.description("When `saml.certificate_expiring` was raised for this certificate, or null"),
+  ),
 });
+
+const MetadataRefreshSchema = v.pipe(
+  v.object({
+    attemptedAt: IsoTimeSchema,
+    succeededAt: v.nullable(IsoTimeSchema),
+    outcome: v.picklist(["updated", "unchanged", "failed"]),
+    error: v.nullable(v.string()),
+  }),
+  v.description(
+    "The last fetch of idpMetadataUrl (periodic, every SVC_SAML_METADATA_REFRESH_SECONDS, or refreshMetadata); a failure keeps the stored metadata",
+  ),
+);
 
 /** A connection as the API shows it. */
 export const ConnectionSchema = v.pipe(
@@ -183,6 +198,7 @@ export const ConnectionSchema = v.pipe(
     idpSsoUrl: v.nullable(v.string()),
     idpMetadataUrl: v.nullable(v.string()),
     metadataFetchedAt: v.nullable(IsoTimeSchema),
+    metadataRefresh: v.nullable(MetadataRefreshSchema),
     certificates: v.array(CertificateSchema),
     attributeMapping: v.object({
       email: v.nullable(v.string()),
@@ -268,16 +284,18 @@ const OPERATIONS: readonly OperationDoc[] = [
   },
 ];
 
-/** Metadata at a URL could not be used. Code `saml_metadata_unavailable`. */
-export class MetadataUnavailableError extends SvcError {
-  constructor() {
-    super(
-      "saml_metadata_unavailable",
-      "Invalid request: the IdP metadata could not be fetched from idpMetadataUrl (refused, unreachable or not 200).",
-      400,
-    );
-    this.name = "MetadataUnavailableError";
+/** The connection `id` when the caller's scope reaches it; 404 otherwise (never telling which). */
+export async function visibleConnection(
+  scope: FenceScope,
+  id: string,
+  connections: ConnectionStore,
+): Promise<SamlConnection> {
+  const connection = await connections.get(id);
+  if (connection === null || connection.realmId !== scope.principal.realmId.toLowerCase()) {
+    throw hidden("connection");
   }
+  if (!covers(scope, connection.orgId)) throw hidden("connection");
+  return connection;
 }
 
 /** The admin routes of the connections. */
@@ -308,8 +326,15 @@ export function adminRoutes(s: Saml): RouteInstaller {
           notBefore: info.notBefore.toISOString(),
           notAfter: info.notAfter.toISOString(),
           expiresSoon: info.notAfter.getTime() - now < CERTIFICATE_WARNING_MS,
+          expiryAnnouncedAt: c.expiryAnnounced[info.sha256]?.toISOString() ?? null,
         };
       }),
+      metadataRefresh: c.idpMetadataUrl === null || c.metadataRefresh === null ? null : {
+        attemptedAt: c.metadataRefresh.attemptedAt.toISOString(),
+        succeededAt: c.metadataRefresh.succeededAt?.toISOString() ?? null,
+        outcome: c.metadataRefresh.outcome,
+        error: c.metadataRefresh.error,
+      },
       attributeMapping: {
         email: c.attributeMapping.email,
         name: c.attributeMapping.name,
@@ -324,55 +349,8 @@ export function adminRoutes(s: Saml): RouteInstaller {
     };
   };
 
-  const visible = async (scope: FenceScope, id: string, connections: ConnectionStore = s.connections) => {
-    const connection = await connections.get(id);
-    if (connection === null || connection.realmId !== scope.principal.realmId.toLowerCase()) {
-      throw hidden("connection");
-    }
-    if (!covers(scope, connection.orgId)) throw hidden("connection");
-    return connection;
-  };
-
-  /** Fetches and reads metadata at `url` through the outbound guard. */
-  const fetchMetadata = async (url: string): Promise<IdpMetadata> => {
-    if (checkOutboundUrl(url, outboundPolicyFromConfig(ctx.svcConfig)) !== null) {
-      throw new MetadataUnavailableError();
-    }
-    let body: string;
-    try {
-      const res = await ctx.outbound(url, {
-        maxRedirects: 3,
-        timeoutMs: 10_000,
-        maxResponseBytes: MAX_XML_CHARS,
-        headers: { Accept: "application/samlmetadata+xml, application/xml, text/xml" },
-      });
-      if (res.status !== 200) {
-        await res.body?.cancel();
-        throw new MetadataUnavailableError();
-      }
-      body = await res.text();
-    } catch (err) {
-      if (!(err instanceof MetadataUnavailableError)) {
-        ctx.logError(`saml: metadata fetch failed (${err instanceof SvcError ? err.code : "error"})`);
-      }
-      throw new MetadataUnavailableError();
-    }
-    return parseIdpMetadata(body);
-  };
-
-  /** `saml.certificate_expiring` for each stored certificate expiring within 30 days. */
-  const expiringEvents = (c: SamlConnection): SvcEvent[] => {
-    const now = ctx.clock.now();
-    return c.idpCertificates.map(certificateInfo)
-      .filter((info) => info.notAfter.getTime() - now < CERTIFICATE_WARNING_MS)
-      .map((info) => ({
-        kind: SAML_EVENTS.certificateExpiring,
-        occurredAt: now,
-        realmId: c.realmId,
-        orgId: c.orgId,
-        data: { connectionId: c.id, sha256: info.sha256, notAfter: info.notAfter.toISOString() },
-      }));
-  };
+  const visible = (scope: FenceScope, id: string, connections: ConnectionStore = s.connections) =>
+    visibleConnection(scope, id, connections);
 
   const mapping = (m: v.InferOutput<typeof attributeMapping>): AttributeMapping => ({
     email: m.email,
@@ -399,7 +377,7 @@ export function adminRoutes(s: Saml): RouteInstaller {
       }
       const metadata = body.idpMetadataXml !== undefined
         ? parseIdpMetadata(body.idpMetadataXml)
-        : await fetchMetadata(body.idpMetadataUrl!);
+        : await fetchIdpMetadataOrThrow(ctx, body.idpMetadataUrl!);
       const created = await ctx.admin.mutate(scope.principal, async ({ tx, emit }) => {
         const connection = await s.connections.in(tx).create({
           realmId: org.realmId,
@@ -421,7 +399,7 @@ export function adminRoutes(s: Saml): RouteInstaller {
         if (body.makeDefault) {
           await tx.organizations.update(org.id, { defaultIdentityProviderId: connection.id });
         }
-        for (const event of expiringEvents(connection)) await emit(event);
+        await announceExpiring(tx.pluginSql, emit, connection, ctx.clock.now());
         return {
           value: connection,
           audit: {
@@ -446,14 +424,15 @@ export function adminRoutes(s: Saml): RouteInstaller {
       const current = await visible(scope, c.req.param("connectionId"));
       let metadata: IdpMetadata | null = null;
       if (body.idpMetadataXml !== undefined) metadata = parseIdpMetadata(body.idpMetadataXml);
-      else if (body.idpMetadataUrl !== undefined) metadata = await fetchMetadata(body.idpMetadataUrl);
-      else if (body.refreshMetadata) {
+      else if (body.idpMetadataUrl !== undefined) {
+        metadata = await fetchIdpMetadataOrThrow(ctx, body.idpMetadataUrl);
+      } else if (body.refreshMetadata) {
         if (current.idpMetadataUrl === null) {
           throw new ValidationError(
             "Invalid request: refreshMetadata needs a connection made from a metadata URL.",
           );
         }
-        metadata = await fetchMetadata(current.idpMetadataUrl);
+        metadata = await fetchIdpMetadataOrThrow(ctx, current.idpMetadataUrl);
       }
       const after = await ctx.admin.mutate(scope.principal, async ({ tx, emit }) => {
         // Read again in the transaction, which runs after any other admin change of the realm.
@@ -481,7 +460,11 @@ export function adminRoutes(s: Saml): RouteInstaller {
         const same = Object.entries(changes).every(([key, value]) =>
           value === undefined || JSON.stringify(value) === JSON.stringify(before[key as keyof SamlConnection])
         );
-        if (same) return { value: before, audit: null };
+        // A fetch of the URL (a new one, or refreshMetadata) is recorded like the periodic refresh's.
+        if (metadata !== null && body.idpMetadataXml === undefined) {
+          await recordRefresh(tx.pluginSql, before.id, ctx.clock.now(), same ? "unchanged" : "updated", null);
+        }
+        if (same) return { value: (await connections.get(before.id)) ?? before, audit: null };
         if (
           changes.requireEncryptedAssertions === true && (await s.spKeys.in(tx).list(before.id)).length === 0
         ) {
@@ -496,9 +479,7 @@ export function adminRoutes(s: Saml): RouteInstaller {
           }),
         });
         if (fresh === null) throw hidden("connection");
-        if (JSON.stringify(before.idpCertificates) !== JSON.stringify(fresh.idpCertificates)) {
-          for (const event of expiringEvents(fresh)) await emit(event);
-        }
+        await announceExpiring(tx.pluginSql, emit, fresh, ctx.clock.now());
         return {
           value: fresh,
           audit: {

@@ -38,14 +38,36 @@ export interface SamlConnection {
   readonly enabled: boolean;
   readonly createdAt: Date;
   readonly updatedAt: Date;
+  /** The last fetch of the metadata URL (by the periodic refresh or an administrator), or null. */
+  readonly metadataRefresh: MetadataRefresh | null;
+  /** When `saml.certificate_expiring` was raised, by certificate (SHA-256 hex). */
+  readonly expiryAnnounced: Readonly<Record<string, Date>>;
+}
+
+/** What the last fetch of a connection's metadata URL found. */
+export interface MetadataRefresh {
+  /** When it was fetched. */
+  readonly attemptedAt: Date;
+  /** The last fetch that succeeded, or null. */
+  readonly succeededAt: Date | null;
+  /** `updated` (the certificates, entity id or SSO URL changed), `unchanged` or `failed`. */
+  readonly outcome: "updated" | "unchanged" | "failed";
+  /** Why it failed (an error code, then the reason), or null. */
+  readonly error: string | null;
 }
 
 /** The fields of a new connection. */
-export type NewConnection = Omit<SamlConnection, "id" | "createdAt" | "updatedAt">;
+export type NewConnection = Omit<
+  SamlConnection,
+  "id" | "createdAt" | "updatedAt" | "metadataRefresh" | "expiryAnnounced"
+>;
 
 /** Changes of a connection; absent fields are kept. */
 export type ConnectionChanges = Partial<
-  Omit<SamlConnection, "id" | "realmId" | "orgId" | "createdAt" | "updatedAt">
+  Omit<
+    SamlConnection,
+    "id" | "realmId" | "orgId" | "createdAt" | "updatedAt" | "metadataRefresh" | "expiryAnnounced"
+  >
 >;
 
 /** The plugin's tables. */
@@ -78,6 +100,24 @@ export const TABLES: readonly string[] = [
     expires_at timestamptz NOT NULL
   )`,
   "CREATE INDEX IF NOT EXISTS saml_requests_expiry ON saml_requests (expires_at)",
+  // The maintenance job's schedule and what the last metadata fetch found (one row per connection).
+  `CREATE TABLE IF NOT EXISTS saml_connection_checks (
+    connection_id uuid PRIMARY KEY,
+    next_check_at timestamptz NOT NULL,
+    lease_until timestamptz,
+    refresh_attempted_at timestamptz,
+    refresh_succeeded_at timestamptz,
+    refresh_outcome text,
+    refresh_error text
+  )`,
+  // Certificates whose coming expiry was announced (saml.certificate_expiring): once each.
+  `CREATE TABLE IF NOT EXISTS saml_certificate_notices (
+    connection_id uuid NOT NULL,
+    sha256 text NOT NULL,
+    not_after timestamptz NOT NULL,
+    announced_at timestamptz NOT NULL,
+    PRIMARY KEY (connection_id, sha256)
+  )`,
 ];
 
 interface Row {
@@ -97,11 +137,22 @@ interface Row {
   enabled: boolean;
   created_at: Date | string;
   updated_at: Date | string;
+  refresh_attempted_at: Date | string | null;
+  refresh_succeeded_at: Date | string | null;
+  refresh_outcome: string | null;
+  refresh_error: string | null;
+  notices: Record<string, string> | string | null;
 }
 
-const COLUMNS = "id, realm_id, org_id, display_name, idp_entity_id, idp_sso_url, idp_certificates, " +
-  "idp_metadata_url, metadata_fetched_at, attribute_mapping, jit_provisioning, allow_idp_initiated, enabled, " +
-  "created_at, updated_at, require_encrypted_assertions";
+const COLUMNS =
+  "c.id, c.realm_id, c.org_id, c.display_name, c.idp_entity_id, c.idp_sso_url, c.idp_certificates, " +
+  "c.idp_metadata_url, c.metadata_fetched_at, c.attribute_mapping, c.jit_provisioning, c.allow_idp_initiated, " +
+  "c.enabled, c.created_at, c.updated_at, c.require_encrypted_assertions, k.refresh_attempted_at, k.refresh_succeeded_at, k.refresh_outcome, " +
+  "k.refresh_error, (SELECT json_object_agg(n.sha256, n.announced_at) FROM saml_certificate_notices n " +
+  "WHERE n.connection_id = c.id) AS notices";
+const FROM = "saml_connections c LEFT JOIN saml_connection_checks k ON k.connection_id = c.id";
+
+const date = (value: Date | string | null): Date | null => value === null ? null : new Date(value);
 
 function fromRow(row: Row): SamlConnection {
   return {
@@ -123,6 +174,17 @@ function fromRow(row: Row): SamlConnection {
     enabled: row.enabled,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
+    metadataRefresh: row.refresh_attempted_at === null || row.refresh_outcome === null ? null : {
+      attemptedAt: new Date(row.refresh_attempted_at),
+      succeededAt: date(row.refresh_succeeded_at),
+      outcome: row.refresh_outcome as MetadataRefresh["outcome"],
+      error: row.refresh_error,
+    },
+    expiryAnnounced: Object.fromEntries(
+      Object.entries(
+        (typeof row.notices === "string" ? JSON.parse(row.notices) : row.notices) ?? {},
+      ).map(([sha256, at]) => [sha256, new Date(at as string)]),
+    ),
   };
 }
 
@@ -147,11 +209,11 @@ export class ConnectionStore {
   async create(input: NewConnection): Promise<SamlConnection> {
     const id = randomUuid(this.#ctx.random);
     const now = new Date(this.#ctx.clock.now());
-    const [row] = await this.#sql.query<Row>(
+    await this.#sql.query(
       `INSERT INTO saml_connections (id, realm_id, org_id, display_name, idp_entity_id, idp_sso_url, idp_certificates,
          idp_metadata_url, metadata_fetched_at, attribute_mapping, jit_provisioning, allow_idp_initiated, enabled,
          created_at, updated_at, require_encrypted_assertions)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $13, $14, $14, $15) RETURNING ${COLUMNS}`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $13, $14, $14, $15)`,
       [
         id,
         input.realmId,
@@ -170,21 +232,23 @@ export class ConnectionStore {
         input.requireEncryptedAssertions,
       ],
     );
-    return fromRow(row);
+    const created = await this.get(id);
+    if (created === null) throw new Error("saml: a created connection is missing");
+    return created;
   }
 
   /** The connection with this id, or null. */
   async get(id: string): Promise<SamlConnection | null> {
     if (!UUID.test(id)) return null;
-    const [row] = await this.#sql.query<Row>(`SELECT ${COLUMNS} FROM saml_connections WHERE id = $1`, [id]);
+    const [row] = await this.#sql.query<Row>(`SELECT ${COLUMNS} FROM ${FROM} WHERE c.id = $1`, [id]);
     return row === undefined ? null : fromRow(row);
   }
 
   /** The connections of a realm (optionally of one organization), by creation time then id. */
   async list(realmId: string, orgId: string | null = null): Promise<SamlConnection[]> {
     const rows = await this.#sql.query<Row>(
-      `SELECT ${COLUMNS} FROM saml_connections WHERE realm_id = $1 AND ($2::uuid IS NULL OR org_id = $2::uuid)
-       ORDER BY created_at, id`,
+      `SELECT ${COLUMNS} FROM ${FROM} WHERE c.realm_id = $1 AND ($2::uuid IS NULL OR c.org_id = $2::uuid)
+       ORDER BY c.created_at, c.id`,
       [realmId, orgId],
     );
     return rows.map(fromRow);
@@ -198,11 +262,11 @@ export class ConnectionStore {
       ...before,
       ...Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined)),
     };
-    const [row] = await this.#sql.query<Row>(
+    const rows = await this.#sql.query(
       `UPDATE saml_connections SET display_name = $2, idp_entity_id = $3, idp_sso_url = $4, idp_certificates = $5,
          idp_metadata_url = $6, metadata_fetched_at = $7, attribute_mapping = $8::jsonb, jit_provisioning = $9,
          allow_idp_initiated = $10, enabled = $11, updated_at = $12, require_encrypted_assertions = $13
-       WHERE id = $1 RETURNING ${COLUMNS}`,
+       WHERE id = $1 RETURNING id`,
       [
         id,
         next.displayName,
@@ -219,13 +283,15 @@ export class ConnectionStore {
         next.requireEncryptedAssertions,
       ],
     );
-    return row === undefined ? null : fromRow(row);
+    return rows.length === 0 ? null : await this.get(id);
   }
 
   /** Deletes a connection (and its sign-ins in flight). */
   async delete(id: string): Promise<boolean> {
     const rows = await this.#sql.query("DELETE FROM saml_connections WHERE id = $1 RETURNING id", [id]);
     await this.#sql.query("DELETE FROM saml_requests WHERE connection_id = $1", [id]);
+    await this.#sql.query("DELETE FROM saml_connection_checks WHERE connection_id = $1", [id]);
+    await this.#sql.query("DELETE FROM saml_certificate_notices WHERE connection_id = $1", [id]);
     return rows.length > 0;
   }
 }

@@ -13,6 +13,12 @@
  *   posts of one assertion, one wins), the user found, a svc session opened with the cookie
  *   transport, and the browser sent to `returnTo` (303).
  *
+ * - A test sign-in (`GET /saml/{id}/start?test=<ticket>`, the ticket from the admin API, see
+ *   `test-sign-in.ts`) runs the same round trip, also for a disabled connection; at the ACS the
+ *   response is validated the same way and the same decision is asked (`decideUser`) but not
+ *   applied: no session, nobody linked or provisioned, no event; the result is stored for the
+ *   administrator and the browser goes back to the test's `returnTo`, refused or not.
+ *
  * Who signs in (the federation plugin's rules): the user linked to the connection's NameID;
  * else, with `link=1` started by a browser already signed in to svc, that account, when the
  * assertion's email is the account's own in a domain the organization verified (the only way an
@@ -45,6 +51,7 @@ import type { SamlConnection } from "./connections.ts";
 import { pem, spMetadata } from "./metadata.ts";
 import { SamlRefusedError, type ValidatedAssertion, validateResponse } from "./response.ts";
 import { PATHS, RELAY_COOKIE, type Saml, SAML_EVENTS, SAML_MFA_LEVEL } from "./shared.ts";
+import { boundedAttributes, type TestMapping } from "./test-store.ts";
 import { MAX_XML_CHARS } from "./limits.ts";
 
 /** A refusal before the IdP is involved (start, metadata): `code` is shown. */
@@ -61,6 +68,7 @@ export const ACS_REFUSED_CODE = "saml_sign_in_refused";
 const MESSAGES: Record<string, string> = {
   saml_connection_unknown: "No sign-in of an organization is set up here.",
   saml_return_to_refused: "The page to return to is not allowed.",
+  saml_test_unknown: "This test sign-in link was already used or has expired. Start the test again.",
   invalid_request: "The request is not valid.",
   [ACS_REFUSED_CODE]:
     "Your organization's sign-in did not give access to an account here. Start again, or ask your administrator.",
@@ -96,6 +104,7 @@ const oneValue = (name: string) =>
 export const StartQuerySchema = v.object({
   returnTo: oneValue("returnTo"),
   link: v.optional(v.picklist(["1"], "link must be 1")),
+  test: v.optional(v.pipe(v.string(), v.maxLength(64, "test is too long"))),
 });
 
 /** The form of `POST /saml/{id}/acs`. */
@@ -221,16 +230,30 @@ function cookieOptions(s: Saml, connectionId: string, maxAge: number) {
 
 async function start(s: Saml, c: Context): Promise<Response> {
   const q = query(c, StartQuerySchema);
-  const connection = await liveConnection(s, c);
-  if (connection.idpSsoUrl === null) throw new SamlFlowError("saml_connection_unknown", 404);
+  // A test sign-in (a ticket from the admin API) may test a connection not enabled yet.
+  const connection = q.test === undefined
+    ? await liveConnection(s, c)
+    : await s.connections.get(c.req.param("connectionId") ?? "");
+  if (connection === null || connection.idpSsoUrl === null) {
+    throw new SamlFlowError("saml_connection_unknown", 404);
+  }
+  let test: { id: string; returnTo: string } | null = null;
+  if (q.test !== undefined) {
+    if (q.returnTo !== undefined || q.link !== undefined) throw new SamlFlowError("invalid_request", 400);
+    test = await s.tests.claim(q.test, connection.id);
+    if (test === null) throw new SamlFlowError("saml_test_unknown", 400);
+  }
   const { baseUrl } = s.ctx.svcConfig.server;
-  const returnTo = q.returnTo
+  const returnTo = test !== null
+    ? test.returnTo
+    : q.returnTo
     ? allowedReturnTo(q.returnTo, s.ctx.svcConfig.account.returnToOrigins, new URL(baseUrl).origin)
     : new URL(s.path(`${s.ctx.svcConfig.account.mountPath}/`), baseUrl).href;
   if (returnTo === null) throw new SamlFlowError("saml_return_to_refused", 400);
   const linkUser = q.link === "1" ? await signedInUser(s, c) : null;
   const linkUserId = linkUser !== null && linkUser.realmId === connection.realmId ? linkUser.id : null;
   const started = await s.requests.start(connection.id, returnTo, linkUserId);
+  if (test !== null) await s.tests.bind(test.id, started.relayState);
   setCookie(
     c,
     RELAY_COOKIE,
@@ -286,25 +309,39 @@ export function linkIssuer(connectionId: string): string {
   return `urn:svc:saml:${connectionId}`;
 }
 
-/** The user the assertion signs in as (linking or provisioning on the way), or a refusal. */
-async function resolveUser(
+/**
+ * Who an assertion signs in as, decided without changing anything: the user linked to the
+ * NameID; the signed-in user asking to link (`linkUserId`); a user to provision just in time;
+ * or a refusal ({@link SamlRefusedError} with the reason). Sign-in applies it (`resolveUser`);
+ * a test sign-in only shows it.
+ */
+export type UserDecision =
+  | { readonly kind: "linked"; readonly user: User }
+  | { readonly kind: "link"; readonly user: User }
+  | {
+    readonly kind: "provision";
+    readonly email: string;
+    readonly displayName: string | null;
+    readonly attributes: Readonly<Record<string, unknown>>;
+  };
+
+/** Decides who the assertion signs in as (see {@link UserDecision}); throws the refusal. */
+export async function decideUser(
   s: Saml,
   connection: SamlConnection,
   assertion: ValidatedAssertion,
   linkUserId: string | null,
-): Promise<User> {
-  const { storage, clock, events } = s.ctx;
-  const issuer = linkIssuer(connection.id);
-  const link = await storage.federatedIdentities.find(issuer, assertion.nameId);
+): Promise<UserDecision> {
+  const { storage } = s.ctx;
+  const link = await storage.federatedIdentities.find(linkIssuer(connection.id), assertion.nameId);
   if (link !== null) {
     const user = await storage.users.get(link.userId);
     if (user === null || user.realmId !== connection.realmId || user.status !== "Active") {
       throw new SamlRefusedError("linked account unavailable");
     }
-    return user;
+    return { kind: "linked", user };
   }
   const email = emailOf(connection, assertion);
-  const base = { realmId: connection.realmId, orgId: connection.orgId };
   if (linkUserId !== null) {
     const user = await storage.users.get(linkUserId);
     if (
@@ -313,17 +350,7 @@ async function resolveUser(
     ) {
       throw new SamlRefusedError("link conditions not met");
     }
-    await storage.federatedIdentities.link(user.id, issuer, assertion.nameId).catch(() => {
-      throw new SamlRefusedError("link conflict");
-    });
-    events.emit({
-      ...base,
-      kind: SAML_EVENTS.linked,
-      occurredAt: clock.now(),
-      userId: user.id,
-      data: { connectionId: connection.id, how: "signed_in" },
-    });
-    return user;
+    return { kind: "link", user };
   }
   if (!connection.jitProvisioning) throw new SamlRefusedError("no linked account");
   if (email === null) throw new SamlRefusedError("no usable email");
@@ -340,14 +367,43 @@ async function resolveUser(
     if (values !== undefined) attributes[attribute] = values.length === 1 ? values[0] : [...values];
   }
   const displayName = firstValue(assertion, connection.attributeMapping.name, NAME_ATTRIBUTES);
+  return { kind: "provision", email, displayName, attributes };
+}
+
+/** The user the assertion signs in as (linking or provisioning on the way), or a refusal. */
+async function resolveUser(
+  s: Saml,
+  connection: SamlConnection,
+  assertion: ValidatedAssertion,
+  linkUserId: string | null,
+): Promise<User> {
+  const { storage, clock, events } = s.ctx;
+  const issuer = linkIssuer(connection.id);
+  const base = { realmId: connection.realmId, orgId: connection.orgId };
+  const decision = await decideUser(s, connection, assertion, linkUserId);
+  if (decision.kind === "linked") return decision.user;
+  if (decision.kind === "link") {
+    const { user } = decision;
+    await storage.federatedIdentities.link(user.id, issuer, assertion.nameId).catch(() => {
+      throw new SamlRefusedError("link conflict");
+    });
+    events.emit({
+      ...base,
+      kind: SAML_EVENTS.linked,
+      occurredAt: clock.now(),
+      userId: user.id,
+      data: { connectionId: connection.id, how: "signed_in" },
+    });
+    return user;
+  }
   const user = await storage.transaction(async (tx) => {
     const created = await tx.users.create({
       realmId: connection.realmId,
-      email,
-      displayName,
+      email: decision.email,
+      displayName: decision.displayName,
       // The organization's own IdP asserts an address in a domain the organization verified.
       emailVerified: true,
-      attributes,
+      attributes: { ...decision.attributes },
     });
     await tx.organizations.addMember(connection.orgId, created.id);
     await tx.federatedIdentities.link(created.id, issuer, assertion.nameId);
@@ -360,6 +416,35 @@ async function resolveUser(
   events.emit({ ...at, kind: SAML_EVENTS.provisioned, data: { connectionId: connection.id } });
   events.emit({ ...at, kind: SAML_EVENTS.linked, data: { connectionId: connection.id, how: "provisioned" } });
   return user;
+}
+
+/** What a test sign-in shows of a decision (nothing is applied). */
+async function testMapping(
+  s: Saml,
+  connection: SamlConnection,
+  assertion: ValidatedAssertion,
+): Promise<TestMapping> {
+  try {
+    const decision = await decideUser(s, connection, assertion, null);
+    if (decision.kind === "provision") {
+      return {
+        outcome: "would_provision",
+        wouldProvision: {
+          email: decision.email,
+          displayName: decision.displayName,
+          attributes: decision.attributes,
+        },
+      };
+    }
+    const { user } = decision;
+    return {
+      outcome: "existing_user",
+      user: { id: user.id, email: user.email, displayName: user.displayName },
+    };
+  } catch (err) {
+    if (err instanceof SamlRefusedError) return { outcome: "refused", reason: err.reason };
+    throw err;
+  }
 }
 
 function decodeBase64Utf8(text: string): string {
@@ -382,10 +467,9 @@ async function acs(s: Saml, c: Context): Promise<Response> {
   const connection = await s.connections.get(c.req.param("connectionId") ?? "");
   const cookie = getCookie(c, RELAY_COOKIE);
   if (connection !== null) setCookie(c, RELAY_COOKIE, "", cookieOptions(s, connection.id, 0));
+  let test: { id: string; returnTo: string } | null = null;
   try {
-    if (connection === null || !connection.enabled) {
-      throw new SamlRefusedError("connection unknown or disabled");
-    }
+    if (connection === null) throw new SamlRefusedError("connection unknown or disabled");
     const type = c.req.header("Content-Type") ?? "";
     if (!type.toLowerCase().startsWith("application/x-www-form-urlencoded")) {
       throw new SamlRefusedError("not a form post");
@@ -400,6 +484,11 @@ async function acs(s: Saml, c: Context): Promise<Response> {
     const parsed = v.safeParse(AcsFormSchema, raw);
     if (!parsed.success) throw new SamlRefusedError(`form: ${parsed.issues[0].message}`);
     const { SAMLResponse, RelayState } = parsed.output;
+    // A test sign-in's post: validated as any, then only shown (no session, nobody provisioned).
+    if (RelayState !== undefined && RelayState !== "") {
+      test = await s.tests.forRelay(RelayState, connection.id);
+    }
+    if (!connection.enabled && test === null) throw new SamlRefusedError("connection unknown or disabled");
 
     let requestId: string | null = null;
     let returnTo =
@@ -435,6 +524,15 @@ async function acs(s: Saml, c: Context): Promise<Response> {
     ) {
       throw new SamlRefusedError("assertion replayed");
     }
+    if (test !== null) {
+      await s.tests.complete(test.id, {
+        nameId: assertion.nameId,
+        nameIdFormat: assertion.nameIdFormat,
+        ...boundedAttributes(assertion.attributes),
+        mapping: await testMapping(s, connection, assertion),
+      });
+      return c.redirect(test.returnTo, 303);
+    }
     const user = await resolveUser(s, connection, assertion, linkUserId);
     const member = await s.ctx.storage.organizations.isMember(connection.orgId, user.id);
     const issued = await s.ctx.sessions.signIn({
@@ -465,6 +563,17 @@ async function acs(s: Saml, c: Context): Promise<Response> {
     });
     return c.redirect(returnTo, 303);
   } catch (err) {
+    if (err instanceof SamlRefusedError && test !== null) {
+      // The tester sees why; nobody else is told (a test raises no event).
+      await s.tests.complete(test.id, {
+        nameId: null,
+        nameIdFormat: null,
+        attributes: [],
+        attributesTruncated: false,
+        mapping: { outcome: "refused", reason: err.reason },
+      });
+      return c.redirect(test.returnTo, 303);
+    }
     if (err instanceof SamlRefusedError) {
       refusedEvent(s, connection, err.reason);
       return errorPage(s, c, ACS_REFUSED_CODE, 403);
@@ -511,7 +620,7 @@ export function flowRoutes(s: Saml): RouteInstaller {
       path: "/saml/:connectionId/start",
       summary: "Start signing in through an organization's SAML IdP",
       description:
-        "`returnTo` follows the hosted pages' origin rule. `link=1` from a signed-in browser links the IdP's identity to that account. Sends an AuthnRequest with the HTTP-Redirect binding; the RelayState is bound to the browser by a cookie.",
+        "`returnTo` follows the hosted pages' origin rule. `link=1` from a signed-in browser links the IdP's identity to that account. `test` (alone) is a test sign-in's single-use ticket from `POST /svc-admin/saml/connections/{connectionId}/test-sign-in`. Sends an AuthnRequest with the HTTP-Redirect binding; the RelayState is bound to the browser by a cookie.",
       tags: TAGS,
       auth: "public",
       params: PARAMS,

@@ -7,7 +7,8 @@
  * provider receives the emails of its verified email domains (home-realm discovery on the hosted
  * sign-in page). Responses are verified with `xml-crypto` against the connection's certificates
  * only and read from the signed bytes (see `response.ts`); each assertion id is consumed once.
- * Built only on what `mod.ts` exports.
+ * A maintenance job (`maintenance.ts`) announces certificates entering their last 30 days once
+ * and fetches metadata given by URL again on an interval. Built only on what `mod.ts` exports.
  *
  * @module
  */
@@ -16,9 +17,12 @@ import { definePlugin, eventField, type PluginEventKind, secondsSetting, type Sv
 import { adminRoutes } from "./admin.ts";
 import { ConnectionStore, TABLES } from "./connections.ts";
 import { connectionForDomain, flowRoutes } from "./flow.ts";
+import { type MaintenanceOptions, SamlMaintenance } from "./maintenance.ts";
 import { RequestStore } from "./requests.ts";
 import { SP_KEY_TABLES, SpKeyStore } from "./sp-keys.ts";
 import { encryptionKeyRoutes } from "./encryption-admin.ts";
+import { testSignInRoutes } from "./test-sign-in.ts";
+import { TEST_TABLES, TestSignInStore } from "./test-store.ts";
 import { PATHS, PERMISSIONS, type Saml, SAML_EVENTS, type SamlConfig } from "./shared.ts";
 
 export type { SamlConfig } from "./shared.ts";
@@ -26,6 +30,7 @@ export type { SamlConfig } from "./shared.ts";
 const ConfigSchema = v.object({
   requestTtlSeconds: secondsSetting(60, 3600, 600),
   clockSkewSeconds: secondsSetting(0, 300, 120),
+  metadataRefreshSeconds: secondsSetting(300, 7 * 24 * 3600, 24 * 3600),
 });
 
 const connection = { connectionId: eventField.string("the organization's SAML connection") };
@@ -67,7 +72,8 @@ const EVENTS: readonly PluginEventKind[] = [
   },
   {
     kind: SAML_EVENTS.certificateExpiring,
-    description: "a SAML connection's IdP signing certificate expires within 30 days",
+    description:
+      "a SAML connection's IdP signing certificate entered the 30 days before its expiry (once per certificate and connection)",
     payload: {
       ...connection,
       sha256: eventField.string("the certificate's SHA-256 fingerprint"),
@@ -76,14 +82,29 @@ const EVENTS: readonly PluginEventKind[] = [
   },
 ];
 
+/** What the SAML plugin is built with (tests drive the maintenance job themselves). */
+export interface SamlPluginOptions {
+  /** Whether the maintenance job (certificate expiry, metadata refresh) polls in the background (default true). */
+  readonly maintenanceWorker?: boolean;
+  /** The maintenance job's batch size and poll interval. */
+  readonly maintenance?: MaintenanceOptions;
+}
+
+/** The SAML plugin, with its maintenance job (once started). */
+export type SamlPlugin = SvcPlugin<SamlConfig> & {
+  /** The maintenance job (certificate expiry, metadata refresh), or null before `start`. */
+  maintenance(): SamlMaintenance | null;
+};
+
 /** Builds the SAML plugin. */
-export function samlPlugin(): SvcPlugin<SamlConfig> {
+export function samlPlugin(options: SamlPluginOptions = {}): SamlPlugin {
   let saml: Saml | null = null;
+  let maintenance: SamlMaintenance | null = null;
   const started = (): Saml => {
     if (saml === null) throw new Error("saml: not started");
     return saml;
   };
-  return definePlugin<SamlConfig>({
+  const plugin = definePlugin<SamlConfig>({
     name: "saml",
     permissions: [
       { id: PERMISSIONS.readGlobal, description: "Read the realm's SAML connections." },
@@ -109,9 +130,16 @@ export function samlPlugin(): SvcPlugin<SamlConfig> {
           doc: "clock skew allowed between svc and SAML IdPs (0 to 300)",
           defaultText: "120",
         },
+        {
+          env: "SVC_SAML_METADATA_REFRESH_SECONDS",
+          key: "metadataRefreshSeconds",
+          doc:
+            "how often IdP metadata given by URL is fetched again (300 to 604800; after a failure, hourly)",
+          defaultText: "86400",
+        },
       ],
     },
-    tables: [...TABLES, ...SP_KEY_TABLES],
+    tables: [...TABLES, ...SP_KEY_TABLES, ...TEST_TABLES],
     events: EVENTS,
     start(ctx) {
       const { baseUrl, pathBase } = ctx.svcConfig.server;
@@ -121,6 +149,7 @@ export function samlPlugin(): SvcPlugin<SamlConfig> {
         connections: new ConnectionStore(ctx),
         requests: new RequestStore(ctx, ctx.config.requestTtlSeconds * 1000),
         spKeys: new SpKeyStore(ctx),
+        tests: new TestSignInStore(ctx),
         urls: (id) => ({
           spEntityId: absolute(PATHS.metadata(id)),
           metadataUrl: absolute(PATHS.metadata(id)),
@@ -129,6 +158,11 @@ export function samlPlugin(): SvcPlugin<SamlConfig> {
         }),
         path: (path) => `${pathBase}${path}`,
       };
+      maintenance = new SamlMaintenance(saml, options.maintenance);
+      if (options.maintenanceWorker ?? true) maintenance.start();
+    },
+    async stop() {
+      await maintenance?.stop();
     },
     async readiness(ctx) {
       started();
@@ -144,7 +178,8 @@ export function samlPlugin(): SvcPlugin<SamlConfig> {
     },
     mount() {
       const s = started();
-      return [flowRoutes(s), adminRoutes(s), encryptionKeyRoutes(s)];
+      return [flowRoutes(s), adminRoutes(s), encryptionKeyRoutes(s), testSignInRoutes(s, s.tests)];
     },
   });
+  return Object.assign(plugin, { maintenance: () => maintenance });
 }

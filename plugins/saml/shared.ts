@@ -8,6 +8,7 @@ import type { PluginContext } from "../../mod.ts";
 import type { ConnectionStore } from "./connections.ts";
 import type { RequestStore } from "./requests.ts";
 import type { SpKeyStore } from "./sp-keys.ts";
+import type { TestSignInStore } from "./test-store.ts";
 
 /** The plugin's config section. */
 export interface SamlConfig {
@@ -15,6 +16,8 @@ export interface SamlConfig {
   readonly requestTtlSeconds: number;
   /** Allowed clock skew between svc and IdPs, in seconds. */
   readonly clockSkewSeconds: number;
+  /** How often metadata fetched by URL is fetched again, in seconds. */
+  readonly metadataRefreshSeconds: number;
 }
 
 /** The plugin's services, once started. */
@@ -24,6 +27,8 @@ export interface Saml {
   readonly requests: RequestStore;
   /** The SP's own encryption keys, per connection. */
   readonly spKeys: SpKeyStore;
+  /** Test sign-ins in flight and their results. */
+  readonly tests: TestSignInStore;
   /** The SP's URLs for a connection (absolute). */
   urls(connectionId: string): SpUrls;
   /** A path of svc with the path base. */

@@ -18,17 +18,25 @@ import { TABLES } from "./store.ts";
 
 export type { ScimConfig } from "./shared.ts";
 
-const ConfigSchema = v.object({
-  defaultOverlapSeconds: secondsSetting(0, 7 * 86400, 3600),
-  maxBodyBytes: v.optional(
+/** A whole number from `min` to `max` (a number, or digits from an environment variable). */
+const wholeNumber = (min: number, max: number, fallback: number, unit: string) => {
+  const message = `a whole number of ${unit} from ${min} to ${max}`;
+  return v.optional(
     v.pipe(
       v.union([v.number(), v.pipe(v.string(), v.regex(/^\d{1,9}$/, "a whole number"), v.transform(Number))]),
-      v.integer("a whole number of bytes from 1024 to 10485760"),
-      v.minValue(1024, "a whole number of bytes from 1024 to 10485760"),
-      v.maxValue(10 * 1024 * 1024, "a whole number of bytes from 1024 to 10485760"),
+      v.integer(message),
+      v.minValue(min, message),
+      v.maxValue(max, message),
     ),
-    1024 * 1024,
-  ),
+    fallback,
+  );
+};
+
+const ConfigSchema = v.object({
+  defaultOverlapSeconds: secondsSetting(0, 7 * 86400, 3600),
+  maxBodyBytes: wholeNumber(1024, 10 * 1024 * 1024, 1024 * 1024, "bytes"),
+  bulkMaxOperations: wholeNumber(1, 1000, 100, "operations"),
+  bulkMaxPayloadBytes: wholeNumber(1024, 10 * 1024 * 1024, 1024 * 1024, "bytes"),
 });
 
 /** Builds the SCIM plugin. */
@@ -59,6 +67,18 @@ export function scimPlugin(): SvcPlugin<ScimConfig> {
           env: "SVC_SCIM_MAX_BODY_BYTES",
           key: "maxBodyBytes",
           doc: "the largest SCIM request body accepted, in bytes",
+          defaultText: "1048576",
+        },
+        {
+          env: "SVC_SCIM_BULK_MAX_OPERATIONS",
+          key: "bulkMaxOperations",
+          doc: "the most operations of one SCIM /Bulk request (1 to 1000; maxOperations)",
+          defaultText: "100",
+        },
+        {
+          env: "SVC_SCIM_BULK_MAX_PAYLOAD_BYTES",
+          key: "bulkMaxPayloadBytes",
+          doc: "the largest SCIM /Bulk request body, in bytes (1024 to 10485760; maxPayloadSize)",
           defaultText: "1048576",
         },
       ],

@@ -10,6 +10,10 @@ export interface ScimConfig {
   readonly defaultOverlapSeconds: number;
   /** The largest SCIM request body accepted, in bytes. */
   readonly maxBodyBytes: number;
+  /** The most operations of one `/Bulk` request. */
+  readonly bulkMaxOperations: number;
+  /** The largest `/Bulk` request body, in bytes. */
+  readonly bulkMaxPayloadBytes: number;
 }
 
 /** The plugin's permissions. */

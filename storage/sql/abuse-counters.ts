@@ -18,6 +18,8 @@ import type { Executor } from "../database.ts";
 export function createSqlCounterStore(db: Executor, deps: { clock: Clock }): CounterStore {
   const now = () => new Date(deps.clock.now());
   return {
+    inStorage: true,
+
     async increment(key, windowMs): Promise<CounterValue> {
       const at = now();
       const row = await db.insertInto("abuse_counters").values({

@@ -36,6 +36,7 @@ function toRecord(row: Selectable<ClientsTable>): ClientRecord {
     refreshTokenGraceSeconds: row.refresh_token_grace_seconds ?? 0,
     clientName: row.client_name ?? null,
     dpopBoundAccessTokens: row.dpop_bound_access_tokens ?? false,
+    idTokenOnRefresh: row.id_token_on_refresh ?? true,
     createdAt: row.created_at,
   };
 }
@@ -75,6 +76,7 @@ function columnsOf(fields: Partial<ClientFields>): Updateable<ClientsTable> {
   }
   if (fields.clientName !== undefined) out.client_name = fields.clientName;
   if (fields.dpopBoundAccessTokens !== undefined) out.dpop_bound_access_tokens = fields.dpopBoundAccessTokens;
+  if (fields.idTokenOnRefresh !== undefined) out.id_token_on_refresh = fields.idTokenOnRefresh;
   return out;
 }
 
@@ -105,6 +107,7 @@ export function createSqlClientStore(
     refresh_token_grace_seconds: fields.refreshTokenGraceSeconds ?? 0,
     client_name: fields.clientName ?? null,
     dpop_bound_access_tokens: fields.dpopBoundAccessTokens ?? false,
+    id_token_on_refresh: fields.idTokenOnRefresh ?? true,
     created_at: new Date(deps.clock.now()),
   });
   return {
@@ -134,9 +137,11 @@ export function createSqlClientStore(
 
     async getByClientId(realmId, clientId) {
       if (!isUuid(realmId)) return null;
+      // xmin: the row version (every update writes a new row version with the updater's xid).
       const row = await db.selectFrom("clients").selectAll()
+        .select(sql<string>`xmin::text`.as("row_version"))
         .where("realm_id", "=", realmId).where("client_id", "=", clientId).executeTakeFirst();
-      return row ? toRecord(row) : null;
+      return row ? { ...toRecord(row), version: row.row_version } : null;
     },
 
     async list(realmId) {

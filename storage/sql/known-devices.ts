@@ -14,7 +14,8 @@ import { isUuid } from "../../core/ids.ts";
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
-function toRecord(row: Selectable<KnownDevicesTable>): KnownDeviceRecord {
+/** A `known_devices` row as a record. */
+export function knownDeviceFromRow(row: Selectable<KnownDevicesTable>): KnownDeviceRecord {
   return {
     userId: row.user_id,
     fingerprintHash: row.fingerprint_hash,
@@ -54,21 +55,21 @@ export function createSqlKnownDeviceStore(
           })`,
         }))
       ).returningAll().returning(sql<boolean>`(xmax = 0)`.as("inserted")).executeTakeFirstOrThrow();
-      return { device: toRecord(row), isNew: row.inserted };
+      return { device: knownDeviceFromRow(row), isNew: row.inserted };
     },
 
     async get(userId, fingerprintHash) {
       if (!isUuid(userId)) return null;
       const row = await db.selectFrom("known_devices").selectAll()
         .where("user_id", "=", userId).where("fingerprint_hash", "=", fingerprintHash).executeTakeFirst();
-      return row ? toRecord(row) : null;
+      return row ? knownDeviceFromRow(row) : null;
     },
 
     async listByUser(userId) {
       if (!isUuid(userId)) return [];
       const rows = await db.selectFrom("known_devices").selectAll().where("user_id", "=", userId)
         .orderBy("last_seen_at", "desc").orderBy("fingerprint_hash").execute();
-      return rows.map(toRecord);
+      return rows.map(knownDeviceFromRow);
     },
 
     async delete(userId, fingerprintHash) {

@@ -19,7 +19,10 @@ import { rotateCredentialStamp } from "./users.ts";
 import { isUuid } from "../../core/ids.ts";
 import { LockClass, lockForTransaction } from "./advisory-locks.ts";
 
-function toRecord(row: Selectable<PasswordCredentialsTable>): PasswordCredentialRecord {
+/** A `password_credentials` row as a record. */
+export function passwordCredentialFromRow(
+  row: Selectable<PasswordCredentialsTable>,
+): PasswordCredentialRecord {
   return {
     id: row.id,
     userId: row.user_id,
@@ -56,7 +59,7 @@ export function createSqlPasswordCredentialStore(
         updated_at: eb.ref("excluded.updated_at"),
       }))
     ).returningAll().executeTakeFirstOrThrow();
-    return toRecord(row);
+    return passwordCredentialFromRow(row);
   };
 
   return {
@@ -64,14 +67,14 @@ export function createSqlPasswordCredentialStore(
       if (!isUuid(userId)) return null;
       const row = await db.selectFrom("password_credentials").selectAll().where("user_id", "=", userId)
         .orderBy("updated_at", "desc").orderBy("id").limit(1).executeTakeFirst();
-      return row ? toRecord(row) : null;
+      return row ? passwordCredentialFromRow(row) : null;
     },
 
     async list(userId) {
       if (!isUuid(userId)) return [];
       const rows = await db.selectFrom("password_credentials").selectAll().where("user_id", "=", userId)
         .orderBy("updated_at", "desc").orderBy("id").execute();
-      return rows.map(toRecord);
+      return rows.map(passwordCredentialFromRow);
     },
 
     async listForUsers(userIds) {
@@ -79,7 +82,7 @@ export function createSqlPasswordCredentialStore(
       if (ids.length === 0) return [];
       const rows = await db.selectFrom("password_credentials").selectAll().where("user_id", "in", ids)
         .orderBy("updated_at", "desc").orderBy("id").execute();
-      return rows.map(toRecord);
+      return rows.map(passwordCredentialFromRow);
     },
 
     async insertMany(rows, options = {}) {
@@ -126,7 +129,7 @@ export function createSqlPasswordCredentialStore(
         if (row.inserted || previous?.hash !== value.hash) {
           await rotateCredentialStamp(trx, deps.random, userId);
         }
-        return { credential: toRecord(row), created: row.inserted };
+        return { credential: passwordCredentialFromRow(row), created: row.inserted };
       });
     },
 

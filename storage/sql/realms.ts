@@ -87,7 +87,8 @@ export function createSqlRealmStore(db: Executor, deps: { clock: Clock; random: 
   };
 }
 
-function realmFromRow(row: Selectable<Database["realms"]>): Realm {
+/** A `realms` row as a {@link Realm}. */
+export function realmFromRow(row: Selectable<Database["realms"]>): Realm {
   return {
     id: row.id,
     name: row.name,

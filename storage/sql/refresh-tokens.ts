@@ -11,7 +11,9 @@ import type { Clock } from "../../core/clock.ts";
 import { ConflictError } from "../../core/errors.ts";
 import type { RandomSource } from "../../core/random.ts";
 import type {
+  RefreshGrantGuard,
   RefreshGrantRotation,
+  RefreshGuardFailure,
   RefreshRotation,
   RefreshTokenRecord,
   RefreshTokenStore,
@@ -21,6 +23,7 @@ import type { Executor, RefreshTokensTable, SessionsTable } from "../database.ts
 import { sessionRecordOf } from "./sessions.ts";
 import { atomically } from "./transaction.ts";
 import { isUuid } from "../../core/ids.ts";
+import { isSecurityLedgerKind } from "../../core/events/catalog.ts";
 
 function toRecord(row: Selectable<RefreshTokensTable>): RefreshTokenRecord {
   return {
@@ -61,7 +64,51 @@ const SESSION_COLUMNS = [
 type GrantRow =
   & Selectable<RefreshTokensTable>
   & { [K in (typeof SESSION_COLUMNS)[number] as `s_${K}`]: Selectable<SessionsTable>[K] | null }
-  & { user_status: UserStatus | null; member: boolean };
+  & {
+    user_status: UserStatus | null;
+    member: boolean;
+    companion: Record<string, unknown> | string | null;
+    event_data: Record<string, unknown> | string | null;
+    queued: number | string | null;
+  };
+
+const IDENTIFIER = /^[a-z][a-z0-9_]{0,62}$/;
+
+function identifier(name: string): string {
+  if (!IDENTIFIER.test(name)) throw new Error(`refresh grant guard: not an identifier: ${name}`);
+  return name;
+}
+
+function json<T>(value: T | string | null): T | null {
+  return typeof value === "string" ? JSON.parse(value) as T : value;
+}
+
+/** The companion's audience condition (`AND g.<column> = t.audience`), or nothing. */
+function companionAudience(guard: RefreshGrantGuard) {
+  return guard.companionAudienceColumn === undefined
+    ? sql``
+    : sql`AND g.${sql.ref(identifier(guard.companionAudienceColumn))} = t.audience`;
+}
+
+/**
+ * The guard's conditions on the presented token's row (aliased `t`), as one SQL condition: the
+ * realm and audience, the companion row, the client's version.
+ */
+function guardCondition(guard: RefreshGrantGuard | undefined) {
+  if (guard === undefined) return sql`true`;
+  const parts = [
+    sql`t.realm_id = ${guard.realmId}::uuid AND t.audience = ${guard.audience}::text`,
+  ];
+  if (guard.companionTable !== undefined) {
+    parts.push(sql`EXISTS (SELECT 1 FROM ${sql.table(identifier(guard.companionTable))} g
+      WHERE g.session_id = t.session_id AND g.realm_id = t.realm_id ${companionAudience(guard)})`);
+  }
+  if (guard.clientVersion !== undefined) {
+    parts.push(sql`EXISTS (SELECT 1 FROM clients c WHERE c.realm_id = t.realm_id
+      AND c.client_id = t.audience AND NOT c.suspended AND c.xmin::text = ${guard.clientVersion}::text)`);
+  }
+  return sql.join(parts, sql` AND `);
+}
 
 function isUniqueViolation(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
@@ -73,6 +120,29 @@ export function createSqlRefreshTokenStore(
   deps: { clock: Clock; random: RandomSource },
 ): RefreshTokenStore {
   const now = () => new Date(deps.clock.now());
+  /** Which condition of the guard fails for the token (read after its rotation did not happen), or null. */
+  const refusedBy = async (
+    oldHash: string,
+    guard: RefreshGrantGuard | undefined,
+  ): Promise<RefreshGuardFailure | null> => {
+    if (guard === undefined) return null;
+    const companion = guard.companionTable === undefined ? sql`true` : sql`EXISTS (
+      SELECT 1 FROM ${sql.table(identifier(guard.companionTable))} g
+      WHERE g.session_id = t.session_id AND g.realm_id = t.realm_id ${companionAudience(guard)})`;
+    const client = guard.clientVersion === undefined ? sql`true` : sql`EXISTS (
+      SELECT 1 FROM clients c WHERE c.realm_id = t.realm_id AND c.client_id = t.audience
+      AND NOT c.suspended AND c.xmin::text = ${guard.clientVersion}::text)`;
+    const checked = await sql<{ audience_ok: boolean; companion_ok: boolean; client_ok: boolean }>`
+      SELECT (t.realm_id = ${guard.realmId}::uuid AND t.audience IS NOT DISTINCT FROM ${guard.audience}::text)
+          AS audience_ok, ${companion} AS companion_ok, ${client} AS client_ok
+      FROM refresh_tokens t WHERE t.token_hash = ${oldHash}`.execute(db);
+    const found = checked.rows[0];
+    if (found === undefined) return null;
+    if (!found.audience_ok) return "audience";
+    if (!found.companion_ok) return "companion";
+    if (!found.client_ok) return "client";
+    return null;
+  };
   /** Why a token did not rotate (a fresh read after the conditional update found nothing). */
   const classify = async (
     oldHash: string,
@@ -148,8 +218,64 @@ export function createSqlRefreshTokenStore(
       return await classify(oldHash);
     },
 
-    async rotateForGrant(oldHash, next, idleTimeoutMs): Promise<RefreshGrantRotation> {
+    async rotateForGrant(oldHash, next, idleTimeoutMs, guard): Promise<RefreshGrantRotation> {
       const at = now();
+      const event = guard?.event;
+      if (event !== undefined && isSecurityLedgerKind(event.kind)) {
+        throw new Error(`refresh grant guard: ${event.kind} is a security-ledger kind`);
+      }
+      const companionTable = guard?.companionTable;
+      const companionJson = companionTable === undefined ? sql`NULL::json` : sql`(
+        SELECT row_to_json(g) FROM ${sql.table(identifier(companionTable))} g
+        WHERE g.session_id = i.session_id AND g.realm_id = i.realm_id)`;
+      // The event's data (json_build_object keeps the order) and its webhook deliveries.
+      let eventCte = sql``;
+      let eventColumns = sql`, NULL::json AS event_data, NULL::bigint AS queued`;
+      if (event !== undefined) {
+        const pairs = [
+          ...Object.entries(event.data).map(([key, value]) =>
+            sql`${key}::text, ${JSON.stringify(value ?? null)}::json`
+          ),
+          ...Object.entries(event.companionData ?? {}).map(([key, column]) => {
+            if (companionTable === undefined) {
+              throw new Error("refresh grant guard: companionData needs a companion");
+            }
+            return sql`${key}::text, to_json(g.${sql.ref(identifier(column))})`;
+          }),
+        ];
+        const data = pairs.length === 0
+          ? sql`json_build_object()`
+          : sql`json_build_object(${sql.join(pairs)})`;
+        const companionJoin = companionTable === undefined
+          ? sql``
+          : sql`LEFT JOIN ${
+            sql.table(identifier(companionTable))
+          } g ON g.session_id = i.session_id AND g.realm_id = i.realm_id`;
+        // The webhook body of `webhookBody` (core/events/publisher.ts), built here.
+        eventCte = sql`, event AS (
+            SELECT ${data} AS data, json_build_object('id', ${event.id}::text, 'kind', ${event.kind}::text,
+              'occurredAt', ${new Date(event.occurredAt).toISOString()}::text, 'realmId', i.realm_id,
+              'orgId', i.org_id, 'userId', i.user_id, 'data', ${data})::text AS payload,
+              i.realm_id, i.org_id
+            FROM inserted i JOIN touched s ON true
+              JOIN users u ON u.id = i.user_id AND u.status = 'Active' ${companionJoin}
+            WHERE s.impersonation_id IS NULL
+              AND (s.dpop_jkt IS NULL OR s.dpop_jkt = ${event.sessionKey ?? null}::text)
+              AND (i.org_id IS NULL OR EXISTS (
+                SELECT 1 FROM org_memberships m WHERE m.org_id = i.org_id AND m.user_id = i.user_id))
+          ), queued AS (
+            INSERT INTO webhook_deliveries (id, endpoint_id, event_kind, payload, status, attempts,
+              next_attempt_at, created_at)
+            SELECT gen_random_uuid(), e.id, ${event.kind}::text, ev.payload, 'pending', 0,
+              ${at}::timestamptz, ${at}::timestamptz
+            FROM event ev JOIN webhook_endpoints e ON e.realm_id = ev.realm_id AND e.enabled
+              AND (e.org_id IS NULL OR e.org_id = ev.org_id)
+              AND EXISTS (SELECT 1 FROM unnest(e.event_patterns) p
+                WHERE ${event.kind}::text LIKE replace(replace(p, '_', '\\_'), '*', '%'))
+            RETURNING 1
+          )`;
+        eventColumns = sql`, (SELECT data FROM event) AS event_data, (SELECT count(*) FROM queued) AS queued`;
+      }
       const idle = new Date(at.getTime() + idleTimeoutMs);
       const orgId = next.orgId === undefined ? sql.ref("org_id") : sql`${next.orgId}::uuid`;
       const audience = next.audience === undefined ? sql.ref("audience") : sql`${next.audience}::text`;
@@ -163,11 +289,11 @@ export function createSqlRefreshTokenStore(
         // nothing, neither does anything that follows it.
         const result = await sql<GrantRow>`
           WITH rotated AS (
-            UPDATE refresh_tokens SET used_at = ${at}::timestamptz,
+            UPDATE refresh_tokens t SET used_at = ${at}::timestamptz,
               grace_successor = ${next.sealedSuccessor ?? null}::text
-            WHERE token_hash = ${oldHash} AND used_at IS NULL AND revoked_at IS NULL
-              AND expires_at > ${at}::timestamptz
-            RETURNING *
+            WHERE t.token_hash = ${oldHash} AND t.used_at IS NULL AND t.revoked_at IS NULL
+              AND t.expires_at > ${at}::timestamptz AND ${guardCondition(guard)}
+            RETURNING t.*
           ), inserted AS (
             INSERT INTO refresh_tokens (token_hash, family_id, session_id, user_id, realm_id, org_id,
               audience, parent_hash, created_at, expires_at, used_at, revoked_at)
@@ -181,11 +307,11 @@ export function createSqlRefreshTokenStore(
             WHERE id = (SELECT session_id FROM rotated) AND revoked_at IS NULL
               AND idle_expires_at > ${at}::timestamptz AND absolute_expires_at > ${at}::timestamptz
             RETURNING *
-          )
+          )${eventCte}
           SELECT i.*, ${sessionColumns}, u.status AS user_status,
             (i.org_id IS NULL OR EXISTS (
               SELECT 1 FROM org_memberships m WHERE m.org_id = i.org_id AND m.user_id = i.user_id
-            )) AS member
+            )) AS member, ${companionJson} AS companion${eventColumns}
           FROM inserted i
           LEFT JOIN touched s ON true
           LEFT JOIN users u ON u.id = i.user_id`.execute(db);
@@ -194,7 +320,10 @@ export function createSqlRefreshTokenStore(
         if (isUniqueViolation(error)) throw new ConflictError("Duplicate refresh token.");
         throw error;
       }
-      if (row === undefined) return await classify(oldHash);
+      if (row === undefined) {
+        const failed = await refusedBy(oldHash, guard);
+        return failed !== null ? { outcome: "refused", failed } : await classify(oldHash);
+      }
       const session = row.s_id === null ? null : sessionRecordOf(Object.fromEntries(
         SESSION_COLUMNS.map((c) => [c, row[`s_${c}`]]),
       ) as Selectable<SessionsTable>);
@@ -204,6 +333,10 @@ export function createSqlRefreshTokenStore(
         session,
         userStatus: row.user_status,
         member: row.member,
+        companion: json(row.companion),
+        event: row.event_data === null
+          ? null
+          : { data: json(row.event_data) ?? {}, queued: Number(row.queued ?? 0) },
       };
     },
 

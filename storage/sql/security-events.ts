@@ -3,11 +3,17 @@
  *
  * @module
  */
-import { type Selectable, sql } from "kysely";
+import { type RawBuilder, type Selectable, sql } from "kysely";
 import type { Clock } from "../../core/clock.ts";
 import { type RandomSource, randomUuid } from "../../core/random.ts";
-import type { SecurityEventRecord, SecurityEventStore } from "../../core/storage/security-events.ts";
-import type { Executor, SecurityEventsTable } from "../database.ts";
+import type {
+  EventDeliveries,
+  NewSecurityEvent,
+  SecurityEventRecord,
+  SecurityEventStore,
+} from "../../core/storage/security-events.ts";
+import type { Executor, KnownDevicesTable, SecurityEventsTable } from "../database.ts";
+import { knownDeviceFromRow } from "./known-devices.ts";
 import { isUuid } from "../../core/ids.ts";
 import { LOGIN_SUCCEEDED_KIND, recordLoginFromEvent } from "./login-history.ts";
 
@@ -32,25 +38,63 @@ export function createSqlSecurityEventStore(
   db: Executor,
   deps: { clock: Clock; random: RandomSource },
 ): SecurityEventStore {
+  const ledgerValues = (event: NewSecurityEvent) => ({
+    id: randomUuid(deps.random),
+    realm_id: event.realmId ?? null,
+    user_id: event.userId ?? null,
+    org_id: event.orgId ?? null,
+    kind: event.kind,
+    occurred_at: event.occurredAt ?? new Date(deps.clock.now()),
+    data_json: event.data === undefined || event.data === null
+      ? null
+      : sql`${JSON.stringify(event.data)}::jsonb`,
+    ip_address: event.ipAddress ?? null,
+    device_description: event.deviceDescription ?? null,
+  });
+  /** A sign-in also updates the user's login history, in the same statement. */
+  const updatesHistory = (values: ReturnType<typeof ledgerValues>) =>
+    values.kind === LOGIN_SUCCEEDED_KIND && values.user_id !== null && isUuid(values.user_id) &&
+    values.realm_id !== null;
+  /** The statement parts of `record`: the ledger entry (and login history), the deliveries. */
+  const eventCtes = (ledger: NewSecurityEvent | null, deliveries: EventDeliveries | null) => {
+    const ctes: RawBuilder<unknown>[] = [];
+    if (ledger !== null) {
+      const values = ledgerValues(ledger);
+      ctes.push(sql`ev AS (
+        INSERT INTO security_events
+          (id, realm_id, user_id, org_id, kind, occurred_at, data_json, ip_address, device_description)
+        VALUES (${values.id}, ${values.realm_id}, ${values.user_id}, ${values.org_id}, ${values.kind},
+          ${values.occurred_at}, ${values.data_json}, ${values.ip_address}, ${values.device_description})
+        RETURNING *)`);
+      if (updatesHistory(values)) ctes.push(sql`history AS (${recordLoginFromEvent})`);
+    }
+    const queue = deliveries !== null && isUuid(deliveries.realmId);
+    if (queue) {
+      const at = new Date(deps.clock.now());
+      const orgId = deliveries.orgId !== undefined && deliveries.orgId !== null && isUuid(deliveries.orgId)
+        ? deliveries.orgId
+        : null;
+      // `*` in a pattern matches any text (eventPatternMatches): LIKE with `%`, the rest escaped.
+      // One delivery per endpoint, its id derived from the event's random seed and the endpoint.
+      ctes.push(sql`dl AS (
+        INSERT INTO webhook_deliveries (id, endpoint_id, event_kind, payload, status, attempts,
+          next_attempt_at, last_error, last_status_code, created_at, completed_at)
+        SELECT md5(${deliveries.idSeed}::text || e.id::text)::uuid, e.id, ${deliveries.eventKind},
+          ${deliveries.payload}, 'pending', 0, ${at}, NULL, NULL, ${at}, NULL
+        FROM webhook_endpoints e
+        WHERE e.realm_id = ${deliveries.realmId}::uuid AND e.enabled
+          AND (e.org_id IS NULL OR e.org_id = ${orgId}::uuid)
+          AND EXISTS (SELECT 1 FROM unnest(e.event_patterns) AS p(pattern)
+            WHERE ${deliveries.eventKind}::text LIKE replace(replace(replace(replace(p.pattern,
+              '\\', '\\\\'), '%', '\\%'), '_', '\\_'), '*', '%'))
+        RETURNING 1)`);
+    }
+    return { ctes, queue };
+  };
   return {
     async append(event) {
-      const values = {
-        id: randomUuid(deps.random),
-        realm_id: event.realmId ?? null,
-        user_id: event.userId ?? null,
-        org_id: event.orgId ?? null,
-        kind: event.kind,
-        occurred_at: event.occurredAt ?? new Date(deps.clock.now()),
-        data_json: event.data === undefined || event.data === null
-          ? null
-          : sql`${JSON.stringify(event.data)}::jsonb`,
-        ip_address: event.ipAddress ?? null,
-        device_description: event.deviceDescription ?? null,
-      };
-      if (
-        event.kind === LOGIN_SUCCEEDED_KIND && values.user_id !== null && isUuid(values.user_id) &&
-        values.realm_id !== null
-      ) {
+      const values = ledgerValues(event);
+      if (updatesHistory(values)) {
         // A sign-in also updates the user's login history, in this same statement.
         const { rows } = await sql<Selectable<SecurityEventsTable>>`WITH ev AS (
           INSERT INTO security_events
@@ -65,6 +109,47 @@ export function createSqlSecurityEventStore(
       const row = await db.insertInto("security_events").values(values).returningAll()
         .executeTakeFirstOrThrow();
       return toRecord(row);
+    },
+
+    async record(ledger, deliveries) {
+      const { ctes, queue } = eventCtes(ledger, deliveries);
+      if (ctes.length === 0) return 0;
+      const { rows } = await sql<{ queued: number | string }>`WITH ${sql.join(ctes, sql`, `)}
+        SELECT ${queue ? sql`(SELECT count(*) FROM dl)` : sql`0`} AS queued`.execute(db);
+      return Number(rows[0].queued);
+    },
+
+    async recordSignIn(ledger, deliveries, writes) {
+      const { ctes, queue } = eventCtes(ledger, deliveries);
+      if (writes.clearCounter !== null) {
+        ctes.push(sql`clr AS (DELETE FROM abuse_counters WHERE key = ${writes.clearCounter} RETURNING 1)`);
+      }
+      const device = writes.device;
+      if (device !== null) {
+        const at = new Date(deps.clock.now());
+        // As KnownDeviceStore.recordSeen: last seen never moves backwards.
+        ctes.push(sql`dev AS (
+          INSERT INTO known_devices (user_id, fingerprint_hash, description, first_seen_at, last_seen_at)
+          VALUES (${device.userId}, ${device.fingerprintHash}, ${device.description}, ${at}, ${at})
+          ON CONFLICT (user_id, fingerprint_hash) DO UPDATE SET
+            last_seen_at = greatest(known_devices.last_seen_at, excluded.last_seen_at),
+            description = coalesce(excluded.description, known_devices.description)
+          RETURNING *, (xmax = 0) AS inserted)`);
+      }
+      if (ctes.length === 0) return { queued: 0, device: null };
+      const { rows } = await sql<Record<string, unknown>>`WITH ${sql.join(ctes, sql`, `)}
+        SELECT ${queue ? sql`(SELECT count(*) FROM dl)` : sql`0`} AS queued${
+        device !== null ? sql`, dev.*` : sql``
+      }${writes.clearCounter !== null ? sql`, (SELECT count(*) FROM clr) AS cleared` : sql``}
+        ${device !== null ? sql`FROM dev` : sql``}`.execute(db);
+      const row = rows[0];
+      return {
+        queued: Number(row.queued),
+        device: device === null ? null : {
+          record: knownDeviceFromRow(row as unknown as Selectable<KnownDevicesTable>),
+          isNew: row.inserted === true,
+        },
+      };
     },
 
     async listByUser(userId, options) {

@@ -61,6 +61,36 @@ export function createSqlSessionStore(
       return sessionRecordOf(row);
     },
 
+    async createWithRefreshToken(input, refresh) {
+      if (!(input.idleTimeoutMs > 0) || !(input.absoluteTimeoutMs > 0)) {
+        throw new ValidationError("Session timeouts must be positive.");
+      }
+      const at = deps.clock.now();
+      const absolute = at + input.absoluteTimeoutMs;
+      const created = new Date(at);
+      // The token row refers to the session inserted beside it: the foreign key is checked at the
+      // end of the statement, when both rows exist.
+      const { rows } = await sql<Selectable<SessionsTable>>`WITH s AS (
+          INSERT INTO sessions (id, realm_id, user_id, mfa, ip_address, device_description,
+            impersonation_id, created_at, last_seen_at, idle_expires_at, absolute_expires_at, revoked_at)
+          VALUES (${randomUuid(deps.random)}, ${input.realmId}, ${input.userId}, ${input.mfa},
+            ${input.ipAddress ?? null}, ${input.deviceDescription ?? null}, ${input.impersonationId ?? null},
+            ${created}, ${created}, ${new Date(Math.min(at + input.idleTimeoutMs, absolute))},
+            ${new Date(absolute)}, NULL)
+          RETURNING *
+        ), t AS (
+          INSERT INTO refresh_tokens (token_hash, family_id, session_id, user_id, realm_id, org_id, audience,
+            parent_hash, created_at, expires_at, used_at, revoked_at)
+          SELECT ${refresh.tokenHash}, ${refresh.familyId}, s.id, s.user_id, s.realm_id, ${refresh.orgId},
+            ${refresh.audience}, NULL, ${created}, ${new Date(Math.min(at + refresh.ttlMs, absolute))},
+            NULL, NULL
+          FROM s
+          RETURNING 1
+        )
+        SELECT s.* FROM s, t`.execute(db);
+      return sessionRecordOf(rows[0]);
+    },
+
     async get(id) {
       if (!isUuid(id)) return null;
       const row = await db.selectFrom("sessions").selectAll().where("id", "=", id).executeTakeFirst();

@@ -267,7 +267,8 @@ export async function rotateCredentialStamp(
   return result.numUpdatedRows > 0n;
 }
 
-function userFromRow(row: Selectable<Database["users"]>): User {
+/** A `users` row as a {@link User}. */
+export function userFromRow(row: Selectable<Database["users"]>): User {
   return {
     id: row.id,
     realmId: row.realm_id,

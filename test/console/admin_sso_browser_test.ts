@@ -5,10 +5,12 @@
  * - the pages are offered once the plugins are enabled and the administrator may read them;
  * - a SAML connection is added from an IdP's metadata XML (samlify's IdP), its page shows the
  *   SP entity id, ACS URL and metadata URL with copy buttons (the copy reaches the clipboard),
- *   the certificates, an "expires soon" badge for a certificate within 30 days; it is disabled
- *   and enabled; its test sign-in link makes a real round trip in a new tab (svc → the IdP, a
- *   page served here that posts samlify's signed response → svc's ACS → back to the console,
- *   signed in as the IdP's user, provisioned just in time);
+ *   the certificates, an "expires soon" badge for a certificate within 30 days (and when
+ *   `saml.certificate_expiring` was raised for it, on its page); it is disabled
+ *   and enabled; its test sign-in makes a real round trip (svc → the IdP, a page served here that
+ *   posts samlify's signed response → svc's ACS → back to the console) and shows the NameID,
+ *   the attributes and the mapped user (would be provisioned just in time), with the browser
+ *   still the administrator's and nobody created;
  * - a SCIM connection is created: its token is shown once (gone after a reload) and works; the
  *   provisioning log shows the IdP's request; a rotation shows a new token once; delete;
  * - every page: axe-core finds no serious or critical violation, no CSP violation, no uncaught
@@ -116,7 +118,7 @@ Deno.test({
         const xml = await idp.respond({ entityId: `${server.issuer}/saml/${samlId}/metadata`, acsUrl }, {
           requestId,
           nameId: "jane@acme.test",
-          attributes: { email: "jane@acme.test" },
+          attributes: { email: "jane@acme.test", department: "Engineering" },
         });
         const response = btoa(String.fromCharCode(...new TextEncoder().encode(xml)));
         const relay = url.searchParams.get("RelayState") ?? "";
@@ -185,16 +187,11 @@ Deno.test({
         await page.getByText("enabled; accounts created").waitFor();
       });
 
-      await step(
-        "the test sign-in link opens the connection's start in a new tab, back to this page",
-        async () => {
-          const link = page.getByRole("link", { name: "Test sign-in (opens a new tab)" });
-          assert.equal(await link.getAttribute("target"), "_blank");
-          const url = new URL(await link.getAttribute("href") ?? "");
-          assert.equal(url.pathname, `/saml/${samlId}/start`);
-          assert.equal(url.searchParams.get("returnTo"), page.url());
-        },
-      );
+      await step("the test sign-in section is offered, with no test run yet", async () => {
+        await page.getByRole("heading", { level: 2, name: "Test sign-in" }).waitFor();
+        await page.getByText("No test in the last hour.").waitFor();
+        assert.equal(await page.getByRole("button", { name: "Test sign-in" }).count(), 1);
+      });
 
       await step("a certificate expiring within 30 days is flagged in the list", async () => {
         await post("/svc-admin/saml/connections", {
@@ -211,6 +208,10 @@ Deno.test({
       await step("a SAML connection is deleted", async () => {
         await page.getByRole("link", { name: "Soon IdP" }).click();
         await page.getByRole("heading", { level: 1, name: "SAML: Soon IdP" }).waitFor();
+        // Stored within its last 30 days: announced once, and the page says when.
+        await page.getByText("expires soon", { exact: true }).waitFor();
+        await page.getByText(/saml\.certificate_expiring raised/).waitFor();
+        await check(page, "saml-expiring");
         await page.getByRole("button", { name: "Delete connection" }).click();
         const dialog = page.getByRole("dialog");
         await dialog.getByLabel("Type Soon IdP to confirm").fill("Soon IdP");
@@ -277,7 +278,7 @@ Deno.test({
       });
 
       await step(
-        "test sign-in: a real round trip through the IdP, in a new tab, back to the console",
+        "test sign-in: a real round trip through the IdP shows the NameID, attributes and mapped user",
         async () => {
           // Jane's email domain is the organization's, verified (by override: no DNS here); the
           // connection provisions just in time.
@@ -290,18 +291,28 @@ Deno.test({
           await page.getByRole("link", { name: "Acme IdP" }).click();
           await page.getByRole("heading", { level: 1, name: "SAML: Acme IdP" }).waitFor();
           const consoleUrl = page.url();
-          const [tab] = await Promise.all([
-            context.waitForEvent("page"),
-            page.getByRole("link", { name: "Test sign-in (opens a new tab)" }).click(),
-          ]);
-          await tab.getByRole("button", { name: "Continue to svc" }).click();
-          await tab.waitForURL(consoleUrl);
-          const me = await tab.request.get(`${server.issuer}/profile/me`, {
+          await page.getByRole("button", { name: "Test sign-in" }).click();
+          // This tab goes to the IdP (its page here answers for Jane) and comes back.
+          await page.getByRole("button", { name: "Continue to svc" }).click();
+          await page.waitForURL(consoleUrl);
+          await page.getByText("Would create a new account (just in time) for").waitFor();
+          await page.getByText("jane@acme.test", { exact: true }).first().waitFor();
+          const attributes = page.getByRole("table", { name: "Attributes the identity provider sent" });
+          await attributes.getByRole("cell", { name: "department", exact: true }).waitFor();
+          await attributes.getByRole("cell", { name: "Engineering", exact: true }).waitFor();
+          await check(page, "saml-test-result");
+          // Nobody was signed in or created: the browser is still the administrator's.
+          const me = await page.request.get(`${server.issuer}/profile/me`, {
             headers: { "X-Svc-Transport": "cookie" },
           });
           assert.equal(me.status(), 200);
-          assert.equal((await me.json()).email, "jane@acme.test");
-          await tab.close();
+          assert.equal((await me.json()).email, server.adminEmail);
+          const jane = await http.call(
+            "GET",
+            `/svc-admin/users?q=${encodeURIComponent("jane@acme.test")}`,
+            root,
+          );
+          assert.equal(jane.json.items.length, 0);
         },
       );
 

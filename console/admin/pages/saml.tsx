@@ -1,8 +1,9 @@
 /**
  * SAML sign-in (the `saml` plugin): an organization's identity providers. The list; a new
  * connection from the IdP's metadata, pasted or by URL; a connection's page with the values to
- * give the IdP (each with a copy button), the IdP's certificates with their expiry, a test
- * sign-in (a real round trip through the IdP, in a new tab) and delete.
+ * give the IdP (each with a copy button), the IdP's certificates with their expiry and the
+ * metadata URL's last refresh, a test sign-in (a real round trip through the IdP in this tab that
+ * shows the NameID, the attributes and the account they map to, signing nobody in) and delete.
  *
  * @module
  */
@@ -35,6 +36,41 @@ interface Certificate {
   notBefore: string;
   notAfter: string;
   expiresSoon: boolean;
+  /** When `saml.certificate_expiring` was raised for it, or null. */
+  expiryAnnouncedAt: string | null;
+}
+
+/** The last fetch of a connection's metadata URL. */
+interface MetadataRefresh {
+  attemptedAt: string;
+  succeededAt: string | null;
+  outcome: "updated" | "unchanged" | "failed";
+  error: string | null;
+}
+
+function RefreshState(props: { refresh: MetadataRefresh | null }) {
+  const r = props.refresh;
+  if (r === null) return <span class="muted">not fetched again yet (svc fetches it again daily)</span>;
+  return (
+    <>
+      last fetched <When at={r.attemptedAt} />: {r.outcome === "failed"
+        ? (
+          <>
+            <span class="badge warn">failed</span> {r.error}; the certificates stored before are kept
+            {r.succeededAt
+              ? (
+                <>
+                  (last success <When at={r.succeededAt} />)
+                </>
+              )
+              : null}
+          </>
+        )
+        : r.outcome === "updated"
+        ? "the certificates or SSO URL changed"
+        : "unchanged"}
+    </>
+  );
 }
 
 /** Whether the administrator may change connections (realm-wide, or in its organization). */
@@ -128,6 +164,137 @@ function CreateConnection(props: { onCreated: (id: string) => void }) {
   );
 }
 
+/** A test sign-in's result as the API shows it. */
+interface TestSignInView {
+  id: string;
+  status: "pending" | "started" | "done";
+  createdAt: string;
+  completedAt: string | null;
+  result: {
+    nameId: string | null;
+    nameIdFormat: string | null;
+    attributes: { name: string; values: string[] }[];
+    attributesTruncated: boolean;
+    mapping:
+      | { outcome: "existing_user"; user: { id: string; email: string | null; displayName: string | null } }
+      | {
+        outcome: "would_provision";
+        wouldProvision: { email: string; displayName: string | null; attributes: Record<string, unknown> };
+      }
+      | { outcome: "refused"; reason: string };
+  } | null;
+}
+
+function Mapping(props: { mapping: NonNullable<TestSignInView["result"]>["mapping"] }) {
+  const m = props.mapping;
+  if (m.outcome === "existing_user") {
+    return (
+      <p class="ok">
+        Signs in as the existing user{" "}
+        <a href={href(`/users/${m.user.id}`)}>{m.user.email ?? m.user.displayName ?? m.user.id}</a>.
+      </p>
+    );
+  }
+  if (m.outcome === "would_provision") {
+    const attributes = Object.entries(m.wouldProvision.attributes);
+    return (
+      <p class="ok">
+        Would create a new account (just in time) for <code>{m.wouldProvision.email}</code>
+        {m.wouldProvision.displayName ? <>, named {m.wouldProvision.displayName}</> : null}
+        {attributes.length > 0
+          ? <>, with {attributes.map(([k, v]) => `${k} = ${JSON.stringify(v)}`).join(", ")}</>
+          : null}. Nobody was created by this test.
+      </p>
+    );
+  }
+  return (
+    <p>
+      <span class="badge warn">refused</span> {m.reason}. A real sign-in with this answer would be refused.
+    </p>
+  );
+}
+
+/** Test sign-in: a real round trip in this tab, then what the IdP sent and who it maps to. */
+function TestSignIn(props: { id: string }) {
+  const path = `${BASE}/${encodeURIComponent(props.id)}/test-sign-in`;
+  const latest = useLoad(() => api("GET", path), props.id);
+  const start = useForm(async () => {
+    // Back to this page after the round trip (same origin: an allowed returnTo).
+    const started = await api("POST", path, { returnTo: location.href });
+    location.assign(started.url);
+  });
+  return (
+    <section class="card" aria-labelledby="saml-test-h">
+      <h2 id="saml-test-h">Test sign-in</h2>
+      <p>
+        Signs in through the identity provider in this tab and comes back here with what it sent: the NameID,
+        the attributes and the account they map to. No session is opened and nobody is created or linked; you
+        stay signed in as yourself. Works before the connection is enabled.
+      </p>
+      <form onSubmit={start.onSubmit} class="actions" aria-label="Test sign-in">
+        <Submit form={start}>Test sign-in</Submit>
+      </form>
+      <FormError form={start} />
+      <Show loaded={latest}>
+        {(data: { latest: TestSignInView | null }) => {
+          const t = data.latest;
+          if (t === null) return <p class="muted">No test in the last hour.</p>;
+          if (t.result === null) {
+            return (
+              <p class="muted">
+                The test started <When at={t.createdAt} /> has not come back from the identity provider.
+              </p>
+            );
+          }
+          const r = t.result;
+          return (
+            <div aria-labelledby="saml-test-result-h">
+              <h3 id="saml-test-result-h">
+                Last test, <When at={t.completedAt ?? t.createdAt} />
+              </h3>
+              <Mapping mapping={r.mapping} />
+              <dl class="facts">
+                <dt>NameID</dt>
+                <dd>
+                  {r.nameId === null
+                    ? <span class="muted">— (the response was refused)</span>
+                    : <code>{r.nameId}</code>}
+                </dd>
+                <dt>NameID format</dt>
+                <dd>{r.nameIdFormat ? <code>{r.nameIdFormat}</code> : <span class="muted">—</span>}</dd>
+              </dl>
+              {r.attributes.length > 0
+                ? (
+                  <Table
+                    rows={r.attributes}
+                    caption="Attributes the identity provider sent"
+                    columns={["Attribute", "Values"]}
+                    row={(a) => (
+                      <>
+                        <td>
+                          <code>{a.name}</code>
+                        </td>
+                        <td>{a.values.join(", ")}</td>
+                      </>
+                    )}
+                  />
+                )
+                : <p class="muted">No attributes.</p>}
+              {r.attributesTruncated
+                ? (
+                  <p class="muted">
+                    Shortened: at most 50 attributes, 10 values each, 256 characters a value.
+                  </p>
+                )
+                : null}
+            </div>
+          );
+        }}
+      </Show>
+    </section>
+  );
+}
+
 /** The SAML connections page. */
 export function SamlConnections() {
   const canManage = useCanManage();
@@ -199,8 +366,6 @@ export function SamlConnectionDetail(props: { id: string }) {
     loaded.reload();
   });
   const c = loaded.data;
-  // Back to this page after the round trip through the IdP (same origin: an allowed returnTo).
-  const returnTo = location.href;
   return (
     <Page title={c ? `SAML: ${c.displayName}` : "SAML connection"}>
       <p>
@@ -237,7 +402,9 @@ export function SamlConnectionDetail(props: { id: string }) {
                   {c.idpMetadataUrl
                     ? (
                       <>
-                        <code>{c.idpMetadataUrl}</code> (fetched <When at={c.metadataFetchedAt} />)
+                        <code>{c.idpMetadataUrl}</code> (stored <When at={c.metadataFetchedAt} />)
+                        <br />
+                        <RefreshState refresh={c.metadataRefresh} />
                       </>
                     )
                     : "pasted"}
@@ -265,30 +432,20 @@ export function SamlConnectionDetail(props: { id: string }) {
                     </td>
                     <td>
                       <When at={cert.notAfter} />
-                      {cert.expiresSoon ? <span class="badge warn">expires soon</span> : null}
+                      {cert.expiresSoon ? <span class="badge warn">expires soon</span> : null}{" "}
+                      {cert.expiryAnnouncedAt
+                        ? (
+                          <small class="hint">
+                            saml.certificate_expiring raised <When at={cert.expiryAnnouncedAt} />
+                          </small>
+                        )
+                        : null}
                     </td>
                   </>
                 )}
               />
             </section>
-            <section class="card" aria-labelledby="saml-test-h">
-              <h2 id="saml-test-h">Test sign-in</h2>
-              <p>
-                Signs in through the identity provider in a new tab, as the person signed in there, and comes
-                back to this page. That tab shares this browser's cookies: the browser then holds that
-                person's session, not yours. Use a private window (open this page there and sign in to the
-                console first), or sign in again afterwards.
-              </p>
-              <p>
-                <a
-                  href={`${c.startUrl}?returnTo=${encodeURIComponent(returnTo)}`}
-                  target="_blank"
-                  rel="noopener noreferrer"
-                >
-                  Test sign-in (opens a new tab)
-                </a>
-              </p>
-            </section>
+            {canManage ? <TestSignIn id={c.id} /> : null}
             {canManage
               ? (
                 <section class="card" aria-labelledby="saml-change-h">

@@ -1,8 +1,14 @@
 /** The grant index: buckets by concrete service and action, wildcards apart; resolution. */
 import assert from "node:assert/strict";
 import { compileGrant, compileSubject, parsePermissionId } from "../../../core/authz/mod.ts";
-import { buildGrantIndex, forEachCandidateBucket, resolveCandidates } from "../../../core/authz/index.ts";
+import {
+  buildGrantIndex,
+  compactRestricted,
+  forEachCandidateBucket,
+  resolveCandidates,
+} from "../../../core/authz/index.ts";
 import { resolvePermission } from "../../../core/authz/evaluator.ts";
+import type { CompiledCondition } from "../../../core/authz/condition.ts";
 
 const PATTERNS = [
   "docs:org:read", // 0 exact
@@ -44,7 +50,8 @@ Deno.test("resolution splits by effect, drops grants pinned elsewhere from the f
   assert.equal(resolved.plainDeny, true);
   assert.equal(resolved.plainAllow, true);
   assert.deepEqual(resolved.restrictedDenies, []);
-  assert.deepEqual(resolved.restrictedAllows, [grants[2]]);
+  // The team-restricted Allow without a condition: one entry holding the union of such teams.
+  assert.deepEqual(resolved.restrictedAllows, [{ teamIds: new Set(["t1"]), condition: null }]);
   const elsewhere = resolveCandidates(buildGrantIndex(grants), parsePermissionId("docs:org:read"), "o3");
   assert.equal(elsewhere.plainAllow, false);
   assert.equal(elsewhere.plainDeny, true);
@@ -63,4 +70,39 @@ Deno.test("a compiled subject memoizes resolution per permission text, bounded",
   for (let i = 0; i < 3000; i++) resolvePermission(subject, `s${i}:global:a`);
   assert.ok(subject.resolved.size <= 2048);
   assert.equal(resolvePermission(subject, "s2999:global:a").ordered.length, 1);
+});
+
+Deno.test("restricted grants compact: team-only grants into one union, identical conditions once (issue 29)", () => {
+  const condition = { version: 1, condition: { op: "eq", attr: "context.mfa", value: true } };
+  const grants = [
+    { pattern: "docs:org:read", effect: "Allow" as const, teamIds: ["t1"], source: "" },
+    { pattern: "docs:org:read", effect: "Allow" as const, teamIds: ["t2", "t3"], source: "" },
+    { pattern: "docs:org:read", effect: "Allow" as const, condition, source: "a" },
+    { pattern: "docs:org:read", effect: "Allow" as const, condition, source: "b" },
+    { pattern: "docs:org:read", effect: "Allow" as const, teamIds: ["t1"], condition, source: "c" },
+  ].map(compileGrant);
+  const { checks: compact, plain } = compactRestricted(grants);
+  assert.equal(plain, false);
+  assert.equal(compact.length, 3);
+  assert.deepEqual(compact[0], { teamIds: new Set(["t1", "t2", "t3"]), condition: null });
+  assert.equal(compact[1], grants[2]);
+  assert.equal(compact[2], grants[4]);
+  // A condition on the subject alone is decided once: true makes the grant plain (or team-only),
+  // false drops it; conditions on the resource or the context stay.
+  const bySubject = [
+    { version: 1, condition: { op: "eq", attr: "subject.level", value: 3 } },
+    { version: 1, condition: { op: "eq", attr: "subject.level", value: { ref: "context.level" } } },
+  ];
+  const subjectGrants = [
+    { pattern: "docs:org:read", effect: "Allow" as const, condition: bySubject[0], source: "" },
+    { pattern: "docs:org:read", effect: "Allow" as const, condition: bySubject[1], source: "" },
+  ].map(compileGrant);
+  const holds = (level: number) => (c: CompiledCondition) =>
+    c.evaluate({ subject: { level }, resource: {}, context: {} });
+  const yes = compactRestricted(subjectGrants, holds(3));
+  assert.equal(yes.plain, true);
+  assert.deepEqual(yes.checks, [subjectGrants[1]]);
+  const no = compactRestricted(subjectGrants, holds(2));
+  assert.equal(no.plain, false);
+  assert.deepEqual(no.checks, [subjectGrants[1]]);
 });

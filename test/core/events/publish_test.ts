@@ -1,19 +1,20 @@
 /**
- * `EventPublisher.publish` (issue 29), on Postgres: an event nobody subscribes to is one ledger
- * statement and no transaction; an event with subscribers writes its ledger entry and deliveries
- * in one transaction; the event reaches the sink once, after it is recorded; a ledger failure
- * rejects and announces nothing.
+ * `EventPublisher.publish` (issue 29), on Postgres: an event is one statement and no transaction,
+ * its ledger entry and its deliveries (matched in SQL, as `eventPatternMatches` matches them)
+ * together; the event reaches the sink once, after it is recorded; a ledger failure rejects and
+ * announces nothing.
  */
 import assert from "node:assert/strict";
 import { ManualClock } from "../../../core/clock.ts";
 import { EventPublisher } from "../../../core/events/publisher.ts";
 import type { SvcEvent } from "../../../core/events/sink.ts";
 import { seededRandom } from "../../../core/random.ts";
+import { eventPatternMatches } from "../../../core/storage/webhooks.ts";
 import { createSqlStorage } from "../../../storage/storage.ts";
 import { freshPostgres } from "../../support/db.ts";
 import { recordSpans, stopRecording } from "../../support/spans.ts";
 
-Deno.test("publish: no subscriber, one ledger statement and no transaction; subscribers, one transaction", async () => {
+Deno.test("publish: one statement and no transaction, with or without subscribers (issue 29)", async () => {
   const database = await freshPostgres();
   try {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
@@ -38,7 +39,7 @@ Deno.test("publish: no subscriber, one ledger statement and no transaction; subs
       stopRecording();
     }
     const names = spans.filter((s) => s.attributes["db.system.name"] === "postgresql").map((s) => s.name);
-    assert.deepEqual(names, ["SELECT", "INSERT"]);
+    assert.deepEqual(names, ["WITH"]);
     assert.equal(seen.length, 1);
     const ledger = await storage.securityEvents.listByUser(user.id);
     assert.equal(ledger.length, 1);
@@ -57,7 +58,7 @@ Deno.test("publish: no subscriber, one ledger statement and no transaction; subs
       stopRecording();
     }
     const withHooks = spans.filter((s) => s.attributes["db.system.name"] === "postgresql").map((s) => s.name);
-    assert.ok(withHooks.includes("BEGIN") && withHooks.includes("COMMIT"), withHooks.join(" "));
+    assert.deepEqual(withHooks, ["WITH"]);
     assert.equal((await storage.securityEvents.listByUser(user.id)).length, 2);
     const deliveries = await storage.webhooks.listDeliveries(endpoint.id);
     assert.equal(deliveries.length, 1);
@@ -74,6 +75,56 @@ Deno.test("publish: no subscriber, one ledger statement and no transaction; subs
       publisher.publish({ ...event("login.failed"), realmId: undefined, userId: "not-a-uuid" }),
     );
     assert.equal(seen.length, 3);
+  } finally {
+    await database.close();
+  }
+});
+
+Deno.test("publish: the statement's pattern match is eventPatternMatches (`*` any text; %, _ and \\ literal)", async () => {
+  const database = await freshPostgres();
+  try {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const random = seededRandom(5);
+    const storage = createSqlStorage(database, { clock, random });
+    const publisher = new EventPublisher({ storage, sink: { emit: () => {} }, random });
+    const realm = await storage.realms.create({ name: "q", displayName: "Q", isDefault: true });
+    const patterns = [
+      "login.*",
+      "*",
+      "login.new_device",
+      "login.new%device",
+      "login_new_device",
+      "*.failed",
+      "lo*in.*ed",
+      "%",
+      "_ogin.failed",
+      "login.failed*",
+      "*login*",
+      "a\\b*",
+      "token.*",
+    ];
+    const endpoints = [];
+    for (const pattern of patterns) {
+      endpoints.push(
+        await storage.webhooks.createEndpoint({
+          realmId: realm.id,
+          url: "https://hooks.example.test/in",
+          secret: "s".repeat(32),
+          eventPatterns: [pattern],
+        }),
+      );
+    }
+    for (
+      const kind of ["login.failed", "login.new_device", "login.newXdevice", "a\\bc", "abc", "token.issued"]
+    ) {
+      await publisher.publish({ kind, realmId: realm.id, occurredAt: clock.now(), data: {} });
+    }
+    for (const [i, endpoint] of endpoints.entries()) {
+      const got = (await storage.webhooks.listDeliveries(endpoint.id)).map((d) => d.eventKind).sort();
+      const want = ["login.failed", "login.new_device", "login.newXdevice", "a\\bc", "abc", "token.issued"]
+        .filter((kind) => eventPatternMatches(patterns[i], kind)).sort();
+      assert.deepEqual(got, want, patterns[i]);
+    }
   } finally {
     await database.close();
   }

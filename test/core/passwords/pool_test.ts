@@ -4,11 +4,14 @@
  * failure handling with scripted workers.
  */
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { utf8 } from "../../../core/encoding.ts";
 import { createPasswordHasher } from "../../../core/passwords/create.ts";
 import { InThreadPasswordHasher } from "../../../core/passwords/hasher.ts";
 import type { PasswordJobMessage, PasswordJobReply } from "../../../core/passwords/jobs.ts";
 import {
+  defaultWorkerCount,
+  MAX_DEFAULT_WORKERS,
   type PasswordWorker,
   webWorkerFactory,
   WorkerPoolPasswordHasher,
@@ -101,6 +104,8 @@ Deno.test("pool: the event loop keeps serving while several argon2id hashes run 
 class FakeWorker implements PasswordWorker {
   static made: FakeWorker[] = [];
   jobs: PasswordJobMessage[] = [];
+  /** Jobs answered or failed. */
+  answered = 0;
   terminated = false;
   #reply!: (r: PasswordJobReply) => void;
   #fail!: (e: unknown) => void;
@@ -115,9 +120,11 @@ class FakeWorker implements PasswordWorker {
     this.#fail = onFailure;
   }
   answer(value: boolean | string) {
+    this.answered++;
     this.#reply({ id: this.jobs.at(-1)!.id, ok: true, value });
   }
   crash() {
+    this.answered++;
     this.#fail(new Error("worker crashed"));
   }
   terminate() {
@@ -243,9 +250,73 @@ Deno.test("createPasswordHasher: a Web Worker pool by default here, in-thread fo
   await pooled.close();
   const byDefault = createPasswordHasher();
   assert.equal(byDefault.kind, "workers");
-  assert.equal((byDefault as WorkerPoolPasswordHasher).size, navigator.hardwareConcurrency);
+  assert.equal(
+    (byDefault as WorkerPoolPasswordHasher).size,
+    Math.min(navigator.hardwareConcurrency, MAX_DEFAULT_WORKERS),
+  );
   await byDefault.close();
   const inThread = createPasswordHasher({ workers: 0 });
   assert.equal(inThread.kind, "in-thread");
   assert.equal(await inThread.verify("argon2id", REF, "password"), true);
+});
+
+Deno.test("pool: no worker before the first job; never more workers than the size, whatever the load (fast-check)", () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 6 }),
+      // Each step submits a job, or finishes the oldest running job of the i-th busy worker, or
+      // crashes it.
+      fc.array(
+        fc.oneof(
+          fc.constant({ op: "submit" as const }),
+          fc.record({ op: fc.constantFrom("answer" as const, "crash" as const), i: fc.nat(10) }),
+        ),
+        { maxLength: 60 },
+      ),
+      (size, steps) => {
+        FakeWorker.made = [];
+        const pool = new WorkerPoolPasswordHasher({ size, factory: () => new FakeWorker() });
+        assert.deepEqual(pool.stats(), { workers: 0, busy: 0, queued: 0 }, "an idle pool has no worker");
+        assert.equal(FakeWorker.made.length, 0);
+        let outstanding = 0;
+        const busy = new Set<FakeWorker>();
+        for (const step of steps) {
+          if (step.op === "submit") {
+            outstanding++;
+            pool.verify("argon2id", "h", "pw").catch(() => {});
+          } else {
+            const running = FakeWorker.made.filter((w) => !w.terminated && busy.has(w));
+            if (running.length === 0) continue;
+            const worker = running[step.i % running.length];
+            outstanding--;
+            busy.delete(worker);
+            if (step.op === "answer") worker.answer(true);
+            else worker.crash();
+          }
+          // Whichever worker got a job since is busy.
+          for (const w of FakeWorker.made) {
+            if (!w.terminated && w.jobs.length > w.answered) busy.add(w);
+          }
+          const stats = pool.stats();
+          assert.ok(stats.workers <= size, `${stats.workers} workers for a pool of ${size}`);
+          assert.equal(stats.busy + stats.queued, outstanding);
+          assert.equal(stats.busy, Math.min(outstanding, size));
+        }
+        void pool.close();
+      },
+    ),
+  );
+});
+
+Deno.test("defaultWorkerCount: one per core, at least 1, at most MAX_DEFAULT_WORKERS (fast-check)", () => {
+  fc.assert(
+    fc.property(fc.oneof(fc.integer({ min: -4, max: 512 }), fc.double(), fc.constant(undefined)), (cores) => {
+      const n = defaultWorkerCount(cores);
+      assert.ok(Number.isInteger(n) && n >= 1 && n <= MAX_DEFAULT_WORKERS, `${n} for ${cores}`);
+      if (typeof cores === "number" && cores >= 1) {
+        assert.equal(n, Math.min(Math.floor(cores), MAX_DEFAULT_WORKERS));
+      }
+    }),
+  );
+  assert.equal(MAX_DEFAULT_WORKERS, 4);
 });

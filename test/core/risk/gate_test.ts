@@ -16,6 +16,7 @@ import {
   CsvGeoLocator,
   greatCircleKm,
   ListIpReputation,
+  loginHistoryOf,
   MemoryLoginHistory,
 } from "../../../core/risk/providers.ts";
 
@@ -286,4 +287,33 @@ Deno.test("risk: the gate reads its settings from the configuration", async () =
   assert.deepEqual([d.score, d.outcome], [45, "StepUpMfa"]);
   // Without providers the other signals never fire.
   assert.deepEqual(fired(d), ["new_device"]);
+});
+
+Deno.test("risk gate: what the sign-in read with the account replaces the gate's own reads (issue 29)", async () => {
+  const refusing: DeviceRecognizer = { isKnown: () => Promise.reject(new Error("not asked")) };
+  const { gate } = setup({
+    devices: refusing,
+    history: {
+      lastLogin: () => Promise.reject(new Error("not asked")),
+      countSince: () => Promise.reject(new Error("not asked")),
+    },
+  }, { velocityLogins: 3 });
+  // A known device, two sign-ins from Paris in the last half hour: velocity fires (2 + this one).
+  const prefetched = {
+    deviceKnown: true,
+    history: loginHistoryOf({
+      lastAt: T0 - HOUR / 6,
+      lastIp: PARIS,
+      recentMs: [T0 - HOUR / 6, T0 - HOUR / 3],
+    }),
+  };
+  const decision = await gate.evaluate({ userId: USER, ip: PARIS, deviceId: "phone", prefetched });
+  assert.deepEqual(fired(decision), ["velocity"]);
+  // New York ten minutes after Paris: impossible travel, from the prefetched last sign-in.
+  const travel = await gate.evaluate({ userId: USER, ip: NYC, deviceId: "phone", prefetched });
+  assert.deepEqual(fired(travel), ["impossible_travel", "velocity"]);
+  // Without a history provider the signals stay skipped, whatever was prefetched.
+  const bare = setup({ history: null, devices: refusing }).gate;
+  const skipped = await bare.evaluate({ userId: USER, ip: NYC, deviceId: "phone", prefetched });
+  assert.deepEqual(fired(skipped), []);
 });

@@ -6,7 +6,8 @@
  *   administrator of another organization (`saml:org:*` there) 404 (its list shows nothing); the
  *   organization's administrator (`saml:org:*`) and the realm's (`saml:global:*`) succeed; a
  *   successful mutation appends exactly one audit entry, a refusal none; an impersonating admin
- *   is refused; the OpenAPI document lists every route with its fence;
+ *   is refused (also to start a test sign-in); the OpenAPI document lists every route with its
+ *   fence;
  * - validation: exactly one of metadata XML and URL, U+0000, metadata with a DTD, without a
  *   certificate; an identical PATCH writes no entry;
  * - metadata by URL goes through the outbound guard (a loopback URL is refused without a fetch)
@@ -118,6 +119,24 @@ Deno.test("saml admin routes: fence matrix, validation, metadata by URL, certifi
         prepare: async () => ({ path: `${BASE}/${await newConnection()}`, body: { jitProvisioning: true } }),
       },
       {
+        route: `GET ${BASE}/:connectionId/test-sign-in`,
+        status: 200,
+        mutation: false,
+        otherOrg: 404,
+        prepare: async () => ({ path: `${BASE}/${await newConnection()}/test-sign-in` }),
+      },
+      {
+        // A test sign-in changes no configuration: no audit entry.
+        route: `POST ${BASE}/:connectionId/test-sign-in`,
+        status: 201,
+        mutation: false,
+        otherOrg: 404,
+        prepare: async () => ({
+          path: `${BASE}/${await newConnection()}/test-sign-in`,
+          body: { returnTo: "/svc-admin/ui/" },
+        }),
+      },
+      {
         route: `DELETE ${BASE}/:connectionId`,
         status: 204,
         mutation: true,
@@ -200,6 +219,12 @@ Deno.test("saml admin routes: fence matrix, validation, metadata by URL, certifi
         body: JSON.stringify({ enabled: false }),
       });
       assert.equal(res.status, 403, await res.clone().text());
+      const test = await app.request(`${BASE}/${id}/test-sign-in`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${accessToken}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ returnTo: "/svc-admin/ui/" }),
+      });
+      assert.equal(test.status, 403, await test.clone().text());
       assert.equal(await chainLength(), before);
       for (
         const [method, path] of [["POST", `${BASE}/${id}/encryption-keys`], [
@@ -349,6 +374,7 @@ Deno.test("saml admin routes: fence matrix, validation, metadata by URL, certifi
         const path of [
           BASE,
           `${BASE}/{connectionId}`,
+          `${BASE}/{connectionId}/test-sign-in`,
           "/saml/{connectionId}/metadata",
           "/saml/{connectionId}/start",
           "/saml/{connectionId}/acs",

@@ -40,9 +40,12 @@ export interface ScimBed {
   close(): Promise<void>;
 }
 
-export async function scimBed(options: LoginBedOptions = {}): Promise<ScimBed> {
+export async function scimBed(
+  options: LoginBedOptions = {},
+  env: Record<string, string> = {},
+): Promise<ScimBed> {
   const plugin = scimPlugin();
-  const plugged = await pluginBed([plugin as SvcPlugin], {}, options);
+  const plugged = await pluginBed([plugin as SvcPlugin], env, options);
   const bed = plugged.admin.bed;
   const app = plugged.app;
   const realmId = bed.realmId;

@@ -361,7 +361,9 @@ Deno.test("scim semantics", async (t) => {
     await t.step("discovery: ServiceProviderConfig, ResourceTypes, Schemas", async () => {
       const config = await (await b.scim(conn, "GET", "/ServiceProviderConfig")).json();
       assert.equal(config.patch.supported, true);
-      assert.equal(config.bulk.supported, false);
+      assert.equal(config.bulk.supported, true);
+      assert.equal(config.bulk.maxOperations, 100);
+      assert.equal(config.bulk.maxPayloadSize, 1048576);
       assert.equal(config.sort.supported, true);
       assert.equal(config.etag.supported, true);
       const types = await (await b.scim(conn, "GET", "/ResourceTypes")).json();

@@ -1,0 +1,61 @@
+/**
+ * What `svc start` loads before it serves (issue 29, memory): the modules a server needs only for
+ * a feature it may never use are imported when the feature is first used, not with the server.
+ * Read from Deno's module graph of `cli/deno.ts` (`deno info --json`): following only static
+ * value imports (no `import type`, no `import()`), none of these packages is reached. A static
+ * import of one of them anywhere on the start path fails this test.
+ */
+import assert from "node:assert/strict";
+import { ROOT } from "../support/server.ts";
+
+/** Packages loaded on first use, with what loads them. */
+const LOADED_ON_USE: Record<string, string> = {
+  "@simplewebauthn/server": "core/passkeys/service.ts, on the first passkey ceremony",
+  "nodemailer": "cli/mail-relay.ts, on the first SMTP delivery",
+  "@electric-sql/pglite": "storage/open.ts, when an embedded database opens",
+  "postgres": "storage/open.ts, when a Postgres database opens",
+  "kysely-postgres-js": "storage/open.ts, when a Postgres database opens",
+};
+
+interface GraphDependency {
+  code?: { specifier: string };
+  isDynamic?: boolean;
+}
+
+Deno.test("svc start: the packages loaded on first use are not static imports of cli/deno.ts's graph", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "cli/deno.ts"],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  const graph = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+    roots: string[];
+    modules: { specifier: string; dependencies?: GraphDependency[] }[];
+  };
+  const byUrl = new Map(graph.modules.map((m) => [m.specifier, m]));
+  const reached = new Set<string>();
+  const pending = [...graph.roots];
+  while (pending.length > 0) {
+    const url = pending.pop()!;
+    if (reached.has(url)) continue;
+    reached.add(url);
+    for (const dependency of byUrl.get(url)?.dependencies ?? []) {
+      if (dependency.code && !dependency.isDynamic) pending.push(dependency.code.specifier);
+    }
+  }
+  const packages = [...reached].filter((url) => url.includes("/node_modules/"));
+  assert.ok(packages.some((url) => url.includes("/node_modules/hono/")), "the walk reaches the packages");
+  for (const [name, where] of Object.entries(LOADED_ON_USE)) {
+    const found = packages.filter((url) => url.includes(`/node_modules/${name}/`));
+    assert.deepEqual(found, [], `${name} is loaded at start; it belongs to ${where}`);
+  }
+  // The dynamic imports are in the graph (a compiled binary includes them).
+  for (const name of Object.keys(LOADED_ON_USE)) {
+    assert.ok(
+      graph.modules.some((m) => m.specifier.includes(`/node_modules/${name}/`)),
+      `${name} is still part of the graph`,
+    );
+  }
+});
