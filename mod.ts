@@ -131,6 +131,19 @@ export {
   isSecurityLedgerKind,
   type NamedEventKind,
 } from "./core/events/catalog.ts";
+/** Event payloads: the declared fields of each kind's `data`, their builders and the check of an event against them. */
+export {
+  type DeclaredEventKind,
+  type EventField,
+  eventField,
+  type EventFieldFlags,
+  type EventFieldType,
+  type EventPayload,
+  eventPayloadProblem,
+  payloadProblem,
+} from "./core/events/payload.ts";
+/** Every kind svc itself emits, with when and its payload. */
+export { CORE_EVENT_KINDS, type CoreEventKind } from "./core/events/kinds.ts";
 /** Durable publishing: the webhook outbox and the security ledger in the caller's transaction, then the sink. */
 export {
   type EmitInTransaction,

@@ -8,6 +8,13 @@
  * @module
  */
 import { builtinPlugins } from "../plugins/builtin.ts";
+import {
+  EVENT_FAMILIES,
+  type EventCatalogEntry,
+  eventFamilyDescription,
+  eventFamilyOf,
+} from "../core/events/catalog.ts";
+import type { EventField } from "../core/events/payload.ts";
 import { pluginEventCatalog } from "../plugins/host.ts";
 import { settingRows, USAGE } from "./run.ts";
 import { servedOpenApiDocument } from "./served-openapi.ts";
@@ -95,25 +102,71 @@ function cliPage(): string {
   ].join("\n");
 }
 
+/** The type of a payload field as the reference shows it: `string or null, optional`. */
+function fieldTypeText(field: EventField): string {
+  return `${field.type}${field.nullable ? " or null" : ""}${field.optional ? ", optional" : ""}`;
+}
+
+/** One kind: its heading, when, the ledger, and its payload's fields. */
+function eventKindSection(entry: EventCatalogEntry): string[] {
+  const fields = Object.entries(entry.payload ?? {});
+  return [
+    `### \`${entry.kind}\``,
+    "",
+    `${entry.description[0].toUpperCase()}${entry.description.slice(1)}. In the user's security ledger: ${
+      entry.securityLedger ? "yes" : "no"
+    }.`,
+    "",
+    ...(entry.payload === undefined
+      ? ["Its payload is not declared."]
+      : fields.length === 0
+      ? ["`data` is empty (`{}`)."]
+      : table(
+        ["Field", "Type", "Meaning"],
+        fields.map(([name, field]) => [`\`${name}\``, fieldTypeText(field), field.doc]),
+      )),
+    "",
+  ];
+}
+
 function eventsPage(): string {
   const catalog = pluginEventCatalog(builtinPlugins());
-  const rows = catalog.map((entry) => [
-    `\`${entry.kind}\``,
-    entry.description,
-    entry.securityLedger ? "yes" : "no",
-  ]);
+  const kinds = catalog.filter((entry) => !entry.kind.endsWith(".*"));
+  const families = EVENT_FAMILIES.map((family) => {
+    const { description, securityLedger } = eventFamilyDescription(family);
+    return [
+      `## \`${family}.*\``,
+      "",
+      `${description[0].toUpperCase()}${description.slice(1)}. In the user's security ledger: ${
+        securityLedger ? "yes" : "no"
+      }.`,
+      "",
+      ...kinds.filter((entry) => eventFamilyOf(entry.kind) === family).flatMap(eventKindSection),
+    ];
+  });
+  const others = kinds.filter((entry) => eventFamilyOf(entry.kind) === null);
   return [
     "# Event kinds",
     "",
     GENERATED,
     "",
-    "Every kind svc and its built-in plugins emit: a family (`login.*`) stands for every kind inside it, whose",
-    "names the emitting module owns. Kinds are stable: once shipped, a kind never changes meaning or spelling.",
-    "Events go to webhooks (see [Webhooks](../guides/webhooks.md)) and, where the last column says so, to the",
-    "user's own security-event ledger on the account pages.",
+    "Every kind svc and its built-in plugins emit, by family, with when it is emitted and the fields of its",
+    "`data`. Kinds are stable: once shipped, a kind never changes meaning or spelling, and a field never changes",
+    "meaning (new fields may appear; a consumer ignores the ones it does not know). Payloads never carry secrets.",
+    "Events go to webhooks (see [Webhooks](../guides/webhooks.md)) in the body",
+    "`{ id, kind, occurredAt, realmId, orgId, userId, data }`, and, where it says so, to the user's own",
+    "security-event ledger on the account pages (when the event names a user). A field marked optional may be",
+    "absent; a type `… or null` may be `null`.",
     "",
-    ...table(["Kind", "When", "In the user's security ledger"], rows),
+    "The kinds are declared in `core/events/kinds.ts` (svc) and in each plugin's `events` (plugins); the test",
+    "beds check every event they see against these declarations.",
     "",
+    ...families.flat(),
+    "## Other kinds",
+    "",
+    "Kinds outside the families.",
+    "",
+    ...others.flatMap(eventKindSection),
   ].join("\n");
 }
 

@@ -9,7 +9,7 @@
  * @module
  */
 import * as v from "valibot";
-import { definePlugin, type PluginContext, type SvcPlugin, ValidationError } from "../mod.ts";
+import { definePlugin, eventField, type PluginContext, type SvcPlugin, ValidationError } from "../mod.ts";
 
 /** The plugin's config section. */
 export interface GreetingConfig {
@@ -36,7 +36,11 @@ export function greetingPlugin(log: (line: string) => void = () => {}): SvcPlugi
     tables: [
       "CREATE TABLE IF NOT EXISTS greeting_visits (name text PRIMARY KEY, visits integer NOT NULL)",
     ],
-    events: [{ kind: "greeting.said", description: "the greeting route answered" }],
+    events: [{
+      kind: "greeting.said",
+      description: "the greeting route answered",
+      payload: { name: eventField.string("the name greeted") },
+    }],
     start(ctx) {
       context = ctx;
       log(`greeting: started with ${JSON.stringify(ctx.config.message)}`);

@@ -210,6 +210,7 @@ export function pluginEventCatalog(plugins: readonly SvcPlugin[]): readonly Even
         kind: event.kind,
         description: `${event.description} (plugin ${plugin.name})`,
         securityLedger: event.securityLedger ?? isSecurityLedgerKind(event.kind),
+        ...(event.payload !== undefined ? { payload: event.payload } : {}),
       }))
     ));
   } catch (err) {

@@ -24,6 +24,7 @@ import type { SvcConfig } from "../core/config/mod.ts";
 import { SvcError } from "../core/errors.ts";
 import type { PermissionDefinition } from "../core/definitions/svc-permissions.ts";
 import { EVENT_FAMILIES } from "../core/events/catalog.ts";
+import type { EventPayload } from "../core/events/payload.ts";
 import type { OutboundFetch } from "../core/net/outbound.ts";
 import type { EventSink, EventSubscriber } from "../core/events/sink.ts";
 import type { KeyRing } from "../core/keys/ring.ts";
@@ -70,6 +71,11 @@ export interface PluginEventKind {
   readonly description: string;
   /** Whether events that name a user are written to their security-event ledger. */
   readonly securityLedger?: boolean;
+  /**
+   * The fields of the events' `data` (built with `eventField`), shown in the event reference and
+   * checked in svc's test beds. Never a secret.
+   */
+  readonly payload?: EventPayload;
 }
 
 /** What a claim contributor is asked about: the token being issued. */

@@ -6,8 +6,13 @@
  *
  * Kinds are lowercase dotted names, `<family>.<name>` with segments of `[a-z0-9_]`.
  *
+ * Every kind svc emits is declared, with the fields of its `data`, in `kinds.ts`; a plugin
+ * declares its own in its `events` (`PluginEventKind.payload`).
+ *
  * @module
  */
+import { CORE_EVENT_KINDS } from "./kinds.ts";
+import type { EventPayload } from "./payload.ts";
 
 /** The event families of spec section 6; every kind `<family>.<anything>` belongs to one. */
 export const EVENT_FAMILIES = [
@@ -97,6 +102,11 @@ export interface EventCatalogEntry {
    * ledger (spec 2.7: logins, new devices, MFA failures, erasures…).
    */
   readonly securityLedger: boolean;
+  /**
+   * The fields of its `data` (see `core/events/payload.ts`); absent for a family pattern and for a
+   * plugin kind declared without one.
+   */
+  readonly payload?: EventPayload;
 }
 
 const FAMILY_DESCRIPTIONS: Readonly<Record<EventFamily, readonly [string, boolean]>> = {
@@ -123,46 +133,37 @@ const FAMILY_DESCRIPTIONS: Readonly<Record<EventFamily, readonly [string, boolea
   signing_key: ["token signing keys: rotation", false],
 };
 
-const NAMED_DESCRIPTIONS: Readonly<Record<NamedEventKind, string>> = {
-  "token.refresh_reuse_detected": "a rotated refresh token is replayed",
-  "risk.evaluated": "a risk decision is made; carries contributing signals",
-  "abuse.counter_store_unavailable": "the abuse counter store is down",
-  "passkey.signcount_regression": "a passkey sign count regresses",
-  "passkey.registered": "a user registered a passkey",
-  "passkey.login": "a passkey signed a user in (first or second factor)",
-  "passkey.removed": "a user removed a passkey",
-  "passkey.renamed": "a user renamed a passkey",
-  "mfa.totp_enabled": "a user confirmed a TOTP enrollment",
-  "mfa.totp_disabled": "a user removed their TOTP enrollment",
-  "mfa.recovery_codes_generated": "a user generated a new set of recovery codes",
-  "breakglass.login": "any break-glass login",
-  "breakglass.rotation_required": "after break-glass use until rotation",
-  "webhook.endpoint_disabled": "ten consecutive failed deliveries (retries exhausted)",
-  "authz.shadow_divergence": "shadow comparison where legacy and service decisions differ",
-  "authz.invalid_grants_skipped": "a subject snapshot build skipped invalid grant rows",
-  "webhook.test": "an admin fired a signed test delivery",
-  "user.erased": "a user was erased",
-};
-
 const NAMED = new Set<string>(Object.values(EVENT_KINDS));
 const FAMILIES = new Set<string>(EVENT_FAMILIES);
 const KIND_SYNTAX = /^[a-z0-9_]+(?:\.[a-z0-9_]+)+$/;
 /** Named kinds outside the families whose events concern the user who is their subject. */
 const LEDGER_NAMED = new Set<string>([EVENT_KINDS.tokenRefreshReuseDetected]);
 
-/** The catalog: every family (as `<family>.*`), then every named kind. */
+/**
+ * The catalog: every family (as `<family>.*`, which declares no payload), then every kind svc
+ * emits with its payload (from `CORE_EVENT_KINDS`, `core/events/kinds.ts`).
+ */
 export const EVENT_CATALOG: readonly EventCatalogEntry[] = Object.freeze([
   ...EVENT_FAMILIES.map((family) => ({
     kind: `${family}.*`,
     description: FAMILY_DESCRIPTIONS[family][0],
     securityLedger: FAMILY_DESCRIPTIONS[family][1],
   })),
-  ...(Object.values(EVENT_KINDS) as NamedEventKind[]).map((kind) => ({
+  ...Object.entries(CORE_EVENT_KINDS).map(([kind, { when, payload }]) => ({
     kind,
-    description: NAMED_DESCRIPTIONS[kind],
+    description: when,
     securityLedger: isSecurityLedgerKind(kind),
+    payload,
   })),
 ]);
+
+/** A family's description and whether its kinds reach the security ledger (for the reference page). */
+export function eventFamilyDescription(
+  family: EventFamily,
+): { description: string; securityLedger: boolean } {
+  const [description, securityLedger] = FAMILY_DESCRIPTIONS[family];
+  return { description, securityLedger };
+}
 
 /** The family of a kind (`login` for `login.succeeded`), or null for kinds outside the families. */
 export function eventFamilyOf(kind: string): EventFamily | null {
@@ -174,7 +175,8 @@ export function eventFamilyOf(kind: string): EventFamily | null {
 
 /** Whether `kind` is well formed and either a named kind or a kind of a family. */
 export function isEventKind(kind: string): kind is EventKind {
-  return KIND_SYNTAX.test(kind) && (NAMED.has(kind) || eventFamilyOf(kind) !== null);
+  return KIND_SYNTAX.test(kind) &&
+    (NAMED.has(kind) || Object.hasOwn(CORE_EVENT_KINDS, kind) || eventFamilyOf(kind) !== null);
 }
 
 /** Whether events of this kind that name a user go to the user-visible security-event ledger. */

@@ -10,7 +10,7 @@
  * @module
  */
 import * as v from "valibot";
-import { definePlugin, secondsSetting, type SvcPlugin } from "../../mod.ts";
+import { definePlugin, eventField, type PluginEventKind, secondsSetting, type SvcPlugin } from "../../mod.ts";
 import { adminRoutes } from "./admin.ts";
 import { flowRoutes, providerForDomain } from "./flow.ts";
 import { ProviderStore, TABLES } from "./providers.ts";
@@ -32,25 +32,42 @@ const ConfigSchema = v.object({
   discoveryTtlSeconds: secondsSetting(0, 86400, 3600),
 });
 
-const EVENTS = [
+const provider = {
+  providerId: eventField.string("the organization's upstream identity provider"),
+  issuer: eventField.string("the provider's issuer"),
+};
+const EVENTS: readonly PluginEventKind[] = [
   {
     kind: FEDERATION_EVENTS.signIn,
     description: "a user signed in through an organization's upstream identity provider",
     securityLedger: true,
+    payload: { ...provider, sessionId: eventField.string("the session opened") },
   },
   {
     kind: FEDERATION_EVENTS.linked,
     description: "an upstream identity (issuer and subject) was linked to a user",
     securityLedger: true,
+    payload: {
+      ...provider,
+      how: eventField.string("`signed_in` (an existing user) or `provisioned` (a new one)"),
+    },
   },
   {
     kind: FEDERATION_EVENTS.provisioned,
     description: "a user was created just in time from an upstream identity",
     securityLedger: true,
+    payload: {
+      ...provider,
+      emailVerified: eventField.boolean("whether the upstream vouched for the address"),
+    },
   },
   {
     kind: FEDERATION_EVENTS.refused,
     description: "a sign-in through an upstream identity provider was refused",
+    payload: {
+      providerId: eventField.string("the provider, when the attempt got that far", { nullable: true }),
+      reason: eventField.string("why"),
+    },
   },
 ];
 

@@ -15,7 +15,9 @@ import {
   definePlugin,
   DPOP_ALGORITHMS,
   DpopVerifier,
+  eventField,
   type PluginContext,
+  type PluginEventKind,
   pluginRealm,
   realmSetting,
   remoteJwksCache,
@@ -67,33 +69,112 @@ const ConfigSchema = v.object({
   ),
 });
 
-const EVENTS = [
-  { kind: OIDC_EVENTS.authorized, description: "an authorization code was issued", securityLedger: true },
-  { kind: OIDC_EVENTS.authorizationRefused, description: "an authorization request was refused" },
+const backchannelPayload = {
+  clientId: eventField.string("the client told"),
+  sid: eventField.string("the session id the logout token named"),
+  attempts: eventField.integer("delivery attempts made"),
+  statusCode: eventField.integer("the client's last HTTP status", { nullable: true }),
+  error: eventField.string("the last delivery's error", { optional: true }),
+};
+const client = { clientId: eventField.string("the client's `client_id`") };
+const EVENTS: readonly PluginEventKind[] = [
+  {
+    kind: OIDC_EVENTS.authorized,
+    description: "an authorization code was issued",
+    securityLedger: true,
+    payload: {
+      ...client,
+      scopes: eventField.strings("the scopes granted"),
+      sessionId: eventField.string("the user's svc session"),
+    },
+  },
+  {
+    kind: OIDC_EVENTS.authorizationRefused,
+    description: "an authorization request was refused",
+    payload: {
+      clientId: eventField.string("the `client_id` asked for, when there was one", { nullable: true }),
+      reason: eventField.string("the OAuth error or the page's reason"),
+      endpoint: eventField.string("`par` when refused at the pushed authorization request endpoint", {
+        optional: true,
+      }),
+    },
+  },
   {
     kind: OIDC_EVENTS.consentGranted,
     description: "a user consented to a client's scopes",
     securityLedger: true,
+    payload: { ...client, scopes: eventField.strings("the scopes consented to") },
   },
-  { kind: OIDC_EVENTS.tokensIssued, description: "tokens were issued to a client for a user" },
-  { kind: OIDC_EVENTS.tokenRefused, description: "the token endpoint refused a request" },
+  {
+    kind: OIDC_EVENTS.tokensIssued,
+    description: "tokens were issued to a client for a user",
+    payload: {
+      ...client,
+      grantType: eventField.string("`authorization_code` or `refresh_token`"),
+      scopes: eventField.strings("the scopes of the tokens"),
+      refresh: eventField.boolean("whether a refresh token was issued"),
+    },
+  },
+  {
+    kind: OIDC_EVENTS.tokenRefused,
+    description: "the token endpoint refused a request",
+    payload: {
+      clientId: eventField.string("the `client_id` presented, when there was one", { nullable: true }),
+      reason: eventField.string("the OAuth error"),
+      detail: eventField.string("what was wrong, for `invalid_client`", { optional: true }),
+    },
+  },
   {
     kind: OIDC_EVENTS.codeReused,
     description: "an authorization code was replayed; what it issued was revoked",
     securityLedger: true,
+    payload: {
+      ...client,
+      revokedSessionId: eventField.string("the session its first use opened, now ended", { nullable: true }),
+    },
   },
-  { kind: OIDC_EVENTS.clientCredentialsIssued, description: "a service account got an access token" },
-  { kind: OIDC_EVENTS.tokenRevoked, description: "a client revoked a token (RFC 7009)" },
-  { kind: OIDC_EVENTS.loggedOut, description: "RP-initiated logout ended a session", securityLedger: true },
+  {
+    kind: OIDC_EVENTS.clientCredentialsIssued,
+    description: "a service account got an access token",
+    payload: {
+      serviceAccountId: eventField.string("the service account"),
+      key: eventField.string("the service account's key"),
+      scopes: eventField.strings("the scopes of the token"),
+    },
+  },
+  {
+    kind: OIDC_EVENTS.tokenRevoked,
+    description: "a client revoked a token (RFC 7009)",
+    payload: { ...client, sessionId: eventField.string("the session ended") },
+  },
+  {
+    kind: OIDC_EVENTS.loggedOut,
+    description: "RP-initiated logout ended a session",
+    securityLedger: true,
+    payload: {
+      clientId: eventField.string("the client that asked, when known", { nullable: true }),
+      sessionId: eventField.string("the session ended"),
+    },
+  },
   {
     kind: APP_ACCESS_REVOKED_EVENT,
     description: "a user revoked a client's access (consent and sessions) from their account",
     securityLedger: true,
+    payload: {
+      ...client,
+      consentRevoked: eventField.boolean("whether a consent was revoked"),
+      sessionsEnded: eventField.integer("the client's sessions ended"),
+    },
   },
-  { kind: BACKCHANNEL_EVENTS.delivered, description: "a client acknowledged a back-channel logout token" },
+  {
+    kind: BACKCHANNEL_EVENTS.delivered,
+    description: "a client acknowledged a back-channel logout token",
+    payload: backchannelPayload,
+  },
   {
     kind: BACKCHANNEL_EVENTS.failed,
     description: "a back-channel logout token could not be delivered after its retries",
+    payload: backchannelPayload,
   },
 ];
 

@@ -13,7 +13,7 @@
  * @module
  */
 import * as v from "valibot";
-import { definePlugin, secondsSetting, type SvcPlugin } from "../../mod.ts";
+import { definePlugin, eventField, type PluginEventKind, secondsSetting, type SvcPlugin } from "../../mod.ts";
 import { adminRoutes } from "./admin.ts";
 import { ConnectionStore, TABLES } from "./connections.ts";
 import { connectionForDomain, flowRoutes } from "./flow.ts";
@@ -33,30 +33,52 @@ const ConfigSchema = v.object({
   metadataRefreshSeconds: secondsSetting(300, 7 * 24 * 3600, 24 * 3600),
 });
 
-const EVENTS = [
+const connection = { connectionId: eventField.string("the organization's SAML connection") };
+const EVENTS: readonly PluginEventKind[] = [
   {
     kind: SAML_EVENTS.signIn,
     description: "a user signed in through an organization's SAML identity provider",
     securityLedger: true,
+    payload: {
+      ...connection,
+      sessionId: eventField.string("the session opened"),
+      initiatedBy: eventField.string("`sp` (svc sent the request) or `idp` (unsolicited response)"),
+    },
   },
   {
     kind: SAML_EVENTS.linked,
     description: "a SAML identity (connection and NameID) was linked to a user",
     securityLedger: true,
+    payload: {
+      ...connection,
+      how: eventField.string("`signed_in` (an existing user) or `provisioned` (a new one)"),
+    },
   },
   {
     kind: SAML_EVENTS.provisioned,
     description: "a user was created just in time from a SAML assertion",
     securityLedger: true,
+    payload: connection,
   },
   {
     kind: SAML_EVENTS.refused,
     description: "a SAML sign-in was refused (the reason is in the event; the browser sees one page)",
+    payload: {
+      connectionId: eventField.string("the connection, when the response named a known one", {
+        nullable: true,
+      }),
+      reason: eventField.string("why"),
+    },
   },
   {
     kind: SAML_EVENTS.certificateExpiring,
     description:
       "a SAML connection's IdP signing certificate entered the 30 days before its expiry (once per certificate and connection)",
+    payload: {
+      ...connection,
+      sha256: eventField.string("the certificate's SHA-256 fingerprint"),
+      notAfter: eventField.string("when it expires (ISO 8601)"),
+    },
   },
 ];
 

@@ -12,7 +12,9 @@
 import * as v from "valibot";
 import {
   definePlugin,
+  eventField,
   type PluginContext,
+  type PluginEventKind,
   pluginRealm,
   realmSetting,
   remoteJwksCache,
@@ -31,14 +33,28 @@ const ConfigSchema = v.object({
   maxTokenLifetimeSeconds: secondsSetting(60, 86400, 3600),
 });
 
-const EVENTS = [
+const EVENTS: readonly PluginEventKind[] = [
   {
     kind: WORKLOAD_EVENTS.tokenExchanged,
     description: "a workload's token was exchanged for a service account's access token",
+    payload: {
+      policyId: eventField.string("the trust policy that matched"),
+      policyName: eventField.string("its name"),
+      serviceAccountId: eventField.string("the service account the token was issued for"),
+      issuer: eventField.string("the workload token's issuer"),
+      subject: eventField.string("the workload token's subject (at most 300 characters)", { nullable: true }),
+      jti: eventField.string("the workload token's id (at most 200 characters)"),
+      scopes: eventField.strings("the scopes of the access token"),
+    },
   },
   {
     kind: WORKLOAD_EVENTS.exchangeRefused,
     description: "a workload token exchange was refused (the reason is in the event, never the token)",
+    payload: {
+      reason: eventField.string("why"),
+      issuer: eventField.string("the workload token's issuer, when it could be read", { nullable: true }),
+      policyId: eventField.string("the trust policy involved, if any", { nullable: true }),
+    },
   },
 ];
 

@@ -10,6 +10,7 @@
  * `request()` calls the app with a caller's bearer token; `chainLength()` counts the realm's
  * admin audit entries.
  */
+import { checkedSink } from "./events.ts";
 import { EventPublisher } from "../../core/events/publisher.ts";
 import type { SubjectSnapshots } from "../../core/snapshots/service.ts";
 import { createApp, type SvcApp } from "../../http/app.ts";
@@ -28,7 +29,7 @@ export const ADMIN_ENV: Record<string, string> = {
 export function fullApp(bed: LoginBed, snapshots: SubjectSnapshots = bed.snapshots): SvcApp {
   const publisher = new EventPublisher({
     storage: bed.storage,
-    sink: { emit: (event) => void bed.events.push(event) },
+    sink: checkedSink((event) => void bed.events.push(event)),
     random: bed.random,
   });
   const passkeys = createPasskeyRoutes({

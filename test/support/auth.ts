@@ -3,6 +3,7 @@
  * (auth, profile, JWKS and authz routes) over a ManualClock, plus helpers to sign users in
  * (until the login endpoints exist) and to forge tokens with the realm's real key.
  */
+import { checkedSink } from "./events.ts";
 import { SignJWT } from "jose";
 import { ManualClock } from "../../core/clock.ts";
 import { loadConfig, type SvcConfig } from "../../core/config/mod.ts";
@@ -56,7 +57,7 @@ export async function authBed(env: Record<string, string> = {}): Promise<AuthBed
   const random = seededRandom(42);
   const storage = createSqlStorage(database, { clock, random });
   const events: SvcEvent[] = [];
-  const sink = { emit: (event: SvcEvent) => void events.push(event) };
+  const sink = checkedSink((event) => void events.push(event));
   const started: SubjectSnapshots[] = [];
 
   const appWith = (appEnv: Record<string, string>, options: { cacheEntries?: number } = {}): AuthApp => {

@@ -4,6 +4,7 @@
  * Hono app with the auth, authz, login, account and factor routes over a ManualClock, and
  * helpers to create users, call the endpoints from an IP and read the mail outbox.
  */
+import { checkedSink } from "./events.ts";
 import type { CaptchaProvider } from "../../core/abuse/captcha.ts";
 import { ManualClock } from "../../core/clock.ts";
 import { loadConfig, type SvcConfig } from "../../core/config/mod.ts";
@@ -94,7 +95,7 @@ export async function loginBed(
   const random = seededRandom(5);
   const storage = createSqlStorage(database, { clock, random });
   const events: SvcEvent[] = [];
-  const sink = { emit: (event: SvcEvent) => void events.push(event) };
+  const sink = checkedSink((event) => void events.push(event));
   const publisher = new EventPublisher({ storage, sink, random });
   const config = loadConfig({ env: { ...FAST_PASSWORD_ENV, ...env } }).config;
   const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });

@@ -4,6 +4,7 @@
  * page on 127.0.0.1 for the browser suites, reached as `http://localhost:<port>` (a secure
  * context; RP id `localhost`). Also helpers for pages with a CDP virtual authenticator.
  */
+import { checkedSink } from "./events.ts";
 import type { Browser, BrowserContext, CDPSession, Page } from "playwright-core";
 import { fromBase64Url, fromUtf8 } from "../../core/encoding.ts";
 import type { PasskeyService } from "../../core/passkeys/service.ts";
@@ -33,7 +34,7 @@ export async function passkeyBed(
       storage: bed.storage,
       clock: bed.clock,
       random: bed.random,
-      events: { emit: (event) => void bed.events.push(event) },
+      events: checkedSink((event) => void bed.events.push(event)),
       auth: bed.auth,
     });
     const app = createApp({

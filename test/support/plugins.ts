@@ -3,6 +3,7 @@
  * `svc start` builds them) and started hooks, with an app serving svc's routes and theirs.
  * `request()` calls that app as one of the bed's callers.
  */
+import { checkedSink } from "./events.ts";
 import { denoRuntime } from "../../cli/deno-runtime.ts";
 import { EventPublisher } from "../../core/events/publisher.ts";
 import { createOutboundFetch } from "../../core/net/outbound.ts";
@@ -55,7 +56,7 @@ export async function pluginBed(
     const { bed } = admin;
     const publisher = new EventPublisher({
       storage: bed.storage,
-      sink: { emit: (event) => void bed.events.push(event) },
+      sink: checkedSink((event) => void bed.events.push(event), plugins),
       random: bed.random,
     });
     const sql = pluginSql(bed.database.db);

@@ -4,6 +4,7 @@
  * so a new account is not overdue; a realm without an account is not counted), `breakglass.rotation_required` on readiness evaluations at most hourly per realm until
  * the password is rotated.
  */
+import { checkedSink } from "../../support/events.ts";
 import { strict as assert } from "node:assert";
 import { createBreakGlassAccount, rotateBreakGlassPassword } from "../../../core/break-glass/account.ts";
 import { BreakGlassDrillOverdueError, BreakGlassMonitor, DAY_MS } from "../../../core/break-glass/monitor.ts";
@@ -19,7 +20,7 @@ Deno.test("break-glass monitor: drill window edges, hourly rotation reminders un
     const events: SvcEvent[] = [];
     const publisher = new EventPublisher({
       storage: bed.storage,
-      sink: { emit: (e) => void events.push(e) },
+      sink: checkedSink((e) => void events.push(e)),
       random: bed.random,
     });
     const monitor = new BreakGlassMonitor({

@@ -1,3 +1,4 @@
+import { checkedSink } from "../../support/events.ts";
 import { strict as assert } from "node:assert";
 import { ManualClock } from "../../../core/clock.ts";
 import { sha256Hex } from "../../../core/digest.ts";
@@ -28,7 +29,7 @@ Deno.test("known devices: SHA-256 keys, first sighting emits the event and the a
       const alerts: NewDeviceAlert[] = [];
       const devices = new KnownDevices({
         store: storage.knownDevices,
-        sink: { emit: (e) => void events.push(e) },
+        sink: checkedSink((e) => void events.push(e)),
         clock,
         onNewDevice: (alert) => void alerts.push(alert),
       });

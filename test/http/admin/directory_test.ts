@@ -5,6 +5,7 @@
  * compare, chunked TXT records, failures that change nothing) and the audited override; members
  * (events, snapshot eviction, paging, leaving teams); team and group membership rules.
  */
+import { checkedSink } from "../../support/events.ts";
 import { strict as assert } from "node:assert";
 import { EventPublisher } from "../../../core/events/publisher.ts";
 import type { SvcEvent } from "../../../core/events/sink.ts";
@@ -20,7 +21,7 @@ function directoryApp(admin: AdminBed, resolveTxt: TxtResolver | undefined, even
   const { bed } = admin;
   const publisher = new EventPublisher({
     storage: bed.storage,
-    sink: { emit: (event) => void events.push(event) },
+    sink: checkedSink((event) => void events.push(event)),
     random: bed.random,
   });
   return createApp({

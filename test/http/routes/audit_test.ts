@@ -1,3 +1,4 @@
+import { checkedSink } from "../../support/events.ts";
 import { strict as assert } from "node:assert";
 import { sql } from "kysely";
 import { describeReport } from "../../../cli/audit.ts";
@@ -41,7 +42,7 @@ Deno.test("audit, retention, erasure and security-event routes", async (t) => {
   hub.subscribe((e) => {
     seen.push(e);
   });
-  const publisher = new EventPublisher({ storage, sink: hub, random });
+  const publisher = new EventPublisher({ storage, sink: checkedSink((event) => hub.emit(event)), random });
   const app = createApp({
     config: loadConfig({ env: {} }).config,
     readinessChecks: [],

@@ -1,3 +1,4 @@
+import { checkedSink } from "../../support/events.ts";
 import { strict as assert } from "node:assert";
 import { ManualClock } from "../../../core/clock.ts";
 import { loadConfig } from "../../../core/config/mod.ts";
@@ -35,7 +36,7 @@ Deno.test("webhook admin routes", async (t) => {
     maxEntries: 0,
   });
   await snapshots.start();
-  const publisher = new EventPublisher({ storage, sink: new EventHub(), random });
+  const publisher = new EventPublisher({ storage, sink: checkedSink(() => {}), random });
   let woken = 0;
   const config = loadConfig({
     env: { SVC_WEBHOOK_MOUNT: "/admin/hooks", SVC_WEBHOOK_ALLOW_PRIVATE_RECEIVERS: "127.0.0.0/8" },
