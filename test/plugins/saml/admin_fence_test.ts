@@ -17,6 +17,7 @@
  *   `expiresSoon`.
  */
 import { strict as assert } from "node:assert";
+import { type PluginFenceCase, pluginFenceMatrix } from "../../support/plugin-fence.ts";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { samlPlugin } from "../../../plugins/saml/mod.ts";
 import { pluginBed } from "../../support/plugins.ts";
@@ -83,13 +84,7 @@ Deno.test("saml admin routes: fence matrix, validation, metadata by URL, certifi
       return (await res.json()).id as string;
     };
 
-    const cases: {
-      route: string;
-      status: number;
-      mutation: boolean;
-      otherOrg: number;
-      prepare: () => Promise<{ path: string; body?: unknown }>;
-    }[] = [
+    const cases: PluginFenceCase[] = [
       {
         route: `GET ${BASE}`,
         status: 200,
@@ -169,38 +164,14 @@ Deno.test("saml admin routes: fence matrix, validation, metadata by URL, certifi
       },
     ];
 
-    await t.step("every /svc-admin/saml route has a case", () => {
-      const registered = [
-        ...new Set(
-          app.routes.filter((r) => r.method !== "ALL" && r.path.startsWith("/svc-admin/saml"))
-            .map((r) => `${r.method} ${r.path}`),
-        ),
-      ].sort();
-      assert.deepEqual(registered, cases.map((c) => c.route).sort());
+    await pluginFenceMatrix(t, {
+      routes: app.routes,
+      prefix: "/svc-admin/saml",
+      listPath: BASE,
+      cases,
+      request,
+      chainLength,
     });
-
-    for (const row of cases) {
-      await t.step(row.route, async () => {
-        const method = row.route.slice(0, row.route.indexOf(" "));
-        const expected: [Caller, number][] = [
-          ["none", 401],
-          ["svcAdmin", 403],
-          ["plain", 403],
-          ["orgB", row.otherOrg],
-          ["orgA", row.status],
-          ["global", row.status],
-        ];
-        for (const [as, status] of expected) {
-          const prepared = await row.prepare();
-          const before = await chainLength();
-          const res = await request(method, prepared.path, as, prepared.body);
-          const text = await res.text();
-          assert.equal(res.status, status, `${as}: ${text}`);
-          assert.equal((await chainLength()) - before, row.mutation && status < 300 ? 1 : 0, `${as}: audit`);
-          if (row.route === `GET ${BASE}` && as === "orgB") assert.equal(JSON.parse(text).total, 0);
-        }
-      });
-    }
 
     await t.step("an impersonating administrator changes nothing", async () => {
       const id = await newConnection();

@@ -8,9 +8,10 @@
  * another connection. The OpenAPI document lists every route.
  */
 import { strict as assert } from "node:assert";
+import { type PluginFenceCase, pluginFenceMatrix } from "../../support/plugin-fence.ts";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { otherRealm } from "../../support/other-realm.ts";
-import { type Caller, scimBed } from "./bed.ts";
+import { scimBed } from "./bed.ts";
 
 Deno.test("scim admin routes: fence matrix, one audit entry per change, tokens", async (t) => {
   const b = await scimBed();
@@ -18,13 +19,7 @@ Deno.test("scim admin routes: fence matrix, one audit entry per change, tokens",
     const app = b.plugged.app;
     const BASE = "/svc-admin/scim/connections";
     const newConnection = async () => (await b.connection(b.orgA)).id;
-    const cases: {
-      route: string;
-      status: number;
-      mutation: boolean;
-      otherOrg: number;
-      prepare: () => Promise<{ path: string; body?: unknown }>;
-    }[] = [
+    const cases: PluginFenceCase[] = [
       {
         route: `GET ${BASE}`,
         status: 200,
@@ -79,49 +74,23 @@ Deno.test("scim admin routes: fence matrix, one audit entry per change, tokens",
       },
     ];
 
-    await t.step("every /svc-admin/scim route has a case", () => {
-      const registered = [
-        ...new Set(
-          app.routes.filter((r) => r.method !== "ALL" && r.path.startsWith("/svc-admin/scim"))
-            .map((r) => `${r.method} ${r.path}`),
-        ),
-      ].sort();
-      assert.deepEqual(registered, cases.map((c) => c.route).sort());
-    });
-
-    for (const row of cases) {
-      await t.step(row.route, async () => {
-        const method = row.route.slice(0, row.route.indexOf(" "));
-        const expected: [Caller, number][] = [
-          ["none", 401],
-          ["svcAdmin", 403],
-          ["plain", 403],
-          ["orgB", row.otherOrg],
-          ["orgA", row.status],
-          ["global", row.status],
-        ];
-        for (const [as, status] of expected) {
-          const prepared = await row.prepare();
-          const before = await b.chainLength();
-          const res = await b.admin(method, prepared.path, as, prepared.body);
-          const text = await res.text();
-          assert.equal(res.status, status, `${as}: ${text}`);
-          assert.equal(
-            await b.chainLength() - before,
-            row.mutation && status < 300 ? 1 : 0,
-            `${as}: audit entries`,
-          );
-          if (row.route === `GET ${BASE}` && as === "orgB") assert.equal(JSON.parse(text).total, 0);
-          if (status < 300 && (row.route.endsWith("rotate") || row.route === `POST ${BASE}`)) {
-            assert.equal(res.headers.get("Cache-Control"), "no-store");
-            assert.match(JSON.parse(text).token, /^svc_scim_[A-Za-z0-9_-]{43}$/);
-          }
-          if (status < 300 && method === "GET") {
-            assert.ok(!text.includes("svc_scim_"), "a token is never read back");
-          }
+    await pluginFenceMatrix(t, {
+      routes: app.routes,
+      prefix: "/svc-admin/scim",
+      listPath: BASE,
+      cases,
+      request: (method, path, as, body) => b.admin(method, path, as, body),
+      chainLength: () => b.chainLength(),
+      check: (row, _as, status, res, text) => {
+        if (status < 300 && (row.route.endsWith("rotate") || row.route === `POST ${BASE}`)) {
+          assert.equal(res.headers.get("Cache-Control"), "no-store");
+          assert.match(JSON.parse(text).token, /^svc_scim_[A-Za-z0-9_-]{43}$/);
         }
-      });
-    }
+        if (status < 300 && row.route.startsWith("GET ")) {
+          assert.ok(!text.includes("svc_scim_"), "a token is never read back");
+        }
+      },
+    });
 
     await t.step("the administrator of another realm sees nothing and changes nothing (404)", async () => {
       const other = await otherRealm(b.plugged.admin, { extraPatterns: ["scim:*:*"], app });
