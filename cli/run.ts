@@ -740,6 +740,7 @@ async function serve(
         await attempt(runtime, "ended sessions", () => endedSessions.stop()),
         await attempt(runtime, "password login", () => login.close()),
         await attempt(runtime, "instances", () => presence?.stop() ?? Promise.resolve()),
+        await attempt(runtime, "events in flight", () => publisher.settled()),
         await attempt(runtime, "storage", () => database.close()),
       ];
       runtime.print("svc stopped");

@@ -82,6 +82,8 @@ export type EmitInTransaction = (event: SvcEvent, origin?: EventOrigin) => Promi
 /** Durable event publishing over the outbox and the security-event ledger. */
 export class EventPublisher implements EventSink {
   readonly #options: EventPublisherOptions;
+  /** The {@link emit}s still being recorded. */
+  readonly #inFlight = new Set<Promise<void>>();
 
   /** Wires the publisher to its storage, sink and hooks. */
   constructor(options: EventPublisherOptions) {
@@ -179,10 +181,20 @@ export class EventPublisher implements EventSink {
    * announced. A storage failure goes to `onError`; the event still reaches the sink.
    */
   emit(event: SvcEvent): void {
-    this.publish(event).catch((error) => {
+    const work = this.publish(event).catch((error) => {
       this.#options.onError?.(error, event);
       this.announce([event], false);
-    });
+    }).finally(() => this.#inFlight.delete(work));
+    this.#inFlight.add(work);
+  }
+
+  /**
+   * Resolves once every {@link emit} made so far has been recorded (or reported to `onError`):
+   * a shutdown awaits it before it closes the storage, so that no event still on its way to the
+   * database is lost, or runs into a closing pool.
+   */
+  async settled(): Promise<void> {
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
   }
 }
 

@@ -32,6 +32,7 @@ export function fullApp(bed: LoginBed, snapshots: SubjectSnapshots = bed.snapsho
     sink: checkedSink((event) => void bed.events.push(event)),
     random: bed.random,
   });
+  bed.settleOnClose(publisher);
   const passkeys = createPasskeyRoutes({
     config: bed.config,
     storage: bed.storage,

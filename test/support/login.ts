@@ -67,6 +67,8 @@ export interface LoginBed {
   mailedCode(to: string): Promise<string>;
   /** The TOTP code of a base32 secret now. */
   totp(secret: string): string;
+  /** Has {@link close} wait for a publisher's fire-and-forget events before the database closes. */
+  settleOnClose(publisher: EventPublisher): void;
   close(): Promise<void>;
 }
 
@@ -97,6 +99,7 @@ export async function loginBed(
   const events: SvcEvent[] = [];
   const sink = checkedSink((event) => void events.push(event));
   const publisher = new EventPublisher({ storage, sink, random });
+  const publishers = [publisher];
   const config = loadConfig({ env: { ...FAST_PASSWORD_ENV, ...env } }).config;
   const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
   const auth = createAuthStack({ config, storage, clock, random, events: publisher });
@@ -180,9 +183,12 @@ export async function loginBed(
       return match[1];
     },
     totp: (secret) => totpCode(decodeBase32(secret), clock.now()),
+    settleOnClose: (other) => void publishers.push(other),
     async close() {
       await login.close();
       await snapshots.stop();
+      // An event emitted without await (an abuse block, say) must not meet a dropped schema.
+      await Promise.all(publishers.map((p) => p.settled()));
       await database.close();
     },
   };

@@ -59,6 +59,7 @@ export async function pluginBed(
       sink: checkedSink((event) => void bed.events.push(event), plugins),
       random: bed.random,
     });
+    bed.settleOnClose(publisher);
     const sql = pluginSql(bed.database.db);
     await ensurePluginTables(bed.database.db, plugins);
     const contributeClaims = claimMerger(plugins, () => {});

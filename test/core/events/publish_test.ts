@@ -129,3 +129,40 @@ Deno.test("publish: the statement's pattern match is eventPatternMatches (`*` an
     await database.close();
   }
 });
+
+Deno.test("emit: settled() waits for every fire-and-forget event, so a shutdown loses none", async () => {
+  const database = await freshPostgres();
+  try {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const random = seededRandom(7);
+    const storage = createSqlStorage(database, { clock, random });
+    const seen: SvcEvent[] = [];
+    const errors: unknown[] = [];
+    const publisher = new EventPublisher({
+      storage,
+      sink: { emit: (e) => void seen.push(e) },
+      random,
+      onError: (error) => void errors.push(error),
+    });
+    const realm = await storage.realms.create({ name: "s", displayName: "S", isDefault: true });
+    const user = await storage.users.create({ realmId: realm.id, email: "s@example.test" });
+    for (let i = 0; i < 30; i++) {
+      publisher.emit({
+        kind: "login.failed",
+        realmId: realm.id,
+        userId: user.id,
+        occurredAt: clock.now(),
+        data: {},
+      });
+    }
+    assert.ok(seen.length < 30, "the events are still on their way when emit returns");
+    await publisher.settled();
+    assert.equal(seen.length, 30);
+    assert.deepEqual(errors, []);
+    assert.equal((await storage.securityEvents.listByUser(user.id, { limit: 100 })).length, 30);
+    // Nothing in flight: settles at once.
+    await publisher.settled();
+  } finally {
+    await database.close();
+  }
+});
