@@ -8,8 +8,9 @@
  *     bun bench/password_backends.ts [--rounds 9]
  *     node --import tsx bench/password_backends.ts [--rounds 9]
  *
- * Backends: the WebAssembly SIMD build svc uses by default, hash-wasm's build (svc's previous
- * backend, now the fallback), `node:crypto`'s `argon2` where it exists (Node 24.7+, Bun), and
+ * Backends: the WebAssembly SIMD build (svc's portable backend), hash-wasm's build (the fallback
+ * where WebAssembly SIMD is missing), `node:crypto`'s `argon2` where it exists (Node 24.7+, Bun),
+ * the `@node-rs/argon2` Node-API addon (svc's default wherever it loads), and
  * `Bun.password` (argon2id, the same cost, its own salt) on Bun. Every backend's output is checked
  * against the others before timing.
  *
@@ -19,7 +20,7 @@ import process from "node:process";
 import { DEFAULT_ARGON2ID_PARAMS as params } from "../core/passwords/argon2-params.ts";
 import { type Argon2idRawFunction, simdArgon2idRaw } from "../core/passwords/argon2-simd.ts";
 import { hashWasmArgon2idRaw } from "../core/passwords/argon2id-hash-wasm.ts";
-import { nodeCryptoArgon2idRaw } from "../cli/native-argon2.ts";
+import { napiArgon2idRaw, nodeCryptoArgon2idRaw } from "../cli/native-argon2.ts";
 
 const args = process.argv.slice(2);
 const roundsAt = args.indexOf("--rounds");
@@ -45,11 +46,13 @@ const raw = (name: string, native: boolean, f: Argon2idRawFunction): Backend => 
   run: () => f(password, params, salt, 32),
 });
 const backends: Backend[] = [
-  raw("wasm-simd (@phi-ag/argon2 build, svc default)", false, simdArgon2idRaw),
+  raw("wasm-simd (@phi-ag/argon2 build, portable)", false, simdArgon2idRaw),
   raw("hash-wasm (no SIMD, previous default)", false, hashWasmArgon2idRaw),
 ];
 const nodeCrypto = nodeCryptoArgon2idRaw();
 if (nodeCrypto) backends.push(raw("node:crypto argon2 (native)", true, nodeCrypto));
+const napi = napiArgon2idRaw();
+if (napi) backends.push(raw("@node-rs/argon2 (Node-API addon, native)", true, napi));
 const bun = (globalThis as {
   Bun?: {
     password: {
@@ -72,9 +75,9 @@ if (bun) {
 
 // The raw backends agree before anything is timed.
 const outputs = await Promise.all(
-  [simdArgon2idRaw, hashWasmArgon2idRaw, ...(nodeCrypto ? [nodeCrypto] : [])].map((f) =>
-    f(password, params, salt, 32)
-  ),
+  [simdArgon2idRaw, hashWasmArgon2idRaw, ...(nodeCrypto ? [nodeCrypto] : []), ...(napi ? [napi] : [])].map((
+    f,
+  ) => f(password, params, salt, 32)),
 );
 for (const out of outputs) {
   if (out.join() !== outputs[0].join()) throw new Error("the backends disagree");

@@ -46,10 +46,11 @@ const adapter = bunAdapter({
     fsBundle: Bun.file(fsBundlePath),
     ...await preparedCluster(dataDir),
   }),
-  createPasswordHasher: (workers, idleMs) =>
+  createPasswordHasher: (workers, idleMs, options) =>
     withNativeArgon2id(
       createPasswordHasher({ workers, idleMs, factory: webWorkerFactory(WORKER_URL) }),
       workers ?? defaultWorkerCount(),
+      options?.native,
     ),
 });
 

@@ -79,14 +79,19 @@ export function nodeWorkerCount(): number {
 /**
  * The password hasher on Node: a `worker_threads` pool of `workers` threads (one per core,
  * at most four, when undefined), or the in-thread fallback when `workers` is 0. A thread idle for `idleMs`
- * stops (0 or absent: never). Where Node has a native argon2id (`crypto.argon2`, Node 24.7+),
+ * stops (0 or absent: never). Where a native argon2id loads (`crypto.argon2` of Node 24.7+, else
+ * the `@node-rs/argon2` addon: `./native-argon2.ts`) and `options.native` is not false,
  * argon2id runs on it, at most `workers` at once (at least one), and the pool keeps the other
  * tags' verifiers.
  */
-export function createNodePasswordHasher(workers?: number, idleMs?: number): PasswordHasher {
+export function createNodePasswordHasher(
+  workers?: number,
+  idleMs?: number,
+  options?: { readonly native?: boolean },
+): PasswordHasher {
   const size = workers ?? nodeWorkerCount();
   const portable = size === 0
     ? createPasswordHasher({ workers: 0 })
     : new WorkerPoolPasswordHasher({ size, factory: nodePasswordWorkerFactory(), idleMs });
-  return withNativeArgon2id(portable, size);
+  return withNativeArgon2id(portable, size, options?.native);
 }

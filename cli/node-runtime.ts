@@ -43,7 +43,7 @@ export const nodeRuntime: RuntimeAdapter = {
   },
   connectPinned: pinnedFetch,
   resolveTxt: (name) => resolveTxt(name),
-  createPasswordHasher: (workers, idleMs) => createNodePasswordHasher(workers, idleMs),
+  createPasswordHasher: (workers, idleMs, options) => createNodePasswordHasher(workers, idleMs, options),
   serve(fetch, { hostname, port }) {
     return new Promise((resolve, reject) => {
       const server = serve({

@@ -112,10 +112,15 @@ export interface RuntimeAdapter {
   onShutdown(handler: () => Promise<void>): void;
   /**
    * The password hasher of this runtime (`workers`: `SVC_PASSWORD_HASH_WORKERS`, undefined for
-   * one per core, at most 4; `idleMs`: when an idle worker stops); absent: Web Workers
-   * (`createPasswordHasher`). Node passes its worker_threads pool.
+   * one per core, at most 4; `idleMs`: when an idle worker stops; `options.native`:
+   * `SVC_ARGON2_NATIVE`, argon2id on a native implementation where one loads); absent: Web
+   * Workers (`createPasswordHasher`). Node passes its worker_threads pool.
    */
-  createPasswordHasher?(workers: number | undefined, idleMs?: number): PasswordHasher;
+  createPasswordHasher?(
+    workers: number | undefined,
+    idleMs?: number,
+    options?: { readonly native?: boolean },
+  ): PasswordHasher;
   /**
    * The addresses a host name resolves to, for the outbound guard (a public name that resolves
    * to a private address is refused); absent: no name resolves, and only literal public
@@ -326,7 +331,9 @@ async function serve(
   // two do not depend on each other, and on a restart they are most of the time to ready.
   const passwords = new PasswordService({
     hasher:
-      runtime.createPasswordHasher?.(config.password.hashWorkers, config.password.workerIdleSeconds * 1000) ??
+      runtime.createPasswordHasher?.(config.password.hashWorkers, config.password.workerIdleSeconds * 1000, {
+        native: config.password.nativeArgon2,
+      }) ??
         createPasswordHasher({
           workers: config.password.hashWorkers,
           idleMs: config.password.workerIdleSeconds * 1000,

@@ -26,8 +26,17 @@ Deno.test("node adapter: worker_threads workers hash, verify and run the dummy v
   } finally {
     await passwords.close();
   }
-  assert.equal(createNodePasswordHasher(0).kind, "in-thread");
-  const sized = createNodePasswordHasher(3) as WorkerPoolPasswordHasher;
+  const off = { native: false };
+  assert.equal(createNodePasswordHasher(0, undefined, off).kind, "in-thread");
+  const sized = createNodePasswordHasher(3, undefined, off) as WorkerPoolPasswordHasher;
   assert.equal(sized.size, 3);
   await sized.close();
+  // Where the @node-rs/argon2 addon loads (here), argon2id runs on it by default.
+  const native = createNodePasswordHasher(3);
+  assert.equal(native.kind, "native");
+  const params = { memoryKiB: 8192, iterations: 1, parallelism: 1 };
+  const encoded = await native.hashArgon2id("correct horse", params, new Uint8Array(16).fill(9));
+  assert.equal(await native.verify("argon2id", encoded, "correct horse"), true);
+  assert.equal(await native.verify("argon2id", encoded, "wrong horse"), false);
+  await native.close();
 });

@@ -1,13 +1,14 @@
 /**
  * Run by `test/cli/native_argon2_bun_test.ts` under Bun (any runtime works): a fast-check
  * property that an argon2id PHC string minted on any backend this runtime has (`node:crypto`'s
- * native `argon2` through the adapter's hasher, the WebAssembly SIMD build, hash-wasm) is the same
+ * native `argon2` through the adapter's hasher, the WebAssembly SIMD build, hash-wasm, the
+ * `@node-rs/argon2` addon where it loads) is the same
  * string and verifies on every other, and that `Bun.password` (when present) verifies svc's hashes
  * and svc verifies `Bun.password`'s. Prints the backends it checked; exits non-zero on a mismatch.
  */
 import fc from "fast-check";
 import process from "node:process";
-import { nodeCryptoArgon2idRaw, withNativeArgon2id } from "../../cli/native-argon2.ts";
+import { napiArgon2idRaw, nodeCryptoArgon2idRaw, withNativeArgon2id } from "../../cli/native-argon2.ts";
 import { hashArgon2id, verifyArgon2id } from "../../core/passwords/argon2id.ts";
 import { hashWasmArgon2idRaw } from "../../core/passwords/argon2id-hash-wasm.ts";
 import { simdArgon2idRaw } from "../../core/passwords/argon2-simd.ts";
@@ -27,7 +28,8 @@ const bun = (globalThis as {
     };
   };
 }).Bun;
-const backends = [native, simdArgon2idRaw, hashWasmArgon2idRaw];
+const napi = napiArgon2idRaw();
+const backends = [native, simdArgon2idRaw, hashWasmArgon2idRaw, ...(napi ? [napi] : [])];
 await fc.assert(
   fc.asyncProperty(
     fc.string({ unit: "grapheme", minLength: 1, maxLength: 30 }),
@@ -62,4 +64,8 @@ if (bun) {
   }
 }
 await hasher.close();
-console.log(`ok: node:crypto argon2, wasm-simd, hash-wasm${bun ? ", Bun.password" : ""}`);
+console.log(
+  `ok: node:crypto argon2, wasm-simd, hash-wasm${napi ? ", @node-rs/argon2" : ""}${
+    bun ? ", Bun.password" : ""
+  }`,
+);

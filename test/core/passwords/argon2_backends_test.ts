@@ -1,7 +1,7 @@
 /**
  * argon2id backends: the WebAssembly SIMD build (`argon2-simd.ts`), hash-wasm's build (the
- * fallback) and, where the test runtime has one, the native `crypto.argon2` of `node:crypto`
- * (Node 24.7+, Bun; Deno has none) compute the same function: a PHC string minted on any backend
+ * fallback), the `@node-rs/argon2` Node-API addon and, where the test runtime has one, the native
+ * `crypto.argon2` of `node:crypto` (Node 24.7+, Bun; Deno has none) compute the same function: a PHC string minted on any backend
  * verifies on every other (fast-check, any password bytes including non-ASCII text, any salt,
  * parameters and output length), the reference answers hold on each, and the embedded SIMD module
  * is byte for byte the pinned package's. `NativeArgon2idHasher` bounds its concurrency and sends
@@ -21,14 +21,28 @@ import { hashWasmArgon2idRaw } from "../../../core/passwords/argon2id-hash-wasm.
 import { hashArgon2id, verifyArgon2id } from "../../../core/passwords/argon2id.ts";
 import { InThreadPasswordHasher } from "../../../core/passwords/hasher.ts";
 import { NativeArgon2idHasher } from "../../../core/passwords/native.ts";
-import { nodeCryptoArgon2idRaw } from "../../../cli/native-argon2.ts";
+import { napiArgon2idRaw, nativeArgon2idRaw, nodeCryptoArgon2idRaw } from "../../../cli/native-argon2.ts";
 
 const native = nodeCryptoArgon2idRaw();
+const napi = napiArgon2idRaw();
 const BACKENDS: [string, Argon2idRawFunction][] = [
   ["wasm-simd", simdArgon2idRaw],
   ["hash-wasm", hashWasmArgon2idRaw],
+  ...(napi ? [["@node-rs/argon2", napi] as [string, Argon2idRawFunction]] : []),
   ...(native ? [["node:crypto", native] as [string, Argon2idRawFunction]] : []),
 ];
+
+Deno.test("argon2 backends: the @node-rs/argon2 addon loads on this platform and is the native choice here", () => {
+  // Prebuilt for Linux, macOS and Windows on x64 and arm64 (among others): a miss here is a broken install.
+  if (
+    ["x86_64", "aarch64"].includes(Deno.build.arch) && ["linux", "darwin", "windows"].includes(Deno.build.os)
+  ) {
+    assert.ok(napi, "@node-rs/argon2 does not load");
+  }
+  // Deno has no crypto.argon2: the addon is the native backend the adapters pick.
+  assert.equal(native, null);
+  assert.ok(nativeArgon2idRaw());
+});
 
 Deno.test("argon2 backends: the embedded SIMD module is the pinned package's and validates here", async () => {
   const installed = await Deno.readFile(
