@@ -77,8 +77,8 @@ const adapter: RuntimeAdapter = {
   onShutdown(handler) {
     for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void handler());
   },
-  // argon2id on Bun's native crypto.argon2 (at most one per password worker at once; or the
-  // @node-rs/argon2 addon); the Web Worker pool keeps the verifiers of imported hashes.
+  // argon2id on the @node-rs/argon2 addon, else Bun's crypto.argon2 (at most one per password
+  // worker at once); the Web Worker pool keeps the verifiers of imported hashes.
   createPasswordHasher: (workers, idleMs, options) =>
     withNativeArgon2id(
       createPasswordHasher({ workers, idleMs }),

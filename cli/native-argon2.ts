@@ -1,11 +1,12 @@
 /**
  * Native argon2id for the runtime adapters, in this order:
  *
- * 1. the runtime's own: `crypto.argon2` of `node:crypto` (Node 24.7 and later, and Bun), found by
- *    feature, not by version;
- * 2. the Node-API build of `@node-rs/argon2` (the Rust `argon2` crate, prebuilt per platform),
- *    which Node, Deno and Bun all load: 2.5 times faster than the WebAssembly SIMD build on
- *    Deno and Node (`bench/password_backends.ts`), the sign-in's main cost (issue 29).
+ * 1. the Node-API build of `@node-rs/argon2` (the Rust `argon2` crate, prebuilt per platform),
+ *    which Node, Deno and Bun all load: 2.2 times faster than the WebAssembly SIMD build on Deno
+ *    and Node, and 3 times faster than Bun's own `crypto.argon2` and `Bun.password` in the same
+ *    run (`bench/password_backends.ts`); argon2id is a sign-in's main cost (issue 29);
+ * 2. the runtime's own: `crypto.argon2` of `node:crypto` (Node 24.7 and later, and Bun), found by
+ *    feature, not by version, where the addon does not load.
  *
  * Both compute on a thread pool, off the event loop, and make the same bytes as the WebAssembly
  * backends (`test/core/passwords/argon2_backends_test.ts`). Where neither loads (a platform
@@ -104,7 +105,7 @@ export function napiArgon2idRaw(): Argon2idRawFunction | null {
 
 /** The native argon2id this process would use (see the module's order), or null. */
 export function nativeArgon2idRaw(): Argon2idRawFunction | null {
-  return nodeCryptoArgon2idRaw() ?? napiArgon2idRaw();
+  return napiArgon2idRaw() ?? nodeCryptoArgon2idRaw();
 }
 
 /**

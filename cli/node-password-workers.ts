@@ -79,8 +79,8 @@ export function nodeWorkerCount(): number {
 /**
  * The password hasher on Node: a `worker_threads` pool of `workers` threads (one per core,
  * at most four, when undefined), or the in-thread fallback when `workers` is 0. A thread idle for `idleMs`
- * stops (0 or absent: never). Where a native argon2id loads (`crypto.argon2` of Node 24.7+, else
- * the `@node-rs/argon2` addon: `./native-argon2.ts`) and `options.native` is not false,
+ * stops (0 or absent: never). Where a native argon2id loads (the `@node-rs/argon2` addon, else
+ * `crypto.argon2` of Node 24.7+: `./native-argon2.ts`) and `options.native` is not false,
  * argon2id runs on it, at most `workers` at once (at least one), and the pool keeps the other
  * tags' verifiers.
  */

@@ -1,7 +1,7 @@
 /**
- * `NativeArgon2idHasher`: argon2id on the runtime's own implementation (Node's and Bun's
- * `crypto.argon2`, passed in by the runtime adapter as an `Argon2idRawFunction`; core never
- * imports it). The native function runs off the event loop (on the runtime's thread pool), so
+ * `NativeArgon2idHasher`: argon2id on a native implementation (the `@node-rs/argon2` addon, or
+ * Node's and Bun's `crypto.argon2`, passed in by the runtime adapter as an `Argon2idRawFunction`;
+ * core never imports it). The native function runs off the event loop (on a thread pool), so
  * argon2id needs no worker of its own; at most `concurrency` hashes run at once (each holds its
  * memory cost), the rest wait in a FIFO queue. Verifiers of the other tags (imported hashes) run
  * on the `fallback` hasher. The PHC strings are the ones the WebAssembly backends make.
@@ -24,7 +24,7 @@ export interface NativeArgon2idHasherOptions {
   readonly fallback: PasswordHasher;
 }
 
-/** argon2id on the runtime's native implementation; other tags on a fallback hasher. */
+/** argon2id on a native implementation; other tags on a fallback hasher. */
 export class NativeArgon2idHasher implements PasswordHasher {
   /** argon2id runs on the runtime's own threads. */
   readonly kind = "native" as const;

@@ -109,8 +109,8 @@ export const PASSWORD_ENV_SETTINGS: readonly EnvSetting[] = [
     name: "SVC_ARGON2_NATIVE",
     path: "password.nativeArgon2",
     kind: "string",
-    doc: "argon2id on a native implementation where one loads (node:crypto's argon2 on Node 24.7+ and " +
-      "Bun, else the @node-rs/argon2 addon; same hashes, about 2.5 times faster than WebAssembly); " +
+    doc: "argon2id on a native implementation where one loads (the @node-rs/argon2 addon, else " +
+      "node:crypto's argon2 on Node 24.7+ and Bun; same hashes, over twice as fast as WebAssembly); " +
       "false: always the WebAssembly build in the worker pool",
   },
   {
