@@ -388,7 +388,7 @@ export const CORE_EVENT_KINDS: Readonly<Record<string, CoreEventKind>> = {
     when: "a webhook endpoint reached its consecutive-failure limit and was disabled",
     payload: {
       endpointId: f.string("the endpoint"),
-      url: f.string("the endpoint's URL"),
+      url: f.string("the endpoint's URL: origin and path only (no user info, query or fragment)"),
       consecutiveFailures: f.integer("the failures in a row that disabled it"),
       lastError: f.string("the last delivery's error"),
     },

@@ -246,7 +246,7 @@ export class WebhookDispatcher {
           userId: null,
           data: {
             endpointId: endpoint.id,
-            url: endpoint.url,
+            url: urlWithoutSecrets(endpoint.url),
             consecutiveFailures: this.#disableAfter,
             lastError: error,
           },
@@ -385,5 +385,19 @@ function describe(error: unknown): string {
 class AuditLockFirst extends Error {
   constructor() {
     super("the disabling failure runs again with the realm's audit lock taken first");
+  }
+}
+
+/**
+ * An endpoint URL as events carry it: origin and path, without user info, query or fragment,
+ * where receivers often put a token (`https://hooks.example/in?token=…`). Events reach other
+ * endpoints' receivers and the in-process subscribers; the admin API keeps the whole URL.
+ */
+export function urlWithoutSecrets(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return "";
   }
 }

@@ -153,7 +153,8 @@ Deno.test("webhook dispatcher against a loopback receiver", async (t) => {
     await t.step(
       "10 consecutive failed deliveries (retries exhausted) disable the endpoint and emit webhook.endpoint_disabled",
       async () => {
-        const ep = await endpoint(["user.*"]);
+        // A receiver's token in the query string must not travel in the event.
+        const ep = await endpoint(["user.*"], `${receiver.url}?token=query-secret`);
         const watcher = await endpoint(["webhook.*"]);
         // One retry a minute after the first attempt, then dead-letter.
         const d = dispatcher({ retryDelaysMs: [MIN] });
@@ -191,6 +192,8 @@ Deno.test("webhook dispatcher against a loopback receiver", async (t) => {
         const events = seen.filter((e) => e.kind === "webhook.endpoint_disabled");
         assert.equal(events.length, 1);
         assert.equal(events[0].data.endpointId, ep.id);
+        const { origin, pathname } = new URL(receiver.url);
+        assert.equal(events[0].data.url, `${origin}${pathname}`);
         const head = (await storage.adminAudit.head(realm))!;
         assert.equal(head.action, "webhook.endpoint.disable");
         assert.equal(head.actorKind, "System");
@@ -204,6 +207,7 @@ Deno.test("webhook dispatcher against a loopback receiver", async (t) => {
         const last = receiver.received.at(-1)!;
         assert.equal(last.eventKind, "webhook.endpoint_disabled");
         assert.equal(JSON.parse(last.body).data.endpointId, ep.id);
+        assert.ok(!last.body.includes("query-secret"));
         assert.ok(last.verified);
         // Re-enabling resets the count; its pending retry flows again.
         await storage.webhooks.updateEndpoint(ep.id, { enabled: true });
