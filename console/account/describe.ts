@@ -105,6 +105,22 @@ const EVENTS: Readonly<Record<string, readonly [string, string]>> = {
   "api_key.created": ["API key created", "Clé d’API créée"],
   "api_key.revoked": ["API key revoked", "Clé d’API révoquée"],
   "breakglass.login": ["Break-glass sign-in", "Connexion de secours (break-glass)"],
+  "saml.sign_in": [
+    "Signed in through your organization's single sign-on (SAML)",
+    "Connexion par l’authentification unique de votre organisation (SAML)",
+  ],
+  "saml.linked": [
+    "Your organization's single sign-on was linked to your account",
+    "L’authentification unique de votre organisation a été liée à votre compte",
+  ],
+  "saml.provisioned": [
+    "Account created by your organization's single sign-on",
+    "Compte créé par l’authentification unique de votre organisation",
+  ],
+  "saml.refused": [
+    "A single sign-on attempt was refused",
+    "Une tentative d’authentification unique a été refusée",
+  ],
   "impersonation.started": ["An administrator started acting as you", "Un administrateur agit en votre nom"],
   "impersonation.ended": [
     "An administrator stopped acting as you",

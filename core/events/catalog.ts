@@ -116,7 +116,7 @@ const FAMILY_DESCRIPTIONS: Readonly<Record<EventFamily, readonly [string, boolea
   risk: ["risk-gate decisions", true],
   abuse: ["abuse-gate decisions and counter-store health", false],
   oidc: ["OIDC provider and client activity", false],
-  saml: ["SAML connection activity", false],
+  saml: ["SAML sign-ins, links and refusals; connection certificates", true],
   federation: ["federated identity links and logins", true],
   workload: ["workload federation and machine identities", false],
   breakglass: ["break-glass logins, drills and rotations", true],

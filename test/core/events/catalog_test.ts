@@ -64,6 +64,8 @@ Deno.test("kinds, families, patterns and the security ledger", () => {
   assert.equal(isSecurityLedgerKind("mfa.failed"), true);
   assert.equal(isSecurityLedgerKind("token.refresh_reuse_detected"), true);
   assert.equal(isSecurityLedgerKind("webhook.endpoint_disabled"), false);
+  assert.equal(isSecurityLedgerKind("saml.sign_in"), true);
+  assert.equal(isSecurityLedgerKind("federation.login"), true);
   assert.equal(isSecurityLedgerKind("authz.invalid_grants_skipped"), false);
   for (const ok of ["login.*", "*", "*.failed", "webhook.endpoint_disabled"]) {
     assert.equal(isEventPattern(ok), true);

@@ -164,6 +164,9 @@ Deno.test("SAML sign-in against samlify: SP- and IdP-initiated, JIT, linking, re
         e.kind
       );
       assert.deepEqual(kinds, ["saml.provisioned", "saml.linked", "saml.sign_in"]);
+      // The user sees them in their own security events, as federated sign-ins.
+      const ledger = (await bed.storage.securityEvents.listByUser(user.id)).map((e) => e.kind);
+      for (const kind of kinds) assert.ok(ledger.includes(kind), `${kind} in the user's ledger`);
 
       const again = await begin();
       const second = await post(
