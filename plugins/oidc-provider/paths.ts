@@ -17,5 +17,6 @@ export const PATHS = {
   revoke: "/oidc/revoke",
   introspect: "/oidc/introspect",
   logout: "/oidc/logout",
+  register: "/oidc/register",
   jwks: "/.well-known/jwks.json",
 } as const;
