@@ -63,12 +63,14 @@ export const REGISTRATION_TABLES = [
   `CREATE INDEX IF NOT EXISTS oidc_provider_initial_access_tokens_realm
     ON oidc_provider_initial_access_tokens (realm_id, created_at)`,
   // The metadata a client registered itself with (RFC 7591 names, what svc's client record has
-  // no place for included: client_uri, logo_uri, contacts…), and the token it used.
+  // no place for included: client_uri, logo_uri, contacts…), the token it used, and the SHA-256
+  // of its registration access token (RFC 7592).
   `CREATE TABLE IF NOT EXISTS oidc_provider_registrations (
     client_row_id uuid PRIMARY KEY,
     realm_id uuid NOT NULL,
     initial_access_token_id uuid,
     metadata jsonb NOT NULL,
+    registration_token_hash text NOT NULL,
     created_at timestamptz NOT NULL
   )`,
 ];
@@ -191,19 +193,55 @@ export function initialAccessTokenStore(sql: PluginSql) {
       return rows.length === 0 ? null : toRecord(rows[0]);
     },
 
-    /** Records the metadata a client registered itself with. */
+    /** Records the metadata a client registered itself with, and the hash of its registration access token. */
     async recordRegistration(
       clientRowId: string,
       realmId: string,
       tokenId: string | null,
       metadata: Record<string, unknown>,
+      registrationToken: string,
       now: Date,
     ): Promise<void> {
       await sql.query(
-        `INSERT INTO oidc_provider_registrations (client_row_id, realm_id, initial_access_token_id, metadata, created_at)
-         VALUES ($1, $2, $3, $4::jsonb, $5)`,
-        [clientRowId, realmId, tokenId, JSON.stringify(metadata), now],
+        `INSERT INTO oidc_provider_registrations
+          (client_row_id, realm_id, initial_access_token_id, metadata, registration_token_hash, created_at)
+         VALUES ($1, $2, $3, $4::jsonb, $5, $6)`,
+        [clientRowId, realmId, tokenId, JSON.stringify(metadata), sha256Hex(registrationToken), now],
       );
+    },
+
+    /**
+     * The registered metadata of the client with this row id when `presented` is its registration
+     * access token (compared by hash in constant time), else null.
+     */
+    async registrationFor(
+      clientRowId: string,
+      presented: string,
+    ): Promise<{ readonly metadata: Record<string, unknown> } | null> {
+      const rows = await sql.query<
+        { metadata: Record<string, unknown> | string; registration_token_hash: string }
+      >(
+        `SELECT metadata, registration_token_hash FROM oidc_provider_registrations WHERE client_row_id = $1`,
+        [clientRowId],
+      );
+      const row = rows[0];
+      if (row === undefined || !constantTimeEqual(row.registration_token_hash, sha256Hex(presented))) {
+        return null;
+      }
+      return { metadata: typeof row.metadata === "string" ? JSON.parse(row.metadata) : row.metadata };
+    },
+
+    /** Replaces the registered metadata of a client. */
+    async updateRegistration(clientRowId: string, metadata: Record<string, unknown>): Promise<void> {
+      await sql.query(
+        `UPDATE oidc_provider_registrations SET metadata = $2::jsonb WHERE client_row_id = $1`,
+        [clientRowId, JSON.stringify(metadata)],
+      );
+    },
+
+    /** Forgets a client's registration. */
+    async deleteRegistration(clientRowId: string): Promise<void> {
+      await sql.query(`DELETE FROM oidc_provider_registrations WHERE client_row_id = $1`, [clientRowId]);
     },
   };
 }

@@ -7,7 +7,8 @@
  * RP-initiated logout, pushed authorization requests (RFC 9126, `par.ts`) and resources with
  * RFC 9068 access tokens (RFC 8707, `resources.ts`, managed at `/svc-admin/oidc/resources`), for the clients of one realm (managed at `/svc-admin/oidc/clients`),
  * and, when `SVC_OIDC_REGISTRATION=initial-token`, dynamic client registration (RFC 7591,
- * `registration.ts`) with initial access tokens (managed at `/svc-admin/oidc/initial-access-tokens`).
+ * `registration.ts`) with initial access tokens (managed at `/svc-admin/oidc/initial-access-tokens`)
+ * and the client configuration endpoint (RFC 7592).
  * Built only on what `mod.ts` exports.
  *
  * @module

@@ -18,5 +18,6 @@ export const PATHS = {
   introspect: "/oidc/introspect",
   logout: "/oidc/logout",
   register: "/oidc/register",
+  registration: "/oidc/register/:clientId",
   jwks: "/.well-known/jwks.json",
 } as const;

@@ -30,10 +30,18 @@
  *   of clients, however many requests race.
  * - The answer (201, `Cache-Control: no-store`): `client_id`, `client_secret` for a client that
  *   authenticates with one (with `client_secret_expires_at: 0`: it does not expire),
- *   `client_id_issued_at`, and the metadata as registered.
+ *   `client_id_issued_at`, `registration_access_token` (`sor_…`, shown once, stored as SHA-256)
+ *   and `registration_client_uri`, and the metadata as registered.
  *
- * Not served: RFC 7592 (reading, changing or deleting a registration with a registration access
- * token); administrators manage registered clients.
+ * The client configuration endpoint (RFC 7592), `/oidc/register/{client_id}` with the
+ * registration access token as bearer token: `GET` reads the metadata as it stands (an
+ * administrator's changes included; never the secret), `PUT` replaces it (same rules; `client_id`
+ * in the body; a `client_secret` there must be the client's; the authentication method may change
+ * only between the two secret methods), `DELETE` deletes the client and ends its sessions. Each
+ * change is one audit entry by `oidc-provider:registration:<client row id>` and its
+ * `oidc.client_updated` / `oidc.client_deleted` event; an identical `PUT` writes none. A
+ * suspended client, a deleted one, or one an administrator made answers 401 `invalid_token`.
+ * The registration access token does not rotate.
  *
  * @module
  */
@@ -41,14 +49,18 @@ import type { Context } from "hono";
 import * as v from "valibot";
 import {
   bodyLimit,
+  canonicalJson,
   clientJwksProblem,
   clientJwksUriProblem,
+  type ClientRecord,
+  constantTimeEqual,
   documented,
   NotFoundError,
   OIDC_CLIENT_SECRET_PREFIX,
   type OperationDoc,
   outboundPolicyFromConfig,
   parseBody,
+  type PluginSql,
   randomToken,
   type RouteInstaller,
   sha256Hex,
@@ -64,6 +76,9 @@ import { PATHS, type Provider, SUPPORTED_SCOPES } from "./shared.ts";
 
 /** The body limit of a registration request (bytes). */
 export const REGISTRATION_BODY_LIMIT = 16 * 1024;
+
+/** The prefix of a registration access token (RFC 7592). */
+export const REGISTRATION_ACCESS_TOKEN_PREFIX = "sor_";
 
 /** The prefix of a dynamically registered client's `client_id`. */
 export const REGISTERED_CLIENT_ID_PREFIX = "dyn-";
@@ -321,33 +336,42 @@ const ErrorSchema = v.pipe(
   v.title("OidcRegistrationError"),
 );
 
+const RegistrationAnswerSchema = v.pipe(
+  v.objectWithRest({
+    client_id: v.string(),
+    client_secret: v.optional(v.string()),
+    client_id_issued_at: v.number(),
+    client_secret_expires_at: v.optional(v.number()),
+    registration_access_token: v.string(),
+    registration_client_uri: v.string(),
+    redirect_uris: v.array(v.string()),
+    token_endpoint_auth_method: v.picklist(AUTH_METHODS),
+    grant_types: v.array(v.string()),
+    response_types: v.array(v.string()),
+    scope: v.string(),
+  }, v.unknown()),
+  v.title("OidcClientRegistration"),
+);
+
+const TAGS = ["OIDC provider"];
+const OFF = "Off unless `SVC_OIDC_REGISTRATION=initial-token` (404 otherwise).";
+const MANAGED =
+  "`Authorization: Bearer sor_…`: the registration access token the registration answered (RFC 7592); 401 `invalid_token` for another token, a deleted or suspended client, or a client an administrator made.";
+
 const operations = (): readonly OperationDoc[] => [
   {
     method: "POST",
     path: PATHS.register,
     summary: "Dynamic client registration (RFC 7591)",
     description:
-      "Off unless `SVC_OIDC_REGISTRATION=initial-token` (404 otherwise). `Authorization: Bearer soi_…`: an initial access token minted at `/svc-admin/oidc/initial-access-tokens`; each registration takes one of its uses. The body is the client's metadata (RFC 7591 2; at most 16 KiB; unknown members ignored): `redirect_uris` (https; http on a loopback host for `application_type: native`), `token_endpoint_auth_method` (`client_secret_basic` by default, `client_secret_post`, `private_key_jwt` with `jwks` or `jwks_uri`, `none` for a public client), `grant_types` (`authorization_code`, and `refresh_token` with `offline_access` in `scope`), `response_types` (`code`), `scope`, `client_name`, `client_uri`, `logo_uri`, `tos_uri`, `policy_uri`, `contacts`, `post_logout_redirect_uris`, `backchannel_logout_uri`, `backchannel_logout_session_required`, `require_pushed_authorization_requests`, `dpop_bound_access_tokens`. The client asks its users for consent; administrators see it at `/svc-admin/oidc/clients`, marked `dynamicallyRegistered`.",
-    tags: ["OIDC provider"],
+      `${OFF} \`Authorization: Bearer soi_…\`: an initial access token minted at \`/svc-admin/oidc/initial-access-tokens\`; each registration takes one of its uses. The body is the client's metadata (RFC 7591 2; at most 16 KiB; unknown members ignored): \`redirect_uris\` (https; http on a loopback host for \`application_type: native\`), \`token_endpoint_auth_method\` (\`client_secret_basic\` by default, \`client_secret_post\`, \`private_key_jwt\` with \`jwks\` or \`jwks_uri\`, \`none\` for a public client), \`grant_types\` (\`authorization_code\`, and \`refresh_token\` with \`offline_access\` in \`scope\`), \`response_types\` (\`code\`), \`scope\`, \`client_name\`, \`client_uri\`, \`logo_uri\`, \`tos_uri\`, \`policy_uri\`, \`contacts\`, \`post_logout_redirect_uris\`, \`backchannel_logout_uri\`, \`backchannel_logout_session_required\`, \`require_pushed_authorization_requests\`, \`dpop_bound_access_tokens\`. The client asks its users for consent; administrators see it at \`/svc-admin/oidc/clients\`, marked \`dynamicallyRegistered\`.`,
+    tags: TAGS,
     auth: "public",
     responses: {
       201: {
         description:
-          "`client_id`, `client_secret` (a client authenticating with a secret; shown once), `client_id_issued_at`, `client_secret_expires_at` (0: never), and the metadata as registered",
-        body: v.pipe(
-          v.objectWithRest({
-            client_id: v.string(),
-            client_secret: v.optional(v.string()),
-            client_id_issued_at: v.number(),
-            client_secret_expires_at: v.optional(v.number()),
-            redirect_uris: v.array(v.string()),
-            token_endpoint_auth_method: v.picklist(AUTH_METHODS),
-            grant_types: v.array(v.string()),
-            response_types: v.array(v.string()),
-            scope: v.string(),
-          }, v.unknown()),
-          v.title("OidcClientRegistration"),
-        ),
+          "`client_id`, `client_secret` (a client authenticating with a secret; shown once), `client_id_issued_at`, `client_secret_expires_at` (0: never), `registration_access_token` (`sor_…`, shown once) and `registration_client_uri` (RFC 7592), and the metadata as registered",
+        body: RegistrationAnswerSchema,
         headers: { "Cache-Control": "no-store" },
       },
       400: {
@@ -360,6 +384,64 @@ const operations = (): readonly OperationDoc[] => [
       },
       404: { description: "Registration is off" },
       413: { description: "The body is larger than the limit" },
+    },
+  },
+  {
+    method: "GET",
+    path: PATHS.registration,
+    summary: "Read a client's registration (RFC 7592)",
+    description:
+      `${OFF} ${MANAGED} Answers the client's metadata as it stands (an administrator's changes included), without the client secret.`,
+    tags: TAGS,
+    auth: "public",
+    params: { clientId: "The client's `client_id`" },
+    responses: {
+      200: {
+        description: "The registration",
+        body: RegistrationAnswerSchema,
+        headers: { "Cache-Control": "no-store" },
+      },
+      401: { description: "`invalid_token`", body: ErrorSchema },
+      404: { description: "Registration is off" },
+    },
+  },
+  {
+    method: "PUT",
+    path: PATHS.registration,
+    summary: "Change a client's registration (RFC 7592)",
+    description:
+      `${OFF} ${MANAGED} The body replaces the metadata (the rules of registration), with \`client_id\`; a \`client_secret\` in it must be the client's. \`token_endpoint_auth_method\` may change between \`client_secret_basic\` and \`client_secret_post\` only. Consent and suspension stay the administrators'. A change is one audit entry (\`oidc.client.registration_update\`) and an \`oidc.client_updated\` event; an identical one neither.`,
+    tags: TAGS,
+    auth: "public",
+    params: { clientId: "The client's `client_id`" },
+    responses: {
+      200: {
+        description: "The registration",
+        body: RegistrationAnswerSchema,
+        headers: { "Cache-Control": "no-store" },
+      },
+      400: {
+        description: "`invalid_client_metadata` or `invalid_redirect_uri`",
+        body: ErrorSchema,
+      },
+      401: { description: "`invalid_token`", body: ErrorSchema },
+      404: { description: "Registration is off" },
+      413: { description: "The body is larger than the limit" },
+    },
+  },
+  {
+    method: "DELETE",
+    path: PATHS.registration,
+    summary: "Delete a client's registration (RFC 7592)",
+    description:
+      `${OFF} ${MANAGED} The client is deleted as an administrator's deletion does: every session issued to it ends. One audit entry (\`oidc.client.registration_delete\`) and an \`oidc.client_deleted\` event. The registration access token stops working.`,
+    tags: TAGS,
+    auth: "public",
+    params: { clientId: "The client's `client_id`" },
+    responses: {
+      204: { description: "Deleted" },
+      401: { description: "`invalid_token`", body: ErrorSchema },
+      404: { description: "Registration is off" },
     },
   },
 ];
@@ -378,18 +460,44 @@ function bearerOf(c: Context): string | null {
   return match === null ? null : match[1];
 }
 
-/** The registration endpoint. */
+/** The registration endpoint and the client configuration endpoint (RFC 7592). */
 export function registrationRoutes(p: Provider): RouteInstaller {
   return documented((app) => {
     app.post(PATHS.register, bodyLimit(REGISTRATION_BODY_LIMIT), (c) => register(p, c));
+    app.get(PATHS.registration, (c) => readRegistration(p, c));
+    app.put(PATHS.registration, bodyLimit(REGISTRATION_BODY_LIMIT), (c) => updateRegistration(p, c));
+    app.delete(PATHS.registration, (c) => deleteRegistration(p, c));
   }, operations);
 }
 
-async function register(p: Provider, c: Context): Promise<Response> {
-  const { ctx } = p;
-  if (ctx.config.registration !== "initial-token") {
+function requireOn(p: Provider): void {
+  if (p.ctx.config.registration !== "initial-token") {
     throw new NotFoundError("Dynamic client registration is off.");
   }
+}
+
+/** Reads the JSON body and checks it as client metadata; a refusal answer, or the metadata. */
+async function metadataOf(
+  p: Provider,
+  c: Context,
+): Promise<{ readonly body: Record<string, unknown>; readonly metadata: RegisteredMetadata } | Response> {
+  try {
+    const body = await parseBody(c, v.unknown());
+    const metadata = registeredMetadata(body, outboundPolicyFromConfig(p.ctx.svcConfig).allowPrivate);
+    return { body: body as Record<string, unknown>, metadata };
+  } catch (error) {
+    if (error instanceof RegistrationError) return refuse(c, 400, error.error, error.message);
+    // Not JSON, too deep or wide, or a string with U+0000 (parseBody's refusals).
+    if (error instanceof SvcError && error.status === 400) {
+      return refuse(c, 400, "invalid_client_metadata", error.message);
+    }
+    throw error;
+  }
+}
+
+async function register(p: Provider, c: Context): Promise<Response> {
+  requireOn(p);
+  const { ctx } = p;
   const presented = bearerOf(c);
   const store = initialAccessTokenStore(ctx.sql);
   const token = presented === null ? null : await store.find(p.realmId, presented);
@@ -401,29 +509,20 @@ async function register(p: Provider, c: Context): Promise<Response> {
       "an initial access token is required (unknown, expired, spent or revoked)",
     );
   }
-
-  let metadata: RegisteredMetadata;
-  try {
-    const body = await parseBody(c, v.unknown());
-    metadata = registeredMetadata(body, outboundPolicyFromConfig(ctx.svcConfig).allowPrivate);
-  } catch (error) {
-    if (error instanceof RegistrationError) return refuse(c, 400, error.error, error.message);
-    // Not JSON, too deep or wide, or a string with U+0000 (parseBody's refusals).
-    if (error instanceof SvcError && error.status === 400) {
-      return refuse(c, 400, "invalid_client_metadata", error.message);
-    }
-    throw error;
-  }
+  const checked = await metadataOf(p, c);
+  if (checked instanceof Response) return checked;
+  const { metadata } = checked;
 
   const method = metadata.token_endpoint_auth_method;
   const secret = method === "client_secret_basic" || method === "client_secret_post"
     ? `${OIDC_CLIENT_SECRET_PREFIX}${randomToken(ctx.random, 32)}`
     : null;
+  const registrationToken = `${REGISTRATION_ACCESS_TOKEN_PREFIX}${randomToken(ctx.random, 32)}`;
   const clientId = `${REGISTERED_CLIENT_ID_PREFIX}${randomToken(ctx.random, 18)}`;
   const now = ctx.clock.now();
   let registered;
   try {
-    registered = await registerClient(p, token, clientId, metadata, secret, now);
+    registered = await registerClient(p, token, clientId, metadata, secret, registrationToken, now);
   } catch (error) {
     if (error instanceof TokenRefused) {
       return refuse(c, 401, "invalid_token", "the initial access token is expired, spent or revoked");
@@ -432,14 +531,238 @@ async function register(p: Provider, c: Context): Promise<Response> {
   }
   return c.json(
     {
-      client_id: registered.clientId,
+      ...answerOf(p, registered, metadata, registrationToken),
       ...(secret === null ? {} : { client_secret: secret, client_secret_expires_at: 0 }),
-      client_id_issued_at: Math.floor(registered.createdAt.getTime() / 1000),
-      ...metadata,
     },
     201,
     noStoreHeaders,
   );
+}
+
+/** The answer of the registration and configuration endpoints (never the client secret). */
+function answerOf(
+  p: Provider,
+  client: ClientRecord,
+  metadata: Record<string, unknown>,
+  registrationToken: string,
+): Record<string, unknown> {
+  return {
+    client_id: client.clientId,
+    client_id_issued_at: Math.floor(client.createdAt.getTime() / 1000),
+    registration_access_token: registrationToken,
+    registration_client_uri: p.url(
+      PATHS.registration.replace(":clientId", encodeURIComponent(client.clientId)),
+    ),
+    ...metadata,
+  };
+}
+
+/**
+ * The registered metadata with what svc's client record now says over it (an administrator may
+ * have changed the client since).
+ */
+export function currentMetadata(
+  client: ClientRecord,
+  stored: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...stored };
+  const set = (key: string, value: unknown) => {
+    if (value === null || value === undefined) delete out[key];
+    else out[key] = value;
+  };
+  out.redirect_uris = [...client.redirectUris];
+  set(
+    "post_logout_redirect_uris",
+    client.postLogoutRedirectUris.length > 0 ? [...client.postLogoutRedirectUris] : null,
+  );
+  out.scope = client.allowedScopes.join(" ");
+  out.grant_types = client.allowedScopes.includes("offline_access")
+    ? ["authorization_code", "refresh_token"]
+    : ["authorization_code"];
+  set("client_name", client.clientName);
+  set("jwks", client.jwks);
+  set("jwks_uri", client.jwksUri);
+  set("backchannel_logout_uri", client.backchannelLogoutUri);
+  set(
+    "backchannel_logout_session_required",
+    client.backchannelLogoutUri === null ? null : client.backchannelLogoutSessionRequired,
+  );
+  out.require_pushed_authorization_requests = client.requirePushedAuthorizationRequests;
+  out.dpop_bound_access_tokens = client.dpopBoundAccessTokens ?? false;
+  return out;
+}
+
+/** The client a registration access token manages (dynamically registered, not suspended), or null. */
+async function managedClient(
+  p: Provider,
+  c: Context,
+  tx?: { readonly clients: Provider["ctx"]["storage"]["clients"]; readonly pluginSql: PluginSql },
+): Promise<{ client: ClientRecord; metadata: Record<string, unknown>; token: string } | null> {
+  const presented = bearerOf(c);
+  const clientId = c.req.param("clientId") ?? "";
+  if (
+    presented === null || !presented.startsWith(REGISTRATION_ACCESS_TOKEN_PREFIX) || clientId.length > 200
+  ) {
+    return null;
+  }
+  const clients = tx?.clients ?? p.ctx.storage.clients;
+  const client = await clients.getByClientId(p.realmId, clientId);
+  if (client === null || client.suspended || client.dynamicallyRegistered !== true) return null;
+  const found = await initialAccessTokenStore(tx?.pluginSql ?? p.ctx.sql).registrationFor(
+    client.id,
+    presented,
+  );
+  return found === null ? null : { client, metadata: found.metadata, token: presented };
+}
+
+const INVALID_REGISTRATION_TOKEN =
+  "the registration access token is unknown, or its client is gone or suspended";
+
+async function readRegistration(p: Provider, c: Context): Promise<Response> {
+  requireOn(p);
+  const managed = await managedClient(p, c);
+  if (managed === null) return refuse(c, 401, "invalid_token", INVALID_REGISTRATION_TOKEN);
+  const { client, metadata, token } = managed;
+  return c.json(answerOf(p, client, currentMetadata(client, metadata), token), 200, noStoreHeaders);
+}
+
+const secretMethods: readonly string[] = ["client_secret_basic", "client_secret_post"];
+
+async function updateRegistration(p: Provider, c: Context): Promise<Response> {
+  requireOn(p);
+  const { ctx } = p;
+  const found = await managedClient(p, c);
+  if (found === null) return refuse(c, 401, "invalid_token", INVALID_REGISTRATION_TOKEN);
+  const checked = await metadataOf(p, c);
+  if (checked instanceof Response) return checked;
+  const { body, metadata } = checked;
+  if (body.client_id !== found.client.clientId) {
+    return refuse(c, 400, "invalid_client_metadata", "client_id must be the client's");
+  }
+  if (
+    body.client_secret !== undefined &&
+    (typeof body.client_secret !== "string" || found.client.secretHash === null ||
+      !constantTimeEqual(sha256Hex(body.client_secret), found.client.secretHash))
+  ) {
+    return refuse(c, 400, "invalid_client_metadata", "client_secret is not the client's");
+  }
+  const before = found.metadata.token_endpoint_auth_method as string;
+  const after = metadata.token_endpoint_auth_method;
+  if (before !== after && !(secretMethods.includes(before) && secretMethods.includes(after))) {
+    return refuse(
+      c,
+      400,
+      "invalid_client_metadata",
+      "token_endpoint_auth_method may change between client_secret_basic and client_secret_post only; register a new client",
+    );
+  }
+  const now = ctx.clock.now();
+  const updated = await ctx.admin.mutateAsService(
+    p.realmId,
+    `registration:${found.client.id}`,
+    async ({ tx, emit }) => {
+      const managed = await managedClient(p, c, tx);
+      if (managed === null) return { value: null, audit: null };
+      const beforeView = currentMetadata(managed.client, managed.metadata);
+      const fields = {
+        ...clientFieldsOf(metadata),
+        tokenEndpointAuthMethod: after === "none" ? null : after,
+      };
+      const afterView = currentMetadata({ ...managed.client, ...fields }, metadata);
+      // An identical registration changes nothing: no write, no event, no entry.
+      if (canonicalJson(beforeView) === canonicalJson(afterView)) {
+        return { value: managed.client, audit: null };
+      }
+      const client = await tx.clients.update(managed.client.id, fields);
+      if (client === null) return { value: null, audit: null };
+      await initialAccessTokenStore(tx.pluginSql).updateRegistration(client.id, metadata);
+      await emit({
+        kind: "oidc.client_updated",
+        occurredAt: now,
+        realmId: client.realmId,
+        data: {
+          id: client.id,
+          clientId: client.clientId,
+          changed: Object.keys(afterView).filter((key) =>
+            canonicalJson(afterView[key] ?? null) !== canonicalJson(beforeView[key] ?? null)
+          ).concat(Object.keys(beforeView).filter((key) => !(key in afterView))),
+          suspended: client.suspended,
+        },
+      });
+      return {
+        value: client,
+        audit: {
+          action: "oidc.client.registration_update",
+          target: client.id,
+          before: beforeView,
+          after: afterView,
+        },
+      };
+    },
+  );
+  if (updated === null) return refuse(c, 401, "invalid_token", INVALID_REGISTRATION_TOKEN);
+  return c.json(answerOf(p, updated, currentMetadata(updated, metadata), found.token), 200, noStoreHeaders);
+}
+
+async function deleteRegistration(p: Provider, c: Context): Promise<Response> {
+  requireOn(p);
+  const { ctx } = p;
+  const found = await managedClient(p, c);
+  if (found === null) return refuse(c, 401, "invalid_token", INVALID_REGISTRATION_TOKEN);
+  const endedAt = ctx.clock.now();
+  const ended = await ctx.admin.mutateAsService(
+    p.realmId,
+    `registration:${found.client.id}`,
+    async ({ tx, emit }) => {
+      const managed = await managedClient(p, c, tx);
+      if (managed === null || !await tx.clients.delete(managed.client.id)) {
+        return { value: null, audit: null };
+      }
+      const { client } = managed;
+      await initialAccessTokenStore(tx.pluginSql).deleteRegistration(client.id);
+      // Every session issued to the client ends: its access tokens and refresh tokens with it.
+      const sessionIds: string[] = [];
+      for (const sessionId of await tx.tokenGrants.sessionIdsOfClient(client.realmId, client.clientId)) {
+        const active = await tx.sessions.revoke(sessionId);
+        const refreshTokensRevoked = await tx.refreshTokens.revokeForSession(sessionId);
+        if (active || refreshTokensRevoked > 0) sessionIds.push(sessionId);
+      }
+      await emit({
+        kind: "oidc.client_deleted",
+        occurredAt: endedAt,
+        realmId: client.realmId,
+        data: { id: client.id, clientId: client.clientId, sessionsEnded: sessionIds.length },
+      });
+      return {
+        value: sessionIds,
+        audit: {
+          action: "oidc.client.registration_delete",
+          target: client.id,
+          before: currentMetadata(client, managed.metadata),
+          after: { sessionsEnded: sessionIds.length },
+        },
+      };
+    },
+  );
+  if (ended === null) return refuse(c, 401, "invalid_token", INVALID_REGISTRATION_TOKEN);
+  await ctx.sessions.announceEnded(ended.map((id) => ({ id, endedAt })));
+  return c.body(null, 204);
+}
+
+/** The fields of svc's client record the metadata sets (both at registration and at a change). */
+function clientFieldsOf(metadata: RegisteredMetadata) {
+  return {
+    redirectUris: metadata.redirect_uris,
+    postLogoutRedirectUris: (metadata.post_logout_redirect_uris as string[] | undefined) ?? [],
+    allowedScopes: metadata.scope.split(" "),
+    jwks: (metadata.jwks as { keys: Record<string, unknown>[] } | undefined) ?? null,
+    jwksUri: (metadata.jwks_uri as string | undefined) ?? null,
+    requirePushedAuthorizationRequests: metadata.require_pushed_authorization_requests === true,
+    backchannelLogoutUri: (metadata.backchannel_logout_uri as string | undefined) ?? null,
+    backchannelLogoutSessionRequired: metadata.backchannel_logout_session_required === true,
+    clientName: (metadata.client_name as string | undefined) ?? null,
+    dpopBoundAccessTokens: metadata.dpop_bound_access_tokens === true,
+  };
 }
 
 /** Takes a use of the token and creates the client, in one audited transaction. */
@@ -449,19 +772,17 @@ function registerClient(
   clientId: string,
   metadata: RegisteredMetadata,
   secret: string | null,
+  registrationToken: string,
   now: number,
 ) {
   const { ctx } = p;
-  const scopes = metadata.scope.split(" ");
   const method = metadata.token_endpoint_auth_method;
   return ctx.admin.mutateAsService(p.realmId, `initial-access-token:${token.id}`, async ({ tx, emit }) => {
     const store = initialAccessTokenStore(tx.pluginSql);
     if (!await store.take(token.id, new Date(now))) throw new TokenRefused();
     const client = await tx.clients.create(p.realmId.toLowerCase(), clientId, {
+      ...clientFieldsOf(metadata),
       clientType: method === "none" ? "public" : "confidential",
-      redirectUris: metadata.redirect_uris,
-      postLogoutRedirectUris: (metadata.post_logout_redirect_uris as string[] | undefined) ?? [],
-      allowedScopes: scopes,
       // A client nobody here vetted asks its users before it gets their data.
       requireConsent: true,
       suspended: false,
@@ -470,16 +791,16 @@ function registerClient(
       secretResetRequired: false,
       // The method registered is the only one the client may use.
       tokenEndpointAuthMethod: method === "none" ? null : method,
-      jwks: (metadata.jwks as { keys: Record<string, unknown>[] } | undefined) ?? null,
-      jwksUri: (metadata.jwks_uri as string | undefined) ?? null,
-      requirePushedAuthorizationRequests: metadata.require_pushed_authorization_requests === true,
-      backchannelLogoutUri: (metadata.backchannel_logout_uri as string | undefined) ?? null,
-      backchannelLogoutSessionRequired: metadata.backchannel_logout_session_required === true,
-      clientName: (metadata.client_name as string | undefined) ?? null,
-      dpopBoundAccessTokens: metadata.dpop_bound_access_tokens === true,
       dynamicallyRegistered: true,
     });
-    await store.recordRegistration(client.id, client.realmId, token.id, metadata, new Date(now));
+    await store.recordRegistration(
+      client.id,
+      client.realmId,
+      token.id,
+      metadata,
+      registrationToken,
+      new Date(now),
+    );
     await emit({
       kind: "oidc.client_created",
       occurredAt: now,

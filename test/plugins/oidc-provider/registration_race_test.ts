@@ -4,7 +4,9 @@
  * - 20 concurrent registrations with a token of one use give exactly one client (201); the
  *   others get 401 `invalid_token`; the token shows one use, and the realm's audit chain one entry;
  * - the conditional statement alone, without the realm's audit lock that registrations also take:
- *   20 concurrent takes of a token of three uses succeed exactly three times.
+ *   20 concurrent takes of a token of three uses succeed exactly three times;
+ * - RFC 7592: 20 concurrent identical changes of a registration write one audit entry and emit one
+ *   event; 20 concurrent deletions delete once (204, one entry), the others get 401.
  */
 import { strict as assert } from "node:assert";
 import { builtinPlugins } from "../../../plugins/builtin.ts";
@@ -65,6 +67,39 @@ Deno.test("oidc-provider: 20 concurrent registrations with a one-use token give 
     const taken = await Promise.all(Array.from({ length: RACERS }, () => store.take(limited.id, now)));
     assert.equal(taken.filter(Boolean).length, 3);
     assert.equal((await store.get(realmId, limited.id))?.uses, 3);
+
+    // RFC 7592 under concurrency.
+    const client = bodies.find((body) => body.client_id !== undefined);
+    const path = new URL(client.registration_client_uri).pathname;
+    const manage = (method: string, body?: unknown) =>
+      beds.app.request(path, {
+        method,
+        headers: {
+          Authorization: `Bearer ${client.registration_access_token}`,
+          ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const change = {
+      client_id: client.client_id,
+      redirect_uris: [REDIRECT, `${REDIRECT}2`],
+      client_name: "changed",
+    };
+    let before = await beds.admin.chainLength();
+    let events = bed.events.length;
+    const puts = await Promise.all(Array.from({ length: RACERS }, () => manage("PUT", change)));
+    assert.deepEqual(puts.map((res) => res.status), Array(RACERS).fill(200));
+    await Promise.all(puts.map((res) => res.body?.cancel()));
+    assert.equal(await beds.admin.chainLength() - before, 1, "one entry for 20 identical changes");
+    assert.equal(bed.events.slice(events).filter((event) => event.kind === "oidc.client_updated").length, 1);
+    before = await beds.admin.chainLength();
+    events = bed.events.length;
+    const deletes = await Promise.all(Array.from({ length: RACERS }, () => manage("DELETE")));
+    assert.deepEqual(deletes.map((res) => res.status).sort(), [204, ...Array(RACERS - 1).fill(401)]);
+    await Promise.all(deletes.map((res) => res.body?.cancel()));
+    assert.equal(await beds.admin.chainLength() - before, 1, "one entry for 20 deletions");
+    assert.equal(bed.events.slice(events).filter((event) => event.kind === "oidc.client_deleted").length, 1);
+    assert.equal((await bed.storage.adminAudit.verify(realmId)).valid, true);
   } finally {
     await beds.close();
   }

@@ -210,6 +210,7 @@ Deno.test("oidc-provider: initial access tokens and dynamic client registration"
         assert.equal(answer.client_uri, "https://rp.example.test");
         assert.deepEqual(answer.contacts, ["ops@rp.example.test"]);
         assert.equal(answer.something_svc_does_not_know, undefined);
+        assert.match(answer.registration_access_token, /^sor_/);
 
         assert.equal(await beds.admin.chainLength() - chain, 1, "one audit entry");
         const entry = await bed.database.db.selectFrom("admin_audit_entries").selectAll()
@@ -361,4 +362,168 @@ Deno.test("registration metadata: every accepted redirect URI is https, or http 
       }
     },
   ));
+});
+
+Deno.test("oidc-provider: the client configuration endpoint (RFC 7592)", async (t) => {
+  const beds = await pluginBed([plugin()], ON);
+  const { bed, realmId } = beds.admin;
+  try {
+    const { token } = await mint(beds);
+    const registered = await (await register(beds, token, {
+      redirect_uris: [REDIRECT],
+      client_name: "Managed App",
+      contacts: ["dev@rp.example.test"],
+    })).json();
+    const rat: string = registered.registration_access_token;
+    const uri = new URL(registered.registration_client_uri);
+    const manage = (method: string, bearer: string | null, body?: unknown, path = uri.pathname) =>
+      beds.app.request(path, {
+        method,
+        headers: {
+          ...(bearer === null ? {} : { Authorization: `Bearer ${bearer}` }),
+          ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const row = (await bed.storage.clients.getByClientId(realmId, registered.client_id))!;
+
+    await t.step("the registration answers its access token and configuration URI", async () => {
+      assert.match(rat, /^sor_[A-Za-z0-9_-]{43}$/);
+      const discovery = await (await beds.app.request("/.well-known/openid-configuration")).json();
+      assert.equal(
+        registered.registration_client_uri,
+        `${discovery.issuer}/oidc/register/${registered.client_id}`,
+      );
+      const stored = await bed.storage.pluginSql.query<Record<string, unknown>>(
+        "SELECT * FROM oidc_provider_registrations WHERE client_row_id = $1",
+        [row.id],
+      );
+      assert.ok(!JSON.stringify(stored).includes(rat), "only the hash of the token is stored");
+    });
+
+    await t.step("GET: the metadata as it stands, never the secret", async () => {
+      const res = await manage("GET", rat);
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get("Cache-Control"), "no-store");
+      const answer = await res.json();
+      assert.equal(answer.client_id, registered.client_id);
+      assert.equal(answer.client_secret, undefined);
+      assert.deepEqual(answer.contacts, ["dev@rp.example.test"]);
+      assert.equal(answer.client_name, "Managed App");
+      assert.equal(answer.registration_access_token, rat);
+      // An administrator's change shows.
+      const patched = await beds.request("PATCH", `/svc-admin/oidc/clients/${row.id}`, {
+        body: { clientName: "Renamed by admin" },
+      });
+      assert.equal(patched.status, 200);
+      assert.equal((await (await manage("GET", rat)).json()).client_name, "Renamed by admin");
+    });
+
+    await t.step("a wrong, missing or misplaced token: 401 invalid_token", async () => {
+      const other = await (await register(beds, token, { redirect_uris: [REDIRECT] })).json();
+      for (
+        const [bearer, path] of [
+          [null, uri.pathname],
+          [token, uri.pathname],
+          [`${rat}x`, uri.pathname],
+          [other.registration_access_token, uri.pathname],
+          [rat, new URL(other.registration_client_uri).pathname],
+          [rat, "/oidc/register/by-admin"],
+        ] as const
+      ) {
+        const res = await manage("GET", bearer, undefined, path);
+        assert.equal(res.status, 401, `${bearer} ${path}`);
+        assert.equal((await res.json()).error, "invalid_token");
+      }
+    });
+
+    await t.step(
+      "PUT: replaces the metadata, one entry and one event; an identical PUT neither",
+      async () => {
+        const body = {
+          client_id: registered.client_id,
+          redirect_uris: [REDIRECT, "https://rp.example.test/cb2"],
+          client_name: "Managed App 2",
+          contacts: ["ops@rp.example.test"],
+          token_endpoint_auth_method: "client_secret_post",
+          client_secret: registered.client_secret,
+        };
+        let chain = await beds.admin.chainLength();
+        let events = bed.events.length;
+        const res = await manage("PUT", rat, body);
+        assert.equal(res.status, 200, await res.clone().text());
+        const answer = await res.json();
+        assert.deepEqual(answer.redirect_uris, body.redirect_uris);
+        assert.deepEqual(answer.contacts, ["ops@rp.example.test"]);
+        assert.equal(await beds.admin.chainLength() - chain, 1);
+        const entry = await bed.database.db.selectFrom("admin_audit_entries").selectAll()
+          .orderBy("seq", "desc").limit(1).executeTakeFirstOrThrow();
+        assert.equal(entry.action, "oidc.client.registration_update");
+        assert.equal(entry.actor_id, `oidc-provider:registration:${row.id}`);
+        const updated = bed.events.slice(events).filter((event) => event.kind === "oidc.client_updated");
+        assert.equal(updated.length, 1);
+        const client = await bed.storage.clients.get(row.id);
+        assert.deepEqual(client?.redirectUris, body.redirect_uris);
+        assert.equal(client?.clientName, "Managed App 2");
+        assert.equal(client?.tokenEndpointAuthMethod, "client_secret_post");
+        assert.equal(client?.requireConsent, true, "consent stays the administrators'");
+
+        chain = await beds.admin.chainLength();
+        events = bed.events.length;
+        const again = await manage("PUT", rat, body);
+        assert.equal(again.status, 200);
+        assert.equal(await beds.admin.chainLength() - chain, 0, "an identical PUT writes no entry");
+        assert.equal(bed.events.length - events, 0, "an identical PUT emits nothing");
+      },
+    );
+
+    await t.step("PUT refusals", async () => {
+      const base = { client_id: registered.client_id, redirect_uris: [REDIRECT] };
+      const cases: [unknown, string][] = [
+        [{ redirect_uris: [REDIRECT] }, "invalid_client_metadata"],
+        [{ ...base, client_id: "someone-else" }, "invalid_client_metadata"],
+        [{ ...base, client_secret: "soc_wrong" }, "invalid_client_metadata"],
+        [{ ...base, token_endpoint_auth_method: "none" }, "invalid_client_metadata"],
+        [{ ...base, redirect_uris: ["http://rp.example.test/cb"] }, "invalid_redirect_uri"],
+        [{ ...base, client_name: "a\u0000b" }, "invalid_client_metadata"],
+      ];
+      const chain = await beds.admin.chainLength();
+      for (const [body, error] of cases) {
+        const res = await manage("PUT", rat, body);
+        assert.equal(res.status, 400, JSON.stringify(body));
+        assert.equal((await res.json()).error, error, JSON.stringify(body));
+      }
+      assert.equal(await beds.admin.chainLength(), chain);
+    });
+
+    await t.step("a suspended client cannot be managed; DELETE ends it", async () => {
+      await beds.request("PATCH", `/svc-admin/oidc/clients/${row.id}`, { body: { suspended: true } });
+      assert.equal((await manage("GET", rat)).status, 401);
+      await beds.request("PATCH", `/svc-admin/oidc/clients/${row.id}`, { body: { suspended: false } });
+      const chain = await beds.admin.chainLength();
+      const events = bed.events.length;
+      const res = await manage("DELETE", rat);
+      assert.equal(res.status, 204);
+      assert.equal(await beds.admin.chainLength() - chain, 1);
+      assert.equal(
+        bed.events.slice(events).filter((event) => event.kind === "oidc.client_deleted").length,
+        1,
+      );
+      assert.equal(await bed.storage.clients.get(row.id), null);
+      const left = await bed.storage.pluginSql.query(
+        "SELECT 1 FROM oidc_provider_registrations WHERE client_row_id = $1",
+        [row.id],
+      );
+      assert.equal(left.length, 0);
+      assert.equal((await manage("GET", rat)).status, 401);
+      assert.equal((await manage("DELETE", rat)).status, 401);
+      assert.equal(await beds.admin.chainLength() - chain, 1);
+    });
+
+    await t.step("the chain verifies", async () => {
+      assert.equal((await bed.storage.adminAudit.verify(realmId)).valid, true);
+    });
+  } finally {
+    await beds.close();
+  }
 });
