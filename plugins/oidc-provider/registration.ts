@@ -547,13 +547,13 @@ function answerOf(
   registrationToken: string,
 ): Record<string, unknown> {
   return {
+    ...metadata,
     client_id: client.clientId,
     client_id_issued_at: Math.floor(client.createdAt.getTime() / 1000),
     registration_access_token: registrationToken,
     registration_client_uri: p.url(
       PATHS.registration.replace(":clientId", encodeURIComponent(client.clientId)),
     ),
-    ...metadata,
   };
 }
 
@@ -601,7 +601,8 @@ async function managedClient(
   const presented = bearerOf(c);
   const clientId = c.req.param("clientId") ?? "";
   if (
-    presented === null || !presented.startsWith(REGISTRATION_ACCESS_TOKEN_PREFIX) || clientId.length > 200
+    presented === null || !presented.startsWith(REGISTRATION_ACCESS_TOKEN_PREFIX) ||
+    !/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(clientId)
   ) {
     return null;
   }
