@@ -104,6 +104,8 @@ export {
   type PermissionDefinition,
   SVC_PERMISSIONS,
 } from "./core/definitions/svc-permissions.ts";
+/** The `svc:` permissions of the OIDC client admin API (a plugin's routes about clients fence with them). */
+export { OIDC_CLIENTS_MANAGE_GLOBAL, OIDC_CLIENTS_READ_GLOBAL } from "./core/definitions/permissions/oidc.ts";
 
 // ---------------------------------------------------------------------------
 // Events
@@ -472,6 +474,8 @@ export { aspnetItems, aspnetTablesFromCsv, aspnetTablesFromJson } from "./core/i
 export { clientConfigItems } from "./core/imports/client-config.ts";
 /** `noStore`: the route middleware for answers that carry a secret. */
 export { noStore } from "./http/security-headers.ts";
+/** The prefix of the OIDC client secrets svc generates (`soc_`). */
+export { OIDC_CLIENT_SECRET_PREFIX } from "./http/admin/oidc-clients.ts";
 /** The authenticated caller and how requests are resolved to one. */
 export {
   type Authenticator,

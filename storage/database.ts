@@ -676,6 +676,8 @@ export interface ClientsTable {
   dpop_bound_access_tokens: Generated<boolean>;
   /** Whether a refresh grant answers a new ID token (default true). */
   id_token_on_refresh: Generated<boolean>;
+  /** Whether the client registered itself (RFC 7591 dynamic client registration; default false). */
+  dynamically_registered: Generated<boolean>;
   /** When the row was created. */
   created_at: Timestamp;
   /** Where the provider POSTs logout tokens (OIDC Back-Channel Logout 1.0), or null. */

@@ -457,6 +457,8 @@ const statements: readonly string[] = [
   `ALTER TABLE clients ADD COLUMN IF NOT EXISTS dpop_bound_access_tokens boolean NOT NULL DEFAULT false`,
   // Whether a refresh grant answers a new ID token (OIDC Core 12.2 makes it optional); default yes.
   `ALTER TABLE clients ADD COLUMN IF NOT EXISTS id_token_on_refresh boolean NOT NULL DEFAULT true`,
+  // Whether the client registered itself (RFC 7591 dynamic client registration, oidc-provider plugin).
+  `ALTER TABLE clients ADD COLUMN IF NOT EXISTS dynamically_registered boolean NOT NULL DEFAULT false`,
 
   // ---- Ledgers (spec 2.7) ----
   `CREATE TABLE IF NOT EXISTS security_events (

@@ -548,8 +548,15 @@ export const CORE_EVENT_KINDS: Readonly<Record<string, CoreEventKind>> = {
   },
   // oidc.* (admin routes of svc; the provider's own kinds are the oidc-provider plugin's)
   "oidc.client_created": {
-    when: "an OIDC client was registered",
-    payload: { ...oidcClientFields, clientType: f.string("`confidential` or `public`") },
+    when:
+      "an OIDC client was registered (by an administrator, or by itself at the provider's registration endpoint)",
+    payload: {
+      ...oidcClientFields,
+      clientType: f.string("`confidential` or `public`"),
+      dynamicallyRegistered: f.boolean("true when the client registered itself (RFC 7591)", {
+        optional: true,
+      }),
+    },
   },
   "oidc.client_updated": {
     when: "an OIDC client was changed",

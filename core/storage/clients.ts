@@ -57,6 +57,8 @@ export interface ClientRecord {
    * OIDC Core 12.2 makes it optional; without it a refresh costs one signature less.
    */
   readonly idTokenOnRefresh?: boolean;
+  /** Whether the client registered itself (RFC 7591 dynamic client registration; absent: false). */
+  readonly dynamicallyRegistered?: boolean;
   /** When it was created. */
   readonly createdAt: Date;
   /**
@@ -107,6 +109,8 @@ export interface ClientFields {
   readonly dpopBoundAccessTokens?: boolean;
   /** Whether a refresh grant answers a new ID token; default true. */
   readonly idTokenOnRefresh?: boolean;
+  /** Whether the client registered itself (RFC 7591); default false. Set at creation only. */
+  readonly dynamicallyRegistered?: boolean;
 }
 
 /** Client storage. */

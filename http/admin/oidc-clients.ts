@@ -10,6 +10,9 @@
  * | PATCH | `/svc-admin/oidc/clients/{id}` | change redirect URIs, scopes, consent, suspension, `private_key_jwt` keys, PAR requirement, back-channel logout, refresh grace window |
  * | DELETE | `/svc-admin/oidc/clients/{id}` | delete; the sessions (access and refresh tokens) issued to it end |
  *
+ * Clients that registered themselves (RFC 7591, the provider's registration endpoint) are listed
+ * and managed here like the others, marked `dynamicallyRegistered`.
+ *
  * A confidential client authenticates with its secret (`client_secret_basic` or
  * `client_secret_post`) or, with `tokenEndpointAuthMethod: "private_key_jwt"`, with JWT
  * assertions signed by one of its public keys: a registered `jwks` (public members only) or a
@@ -210,6 +213,12 @@ export const OidcClientSchema = v.pipe(
     clientName: v.nullable(v.string()),
     dpopBoundAccessTokens: v.boolean(),
     idTokenOnRefresh: v.boolean(),
+    dynamicallyRegistered: v.pipe(
+      v.boolean(),
+      v.description(
+        "Whether the client registered itself at the provider's registration endpoint (RFC 7591).",
+      ),
+    ),
     createdAt: IsoTimeSchema,
   }),
   v.title("OidcClient"),
@@ -250,6 +259,7 @@ export function oidcClientView(client: ClientRecord): v.InferOutput<typeof OidcC
     clientName: client.clientName,
     dpopBoundAccessTokens: client.dpopBoundAccessTokens ?? false,
     idTokenOnRefresh: client.idTokenOnRefresh ?? true,
+    dynamicallyRegistered: client.dynamicallyRegistered ?? false,
     createdAt: client.createdAt.toISOString(),
   };
 }

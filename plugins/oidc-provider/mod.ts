@@ -5,7 +5,10 @@
  * client_credentials for service accounts; client authentication by secret, `private_key_jwt` or
  * none for public clients), ID tokens, userinfo, revocation, introspection,
  * RP-initiated logout, pushed authorization requests (RFC 9126, `par.ts`) and resources with
- * RFC 9068 access tokens (RFC 8707, `resources.ts`, managed at `/svc-admin/oidc/resources`), for the clients of one realm (managed at `/svc-admin/oidc/clients`).
+ * RFC 9068 access tokens (RFC 8707, `resources.ts`, managed at `/svc-admin/oidc/resources`), for the clients of one realm (managed at `/svc-admin/oidc/clients`),
+ * and, when `SVC_OIDC_REGISTRATION=initial-token`, dynamic client registration (RFC 7591,
+ * `registration.ts`) with initial access tokens (managed at `/svc-admin/oidc/initial-access-tokens`)
+ * and the client configuration endpoint (RFC 7592).
  * Built only on what `mod.ts` exports.
  *
  * @module
@@ -33,9 +36,12 @@ import {
   BackchannelLogout,
   type BackchannelOptions,
 } from "./backchannel.ts";
+import { initialAccessTokenRoutes } from "./initial-access-tokens-admin.ts";
+import { REGISTRATION_TABLES } from "./initial-access-tokens.ts";
 import { logoutRoutes } from "./logout.ts";
 import { PAR_TABLES } from "./par.ts";
 import { parRoutes } from "./par-route.ts";
+import { REGISTRATION_MODES, registrationRoutes } from "./registration.ts";
 import { RESOURCE_TABLES } from "./resources.ts";
 import { PERMISSIONS, resourceAdminRoutes } from "./resources-admin.ts";
 import { ssoRoutes } from "./sso.ts";
@@ -66,6 +72,10 @@ const ConfigSchema = v.object({
       v.transform((value) => value === true || value === "true"),
     ),
     false,
+  ),
+  registration: v.optional(
+    v.picklist(REGISTRATION_MODES, `${REGISTRATION_MODES.join(" or ")}`),
+    "off",
   ),
 });
 
@@ -252,6 +262,13 @@ export function oidcProviderPlugin(options: OidcProviderOptions = {}): OidcProvi
           defaultText: "false",
         },
         {
+          env: "SVC_OIDC_REGISTRATION",
+          key: "registration",
+          doc:
+            "dynamic client registration (RFC 7591) at /oidc/register: off, or initial-token (a client presents an initial access token minted at /svc-admin/oidc/initial-access-tokens)",
+          defaultText: "off",
+        },
+        {
           env: "SVC_OIDC_ID_TOKEN_TTL_SECONDS",
           key: "idTokenTtlSeconds",
           doc: "ID token lifetime",
@@ -259,7 +276,7 @@ export function oidcProviderPlugin(options: OidcProviderOptions = {}): OidcProvi
         },
       ],
     },
-    tables: [...TABLES, ...PAR_TABLES, ...RESOURCE_TABLES, ...BACKCHANNEL_TABLES],
+    tables: [...TABLES, ...PAR_TABLES, ...RESOURCE_TABLES, ...BACKCHANNEL_TABLES, ...REGISTRATION_TABLES],
     permissions: PERMISSIONS,
     events: EVENTS,
     async start(ctx) {
@@ -285,6 +302,8 @@ export function oidcProviderPlugin(options: OidcProviderOptions = {}): OidcProvi
         ssoRoutes(p),
         resourceAdminRoutes(ctx),
         appsRoutes(p),
+        registrationRoutes(p),
+        initialAccessTokenRoutes(ctx),
       ];
     },
   });

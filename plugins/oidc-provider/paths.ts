@@ -17,5 +17,7 @@ export const PATHS = {
   revoke: "/oidc/revoke",
   introspect: "/oidc/introspect",
   logout: "/oidc/logout",
+  register: "/oidc/register",
+  registration: "/oidc/register/:clientId",
   jwks: "/.well-known/jwks.json",
 } as const;

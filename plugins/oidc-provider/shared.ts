@@ -29,6 +29,8 @@ export interface OidcProviderConfig {
   readonly idTokenTtlSeconds: number;
   /** Whether DPoP proofs at the provider's endpoints must carry a server nonce. */
   readonly dpopNonceRequired: boolean;
+  /** Dynamic client registration (RFC 7591): `off`, or `initial-token` (with an initial access token). */
+  readonly registration: "off" | "initial-token";
 }
 
 /** The context the endpoints run in, once the realm is known. */

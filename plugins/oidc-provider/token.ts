@@ -252,6 +252,10 @@ export function discovery(p: Provider): Record<string, unknown> {
     // OIDC Back-Channel Logout 1.0: logout tokens always carry sid (see backchannel.ts).
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
+    // RFC 7591, only when enabled (SVC_OIDC_REGISTRATION=initial-token).
+    ...(p.ctx.config.registration === "initial-token"
+      ? { registration_endpoint: p.url(PATHS.register) }
+      : {}),
   };
 }
 

@@ -37,6 +37,7 @@ function toRecord(row: Selectable<ClientsTable>): ClientRecord {
     clientName: row.client_name ?? null,
     dpopBoundAccessTokens: row.dpop_bound_access_tokens ?? false,
     idTokenOnRefresh: row.id_token_on_refresh ?? true,
+    dynamicallyRegistered: row.dynamically_registered ?? false,
     createdAt: row.created_at,
   };
 }
@@ -77,6 +78,7 @@ function columnsOf(fields: Partial<ClientFields>): Updateable<ClientsTable> {
   if (fields.clientName !== undefined) out.client_name = fields.clientName;
   if (fields.dpopBoundAccessTokens !== undefined) out.dpop_bound_access_tokens = fields.dpopBoundAccessTokens;
   if (fields.idTokenOnRefresh !== undefined) out.id_token_on_refresh = fields.idTokenOnRefresh;
+  if (fields.dynamicallyRegistered !== undefined) out.dynamically_registered = fields.dynamicallyRegistered;
   return out;
 }
 
@@ -108,6 +110,7 @@ export function createSqlClientStore(
     client_name: fields.clientName ?? null,
     dpop_bound_access_tokens: fields.dpopBoundAccessTokens ?? false,
     id_token_on_refresh: fields.idTokenOnRefresh ?? true,
+    dynamically_registered: fields.dynamicallyRegistered ?? false,
     created_at: new Date(deps.clock.now()),
   });
   return {

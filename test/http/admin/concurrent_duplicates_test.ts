@@ -32,6 +32,7 @@ const NEW_EACH_TIME: ReadonlyMap<string, string> = new Map([
   ["POST /svc-admin/signing-keys/rotate", "each call makes a new primary key"],
   ["POST /svc-admin/api-keys", "each call issues a new key"],
   ["POST /svc-admin/oidc/clients", "each call registers a client with a new client id"],
+  ["POST /svc-admin/oidc/initial-access-tokens", "each call mints a new initial access token"],
   ["POST /svc-admin/break-glass/drill", "each drill is recorded"],
   ["POST /svc-admin/break-glass/rotate", "each call rotates to a new credential"],
   ["POST /svc-admin/impersonation", "each call starts an impersonation"],

@@ -1,4 +1,8 @@
-/** Admin route cases: OIDC clients, and the OIDC provider plugin's resources (APIs). */
+/**
+ * Admin route cases: OIDC clients, and the OIDC provider plugin's resources (APIs) and initial
+ * access tokens (dynamic client registration).
+ */
+import { initialAccessTokenStore } from "../../../../plugins/oidc-provider/initial-access-tokens.ts";
 import { resourceStore } from "../../../../plugins/oidc-provider/resources.ts";
 import type { AdminBed } from "../../../support/admin.ts";
 import type { AdminRouteCase } from "../case.ts";
@@ -59,6 +63,29 @@ const resourceRoute = (route: string, status: number, mutates: boolean, body?: u
   },
 });
 
+/** A fresh initial access token of the bed's realm (written through the plugin's store); answers its id. */
+async function freshInitialAccessToken(admin: AdminBed): Promise<string> {
+  const token = await initialAccessTokenStore(admin.bed.storage.pluginSql).create(
+    crypto.randomUUID(),
+    admin.realmId,
+    `soi_${crypto.randomUUID()}`,
+    { name: uniqueId(), maxUses: null, expiresAt: null },
+    new Date(admin.bed.clock.now()),
+  );
+  return token.id;
+}
+
+const tokenRoute = (route: string, status: number, mutates: boolean): AdminRouteCase => ({
+  route,
+  mutates,
+  orgAdmin: false,
+  otherOrg: 403,
+  status,
+  async prepare(admin) {
+    return { path: `/svc-admin/oidc/initial-access-tokens/${await freshInitialAccessToken(admin)}` };
+  },
+});
+
 /** The cases of this area. */
 export const CASES: readonly AdminRouteCase[] = [
   {
@@ -111,4 +138,26 @@ export const CASES: readonly AdminRouteCase[] = [
   resourceRoute("GET /svc-admin/oidc/resources/:resourceId", 200, false),
   resourceRoute("PATCH /svc-admin/oidc/resources/:resourceId", 200, true, { accessTokenTtlSeconds: 900 }),
   resourceRoute("DELETE /svc-admin/oidc/resources/:resourceId", 204, true),
+  {
+    route: "GET /svc-admin/oidc/initial-access-tokens",
+    mutates: false,
+    orgAdmin: false,
+    otherOrg: 403,
+    status: 200,
+    prepare: () => Promise.resolve({ path: "/svc-admin/oidc/initial-access-tokens?limit=5" }),
+  },
+  {
+    route: "POST /svc-admin/oidc/initial-access-tokens",
+    mutates: true,
+    orgAdmin: false,
+    otherOrg: 403,
+    status: 201,
+    prepare: () =>
+      Promise.resolve({
+        path: "/svc-admin/oidc/initial-access-tokens",
+        body: { name: uniqueId(), maxUses: 3 },
+      }),
+  },
+  tokenRoute("GET /svc-admin/oidc/initial-access-tokens/:tokenId", 200, false),
+  tokenRoute("DELETE /svc-admin/oidc/initial-access-tokens/:tokenId", 204, true),
 ];
