@@ -49,9 +49,11 @@ export function tokenStatus(
 
 /** The plugin's tables for dynamic client registration. */
 export const REGISTRATION_TABLES = [
+  // Rows go with their realm and their client (the metadata holds contacts: personal data), on
+  // every path that deletes them: the admin API, RFC 7592, a realm's deletion.
   `CREATE TABLE IF NOT EXISTS oidc_provider_initial_access_tokens (
     id uuid PRIMARY KEY,
-    realm_id uuid NOT NULL,
+    realm_id uuid NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
     token_hash text NOT NULL UNIQUE,
     name text,
     max_uses integer,
@@ -66,8 +68,8 @@ export const REGISTRATION_TABLES = [
   // no place for included: client_uri, logo_uri, contacts…), the token it used, and the SHA-256
   // of its registration access token (RFC 7592).
   `CREATE TABLE IF NOT EXISTS oidc_provider_registrations (
-    client_row_id uuid PRIMARY KEY,
-    realm_id uuid NOT NULL,
+    client_row_id uuid PRIMARY KEY REFERENCES clients(id) ON DELETE CASCADE,
+    realm_id uuid NOT NULL REFERENCES realms(id) ON DELETE CASCADE,
     initial_access_token_id uuid,
     metadata jsonb NOT NULL,
     registration_token_hash text NOT NULL,

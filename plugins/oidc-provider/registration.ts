@@ -449,6 +449,11 @@ const operations = (): readonly OperationDoc[] => [
 const noStoreHeaders = { "Cache-Control": "no-store", Pragma: "no-cache" };
 
 function refuse(c: Context, status: 400 | 401, error: string, description: string): Response {
+  if (status === 401 && c.req.header("Authorization") === undefined) {
+    // RFC 6750 3.1: a request without authentication gets the challenge and no error information.
+    c.header("WWW-Authenticate", 'Bearer realm="oidc"');
+    return c.body(null, 401, noStoreHeaders);
+  }
   if (status === 401) c.header("WWW-Authenticate", `Bearer error="invalid_token"`);
   return c.json({ error, error_description: description }, status, noStoreHeaders);
 }

@@ -105,9 +105,10 @@ Deno.test("oidc-provider: initial access tokens and dynamic client registration"
 
     await t.step("without a usable token: 401 invalid_token", async () => {
       const body = { redirect_uris: [REDIRECT] };
+      const otherRealm = await bed.storage.realms.create({ name: "other-realm", displayName: "Other" });
       const other = await initialAccessTokenStore(bed.storage.pluginSql).create(
         crypto.randomUUID(),
-        crypto.randomUUID(),
+        otherRealm.id,
         "soi_another-realms-token",
         { name: null, maxUses: null, expiresAt: null },
         new Date(bed.clock.now()),
@@ -118,8 +119,14 @@ Deno.test("oidc-provider: initial access tokens and dynamic client registration"
       ) {
         const res = await register(beds, token, body);
         assert.equal(res.status, 401, `${token}`);
-        assert.equal(res.headers.get("WWW-Authenticate"), 'Bearer error="invalid_token"');
         assert.equal(res.headers.get("Cache-Control"), "no-store");
+        if (token === null) {
+          // RFC 6750 3.1: no authentication, no error information.
+          assert.equal(res.headers.get("WWW-Authenticate"), 'Bearer realm="oidc"');
+          assert.equal(await res.text(), "");
+          continue;
+        }
+        assert.equal(res.headers.get("WWW-Authenticate"), 'Bearer error="invalid_token"');
         assert.equal((await res.json()).error, "invalid_token");
       }
     });
@@ -433,7 +440,8 @@ Deno.test("oidc-provider: the client configuration endpoint (RFC 7592)", async (
       ) {
         const res = await manage("GET", bearer, undefined, path);
         assert.equal(res.status, 401, `${bearer} ${path}`);
-        assert.equal((await res.json()).error, "invalid_token");
+        if (bearer === null) assert.equal(await res.text(), "");
+        else assert.equal((await res.json()).error, "invalid_token");
       }
     });
 
@@ -519,6 +527,24 @@ Deno.test("oidc-provider: the client configuration endpoint (RFC 7592)", async (
       assert.equal((await manage("DELETE", rat)).status, 401);
       assert.equal(await beds.admin.chainLength() - chain, 1);
     });
+
+    await t.step(
+      "an administrator's delete takes the registration (its contacts) with the client",
+      async () => {
+        const answer = await (await register(beds, token, {
+          redirect_uris: [REDIRECT],
+          contacts: ["ops@rp.example.test"],
+        })).json();
+        const client = (await bed.storage.clients.getByClientId(realmId, answer.client_id))!;
+        const rows = () =>
+          bed.storage.pluginSql.query("SELECT 1 FROM oidc_provider_registrations WHERE client_row_id = $1", [
+            client.id,
+          ]);
+        assert.equal((await rows()).length, 1);
+        assert.equal((await beds.request("DELETE", `/svc-admin/oidc/clients/${client.id}`)).status, 204);
+        assert.equal((await rows()).length, 0);
+      },
+    );
 
     await t.step("the chain verifies", async () => {
       assert.equal((await bed.storage.adminAudit.verify(realmId)).valid, true);
