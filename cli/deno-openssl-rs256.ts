@@ -85,6 +85,8 @@ export interface OpenSslSignerOptions {
 
 /** The signer, or null where no OpenSSL 3 libcrypto loads (or FFI is not permitted). */
 export function openSslRs256Signer(options: OpenSslSignerOptions = {}): JwsSigner | null {
+  // Without FFI permission, Deno.dlopen would prompt on a terminal: ask nothing, sign with WebCrypto.
+  if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
   const opened = openLibcrypto(options.libraries ?? LIBRARY_NAMES[Deno.build.os] ?? []);
   if (opened === null) return null;
   const { crypto: c, version } = opened;
@@ -100,8 +102,9 @@ export function openSslRs256Signer(options: OpenSslSignerOptions = {}): JwsSigne
   let broken = false;
 
   async function signWith(key: NativeKey, input: Uint8Array, owner: CryptoKey): Promise<Uint8Array> {
-    if (running >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
-    running++;
+    // A slot: a free one, else the one a finishing call hands over.
+    if (running < limit) running++;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
     const ctx = c.EVP_MD_CTX_new();
     const signature = new Uint8Array(key.size);
     const length = new BigUint64Array([BigInt(signature.length)]);
@@ -119,8 +122,9 @@ export function openSslRs256Signer(options: OpenSslSignerOptions = {}): JwsSigne
     } finally {
       if (ctx !== null) c.EVP_MD_CTX_free(ctx);
       inFlight.delete(held);
-      running--;
-      waiting.shift()?.();
+      const next = waiting.shift();
+      if (next === undefined) running--;
+      else next();
     }
   }
 

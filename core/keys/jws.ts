@@ -24,7 +24,7 @@ const FAST_ALGORITHM = "RS256";
  * Core never imports one: the CLI's adapter passes it to the {@link KeyRing}.
  */
 export interface JwsSigner {
-  /** What it signs with, for the boot log (`openssl 3.0.17`). */
+  /** What it signs with, for the boot log (`openssl 3.0.19`). */
   readonly name: string;
   /**
    * The signature of `signingInput` (the JWS signing input, ASCII) under `alg` with `key`: for
