@@ -57,7 +57,7 @@ export const denoRuntime: RuntimeAdapter = {
       options?.native,
     ),
   // RS256 on OpenSSL's libcrypto through FFI where it loads: Deno's WebCrypto RSA (RustCrypto)
-  // costs about six times the CPU per signature, and every token svc mints is one.
+  // costs five to six times the CPU per signature, and every token svc mints is one.
   createJwsSigner: () => openSslRs256Signer(),
   // The system resolver (hosts file included), as the runtime's own connections use it; the
   // outbound guard then connects to the address it checked.

@@ -2,7 +2,7 @@
  * Compact JWS signing of svc's JWTs, with an optional faster signer a runtime adapter may give.
  *
  * jose's `SignJWT` signs with WebCrypto, whose RSA is slow on some runtimes (Deno: RustCrypto's
- * `rsa`, about six times the CPU of OpenSSL per RS256 signature). A {@link JwsSigner} computes
+ * `rsa`, five to six times the CPU of OpenSSL per RS256 signature). A {@link JwsSigner} computes
  * the raw signature another way; svc then builds the compact serialization itself, byte for
  * byte as jose does (`BASE64URL(UTF8(JSON.stringify(header)))`, `.`,
  * `BASE64URL(UTF8(JSON.stringify(structuredClone(claims))))`, `.`, `BASE64URL(signature)`).

@@ -106,11 +106,6 @@ export class KeyRing {
     this.#signer = signer;
   }
 
-  /** The faster signer this ring was given, if any. */
-  get signer(): JwsSigner | undefined {
-    return this.#signer;
-  }
-
   /**
    * Signs `claims` as a JWT of type `typ` with `key` (header `{ alg, typ, kid }`): with the
    * ring's signer where it handles the key, else with jose. The same compact JWT either way.
