@@ -264,6 +264,7 @@ export { auditEntryHash, canonicalJson, payloadDigest } from "./storage/sql/admi
 /** Per-realm RS256 signing keys: generation, rotation with an overlap window, JWKS publication. */
 export { generateSigningKey, SIGNING_ALGORITHM } from "./core/keys/generate.ts";
 export { type LoadedSigningKey, loadSigningKey, type PublicSigningJwk } from "./core/keys/load.ts";
+export { type JwsHeader, type JwsSigner, signCompactJwt } from "./core/keys/jws.ts";
 export { type JwksDocument, KeyRing, KeyRingError, type KeyRingOptions } from "./core/keys/ring.ts";
 /**
  * Every svc JWT type (spec 2.2), minted and verified through one typed API that always

@@ -58,6 +58,7 @@
 
 export { type CliOptions, runCli, type RuntimeAdapter } from "./cli/run.ts";
 export { denoRuntime } from "./cli/deno-runtime.ts";
+export { openSslRs256Signer, type OpenSslSignerOptions } from "./cli/deno-openssl-rs256.ts";
 export { nodeRuntime } from "./cli/node-runtime.ts";
 export { bunAdapter } from "./cli/bun.ts";
 export type { LockFiles } from "./cli/data-dir-lock.ts";

@@ -15,7 +15,12 @@
  * secret; the client itself is cached, its row version checked by the grant's statement), the
  * grant row and the `oidc.tokens_issued` webhook deliveries in the same one statement as the
  * rotation, and (by default) an ID token signed beside the access token.
+ *
+ * RS256 signatures: on OpenSSL's libcrypto through FFI where it loads, as `svc start` on Deno
+ * signs (`cli/deno-openssl-rs256.ts`); `SVC_RSA_NATIVE_SIGNER=false` in the environment: Deno's
+ * WebCrypto through jose. Interleave runs of both to compare them.
  */
+import { openSslRs256Signer } from "../cli/deno-openssl-rs256.ts";
 import { cryptoRandom } from "../core/random.ts";
 import { builtinPlugins } from "../plugins/builtin.ts";
 import { pluginBed } from "../test/support/plugins.ts";
@@ -29,7 +34,12 @@ const REDIRECT = "https://app.example.test/cb";
 const FORM = { "Content-Type": "application/x-www-form-urlencoded" };
 
 const plugin = builtinPlugins().find((candidate) => candidate.name === "oidc-provider")!;
-const beds = await pluginBed([plugin], { SVC_PLUGINS: "oidc-provider" }, { postgres: true });
+const jwsSigner = Deno.env.get("SVC_RSA_NATIVE_SIGNER") === "false" ? null : openSslRs256Signer();
+console.log(`RS256 signer: ${jwsSigner?.name ?? "webcrypto (jose)"}; load ${Deno.loadavg().join(" ")}`);
+const beds = await pluginBed([plugin], { SVC_PLUGINS: "oidc-provider" }, {
+  postgres: true,
+  jwsSigner: jwsSigner ?? undefined,
+});
 try {
   const { bed, realmId } = beds.admin;
   // The test bed's seeded generator is for reproducible tests; thousands of tokens want real randomness.
@@ -202,7 +212,7 @@ try {
   console.log(
     `median of the rounds' ratios: ${
       names.filter((k) => k !== "native").map((k) => `${k} ${median(roundRatios(k)).toFixed(2)}`).join(", ")
-    }`,
+    }; load ${Deno.loadavg().join(" ")}`,
   );
 } finally {
   await beds.close();

@@ -8,6 +8,9 @@
  *   node bench/rs256_runtimes.mjs
  *   npx bun bench/rs256_runtimes.mjs
  *
+ * On Deno a fourth row measures svc's RS256 signer there, OpenSSL's libcrypto through FFI
+ * (`cli/deno-openssl-rs256.ts`, what `SVC_RSA_NATIVE_SIGNER` turns on), where it loads.
+ *
  * `--signs 2000` sets the signatures per algorithm (after 200 warm-up signatures). Prints one
  * Markdown row per algorithm: the runtime, the wall time per signature (mean, and the median of 10
  * batches), signatures per second from that median, and the process CPU time per signature (user +
@@ -49,6 +52,18 @@ const algorithms = [
   },
   { name: "EdDSA (Ed25519)", generate: { name: "Ed25519" }, sign: { name: "Ed25519" } },
 ];
+if (typeof Deno !== "undefined") {
+  const { openSslRs256Signer } = await import("../cli/deno-openssl-rs256.ts");
+  const openssl = openSslRs256Signer();
+  if (openssl !== null) {
+    algorithms.push({
+      ...algorithms[0],
+      name: `RS256 (RSA 2048), ${openssl.name} via FFI`,
+      extractable: true, // the signer exports the key once, to PKCS#8
+      signWith: (key, data) => openssl.sign("RS256", key, data),
+    });
+  }
+}
 
 console.log(
   "| runtime | algorithm | mean ms/signature | median of 10 batches | signatures/s | CPU ms/signature |",
@@ -57,19 +72,21 @@ console.log("| --- | --- | --- | --- | --- | --- |");
 for (const algorithm of algorithms) {
   let key;
   try {
-    key = (await subtle.generateKey(algorithm.generate, false, ["sign", "verify"])).privateKey;
+    key = (await subtle.generateKey(algorithm.generate, algorithm.extractable ?? false, ["sign", "verify"]))
+      .privateKey;
   } catch (error) {
     console.log(`| ${runtime} | ${algorithm.name} | not supported (${String(error).slice(0, 60)}) | | | |`);
     continue;
   }
-  for (let i = 0; i < 200; i++) await subtle.sign(algorithm.sign, key, payload);
+  const sign = algorithm.signWith ?? ((key, data) => subtle.sign(algorithm.sign, key, data));
+  for (let i = 0; i < 200; i++) await sign(key, payload);
   const batch = Math.max(1, Math.floor(SIGNS / 10));
   const batches = [];
   const started = performance.now();
   const cpu = process.cpuUsage();
   for (let b = 0; b < 10; b++) {
     const t0 = performance.now();
-    for (let i = 0; i < batch; i++) await subtle.sign(algorithm.sign, key, payload);
+    for (let i = 0; i < batch; i++) await sign(key, payload);
     batches.push((performance.now() - t0) / batch);
   }
   const mean = (performance.now() - started) / (batch * 10);

@@ -10,6 +10,7 @@ import { bootstrapAdmin, type BootstrapReport } from "../core/accounts/bootstrap
 import type { Clock } from "../core/clock.ts";
 import type { DefinitionPlan } from "../core/definitions/declarations.ts";
 import { type DefinitionSyncReport, syncDefinitions } from "../core/definitions/sync.ts";
+import type { JwsSigner } from "../core/keys/jws.ts";
 import { KeyRing } from "../core/keys/ring.ts";
 import type { PasswordService } from "../core/passwords/service.ts";
 import type { RandomSource } from "../core/random.ts";
@@ -32,6 +33,8 @@ export interface PrepareStorageOptions {
   readonly bootstrap: { readonly email: string; readonly password: string } | null;
   /** Hashes the bootstrap administrator's password; awaited only when there is one. */
   readonly passwords: () => Promise<PasswordService>;
+  /** The key ring's faster RS256 signer (the runtime adapter's), if any. */
+  readonly jwsSigner?: JwsSigner;
   /** The source of the current time. */
   readonly clock: Clock;
   /** The source of random bytes. */
@@ -96,6 +99,7 @@ export async function prepareStorage(
     clock,
     random,
     overlapMs: options.signingKeyOverlapMs,
+    signer: options.jwsSigner,
   });
   try {
     const missing: string[] = [];

@@ -56,6 +56,7 @@ import { argon2idParamsFromConfig } from "../core/passwords/argon2-params.ts";
 import { passwordCostCeilingsFromConfig } from "../core/passwords/cost.ts";
 import { createPasswordHasher } from "../core/passwords/create.ts";
 import type { PasswordHasher } from "../core/passwords/hasher.ts";
+import type { JwsSigner } from "../core/keys/jws.ts";
 import { PasswordService } from "../core/passwords/service.ts";
 import { loadRiskProviders } from "../core/risk/providers.ts";
 import { type CaptchaProvider, captchaProviderFromConfig } from "../core/abuse/captcha.ts";
@@ -121,6 +122,12 @@ export interface RuntimeAdapter {
     idleMs?: number,
     options?: { readonly native?: boolean },
   ): PasswordHasher;
+  /**
+   * A faster RS256 signer than WebCrypto's where this runtime has one (Deno: OpenSSL's libcrypto
+   * through FFI), null where none loads; absent: jose signs with WebCrypto. Asked only when
+   * `SVC_RSA_NATIVE_SIGNER` is not false.
+   */
+  createJwsSigner?(): JwsSigner | null;
   /**
    * The addresses a host name resolves to, for the outbound guard (a public name that resolves
    * to a private address is refused); absent: no name resolves, and only literal public
@@ -353,6 +360,7 @@ async function serve(
     return 1;
   }
   const sql = pluginSql(database.db);
+  const jwsSigner = config.tokens.nativeRsaSigner ? runtime.createJwsSigner?.() ?? undefined : undefined;
   // The schema, plugin tables, definitions, signing keys and bootstrap administrator: safe when
   // several instances boot at once on one empty database.
   const { adminEmail, adminPassword } = config.bootstrap;
@@ -369,6 +377,7 @@ async function serve(
         await passwordsReady;
         return passwords;
       },
+      jwsSigner,
       clock: systemClock,
       random: cryptoRandom,
     });
@@ -722,6 +731,7 @@ async function serve(
     }:${port}${pathBase}, issuer ${baseUrl} (storage: ${describeStorage(bound.config)})`,
   );
   runtime.print(`mail: ${mailChoice.description}`);
+  if (jwsSigner !== undefined) runtime.print(`signing: RS256 with ${jwsSigner.name} (SVC_RSA_NATIVE_SIGNER)`);
   runtime.print(`defaults used: ${describeDefaults(bound)}`);
   for (const line of setupLines) runtime.print(line);
   // From the "listening" line on, nothing is awaited before the shutdown handler is installed: a

@@ -17,7 +17,8 @@ import type { Clock } from "../clock.ts";
 import { ConflictError, SvcError } from "../errors.ts";
 import type { RandomSource } from "../random.ts";
 import type { SigningKeyStore } from "../storage/signing-keys.ts";
-import { generateSigningKey, RS256_PARAMS } from "./generate.ts";
+import { generateSigningKey, RS256_PARAMS, SIGNING_ALGORITHM } from "./generate.ts";
+import { type JwsSigner, signCompactJwt } from "./jws.ts";
 import { type LoadedSigningKey, loadSigningKey, type PublicSigningJwk } from "./load.ts";
 
 /** What a key ring is built from. */
@@ -36,6 +37,11 @@ export interface KeyRingOptions {
   refreshIntervalMs?: number;
   /** Realms whose key sets are kept at most (default 10 000; the oldest is dropped). */
   maxRealms?: number;
+  /**
+   * Computes RS256 signatures faster than WebCrypto where the runtime has a way (the CLI's Deno
+   * adapter: OpenSSL's libcrypto); absent, or when it declines a key, jose signs. Same tokens.
+   */
+  signer?: JwsSigner;
 }
 
 /** A JSON Web Key Set as published. */
@@ -86,7 +92,8 @@ export class KeyRingError extends SvcError {
  * ```
  */
 export class KeyRing {
-  readonly #options: Required<KeyRingOptions>;
+  readonly #options: Required<Omit<KeyRingOptions, "signer">>;
+  readonly #signer: JwsSigner | undefined;
   readonly #realms = new Map<string, RealmKeys>();
   readonly #loading = new Map<string, Promise<RealmKeys>>();
   /** Imported keys by realm and kid: importing is costly, and a stored key never changes. */
@@ -94,7 +101,22 @@ export class KeyRing {
 
   /** A ring over `options.store`; the optional bounds default to 60 s, 10 s and 10 000 realms. */
   constructor(options: KeyRingOptions) {
-    this.#options = { cacheTtlMs: 60_000, refreshIntervalMs: 10_000, maxRealms: 10_000, ...options };
+    const { signer, ...rest } = options;
+    this.#options = { cacheTtlMs: 60_000, refreshIntervalMs: 10_000, maxRealms: 10_000, ...rest };
+    this.#signer = signer;
+  }
+
+  /**
+   * Signs `claims` as a JWT of type `typ` with `key` (header `{ alg, typ, kid }`): with the
+   * ring's signer where it handles the key, else with jose. The same compact JWT either way.
+   */
+  async signJwt(key: LoadedSigningKey, typ: string, claims: Record<string, unknown>): Promise<string> {
+    return await signCompactJwt(
+      { alg: SIGNING_ALGORITHM, typ, kid: key.kid },
+      claims,
+      key.privateKey,
+      this.#signer,
+    );
   }
 
   /** How long a retired key stays accepted, in milliseconds. */

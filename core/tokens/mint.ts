@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { SignJWT } from "jose";
 import type { KeyRing } from "../keys/ring.ts";
 import { SIGNING_ALGORITHM } from "../keys/generate.ts";
 import { type RandomSource, randomToken } from "../random.ts";
@@ -54,10 +53,7 @@ export async function mintToken<T extends TokenType>(
   const token = await inSpan(
     "svc.token.sign",
     { attributes: { "svc.token.type": typ, "svc.token.algorithm": SIGNING_ALGORITHM } },
-    () =>
-      new SignJWT(claims as unknown as Record<string, unknown>)
-        .setProtectedHeader({ alg: SIGNING_ALGORITHM, typ, kid: key.kid })
-        .sign(key.privateKey),
+    () => context.keys.signJwt(key, typ, claims as unknown as Record<string, unknown>),
   );
   return { token, claims };
 }

@@ -5,9 +5,7 @@
  *
  * @module
  */
-import { SignJWT } from "jose";
 import type { Clock } from "../clock.ts";
-import { SIGNING_ALGORITHM } from "../keys/generate.ts";
 import type { KeyRing } from "../keys/ring.ts";
 import { type RandomSource, randomToken } from "../random.ts";
 
@@ -48,7 +46,7 @@ export async function mintServiceAccountToken(
   const now = Math.floor(deps.clock.now() / 1000);
   const jti = randomToken(deps.random, 16);
   const key = await deps.keys.signingKey(input.realmId);
-  const accessToken = await new SignJWT({
+  const accessToken = await deps.keys.signJwt(key, SERVICE_ACCOUNT_TOKEN_TYPE, {
     ...input.claims,
     iss: input.issuer,
     sub: input.account.id,
@@ -59,7 +57,6 @@ export async function mintServiceAccountToken(
     exp: now + input.ttlSeconds,
     jti,
     ...(input.scopes.length > 0 ? { scope: input.scopes.join(" ") } : {}),
-  }).setProtectedHeader({ alg: SIGNING_ALGORITHM, typ: SERVICE_ACCOUNT_TOKEN_TYPE, kid: key.kid })
-    .sign(key.privateKey);
+  });
   return { accessToken, expiresIn: input.ttlSeconds, jti };
 }

@@ -9,6 +9,7 @@
 import type { Clock } from "../../core/clock.ts";
 import type { SvcConfig } from "../../core/config/mod.ts";
 import type { EventSink } from "../../core/events/sink.ts";
+import type { JwsSigner } from "../../core/keys/jws.ts";
 import { KeyRing, KeyRingError } from "../../core/keys/ring.ts";
 import type { RandomSource } from "../../core/random.ts";
 import { endedSessionRetainMs, EndedSessions } from "../../core/sessions/ended.ts";
@@ -42,6 +43,8 @@ export interface AuthStackOptions {
   verifiedTokenCacheEntries?: number;
   /** A key ring built beforehand (for example to create keys before listening); default: a new one. */
   keys?: KeyRing;
+  /** The new key ring's faster RS256 signer (the runtime adapter's), when `keys` is not given. */
+  jwsSigner?: JwsSigner;
   /** The realm the readiness check covers; default: the default realm. */
   readinessRealmId?: () => Promise<string | null>;
   /** The cache bus shared with the other instances; without one, session ends stay on this instance. */
@@ -132,6 +135,7 @@ export function createAuthStack(options: AuthStackOptions): AuthStack {
     clock,
     random,
     overlapMs: config.tokens.signingKeyOverlapSeconds * 1000,
+    signer: options.jwsSigner,
   });
   const cacheEntries = options.verifiedTokenCacheEntries ?? 10_000;
   const cache = cacheEntries > 0 ? new VerifiedTokenCache(clock, { maxEntries: cacheEntries }) : undefined;

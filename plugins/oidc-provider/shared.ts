@@ -5,7 +5,7 @@
  * @module
  */
 import type { Context } from "hono";
-import { decodeProtectedHeader, jwtVerify, type JWTVerifyGetKey, SignJWT } from "jose";
+import { decodeProtectedHeader, jwtVerify, type JWTVerifyGetKey } from "jose";
 import {
   constantTimeEqual,
   type PluginContext,
@@ -290,8 +290,7 @@ async function assertedClient(
 /** Signs a JWT of the realm (RS256, the primary key) with the given `typ`. */
 export async function signJwt(p: Provider, typ: string, claims: Record<string, unknown>): Promise<string> {
   const key = await p.ctx.keys.signingKey(p.realmId);
-  return await new SignJWT(claims).setProtectedHeader({ alg: SIGNING_ALGORITHM, typ, kid: key.kid })
-    .sign(key.privateKey);
+  return await p.ctx.keys.signJwt(key, typ, claims);
 }
 
 /**

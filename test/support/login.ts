@@ -20,6 +20,7 @@ import { totpCode } from "../../core/totp/totp.ts";
 import { createApp, type SvcApp } from "../../http/app.ts";
 import { createLoginStack, type LoginStack } from "../../http/auth/login-stack.ts";
 import { type AuthStack, createAuthStack } from "../../http/auth/stack.ts";
+import type { JwsSigner } from "../../core/keys/jws.ts";
 import { authzRoutes } from "../../http/routes/authz.ts";
 import type { OutboxMessage } from "../../core/storage/mail-outbox.ts";
 import type { SvcDatabase } from "../../storage/open.ts";
@@ -84,6 +85,8 @@ export interface LoginBedOptions {
   sqlCounters?: boolean;
   /** Where argon2id runs (default: in-thread, from `SVC_PASSWORD_HASH_WORKERS=0`). */
   hasher?: PasswordHasher;
+  /** The key ring's faster RS256 signer (default: none, jose signs). */
+  jwsSigner?: JwsSigner;
 }
 
 /** Builds the bed on a fresh PGlite (or a fresh Postgres schema, or `options.database`). */
@@ -102,7 +105,14 @@ export async function loginBed(
   const publishers = [publisher];
   const config = loadConfig({ env: { ...FAST_PASSWORD_ENV, ...env } }).config;
   const realm = await storage.realms.create({ name: "default", displayName: "Default", isDefault: true });
-  const auth = createAuthStack({ config, storage, clock, random, events: publisher });
+  const auth = createAuthStack({
+    config,
+    storage,
+    clock,
+    random,
+    events: publisher,
+    jwsSigner: options.jwsSigner,
+  });
   await auth.ensureKeys();
   const snapshots = new SubjectSnapshots({
     source: createSqlSubjectGrantSource(database.db),
