@@ -106,9 +106,13 @@ export function openSslRs256Signer(options: OpenSslSignerOptions = {}): JwsSigne
     if (running < limit) running++;
     else await new Promise<void>((resolve) => waiting.push(resolve));
     const ctx = c.EVP_MD_CTX_new();
-    const signature = new Uint8Array(key.size);
-    const length = new BigUint64Array([BigInt(signature.length)]);
-    const held = { owner, input, signature, length };
+    // Every buffer OpenSSL touches from its thread lives in an explicit ArrayBuffer: V8 may keep a
+    // small typed array's bytes on its heap, where a collection could move them mid-call.
+    const data = offHeap(input);
+    const signature = new Uint8Array(new ArrayBuffer(key.size));
+    const length = new BigUint64Array(new ArrayBuffer(8));
+    length[0] = BigInt(signature.length);
+    const held = { owner, data, signature, length };
     inFlight.add(held);
     try {
       if (ctx === null) throw new Error("openssl: EVP_MD_CTX_new failed");
@@ -116,7 +120,7 @@ export function openSslRs256Signer(options: OpenSslSignerOptions = {}): JwsSigne
         c.ERR_clear_error();
         throw new Error("openssl: EVP_DigestSignInit failed");
       }
-      const ok = await c.EVP_DigestSign(ctx, signature, length, input, BigInt(input.length));
+      const ok = await c.EVP_DigestSign(ctx, signature, length, data, BigInt(data.length));
       if (ok !== 1) throw new Error("openssl: EVP_DigestSign failed");
       return signature.subarray(0, Number(length[0]));
     } finally {
@@ -131,11 +135,13 @@ export function openSslRs256Signer(options: OpenSslSignerOptions = {}): JwsSigne
   /** Parses `key` into an EVP_PKEY and checks it against WebCrypto; null when it cannot. */
   async function load(key: CryptoKey): Promise<NativeKey | null> {
     const algorithm = key.algorithm as Partial<RsaHashedKeyAlgorithm>;
-    const der = new Uint8Array(await crypto.subtle.exportKey("pkcs8", key));
+    const exported = await crypto.subtle.exportKey("pkcs8", key);
+    const der = new Uint8Array(exported);
     let pkey: Deno.PointerObject | null = null;
     try {
       // d2i_* read through a pointer to the data pointer (and advance it).
-      const cursor = new BigUint64Array([BigInt(Deno.UnsafePointer.value(Deno.UnsafePointer.of(der)))]);
+      const cursor = new BigUint64Array(new ArrayBuffer(8));
+      cursor[0] = BigInt(Deno.UnsafePointer.value(Deno.UnsafePointer.of(der)));
       const info = c.d2i_PKCS8_PRIV_KEY_INFO(null, cursor, BigInt(der.length));
       if (info !== null) {
         pkey = c.EVP_PKCS82PKEY(info);
@@ -180,6 +186,13 @@ export function openSslRs256Signer(options: OpenSslSignerOptions = {}): JwsSigne
       return entry.then((loaded) => loaded === null || broken ? null : signWith(loaded, signingInput, key));
     },
   };
+}
+
+/** A copy of `bytes` in an ArrayBuffer of its own (never on V8's heap). */
+function offHeap(bytes: Uint8Array): Uint8Array {
+  const copy = new Uint8Array(new ArrayBuffer(bytes.length));
+  copy.set(bytes);
+  return copy;
 }
 
 /** The first libcrypto of `names` that is OpenSSL 3 or later and has every symbol. */
