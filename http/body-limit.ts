@@ -8,10 +8,9 @@
  * that frames bodies by their declared length (`ClientBindings.framedBodies`, which svc's server
  * entry sets), a body declared within the limit (no `Transfer-Encoding`) is read whole in one
  * call, and measured again. Otherwise (no length, chunked, a Request made in process whose length
- * may lie) the body is read up to the limit and no further. Either way
- * it is then handed on as a buffer (Hono's body cache), so the limit holds on Deno, Bun and Node
- * whatever the client declares. Modelled on Hono's `hono/body-limit`, which trusts
- * `Content-Length`.
+ * may lie) the body is read up to the limit and no further. Either way it is then handed on as
+ * a buffer (Hono's body cache), so the limit holds on Deno, Bun and Node whatever the client
+ * declares. Modelled on Hono's `hono/body-limit`, which trusts `Content-Length`.
  *
  * @module
  */
