@@ -75,7 +75,7 @@ async function inProcess(): Promise<Target> {
     (bed.random as { bytes: (length: number) => Uint8Array }).bytes = cryptoRandom.bytes;
     const user = await bed.storage.users.create({ realmId, email: "bench@example.test" });
     return {
-      call: (path, init) => Promise.resolve(target.call(path, init)),
+      call: (path, init) => Promise.resolve(beds.app.request(path, init)),
       admin: (path, body) => beds.request("POST", path, { body }),
       signIn: async () =>
         (await bed.auth.sessions.signIn({ realmId, userId: user.id, orgId: null, mfa: "Password" }))
