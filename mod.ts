@@ -473,8 +473,11 @@ export { auth0Items } from "./core/imports/auth0.ts";
 export { keycloakItems } from "./core/imports/keycloak.ts";
 export { aspnetItems, aspnetTablesFromCsv, aspnetTablesFromJson } from "./core/imports/aspnet.ts";
 export { clientConfigItems } from "./core/imports/client-config.ts";
-/** `noStore`: the route middleware for answers that carry a secret. */
-export { noStore } from "./http/security-headers.ts";
+/**
+ * `noStore`: the route middleware for answers that carry a secret; `setAnswerHeader`: a header of
+ * the answer set from a middleware after `next()`, in place (no copy of the response).
+ */
+export { noStore, setAnswerHeader } from "./http/security-headers.ts";
 /** The prefix of the OIDC client secrets svc generates (`soc_`). */
 export { OIDC_CLIENT_SECRET_PREFIX } from "./http/admin/oidc-clients.ts";
 /** The authenticated caller and how requests are resolved to one. */

@@ -1,15 +1,22 @@
 /**
- * `deno run -A bench/oidc_token_endpoint.ts [--grants 600] [--chains 8] [--rounds 6]`: refresh
- * grants per second through the OIDC provider's `POST /oidc/token` (`grant_type=refresh_token`,
+ * `deno run -A bench/oidc_token_endpoint.ts [--node | --server] [--grants 600] [--chains 8] [--rounds 6]
+ * [--kinds oidc,cc]`:
+ * refresh grants per second through the OIDC provider's `POST /oidc/token` (`grant_type=refresh_token`,
  * `client_secret_basic`) beside svc's own `POST /auth/refresh`, in one run, on the same Postgres
- * (the test server, `SVC_TEST_DATABASE_URL`), through the same in-process app (`app.request`, no
- * sockets), interleaved: each round runs one batch of each kind, rotating which goes first, each
- * of `--grants` grants over `--chains` concurrent chains. Kinds: `native` (`/auth/refresh`),
- * `oidc` (a client with the defaults: a new RS256 ID token on every refresh), `oidc-lean` (a
- * client registered with `idTokenOnRefresh: false`: no ID token on refresh; skipped when the
- * server does not know the setting) and `cc` (`client_credentials` of a service account, also
- * over `--chains` concurrent callers). Prints each round, the means and the ratios to native
- * (the goal for OIDC refresh is at least 0.8).
+ * (the test server, `SVC_TEST_DATABASE_URL`), interleaved: each round runs one batch of each kind,
+ * rotating which goes first, each of `--grants` grants over `--chains` concurrent chains. Kinds:
+ * `native` (`/auth/refresh`), `oidc` (a client with the defaults: a new RS256 ID token on every
+ * refresh), `oidc-lean` (a client registered with `idTokenOnRefresh: false`: no ID token on
+ * refresh; skipped when the server does not know the setting) and `cc` (`client_credentials` of a
+ * service account, also over `--chains` concurrent callers). Prints each round, the means and the
+ * ratios to native (the goal for OIDC refresh is at least 0.8).
+ *
+ * Where svc runs:
+ * - by default in this Deno process, through the app (`app.request`, no sockets), on a test bed;
+ * - `--node`: `svc start` on Node (the `npm run build:node` bundle) on a fresh database of that
+ *   Postgres, over HTTP (`fetch`), started the way `bench/peers/run.ts --node` starts it
+ *   (`startSvcOnPostgres`, the same settings);
+ * - `--server`: the same on Deno (`svc start` over HTTP), to compare with `--node` like for like.
  *
  * What an OIDC refresh does beyond the native one: client authentication (a SHA-256 of the
  * secret; the client itself is cached, its row version checked by the grant's statement), the
@@ -24,66 +31,168 @@ import { openSslRs256Signer } from "../cli/deno-openssl-rs256.ts";
 import { cryptoRandom } from "../core/random.ts";
 import { builtinPlugins } from "../plugins/builtin.ts";
 import { pluginBed } from "../test/support/plugins.ts";
+import postgres from "postgres";
+import { startSvcOnPostgres, SVC_BENCH_ENV } from "./peers/run.ts";
 
 const arg = (name: string, fallback: number) =>
   Deno.args.includes(name) ? Number(Deno.args[Deno.args.indexOf(name) + 1]) : fallback;
 const GRANTS = arg("--grants", 600);
 const CHAINS = arg("--chains", 8);
 const ROUNDS = arg("--rounds", 6);
+const RUNTIME = Deno.args.includes("--node") ? "node" : Deno.args.includes("--server") ? "deno" : null;
+/** `--kinds oidc,cc`: only these beside `native` (to profile one kind). */
+const KINDS = Deno.args.includes("--kinds") ? Deno.args[Deno.args.indexOf("--kinds") + 1].split(",") : null;
 const REDIRECT = "https://app.example.test/cb";
 const FORM = { "Content-Type": "application/x-www-form-urlencoded" };
+const JSON_TYPE = { "Content-Type": "application/json" };
 
-const plugin = builtinPlugins().find((candidate) => candidate.name === "oidc-provider")!;
-const jwsSigner = Deno.env.get("SVC_RSA_NATIVE_SIGNER") === "false" ? null : openSslRs256Signer();
-console.log(`RS256 signer: ${jwsSigner?.name ?? "webcrypto (jose)"}; load ${Deno.loadavg().join(" ")}`);
-const beds = await pluginBed([plugin], { SVC_PLUGINS: "oidc-provider" }, {
-  postgres: true,
-  jwsSigner: jwsSigner ?? undefined,
-});
+/** The svc under test, in process or a server: its routes, its admin API, a signed-in user's tokens. */
+interface Target {
+  /** A request to svc (redirects not followed). */
+  call(path: string, init?: RequestInit): Promise<Response>;
+  /** A POST of the realm's administrator. */
+  admin(path: string, body: unknown): Promise<Response>;
+  /** The tokens of a new sign-in of the bench's user. */
+  signIn(): Promise<{ accessToken: string; refreshToken: string }>;
+  /** CPU seconds so far of svc's process (all its threads) and of its Postgres backends; servers only. */
+  cpu?(): Promise<{ svc: number; postgres: number }>;
+  close(): Promise<void>;
+}
+
+/** CPU seconds (user and system, all threads) of a process (Linux /proc), 0 once it is gone. */
+function cpuSeconds(pid: number): number {
+  try {
+    // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** svc on a test bed in this process, with the Deno adapter's RS256 signer unless SVC_RSA_NATIVE_SIGNER=false. */
+async function inProcess(): Promise<Target> {
+  const plugin = builtinPlugins().find((candidate) => candidate.name === "oidc-provider")!;
+  const jwsSigner = Deno.env.get("SVC_RSA_NATIVE_SIGNER") === "false" ? null : openSslRs256Signer();
+  console.log(`RS256 signer: ${jwsSigner?.name ?? "webcrypto (jose)"}; load ${Deno.loadavg().join(" ")}`);
+  const beds = await pluginBed([plugin], { SVC_PLUGINS: "oidc-provider" }, {
+    postgres: true,
+    jwsSigner: jwsSigner ?? undefined,
+  });
+  try {
+    const { bed, realmId } = beds.admin;
+    // The test bed's seeded generator is for reproducible tests; thousands of tokens want real randomness.
+    (bed.random as { bytes: (length: number) => Uint8Array }).bytes = cryptoRandom.bytes;
+    const user = await bed.storage.users.create({ realmId, email: "bench@example.test" });
+    return {
+      call: (path, init) => Promise.resolve(beds.app.request(path, init)),
+      admin: (path, body) => beds.request("POST", path, { body }),
+      signIn: async () =>
+        (await bed.auth.sessions.signIn({ realmId, userId: user.id, orgId: null, mfa: "Password" }))
+          .tokens as {
+            accessToken: string;
+            refreshToken: string;
+          },
+      close: () => beds.close(),
+    };
+  } catch (err) {
+    await beds.close();
+    throw err;
+  }
+}
+
+/** `svc start` on `runtime` on a fresh Postgres database, over HTTP. */
+async function server(runtime: "node" | "deno"): Promise<Target> {
+  const signer = Deno.env.get("SVC_RSA_NATIVE_SIGNER");
+  const running = await startSvcOnPostgres(
+    { ...SVC_BENCH_ENV, ...(signer === undefined ? {} : { SVC_RSA_NATIVE_SIGNER: signer }) },
+    runtime,
+  );
+  try {
+    const call = (path: string, init: RequestInit = {}) =>
+      fetch(`${running.url}${path}`, { ...init, redirect: "manual" });
+    const login = async (email: string) => {
+      const res = await call("/auth/login", {
+        method: "POST",
+        headers: JSON_TYPE,
+        body: JSON.stringify({ email, password: SVC_BENCH_ENV.SVC_BOOTSTRAP_ADMIN_PASSWORD }),
+      });
+      if (res.status !== 200) throw new Error(`login ${email}: ${res.status} ${await res.text()}`);
+      return await res.json() as { accessToken: string; refreshToken: string };
+    };
+    const adminToken = (await login(SVC_BENCH_ENV.SVC_BOOTSTRAP_ADMIN_EMAIL)).accessToken;
+    const admin = (path: string, body: unknown) =>
+      call(path, {
+        method: "POST",
+        headers: { ...JSON_TYPE, Authorization: `Bearer ${adminToken}` },
+        body: JSON.stringify(body),
+      });
+    const user = await admin("/svc-admin/users", {
+      email: "bench@example.test",
+      password: SVC_BENCH_ENV.SVC_BOOTSTRAP_ADMIN_PASSWORD,
+      emailVerified: true,
+    });
+    if (user.status !== 201) throw new Error(await user.text());
+    await user.body?.cancel();
+    // svc's Postgres backends, found through a connection of the bench's own to that database.
+    const sql = postgres(running.databaseUrl!, { max: 1, onnotice: () => {} });
+    const [{ pid: own }] = await sql`SELECT pg_backend_pid() AS pid`;
+    return {
+      call,
+      admin,
+      signIn: () => login("bench@example.test"),
+      async cpu() {
+        const backends =
+          await sql`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> ${own}`;
+        return {
+          svc: cpuSeconds(running.pid),
+          postgres: backends.reduce((sum, row) => sum + cpuSeconds(Number(row.pid)), 0),
+        };
+      },
+      async close() {
+        await sql.end();
+        await running.stop();
+      },
+    };
+  } catch (err) {
+    await running.stop();
+    throw err;
+  }
+}
+
+const target = RUNTIME === null ? await inProcess() : await server(RUNTIME);
 try {
-  const { bed, realmId } = beds.admin;
-  // The test bed's seeded generator is for reproducible tests; thousands of tokens want real randomness.
-  (bed.random as { bytes: (length: number) => Uint8Array }).bytes = cryptoRandom.bytes;
-  const created = await beds.request("POST", "/svc-admin/oidc/clients", {
-    body: {
-      clientId: "bench",
-      clientType: "confidential",
-      redirectUris: [REDIRECT],
-      allowedScopes: ["openid", "offline_access"],
-      tokenEndpointAuthMethod: "client_secret_basic",
-    },
+  const created = await target.admin("/svc-admin/oidc/clients", {
+    clientId: "bench",
+    clientType: "confidential",
+    redirectUris: [REDIRECT],
+    allowedScopes: ["openid", "offline_access"],
+    tokenEndpointAuthMethod: "client_secret_basic",
   });
   if (created.status !== 201) throw new Error(await created.text());
   const basic = `Basic ${btoa(`bench:${(await created.json()).clientSecret}`)}`;
-  const createdLean = await beds.request("POST", "/svc-admin/oidc/clients", {
-    body: {
-      clientId: "bench-lean",
-      clientType: "confidential",
-      redirectUris: [REDIRECT],
-      allowedScopes: ["openid", "offline_access"],
-      tokenEndpointAuthMethod: "client_secret_basic",
-      idTokenOnRefresh: false,
-    },
+  const createdLean = await target.admin("/svc-admin/oidc/clients", {
+    clientId: "bench-lean",
+    clientType: "confidential",
+    redirectUris: [REDIRECT],
+    allowedScopes: ["openid", "offline_access"],
+    tokenEndpointAuthMethod: "client_secret_basic",
+    idTokenOnRefresh: false,
   });
   const basicLean = createdLean.status === 201
     ? `Basic ${btoa(`bench-lean:${(await createdLean.json()).clientSecret}`)}`
     : null;
   if (basicLean === null) await createdLean.body?.cancel();
-  const account = await beds.request("POST", "/svc-admin/service-accounts", {
-    body: { key: "bench-job", displayName: "Bench" },
+  const account = await target.admin("/svc-admin/service-accounts", {
+    key: "bench-job",
+    displayName: "Bench",
   });
   if (account.status !== 201) throw new Error(await account.text());
   const sas = (await account.json()).secret as string;
-  const user = await bed.storage.users.create({ realmId, email: "bench@example.test" });
 
   /** A new OIDC refresh chain: a browser session, an authorization code, its exchange. */
   const oidcChain = async (clientId: string, auth: string): Promise<string> => {
-    const browser = await bed.auth.sessions.signIn({
-      realmId,
-      userId: user.id,
-      orgId: null,
-      mfa: "Password",
-    });
+    const browser = await target.signIn();
     const query = new URLSearchParams({
       response_type: "code",
       client_id: clientId,
@@ -91,11 +200,12 @@ try {
       scope: "openid offline_access",
       state: "s",
     });
-    const res = await beds.app.request(`/oidc/authorize?${query}`, {
-      headers: { Cookie: `svc_at=${browser.tokens.accessToken}` },
+    const res = await target.call(`/oidc/authorize?${query}`, {
+      headers: { Cookie: `svc_at=${browser.accessToken}` },
     });
+    await res.body?.cancel();
     const code = new URL(res.headers.get("Location")!).searchParams.get("code")!;
-    const tokens = await beds.app.request("/oidc/token", {
+    const tokens = await target.call("/oidc/token", {
       method: "POST",
       headers: { ...FORM, Authorization: auth },
       body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: REDIRECT })
@@ -103,12 +213,10 @@ try {
     });
     return (await tokens.json()).refresh_token;
   };
-  const nativeChain = async (): Promise<string> =>
-    (await bed.auth.sessions.signIn({ realmId, userId: user.id, orgId: null, mfa: "Password" })).tokens
-      .refreshToken;
+  const nativeChain = async (): Promise<string> => (await target.signIn()).refreshToken;
 
   const oidcGrant = (auth: string) => async (token: string): Promise<string> => {
-    const res = await beds.app.request("/oidc/token", {
+    const res = await target.call("/oidc/token", {
       method: "POST",
       headers: { ...FORM, Authorization: auth },
       body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: token }).toString(),
@@ -118,7 +226,7 @@ try {
     return body.refresh_token;
   };
   const nativeGrant = async (token: string): Promise<string> => {
-    const res = await beds.app.request("/auth/refresh", {
+    const res = await target.call("/auth/refresh", {
       method: "POST",
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ refreshToken: token }),
@@ -129,7 +237,7 @@ try {
   };
 
   const ccGrant = async (token: string): Promise<string> => {
-    const res = await beds.app.request("/oidc/token", {
+    const res = await target.call("/oidc/token", {
       method: "POST",
       headers: { ...FORM },
       body: new URLSearchParams({
@@ -146,31 +254,47 @@ try {
 
   type Kind = "native" | "oidc" | "oidc-lean" | "cc";
   const chainsOf = (make: () => Promise<string>) => Promise.all(Array.from({ length: CHAINS }, make));
-  const kinds: Partial<Record<Kind, { chains: string[]; grant: (token: string) => Promise<string> }>> = {
-    native: { chains: await chainsOf(nativeChain), grant: nativeGrant },
-    oidc: { chains: await chainsOf(() => oidcChain("bench", basic)), grant: oidcGrant(basic) },
+  const makers: Partial<
+    Record<Kind, () => Promise<{ chains: string[]; grant: (token: string) => Promise<string> }>>
+  > = {
+    native: async () => ({ chains: await chainsOf(nativeChain), grant: nativeGrant }),
+    oidc: async () => ({ chains: await chainsOf(() => oidcChain("bench", basic)), grant: oidcGrant(basic) }),
     ...(basicLean !== null
       ? {
-        "oidc-lean": {
+        "oidc-lean": async () => ({
           chains: await chainsOf(() => oidcChain("bench-lean", basicLean)),
           grant: oidcGrant(basicLean),
-        },
+        }),
       }
       : {}),
-    cc: { chains: Array.from({ length: CHAINS }, () => ""), grant: ccGrant },
+    cc: () => Promise.resolve({ chains: Array.from({ length: CHAINS }, () => ""), grant: ccGrant }),
   };
-  const names = Object.keys(kinds) as Kind[];
-  const batch = async (kind: Kind, grants: number): Promise<number> => {
+  const names = (Object.keys(makers) as Kind[]).filter((kind) =>
+    kind === "native" || KINDS?.includes(kind) !== false
+  );
+  const kinds: Partial<Record<Kind, { chains: string[]; grant: (token: string) => Promise<string> }>> = {};
+  for (const kind of names) kinds[kind] = await makers[kind]!();
+  /** Per kind, over the measured rounds: grants, and CPU seconds of svc and of its Postgres backends. */
+  const spent = Object.fromEntries(names.map((kind) => [kind, { grants: 0, svc: 0, postgres: 0 }]));
+  const batch = async (kind: Kind, grants: number, measured = true): Promise<number> => {
     const { chains, grant } = kinds[kind]!;
     const perChain = Math.ceil(grants / chains.length);
+    const cpuBefore = measured ? await target.cpu?.() : undefined;
     const started = performance.now();
     await Promise.all(chains.map(async (_, i) => {
       for (let n = 0; n < perChain; n++) chains[i] = await grant(chains[i]);
     }));
-    return perChain * chains.length / ((performance.now() - started) / 1000);
+    const rate = perChain * chains.length / ((performance.now() - started) / 1000);
+    if (cpuBefore !== undefined) {
+      const cpuAfter = (await target.cpu?.())!;
+      spent[kind].grants += perChain * chains.length;
+      spent[kind].svc += cpuAfter.svc - cpuBefore.svc;
+      spent[kind].postgres += cpuAfter.postgres - cpuBefore.postgres;
+    }
+    return rate;
   };
   // Warm-up: keys loaded, statements prepared, JIT, the client cache filled.
-  for (const kind of names) await batch(kind, CHAINS * 10);
+  for (const kind of names) await batch(kind, CHAINS * 10, false);
 
   const totals = Object.fromEntries(names.map((kind) => [kind, [] as number[]])) as Record<Kind, number[]>;
   console.log(
@@ -207,13 +331,28 @@ try {
           `${k} ${(mean(totals[k]) / mean(totals.native)).toFixed(2)}`
         )
           .join(", ")
-      } (goal for OIDC refresh >= 0.8); ${GRANTS} grants x ${CHAINS} chains x ${ROUNDS} rounds`,
+      } (goal for OIDC refresh >= 0.8); ${GRANTS} grants x ${CHAINS} chains x ${ROUNDS} rounds; svc ${
+        RUNTIME === null
+          ? "in process (Deno, app.request)"
+          : `on ${RUNTIME === "node" ? "Node" : "Deno"} over HTTP`
+      }; load average ${Deno.loadavg().map((l) => l.toFixed(2)).join(" ")}`,
   );
   console.log(
     `median of the rounds' ratios: ${
       names.filter((k) => k !== "native").map((k) => `${k} ${median(roundRatios(k)).toFixed(2)}`).join(", ")
     }; load ${Deno.loadavg().join(" ")}`,
   );
+  if (target.cpu !== undefined) {
+    // CPU per grant does not depend on how busy the machine is the way a rate does.
+    console.log(
+      `CPU ms per grant (svc process / its Postgres backends): ${
+        names.map((kind) => {
+          const { grants, svc, postgres } = spent[kind];
+          return `${kind} ${(svc * 1000 / grants).toFixed(2)} / ${(postgres * 1000 / grants).toFixed(2)}`;
+        }).join(", ")
+      }`,
+    );
+  }
 } finally {
-  await beds.close();
+  await target.close();
 }

@@ -683,6 +683,8 @@ async function serve(
   handler = (req, client) =>
     app.fetch(req, {
       clientAddress: resolveClientAddress(client?.address, req.headers.get("X-Forwarded-For"), proxies),
+      // Every runtime's server frames a body by its declared length (see ClientBindings).
+      framedBodies: true,
     });
   dispatcher.start();
   sweeper.start();

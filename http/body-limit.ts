@@ -4,16 +4,20 @@
  * route that takes files declares its own, larger limit with {@link bodyLimit}, which then
  * replaces the default for that route.
  *
- * A declared `Content-Length` over the limit is refused without reading a byte. Otherwise (no
- * length, chunked, or a length that may lie) the body is read up to the limit and no further,
- * then handed on as a buffer, so it holds on Deno, Bun and Node whatever the client declares.
- * Modelled on Hono's `hono/body-limit`, which trusts `Content-Length`.
+ * A declared `Content-Length` over the limit is refused without reading a byte. From a server
+ * that frames bodies by their declared length (`ClientBindings.framedBodies`, which svc's server
+ * entry sets), a body declared within the limit (no `Transfer-Encoding`) is read whole in one
+ * call, and measured again. Otherwise (no length, chunked, a Request made in process whose length
+ * may lie) the body is read up to the limit and no further. Either way it is then handed on as
+ * a buffer (Hono's body cache), so the limit holds on Deno, Bun and Node whatever the client
+ * declares. Modelled on Hono's `hono/body-limit`, which trusts `Content-Length`.
  *
  * @module
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import { SvcError } from "../core/errors.ts";
+import type { ClientBindings } from "./client-ip.ts";
 import type { SvcEnv } from "./request-id.ts";
 
 /** The default limit of a request body: 64 KiB, plenty for any JSON request svc takes. */
@@ -94,19 +98,49 @@ export function defaultBodyLimit(maxBytes: number): MiddlewareHandler<SvcEnv> {
 }
 
 async function enforce(c: Context<SvcEnv>, next: () => Promise<void>, maxBytes: number): Promise<void> {
-  const body = c.req.raw.body;
-  if (body === null) return await next();
   const declared = c.req.header("Content-Length");
-  if (
-    declared !== undefined && c.req.header("Transfer-Encoding") === undefined &&
-    /^\d+$/.test(declared) && Number(declared) > maxBytes
-  ) {
+  const declaredLength = declared !== undefined && c.req.header("Transfer-Encoding") === undefined &&
+      /^\d+$/.test(declared)
+    ? Number(declared)
+    : null;
+  if (declaredLength !== null && declaredLength > maxBytes) {
+    const body = c.req.raw.body;
+    if (body === null) throw new PayloadTooLargeError(maxBytes);
     return await refuse(body, maxBytes);
   }
-  const bytes = await readAtMost(body, maxBytes);
-  if (bytes === null) return await refuse(body, maxBytes);
-  c.req.raw = new Request(c.req.raw, { body: bytes });
+  let bytes: Uint8Array<ArrayBuffer> | null;
+  if (declaredLength !== null && (c.env as ClientBindings | undefined)?.framedBodies === true) {
+    // Framed by its declared length, within the limit: the server delivers at most that many
+    // bytes, read in one call (on Node `@hono/node-server` reads them from the socket without a
+    // web stream and a second Request). Measured again all the same.
+    bytes = new Uint8Array(await c.req.raw.arrayBuffer());
+    if (bytes.byteLength > maxBytes) throw new PayloadTooLargeError(maxBytes);
+  } else {
+    const body = c.req.raw.body;
+    if (body === null) return await next();
+    bytes = await readAtMost(body, maxBytes);
+    if (bytes === null) return await refuse(body, maxBytes);
+  }
+  keepBody(c, bytes);
   await next();
+}
+
+/**
+ * Hands the body read to the route through Hono's body cache (`c.req.text()`, `json()`,
+ * `arrayBuffer()`, `bytes()`, `parseBody()`…), as bytes and, when first asked, as text, instead of
+ * a new `Request` carrying it: on Node that copy cost more than the rest of a small request's body
+ * handling. Past this middleware the body is read through `c.req` only, never `c.req.raw`.
+ */
+function keepBody(c: Context<SvcEnv>, bytes: Uint8Array<ArrayBuffer>): void {
+  const cache = c.req.bodyCache as Record<string, Promise<unknown> | undefined>;
+  cache.arrayBuffer = Promise.resolve(bytes.buffer);
+  let text: Promise<string> | undefined;
+  // UTF-8, a leading byte order mark dropped, as `Body.text()` decodes.
+  Object.defineProperty(cache, "text", {
+    enumerable: true,
+    configurable: true,
+    get: () => text ??= Promise.resolve(new TextDecoder().decode(bytes)),
+  });
 }
 
 /** Stops reading (so a server can drop the rest of the upload) and throws the 413. */

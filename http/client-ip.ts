@@ -14,6 +14,13 @@ import { CidrTable, parseCidr, parseIp } from "../core/net/ip.ts";
 export interface ClientBindings {
   /** The peer's IP address, when the server knows it. */
   readonly clientAddress?: string;
+  /**
+   * True when the request came from an HTTP server whose parser delivers no more body bytes than
+   * a declared `Content-Length` (Deno's, Node's and Bun's servers: HTTP/1.1 framing, and HTTP/2
+   * refuses DATA beyond a declared length). The body limit then reads such a body in one call
+   * (`http/body-limit.ts`). Absent for a Request made in process, which nothing frames.
+   */
+  readonly framedBodies?: boolean;
 }
 
 /** The client's IP address, or null when the host did not tell it (or told something that is not an IP). */

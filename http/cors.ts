@@ -10,6 +10,7 @@ import type { MiddlewareHandler } from "hono";
 import { CSRF_HEADER } from "./auth/cookies.ts";
 import { TRANSPORT_HEADER } from "./auth/login-response.ts";
 import { REQUEST_ID_HEADER } from "./request-id.ts";
+import { setAnswerHeader } from "./security-headers.ts";
 import type { SvcEnv } from "./request-id.ts";
 
 /** Methods a listed origin may use. */
@@ -50,10 +51,10 @@ export function cors(origins: readonly string[]): MiddlewareHandler<SvcEnv> {
       });
     }
     await next();
-    c.header("Vary", "Origin", { append: true });
+    setAnswerHeader(c, "Vary", "Origin", true);
     if (!listed) return;
-    c.header("Access-Control-Allow-Origin", origin);
-    c.header("Access-Control-Allow-Credentials", "true");
-    c.header("Access-Control-Expose-Headers", CORS_EXPOSED_HEADERS.join(", "));
+    setAnswerHeader(c, "Access-Control-Allow-Origin", origin);
+    setAnswerHeader(c, "Access-Control-Allow-Credentials", "true");
+    setAnswerHeader(c, "Access-Control-Expose-Headers", CORS_EXPOSED_HEADERS.join(", "));
   };
 }

@@ -6,6 +6,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { type RandomSource, randomUuid } from "../core/random.ts";
+import { setAnswerHeader } from "./security-headers.ts";
 
 import type { SvcEnv } from "./env.ts";
 
@@ -28,6 +29,6 @@ export function requestId(random: RandomSource): MiddlewareHandler<SvcEnv> {
     const id = isSaneRequestId(incoming) ? incoming : randomUuid(random);
     c.set("requestId", id);
     await next();
-    c.header(REQUEST_ID_HEADER, id);
+    setAnswerHeader(c, REQUEST_ID_HEADER, id);
   };
 }

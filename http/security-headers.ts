@@ -5,8 +5,31 @@
  *
  * @module
  */
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { SvcEnv } from "./request-id.ts";
+
+/**
+ * Sets a header of the answer from a middleware, after `next()` (`append` adds a value instead).
+ * Once a handler has answered, Hono's `c.header` first copies the whole response (its headers may
+ * be immutable, as those of `Response.redirect` or of a fetched response are); on Node, where
+ * `@hono/node-server` keeps an answer's string body aside until it is written, that copy builds a
+ * full `Response` with a stream body, once per header, and the answer is then written from that
+ * stream. svc's own answers have mutable headers: they are set in place, and only immutable ones
+ * go through `c.header`. Before an answer exists it is `c.header` as well.
+ */
+export function setAnswerHeader(c: Context, name: string, value: string, append = false): void {
+  if (c.finalized) {
+    try {
+      if (append) c.res.headers.append(name, value);
+      else c.res.headers.set(name, value);
+      return;
+    } catch (err) {
+      // Immutable headers: Hono copies the response, then sets the header on the copy.
+      if (!(err instanceof TypeError)) throw err;
+    }
+  }
+  c.header(name, value, append ? { append: true } : undefined);
+}
 
 /** The HSTS policy sent when the base URL is https: one year, subdomains included. */
 export const HSTS_POLICY = "max-age=31536000; includeSubDomains";
@@ -26,7 +49,7 @@ export function securityHeaders(options: { baseUrl: string }): MiddlewareHandler
   }
   return async (c, next) => {
     await next();
-    for (const [name, value] of headers) if (!c.res.headers.has(name)) c.header(name, value);
+    for (const [name, value] of headers) if (!c.res.headers.has(name)) setAnswerHeader(c, name, value);
   };
 }
 
@@ -49,5 +72,5 @@ export function securityHeaders(options: { baseUrl: string }): MiddlewareHandler
  */
 export const noStore: MiddlewareHandler<SvcEnv> = async (c, next): Promise<void> => {
   await next();
-  c.header("Cache-Control", "no-store");
+  setAnswerHeader(c, "Cache-Control", "no-store");
 };

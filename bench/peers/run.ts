@@ -85,9 +85,11 @@ const loads: { at: string; load: number }[] = [];
 const noteLoad = (at: string) => loads.push({ at, load: load() });
 
 /** A process of the bench: where it listens and how to stop it. */
-interface Running {
+export interface Running {
   url: string;
   pid: number;
+  /** svc's own database (svc on Postgres only). */
+  databaseUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -217,14 +219,21 @@ async function startBetterAuth(): Promise<Running> {
   }
 }
 
-/** svc on a new Postgres database with `env`; `stop()` also drops the database. */
-async function startSvcOnPostgres(env: Record<string, string>, runtime = SVC_RUNTIME): Promise<Running> {
+/**
+ * svc on a new Postgres database with `env`; `stop()` also drops the database. Also the way
+ * `bench/oidc_token_endpoint.ts --node` starts svc.
+ */
+export async function startSvcOnPostgres(
+  env: Record<string, string>,
+  runtime = SVC_RUNTIME,
+): Promise<Running> {
   const database = await freshServerDatabase("peers_svc");
   try {
     const server = await startSvc({ SVC_DATABASE_URL: database.url, ...env }, runtime);
     return {
       url: server.url,
       pid: server.pid,
+      databaseUrl: database.url,
       async stop() {
         await server.stop();
         await database.drop();
@@ -325,7 +334,7 @@ async function idleRss(): Promise<Record<IdleName, number[]>> {
 // Throughput
 
 /** svc's settings for the throughput rounds: an administrator, the OIDC provider, gates that let a client sign in repeatedly. */
-const SVC_BENCH_ENV: Record<string, string> = {
+export const SVC_BENCH_ENV: Record<string, string> = {
   SVC_BOOTSTRAP_ADMIN_EMAIL: "root@example.test",
   SVC_BOOTSTRAP_ADMIN_PASSWORD: PASSWORD,
   SVC_PLUGINS: "oidc-provider",

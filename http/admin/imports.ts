@@ -145,8 +145,14 @@ async function itemsOf(
   now: Date,
 ): Promise<AsyncIterable<ImportItem> | Iterable<ImportItem>> {
   if (kind === "auth0") {
-    const body = c.req.raw.body;
-    return auth0Items(body === null ? [] : decodeUtf8(body), c.get("jsonLimits"));
+    // The body limit has read the body already (Hono's body cache): its bytes, as one chunk.
+    const bytes = await c.req.bytes();
+    return auth0Items(
+      decodeUtf8((async function* () {
+        yield bytes;
+      })()),
+      c.get("jsonLimits"),
+    );
   }
   const text = await c.req.text();
   if (text.includes("\u0000")) {

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import * as v from "valibot";
 import { bodyLimit, documented, noStore, type OperationDoc, type RouteInstaller } from "../../mod.ts";
 import { validateRequest } from "./authorize.ts";
@@ -15,13 +15,9 @@ import {
   oauthError,
   OIDC_EVENTS,
   PATHS,
+  pragmaNoCache,
   type Provider,
 } from "./shared.ts";
-
-const pragmaNoCache: MiddlewareHandler = async (c, next) => {
-  await next();
-  c.header("Pragma", "no-cache");
-};
 
 const ErrorSchema = v.pipe(
   v.object({ error: v.string(), error_description: v.optional(v.string()) }),

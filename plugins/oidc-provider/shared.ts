@@ -4,12 +4,13 @@
  *
  * @module
  */
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { decodeProtectedHeader, jwtVerify, type JWTVerifyGetKey } from "jose";
 import {
   constantTimeEqual,
   type PluginContext,
   type ServiceAccountRecord,
+  setAnswerHeader,
   sha256Hex,
   SIGNING_ALGORITHM,
   TtlLruCache,
@@ -84,14 +85,41 @@ export function oauthError(
 /** The body limit of the provider's form endpoints (bytes). */
 export const FORM_BODY_LIMIT = 64 * 1024;
 
-/** The form fields of a POST, as strings (files and repeated fields refused). Null: not a form. */
+/**
+ * `Pragma: no-cache` beside `Cache-Control: no-store` (RFC 6749 5.1, for HTTP/1.0 caches), set in
+ * place on the answer (`setAnswerHeader`: no copy of the response per header).
+ */
+export const pragmaNoCache: MiddlewareHandler = async (c, next) => {
+  await next();
+  setAnswerHeader(c, "Pragma", "no-cache");
+};
+
+/** The forms {@link formFields} read, per request: the token endpoint asks twice. */
+const forms = new WeakMap<Context, Record<string, string> | null>();
+
+/**
+ * The form fields of a POST, as strings (repeated fields, and `name[]` fields, refused, as Hono's
+ * `parseBody({ all: true })` made them arrays). Null: not a form. The body is read as text and
+ * split by `URLSearchParams`, the same decoding as `Request.formData()` for this type, without
+ * building a `FormData` (and, on Node, a `Response` to parse it).
+ */
 export async function formFields(c: Context): Promise<Record<string, string> | null> {
   const type = c.req.header("Content-Type") ?? "";
   if (!type.toLowerCase().startsWith("application/x-www-form-urlencoded")) return null;
-  const body = await c.req.parseBody({ all: true });
+  const known = forms.get(c);
+  if (known !== undefined) return known;
+  const form = formOf(new URLSearchParams(await c.req.text()));
+  forms.set(c, form);
+  return form;
+}
+
+function formOf(params: URLSearchParams): Record<string, string> | null {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(body)) {
-    if (typeof value !== "string" || value.includes("\u0000") || value.length > 8192) return null;
+  const seen = new Set<string>();
+  for (const [name, value] of params) {
+    if (seen.has(name) || name.endsWith("[]")) return null;
+    seen.add(name);
+    if (value.includes("\u0000") || value.length > 8192) return null;
     out[name] = value;
   }
   return out;

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import { decodeJwt, decodeProtectedHeader } from "jose";
 import * as v from "valibot";
 import {
@@ -46,6 +46,7 @@ import {
   OIDC_EVENTS,
   type OidcGrant,
   PATHS,
+  pragmaNoCache,
   type Provider,
   recordGrant,
   s256,
@@ -63,12 +64,6 @@ import {
   sessionResources,
   tokenTarget,
 } from "./resources.ts";
-
-/** `Pragma: no-cache` beside `Cache-Control: no-store` (RFC 6749 5.1, for HTTP/1.0 caches). */
-const pragmaNoCache: MiddlewareHandler = async (c, next) => {
-  await next();
-  c.header("Pragma", "no-cache");
-};
 
 const field = v.optional(v.pipe(v.string(), v.maxLength(8192)));
 

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
+import { Hono } from "hono";
 import { ManualClock } from "../../core/clock.ts";
 import { loadConfig } from "../../core/config/mod.ts";
 import { SvcError } from "../../core/errors.ts";
 import { seededRandom } from "../../core/random.ts";
 import { createApp, type SvcApp } from "../../http/app.ts";
-import { noStore } from "../../http/security-headers.ts";
+import { noStore, setAnswerHeader } from "../../http/security-headers.ts";
 
 function app(env: Record<string, string> = {}): SvcApp {
   return createApp({
@@ -165,4 +166,44 @@ Deno.test("SVC_CORS_ORIGINS: a value that is not an origin stops boot naming the
     () => loadConfig({ env: { SVC_CORS_ORIGINS: "https://app.example.com/path" } }),
     /SVC_CORS_ORIGINS/,
   );
+});
+
+Deno.test("setAnswerHeader: sets the header on the handler's own answer in place, and on an immutable one through a copy", async () => {
+  const made = new Map<string, Response>();
+  const after = new Map<string, Response>();
+  const a = new Hono();
+  a.use("*", async (c, next) => {
+    await next();
+    setAnswerHeader(c, "X-One", "1");
+    setAnswerHeader(c, "Vary", "Origin", true);
+    after.set(c.req.path, c.res);
+  });
+  a.get("/own", (c) => {
+    made.set("/own", c.json({ ok: true }));
+    return made.get("/own")!;
+  });
+  a.get("/immutable", () => {
+    made.set("/immutable", Response.redirect("https://example.com/", 302));
+    return made.get("/immutable")!;
+  });
+  a.use("/early", async (c, next) => {
+    // Before the answer exists: the header waits in Hono's prepared headers.
+    setAnswerHeader(c, "X-Early", "e");
+    await next();
+  });
+  a.get("/early", (c) => c.text("ok", 200, { Vary: "Accept" }));
+  const own = await a.request("/own");
+  assert.equal(own.headers.get("x-one"), "1");
+  assert.equal(own.headers.get("vary"), "Origin");
+  // Not copied: the answer the handler made is the one sent.
+  assert.equal(after.get("/own"), made.get("/own"));
+  const immutable = await a.request("/immutable");
+  assert.equal(immutable.status, 302);
+  assert.equal(immutable.headers.get("location"), "https://example.com/");
+  assert.equal(immutable.headers.get("x-one"), "1");
+  assert.notEqual(after.get("/immutable"), made.get("/immutable"));
+  const early = await a.request("/early");
+  assert.equal(early.headers.get("x-early"), "e");
+  assert.equal(early.headers.get("vary"), "Accept, Origin");
+  await Promise.all([own, immutable, early].map((res) => res.body?.cancel()));
 });
