@@ -6,7 +6,7 @@
  * @module
  */
 import type { Context, MiddlewareHandler } from "hono";
-import type { SvcEnv } from "./request-id.ts";
+import type { SvcEnv } from "./env.ts";
 
 /**
  * Sets a header of the answer from a middleware, after `next()` (`append` adds a value instead).

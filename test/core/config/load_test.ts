@@ -76,6 +76,7 @@ Deno.test("config: with nothing set, development defaults for localhost and the 
     mfaTokenTtlSeconds: 300,
     signingKeyOverlapSeconds: 86_400,
     refreshGraceSeconds: 0,
+    nativeRsaSigner: true,
   });
   assert.deepEqual(config.sessions, { idleTimeoutSeconds: 604_800, absoluteTimeoutSeconds: 2_592_000 });
   assert.deepEqual(config.cookies, { secure: "auto", sameSite: "Lax" });
@@ -372,7 +373,7 @@ Deno.test("config: a bad value stops boot with one line naming the setting, the 
       env: { SVC_CONFIG_FILE: "/etc/svc.json" },
       fileText: '{"tokens": 600}',
       message:
-        "config: tokens in /etc/svc.json: 600 is not an object; set tokens in /etc/svc.json to an object with the fields accessTokenTtlSeconds, refreshTokenTtlSeconds, mfaTokenTtlSeconds, signingKeyOverlapSeconds, refreshGraceSeconds",
+        "config: tokens in /etc/svc.json: 600 is not an object; set tokens in /etc/svc.json to an object with the fields accessTokenTtlSeconds, refreshTokenTtlSeconds, mfaTokenTtlSeconds, signingKeyOverlapSeconds, refreshGraceSeconds, nativeRsaSigner",
     },
     {
       env: { SVC_CONFIG_FILE: "/etc/svc.json" },
