@@ -27,7 +27,7 @@ export function loadMallocTrim(): (() => void) | null {
 /** glibc's `mallopt` parameter for the trim threshold. */
 const M_TRIM_THRESHOLD = -1;
 /** The threshold {@link limitRetainedFreeMemory} sets: glibc's own default before it adapts. */
-export const TRIM_THRESHOLD_BYTES = 128 * 1024;
+const TRIM_THRESHOLD_BYTES = 128 * 1024;
 
 /**
  * Makes glibc give back the free top of a thread's arena as soon as it exceeds 128 KiB, in the
@@ -41,7 +41,8 @@ export const TRIM_THRESHOLD_BYTES = 128 * 1024;
  * (false without the FFI permission or off glibc). Process-wide: call it before the store opens.
  */
 export function limitRetainedFreeMemory(): boolean {
-  if (Deno.build.os !== "linux") return false;
+  // The Deno adapter calls this when it loads, and `server.ts` bundles it for Node too: no `Deno` there.
+  if (typeof Deno === "undefined" || Deno.build.os !== "linux") return false;
   // Asked, not requested: a process without the FFI permission is never prompted for it.
   if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return false;
   try {

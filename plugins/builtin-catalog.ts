@@ -2,8 +2,8 @@
  * The built-in plugins as `svc start` and `svc help` meet them: each one's name and the variables
  * it reads, known without loading it, and its module loaded only when asked for. A server loads
  * the plugins `SVC_PLUGINS` enables and no other: the five modules and their packages (SAML's XML
- * signature and ASN.1 libraries among them) weigh about 10 MiB resident, loaded or not used
- * (docs/operations/memory.md). `test/plugins/builtin_catalog_test.ts` checks this catalog against
+ * signature and ASN.1 libraries among them) weigh 8 to 11 MiB resident on a server that uses
+ * none of them (docs/operations/memory.md). `test/plugins/builtin_catalog_test.ts` checks this catalog against
  * the plugins themselves (`builtinPlugins()`).
  *
  * @module
