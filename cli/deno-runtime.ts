@@ -11,7 +11,7 @@ import { isProcessAlive } from "./node-lock-files.ts";
 import { pinnedFetch } from "./pinned-fetch.ts";
 import { nodeImportFiles, nodeProgress } from "./node-import-files.ts";
 import { preparedClusterSource } from "./prepared-cluster.ts";
-import { trimFreedMemoryEvery } from "./deno-malloc-trim.ts";
+import { limitRetainedFreeMemory, trimFreedMemoryEvery } from "./deno-malloc-trim.ts";
 import type { RuntimeAdapter } from "./run.ts";
 import { createPasswordHasher } from "../core/passwords/create.ts";
 import { defaultWorkerCount } from "../core/passwords/pool.ts";
@@ -20,6 +20,10 @@ import { openSslRs256Signer } from "./deno-openssl-rs256.ts";
 
 /** How often a serving process gives freed native memory back (`cli/deno-malloc-trim.ts`). */
 const TRIM_INTERVAL_MS = 30_000;
+
+// Before anything allocates much (the embedded store's WebAssembly is compiled when it opens):
+// glibc then gives a thread's freed memory back instead of keeping it for the process's life.
+limitRetainedFreeMemory();
 
 /** svc's CLI on Deno: environment, files, `Deno.serve`, signals, DNS and the data-folder lock. */
 export const denoRuntime: RuntimeAdapter = {

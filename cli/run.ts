@@ -82,7 +82,7 @@ import {
   signInDiscoverer,
   tokenGrantRegistry,
 } from "../plugins/host.ts";
-import { builtinPlugins } from "../plugins/builtin.ts";
+import { BUILTIN_PLUGINS, loadBuiltinPlugins } from "../plugins/builtin-catalog.ts";
 import { cookieSettings } from "../http/auth/cookies.ts";
 import { vectorsCommand } from "./vectors.ts";
 import { MAIL_USAGE, mailCommand, mailLockedLine, mailOverHttp, parseMailArgs } from "./mail.ts";
@@ -227,7 +227,7 @@ export async function runCli(
     case "help":
     case "--help":
     case "-h":
-      help(runtime.print, [...builtinPlugins(), ...(options.plugins ?? [])]);
+      help(runtime.print, [...await loadBuiltinPlugins(), ...(options.plugins ?? [])]);
       return 0;
     default:
       runtime.printError(
@@ -287,10 +287,14 @@ async function start(host: RuntimeAdapter, hostPlugins: readonly SvcPlugin[]): P
   let plugins: SvcPlugin[];
   const pluginConfigs = new Map<string, unknown>();
   try {
-    const builtins = builtinPlugins();
-    const available = [...builtins, ...hostPlugins];
-    loaded = loadConfig({ ...await configSources(host), pluginEnv: pluginEnvNames(available) });
-    plugins = selectPlugins(loaded.config.plugins.enabled, builtins, hostPlugins);
+    // Only the built-in plugins SVC_PLUGINS enables are loaded (plugins/builtin-catalog.ts).
+    const pluginEnv = [...BUILTIN_PLUGINS.flatMap((entry) => entry.env), ...pluginEnvNames(hostPlugins)];
+    loaded = loadConfig({ ...await configSources(host), pluginEnv });
+    const { enabled } = loaded.config.plugins;
+    const builtins = await loadBuiltinPlugins(
+      enabled.filter((name) => !hostPlugins.some((plugin) => plugin.name === name)),
+    );
+    plugins = selectPlugins(enabled, builtins, hostPlugins, BUILTIN_PLUGINS.map((entry) => entry.name));
     for (const plugin of plugins) {
       pluginConfigs.set(plugin.name, loadPluginConfig(plugin, loaded.config, host.env()));
     }

@@ -74,19 +74,21 @@ export const RESERVED_CLAIMS: ReadonlySet<string> = new Set([
 
 /**
  * The plugins that run: every plugin the host passes, then the built-ins `enabled` names (a
- * name of a host plugin is accepted and installs it once). An unknown name is a `ConfigError`.
+ * name of a host plugin is accepted and installs it once). An unknown name is a `ConfigError`,
+ * which lists `builtinNames`: every built-in plugin's name, when `builtins` holds only the loaded ones.
  */
 export function selectPlugins(
   enabled: readonly string[],
   builtins: readonly SvcPlugin[],
   hostPlugins: readonly SvcPlugin[],
+  builtinNames: readonly string[] = builtins.map((plugin) => plugin.name),
 ): SvcPlugin[] {
   const chosen = [...hostPlugins];
   for (const name of enabled) {
     if (chosen.some((plugin) => plugin.name === name)) continue;
     const builtin = builtins.find((plugin) => plugin.name === name);
     if (builtin === undefined) {
-      const known = [...builtins, ...hostPlugins].map((plugin) => plugin.name);
+      const known = [...builtinNames, ...hostPlugins.map((plugin) => plugin.name)];
       throw new ConfigError(
         `config: SVC_PLUGINS: ${
           JSON.stringify(name)

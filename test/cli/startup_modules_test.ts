@@ -2,11 +2,13 @@
  * What `svc start` loads before it serves (issue 29, memory): the modules a server needs only for
  * a feature it may never use are imported when the feature is first used, not with the server.
  * Read from Deno's module graph of `cli/deno.ts` (`deno info --json`): following only static
- * value imports (no `import type`, no `import()`), none of these packages is reached. A static
- * import of one of them anywhere on the start path fails this test.
+ * value imports (no `import type`, no `import()`), none of these packages is reached, nor any
+ * built-in plugin's module. A static import of one of them anywhere on the start path fails this
+ * test.
  */
 import assert from "node:assert/strict";
 import { ROOT } from "../support/server.ts";
+import { BUILTIN_PLUGINS } from "../../plugins/builtin-catalog.ts";
 
 /** Packages loaded on first use, with what loads them. */
 const LOADED_ON_USE: Record<string, string> = {
@@ -15,6 +17,9 @@ const LOADED_ON_USE: Record<string, string> = {
   "@electric-sql/pglite": "storage/open.ts, when an embedded database opens",
   "postgres": "storage/open.ts, when a Postgres database opens",
   "kysely-postgres-js": "storage/open.ts, when a Postgres database opens",
+  "xml-crypto": "plugins/builtin-catalog.ts, when SVC_PLUGINS enables saml",
+  "@xmldom/xmldom": "plugins/builtin-catalog.ts, when SVC_PLUGINS enables saml",
+  "@peculiar/asn1-schema": "plugins/builtin-catalog.ts, when SVC_PLUGINS enables saml",
 };
 
 interface GraphDependency {
@@ -50,6 +55,12 @@ Deno.test("svc start: the packages loaded on first use are not static imports of
   for (const [name, where] of Object.entries(LOADED_ON_USE)) {
     const found = packages.filter((url) => url.includes(`/node_modules/${name}/`));
     assert.deepEqual(found, [], `${name} is loaded at start; it belongs to ${where}`);
+  }
+  // The built-in plugins' modules load when SVC_PLUGINS enables them (plugins/builtin-catalog.ts).
+  for (const { name } of BUILTIN_PLUGINS) {
+    const module = new URL(`plugins/${name}/mod.ts`, `file://${ROOT}`).href;
+    assert.ok(!reached.has(module), `plugins/${name}/mod.ts is loaded at start`);
+    assert.ok(byUrl.has(module), `plugins/${name}/mod.ts is still part of the graph`);
   }
   // The dynamic imports are in the graph (a compiled binary includes them).
   for (const name of Object.keys(LOADED_ON_USE)) {
