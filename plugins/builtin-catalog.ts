@@ -29,6 +29,7 @@ export const BUILTIN_PLUGINS: readonly BuiltinPluginEntry[] = [
       "SVC_OIDC_SIGN_IN_URL",
       "SVC_OIDC_CODE_TTL_SECONDS",
       "SVC_OIDC_DPOP_NONCE_REQUIRED",
+      "SVC_OIDC_REGISTRATION",
       "SVC_OIDC_ID_TOKEN_TTL_SECONDS",
     ],
     load: async () => (await import("./oidc-provider/mod.ts")).oidcProviderPlugin(),
