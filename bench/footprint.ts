@@ -1,6 +1,6 @@
 /**
  * `deno run -A bench/footprint.ts [--runtime deno|bun|node|binary] [--rounds 3] [--idle-seconds 45]
- * [--sign-ins 8] [--refreshes 2000]`: the server's footprint, from a fresh start with default
+ * [--sign-ins 8] [--refreshes 2000] [--env NAME=VALUE]…`: the server's footprint, from a fresh start with default
  * settings. For the embedded store: a first start on a fresh data folder to `/readyz` (with the
  * prepared cluster when `npm ci` made one), a restart on the same folder, and the RSS after the
  * restart: 1 s after ready (the password worker that made the dummy hash at boot still holds
@@ -31,6 +31,12 @@ const WORKER_IDLE_SECONDS = 2;
 const EARLY_MS = 1_000;
 const WORKER_STOPPED_MS = (WORKER_IDLE_SECONDS + 2) * 1_000;
 const IDLE_MS = option("--idle-seconds", 45) * 1_000;
+/** `--env NAME=VALUE` (repeatable): a setting for every server the bench starts. */
+const EXTRA_ENV: Record<string, string> = Object.fromEntries(
+  args.flatMap((arg, i) =>
+    arg === "--env" && args[i + 1]?.includes("=") ? [args[i + 1].split(/=(.*)/s, 2)] : []
+  ),
+);
 /** Issue 29's goals, in MiB. */
 const GOAL_EMBEDDED_IDLE_MIB = 150;
 const GOAL_POSTGRES_IDLE_MIB = 70;
@@ -105,6 +111,7 @@ async function measure(env: Record<string, string>, withLoad: boolean): Promise<
       SVC_ABUSE_PER_IP_ACCOUNT_LIMIT: String(SIGN_INS + 2),
       SVC_ABUSE_PER_IP_LIMIT: String(Math.max(30, SIGN_INS + 2)),
     }),
+    ...EXTRA_ENV,
     ...env,
   });
   const reading: Reading = {
