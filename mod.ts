@@ -386,6 +386,8 @@ export {
   type SessionEndAnnouncer,
   type SessionEndListener,
 } from "./core/sessions/ended.ts";
+/** Ending every session of an OIDC client in the caller's transaction (a client's deletion). */
+export { endClientSessions } from "./core/sessions/client-sessions.ts";
 /** Suspending a user: status, sessions, refresh tokens and API keys in one audited transaction. */
 export { suspendUser, type SuspensionReport, USER_SUSPENDED_EVENT } from "./core/accounts/suspension.ts";
 /** Per-subject AES-256-GCM encryption; deleting the subject's key shreds its data. */

@@ -35,6 +35,7 @@ import { ValidationError } from "../../core/errors.ts";
 import { outboundPolicyFromConfig } from "../../core/net/outbound-rules.ts";
 import { isUuid } from "../../core/ids.ts";
 import { randomToken } from "../../core/random.ts";
+import { endClientSessions } from "../../core/sessions/client-sessions.ts";
 import type { ClientRecord } from "../../core/storage/clients.ts";
 import type { Storage } from "../../core/storage/storage.ts";
 import { fence, type FenceScope } from "../auth/fence.ts";
@@ -495,12 +496,7 @@ export function oidcClientRoutes(deps: AdminRouteDeps) {
         const before = await visible(scope, c.req.param("clientRowId"), tx);
         if (!await tx.clients.delete(before.id)) throw hidden("client");
         // Every session issued to the client ends: its access tokens and refresh tokens with it.
-        const sessionIds: string[] = [];
-        for (const sessionId of await tx.tokenGrants.sessionIdsOfClient(before.realmId, before.clientId)) {
-          const active = await tx.sessions.revoke(sessionId);
-          const refreshTokensRevoked = await tx.refreshTokens.revokeForSession(sessionId);
-          if (active || refreshTokensRevoked > 0) sessionIds.push(sessionId);
-        }
+        const sessionIds = await endClientSessions(tx, before.realmId, before.clientId);
         await emit({
           kind: "oidc.client_deleted",
           occurredAt: endedAt,

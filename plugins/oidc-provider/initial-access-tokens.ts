@@ -240,10 +240,5 @@ export function initialAccessTokenStore(sql: PluginSql) {
         [clientRowId, JSON.stringify(metadata)],
       );
     },
-
-    /** Forgets a client's registration. */
-    async deleteRegistration(clientRowId: string): Promise<void> {
-      await sql.query(`DELETE FROM oidc_provider_registrations WHERE client_row_id = $1`, [clientRowId]);
-    },
   };
 }

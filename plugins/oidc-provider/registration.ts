@@ -55,6 +55,7 @@ import {
   type ClientRecord,
   constantTimeEqual,
   documented,
+  endClientSessions,
   NotFoundError,
   OIDC_CLIENT_SECRET_PREFIX,
   type OperationDoc,
@@ -725,14 +726,9 @@ async function deleteRegistration(p: Provider, c: Context): Promise<Response> {
         return { value: null, audit: null };
       }
       const { client } = managed;
-      await initialAccessTokenStore(tx.pluginSql).deleteRegistration(client.id);
-      // Every session issued to the client ends: its access tokens and refresh tokens with it.
-      const sessionIds: string[] = [];
-      for (const sessionId of await tx.tokenGrants.sessionIdsOfClient(client.realmId, client.clientId)) {
-        const active = await tx.sessions.revoke(sessionId);
-        const refreshTokensRevoked = await tx.refreshTokens.revokeForSession(sessionId);
-        if (active || refreshTokensRevoked > 0) sessionIds.push(sessionId);
-      }
+      // The registration row goes with the client (ON DELETE CASCADE); every session issued to
+      // the client ends: its access tokens and refresh tokens with it.
+      const sessionIds = await endClientSessions(tx, client.realmId, client.clientId);
       await emit({
         kind: "oidc.client_deleted",
         occurredAt: endedAt,
