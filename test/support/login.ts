@@ -68,8 +68,10 @@ export interface LoginBed {
   mailedCode(to: string): Promise<string>;
   /** The TOTP code of a base32 secret now. */
   totp(secret: string): string;
-  /** Has {@link close} wait for a publisher's fire-and-forget events before the database closes. */
+  /** Has {@link close} (and {@link settled}) wait for a publisher's fire-and-forget events. */
   settleOnClose(publisher: EventPublisher): void;
+  /** Resolves once every fire-and-forget event of the bed's publishers so far is recorded and announced. */
+  settled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -194,6 +196,9 @@ export async function loginBed(
     },
     totp: (secret) => totpCode(decodeBase32(secret), clock.now()),
     settleOnClose: (other) => void publishers.push(other),
+    async settled() {
+      await Promise.all(publishers.map((p) => p.settled()));
+    },
     async close() {
       await login.close();
       await snapshots.stop();
