@@ -425,7 +425,8 @@ export {
  *
  * const { config } = loadConfig({ env: Deno.env.toObject() });
  * const app = createApp({ config, readinessChecks: [], clock: systemClock, random: cryptoRandom });
- * Deno.serve(app.fetch);
+ * const server = Deno.serve({ port: 0 }, app.fetch); // port 0: any free port
+ * await server.shutdown();
  * ```
  */
 export {
