@@ -9,7 +9,9 @@
  * refresh), `oidc-lean` (a client registered with `idTokenOnRefresh: false`: no ID token on
  * refresh; skipped when the server does not know the setting) and `cc` (`client_credentials` of a
  * service account, also over `--chains` concurrent callers). Prints each round, the means and the
- * ratios to native (the goal for OIDC refresh is at least 0.8).
+ * ratios to native (the goal for OIDC refresh is at least 0.8). With both `oidc` and `oidc-lean`
+ * it also prints what the refreshed ID token costs per grant, and the ratio the default client
+ * could reach at best while it signs one (if the rest of its grant cost what the native one does).
  *
  * Where svc runs:
  * - by default in this Deno process, through the app (`app.request`, no sockets), on a test bed;
@@ -342,6 +344,20 @@ try {
       names.filter((k) => k !== "native").map((k) => `${k} ${median(roundRatios(k)).toFixed(2)}`).join(", ")
     }; load ${Deno.loadavg().join(" ")}`,
   );
+  if (names.includes("oidc") && names.includes("oidc-lean")) {
+    // The refreshed ID token's share of a grant (an ID token's claims and its RS256 signature): the
+    // time per grant the default client spends beyond the lean one. Even if everything else an OIDC
+    // refresh does (client authentication, the form, the larger statement) cost nothing more than
+    // the native grant, the default client's ratio could not exceed native ÷ (native + that share).
+    const perGrant = (kind: Kind) => 1 / mean(totals[kind]);
+    const idToken = perGrant("oidc") - perGrant("oidc-lean");
+    console.log(
+      `the refreshed ID token: ${(idToken * 1000).toFixed(3)} ms per grant (1/oidc - 1/oidc-lean); ` +
+        `the default client's ratio is at most ${
+          (perGrant("native") / (perGrant("native") + idToken)).toFixed(2)
+        } while it signs one (native ${(perGrant("native") * 1000).toFixed(3)} ms per grant)`,
+    );
+  }
   if (target.cpu !== undefined) {
     // CPU per grant does not depend on how busy the machine is the way a rate does.
     console.log(

@@ -108,6 +108,16 @@ export interface SessionStore {
    */
   listEndedSince(since: Date, limit: number): Promise<{ id: string; endedAt: number }[]>;
   /**
+   * Sessions revoked after `after` and at or before `until`, in the order they ended (ties by
+   * id), at most `limit`: a page of a catch-up over ended sessions. `after.id` resumes after the
+   * last row of the previous page; without it every session revoked at `after.endedAt` is in.
+   */
+  listEndedInOrder(
+    after: { readonly endedAt: number; readonly id?: string },
+    until: Date,
+    limit: number,
+  ): Promise<{ id: string; endedAt: number }[]>;
+  /**
    * The user's active sessions, most recently seen first. `orgContext` keeps the sessions signed
    * in to that organization (one of their refresh tokens is), and, with `withoutOrg`, those
    * signed in to no organization.

@@ -25,9 +25,16 @@
  *   (always both: every ID token carries `sid`, so `backchannelLogoutSessionRequired` is always
  *   met), and never `nonce`.
  *
- * A session that ends while no instance with the provider runs (the `svc break-glass` command
- * run offline) or between the commit and the listener when the process dies, is not notified:
- * the announcement is after commit, not in the ending transaction.
+ * - **Catch-up sweep.** The announcement comes after the commit, not in the ending transaction:
+ *   a process that dies between the two, or a session ended while no instance with the provider
+ *   runs (`svc break-glass` offline), would go unheard. So each delivering worker also walks the
+ *   sessions table's ends (`revoked_at`, written in the ending transaction) since a watermark
+ *   kept per realm in `oidc_provider_logout_sweeps`, every `sweepIntervalMs` (a minute), from
+ *   {@link SWEEP_OVERLAP_MS} before the watermark (a transaction may commit after a later one),
+ *   and queues what the listener did not. The outbox's uniqueness makes a second queueing, by the
+ *   sweep, the listener or another instance, a no-op. The first sweep of a realm sets the
+ *   watermark and looks back no further than {@link SWEEP_OVERLAP_MS}. Sessions that merely
+ *   expire are not ends (no token stops early), as for the listener.
  *
  * @module
  */
@@ -46,6 +53,11 @@ export const LOGOUT_RETRY_DELAYS_MS: readonly number[] = [
   7_200_000,
   43_200_000,
 ];
+
+/** How far before its watermark a sweep looks again: ends that committed after a later one. */
+export const SWEEP_OVERLAP_MS = 5 * 60_000;
+/** Ended sessions read per page of a sweep. */
+const SWEEP_PAGE = 500;
 
 /** Kinds of the events of back-channel logout. */
 export const BACKCHANNEL_EVENTS = {
@@ -74,6 +86,11 @@ export const BACKCHANNEL_TABLES = [
   )`,
   `CREATE INDEX IF NOT EXISTS oidc_provider_logout_deliveries_due
     ON oidc_provider_logout_deliveries (next_attempt_at) WHERE status = 'pending'`,
+  // The catch-up sweep's watermark: ends up to here were looked at (see the module's doc).
+  `CREATE TABLE IF NOT EXISTS oidc_provider_logout_sweeps (
+    realm_id uuid PRIMARY KEY REFERENCES realms(id) ON DELETE CASCADE,
+    swept_until timestamptz NOT NULL
+  )`,
 ];
 
 /** What the worker is built with (defaults for a server). */
@@ -88,6 +105,8 @@ export interface BackchannelOptions {
   readonly batchSize?: number;
   /** Pause between polls when idle, in real milliseconds (default 1000). */
   readonly pollIntervalMs?: number;
+  /** Clock milliseconds between two catch-up sweeps of a worker (default 60 000). */
+  readonly sweepIntervalMs?: number;
 }
 
 /** The outcome of one attempt. */
@@ -122,6 +141,9 @@ export class BackchannelLogout {
   readonly #leaseMs: number;
   readonly #batchSize: number;
   readonly #loop: PollingLoop<LogoutAttempt>;
+  readonly #sweepIntervalMs: number;
+  /** When this worker sweeps next (clock milliseconds; 0: at its first run). */
+  #nextSweepAt = 0;
   #unlisten: (() => void) | null = null;
 
   /** The outbox over the provider's tables; `start` listens to session ends and polls. */
@@ -131,6 +153,7 @@ export class BackchannelLogout {
     this.#timeoutMs = options.timeoutMs ?? 5_000;
     this.#leaseMs = Math.max(options.leaseMs ?? 60_000, 2 * this.#timeoutMs);
     this.#batchSize = options.batchSize ?? 20;
+    this.#sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
     this.#loop = new PollingLoop({
       batchSize: this.#batchSize,
       pollIntervalMs: options.pollIntervalMs ?? 1_000,
@@ -210,9 +233,44 @@ export class BackchannelLogout {
     return added;
   }
 
-  /** Claims a batch of due deliveries and attempts each. */
+  /**
+   * Queues the deliveries of sessions that ended since the realm's watermark (less
+   * {@link SWEEP_OVERLAP_MS}) and moves the watermark to now; returns the deliveries added. The
+   * first sweep of a realm only sets its watermark (and looks back the overlap).
+   */
+  async sweep(): Promise<number> {
+    const p = this.#p;
+    const now = p.ctx.clock.now();
+    const marks = await p.ctx.sql.query<{ swept_until: string | Date }>(
+      `INSERT INTO oidc_provider_logout_sweeps (realm_id, swept_until) VALUES ($1, $2)
+       ON CONFLICT (realm_id) DO UPDATE SET swept_until = oidc_provider_logout_sweeps.swept_until
+       RETURNING swept_until`,
+      [p.realmId, new Date(now)],
+    );
+    const watermark = Math.min(new Date(marks[0].swept_until).getTime(), now);
+    const until = new Date(now);
+    let after: { endedAt: number; id?: string } = { endedAt: watermark - SWEEP_OVERLAP_MS };
+    let added = 0;
+    for (;;) {
+      const page = await p.ctx.storage.sessions.listEndedInOrder(after, until, SWEEP_PAGE);
+      if (page.length > 0) added += await this.enqueue(page.map((ended) => ended.id));
+      if (page.length < SWEEP_PAGE) break;
+      after = page.at(-1)!;
+    }
+    await p.ctx.sql.query(
+      `UPDATE oidc_provider_logout_sweeps SET swept_until = greatest(swept_until, $2) WHERE realm_id = $1`,
+      [p.realmId, until],
+    );
+    return added;
+  }
+
+  /** Claims a batch of due deliveries and attempts each (after a catch-up sweep when one is due). */
   async runOnce(): Promise<LogoutAttempt[]> {
     const p = this.#p;
+    if (p.ctx.clock.now() >= this.#nextSweepAt) {
+      this.#nextSweepAt = p.ctx.clock.now() + this.#sweepIntervalMs;
+      await this.sweep();
+    }
     const now = p.ctx.clock.now();
     const claimed = await p.ctx.sql.query<DeliveryRow>(
       `UPDATE oidc_provider_logout_deliveries SET lease_until = $3, attempts = attempts + 1

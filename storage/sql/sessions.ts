@@ -162,6 +162,24 @@ export function createSqlSessionStore(
       return rows.map((row) => ({ id: row.id, endedAt: row.revoked_at!.getTime() }));
     },
 
+    async listEndedInOrder(after, until, limit) {
+      if (!(limit > 0)) return [];
+      const since = new Date(after.endedAt);
+      const cursor = after.id;
+      let query = db.selectFrom("sessions").select(["id", "revoked_at"])
+        .where("revoked_at", "<=", until);
+      query = cursor !== undefined && isUuid(cursor)
+        ? query.where((eb) =>
+          eb.or([
+            eb("revoked_at", ">", since),
+            eb.and([eb("revoked_at", "=", since), eb("id", ">", cursor)]),
+          ])
+        )
+        : query.where("revoked_at", ">=", since);
+      const rows = await query.orderBy("revoked_at").orderBy("id").limit(limit).execute();
+      return rows.map((row) => ({ id: row.id, endedAt: row.revoked_at!.getTime() }));
+    },
+
     async listActiveForUser(userId, options) {
       if (!isUuid(userId)) return [];
       const at = now();

@@ -7,7 +7,7 @@
 import { strict as assert } from "node:assert";
 import { createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from "jose";
 import { oidcProviderPlugin } from "../../../plugins/oidc-provider/mod.ts";
-import { BACKCHANNEL_LOGOUT_EVENT } from "../../../plugins/oidc-provider/backchannel.ts";
+import { BACKCHANNEL_LOGOUT_EVENT, SWEEP_OVERLAP_MS } from "../../../plugins/oidc-provider/backchannel.ts";
 import { pluginBed } from "../../support/plugins.ts";
 
 const REDIRECT = "https://app.example.test/cb";
@@ -262,6 +262,29 @@ Deno.test("oidc-provider: back-channel logout on every way a session ends", asyn
       assert.equal((await outbox.drain()).length, 0);
       assert.ok(bed.events.some((e) => e.kind === "oidc.backchannel_logout_failed"));
     });
+
+    await t.step("an end the listener never heard (a crash after the commit) is swept up", async () => {
+      const { userId, browser } = await signedIn();
+      // The ending transaction without its announcement: what a process that died right after
+      // the commit leaves behind.
+      assert.equal(await bed.storage.sessions.revoke(browser.session.id), true);
+      assert.equal((await outbox.drain()).length, 0, "nothing queued until the next sweep");
+      bed.clock.advance(60_000);
+      await expectLogout(userId, browser.session.id);
+    });
+
+    await t.step("ends while no worker ran are caught up from the watermark after a restart", async () => {
+      await outbox.stop();
+      const { userId, browser } = await signedIn();
+      await bed.auth.sessions.logout(browser.session.id);
+      // Longer down than the sweep's overlap: only the stored watermark reaches back to the end.
+      bed.clock.advance(SWEEP_OVERLAP_MS + 5 * 60_000);
+      outbox.start(false);
+      await expectLogout(userId, browser.session.id);
+      // The watermark moved: a later sweep queues nothing more.
+      bed.clock.advance(60_000);
+      assert.equal(await outbox.sweep(), 0);
+    });
   } finally {
     await beds.close();
     await rp.close();
@@ -335,6 +358,82 @@ Deno.test("postgres: concurrent workers deliver each logout token once", async (
       JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))).sid
     );
     assert.deepEqual([...new Set(sids)].sort(), [...browsers].sort());
+  } finally {
+    await beds.close();
+    await rp.close();
+  }
+});
+
+Deno.test("postgres: concurrent sweeps queue each unheard end once", async () => {
+  const rp = receiver();
+  const plugin = oidcProviderPlugin({ backchannelWorker: false });
+  const beds = await pluginBed(
+    [plugin],
+    { SVC_PLUGINS: "oidc-provider", SVC_OUTBOUND_ALLOW_PRIVATE: "127.0.0.1" },
+    { postgres: true },
+  );
+  try {
+    const { bed, realmId } = beds.admin;
+    const outbox = plugin.backchannelLogout()!;
+    // The realm's first sweep sets its watermark.
+    assert.equal(await outbox.sweep(), 0);
+    const created = await beds.request("POST", "/svc-admin/oidc/clients", {
+      body: {
+        clientId: "rp",
+        clientType: "confidential",
+        redirectUris: [REDIRECT],
+        backchannelLogoutUri: rp.url("/bcl"),
+      },
+    });
+    assert.equal(created.status, 201, await created.clone().text());
+    const secret = (await created.json()).clientSecret as string;
+    const user = await bed.storage.users.create({ realmId, email: "sweep@example.test" });
+    const browsers: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const browser = await bed.auth.sessions.signIn({
+        realmId,
+        userId: user.id,
+        orgId: null,
+        mfa: "Password",
+      });
+      const query = new URLSearchParams({
+        response_type: "code",
+        client_id: "rp",
+        redirect_uri: REDIRECT,
+        scope: "openid",
+        state: "s",
+      });
+      const res = await beds.app.request(`/oidc/authorize?${query}`, {
+        headers: { Cookie: `svc_at=${browser.tokens.accessToken}` },
+      });
+      const code = new URL(res.headers.get("Location")!).searchParams.get("code")!;
+      const exchanged = await beds.app.request("/oidc/token", {
+        method: "POST",
+        headers: FORM,
+        body: new URLSearchParams({
+          grant_type: "authorization_code",
+          code,
+          redirect_uri: REDIRECT,
+          client_id: "rp",
+          client_secret: secret,
+        }).toString(),
+      });
+      assert.equal(exchanged.status, 200);
+      browsers.push(browser.session.id);
+    }
+    // Ended in storage only (no announcement): 12 browser and 12 client sessions.
+    assert.equal((await bed.storage.sessions.revokeAllForUser(user.id)).length, 24);
+    // Six instances' sweeps at once, on separate connections: each end queued once.
+    const added = await Promise.all(Array.from({ length: 6 }, () => outbox.sweep()));
+    assert.equal(added.reduce((a, b) => a + b, 0), 12, JSON.stringify(added));
+    const attempts = await outbox.drain();
+    assert.equal(attempts.length, 12);
+    assert.ok(attempts.every((a) => a.status === "delivered"));
+    const sids = rp.received.map((token) =>
+      JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))).sid
+    );
+    assert.deepEqual([...new Set(sids)].sort(), [...browsers].sort());
+    assert.equal(rp.received.length, 12);
   } finally {
     await beds.close();
     await rp.close();

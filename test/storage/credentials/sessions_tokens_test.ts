@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { sha256Hex } from "../../../core/digest.ts";
 import { ConflictError } from "../../../core/errors.ts";
 import { isApiKeyActive } from "../../../core/storage/api-keys.ts";
@@ -102,6 +103,60 @@ for (const driver of drivers) {
         assert.deepEqual(ended.map((e) => e.id), [c.id, b.id]);
         assert.equal(ended[0].endedAt, clock.now());
         assert.deepEqual((await sessions.listEndedSince(new Date(0), 1)).map((e) => e.id), [c.id]);
+      });
+
+      await t.step("sessions: listEndedInOrder pages every end of a window once, in order", async () => {
+        // Far from the other steps' ends: this window holds only the sessions made here.
+        const start = Date.UTC(2031, 0, 1);
+        const clock = clockAt(start);
+        const { sessions } = storesFor(db, clock);
+        // Ends at 4 instants, several at the same one (revokeAllForUser), some never.
+        const expected: { id: string; endedAt: number }[] = [];
+        for (const group of [3, 1, 4, 2]) {
+          const user = await makeUser(db, realm);
+          for (let i = 0; i < group + 1; i++) {
+            await sessions.create({
+              realmId: realm,
+              userId: user,
+              mfa: "Password",
+              idleTimeoutMs: DAY,
+              absoluteTimeoutMs: DAY,
+            });
+          }
+          const kept = await sessions.create({
+            realmId: realm,
+            userId: user,
+            mfa: "Password",
+            idleTimeoutMs: DAY,
+            absoluteTimeoutMs: DAY,
+          });
+          clock.advance(1000);
+          const ended = await sessions.revokeAllForUser(user, { exceptId: kept.id });
+          expected.push(...ended.map((id) => ({ id, endedAt: clock.now() })));
+        }
+        const inOrder = [...expected].sort((a, b) => a.endedAt - b.endedAt || (a.id < b.id ? -1 : 1));
+        const until = new Date(clock.now());
+        await fc.assert(
+          fc.asyncProperty(fc.integer({ min: 1, max: inOrder.length + 1 }), async (pageSize) => {
+            const seen: { id: string; endedAt: number }[] = [];
+            let after: { endedAt: number; id?: string } = { endedAt: start };
+            for (;;) {
+              const page = await sessions.listEndedInOrder(after, until, pageSize);
+              seen.push(...page);
+              if (page.length < pageSize) break;
+              after = page.at(-1)!;
+            }
+            assert.deepEqual(seen, inOrder);
+          }),
+          { numRuns: 15 },
+        );
+        // `until` bounds the window; without an id, ends at `after.endedAt` itself are in.
+        const last = inOrder.at(-1)!.endedAt;
+        const before = await sessions.listEndedInOrder({ endedAt: start }, new Date(last - 1), 100);
+        assert.deepEqual(before, inOrder.filter((e) => e.endedAt < last));
+        const atLast = await sessions.listEndedInOrder({ endedAt: last }, until, 100);
+        assert.deepEqual(atLast, inOrder.filter((e) => e.endedAt === last));
+        assert.deepEqual(await sessions.listEndedInOrder({ endedAt: start }, until, 0), []);
       });
 
       const newFamily = async (clock: ReturnType<typeof clockAt>, userId: string) => {
