@@ -241,13 +241,17 @@ export class BackchannelLogout {
   async sweep(): Promise<number> {
     const p = this.#p;
     const now = p.ctx.clock.now();
+    // The watermark, created at now by the realm's first sweep (no write when it exists).
     const marks = await p.ctx.sql.query<{ swept_until: string | Date }>(
-      `INSERT INTO oidc_provider_logout_sweeps (realm_id, swept_until) VALUES ($1, $2)
-       ON CONFLICT (realm_id) DO UPDATE SET swept_until = oidc_provider_logout_sweeps.swept_until
-       RETURNING swept_until`,
+      `WITH created AS (
+         INSERT INTO oidc_provider_logout_sweeps (realm_id, swept_until) VALUES ($1, $2)
+         ON CONFLICT (realm_id) DO NOTHING RETURNING swept_until)
+       SELECT swept_until FROM created
+       UNION ALL SELECT swept_until FROM oidc_provider_logout_sweeps WHERE realm_id = $1`,
       [p.realmId, new Date(now)],
     );
-    const watermark = Math.min(new Date(marks[0].swept_until).getTime(), now);
+    // No row: another instance created it in this instant (its snapshot is not ours).
+    const watermark = Math.min(marks.length > 0 ? new Date(marks[0].swept_until).getTime() : now, now);
     const until = new Date(now);
     let after: { endedAt: number; id?: string } = { endedAt: watermark - SWEEP_OVERLAP_MS };
     let added = 0;
