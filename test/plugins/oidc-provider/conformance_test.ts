@@ -705,6 +705,7 @@ Deno.test("oidc-provider: issue 26 items that need the injected clock", async (t
     };
 
     await t.step("max_age counts the session's age; a sign-in after the request meets it", async () => {
+      // In process: a session 59 s and then 61 s old, which a started server would have to wait for.
       const signedInAt = bed.clock.now();
       const browser = await signIn();
       bed.clock.advance(59_000);
@@ -725,6 +726,7 @@ Deno.test("oidc-provider: issue 26 items that need the injected clock", async (t
     });
 
     await t.step("an expired id_token_hint names the client but needs confirmation", async () => {
+      // In process: an ID token an hour old (past its lifetime), without waiting that hour.
       const stale = await idTokenOf(await signIn());
       bed.clock.advance(3_600_000);
       const browser = await signIn();
@@ -746,6 +748,7 @@ Deno.test("oidc-provider: issue 26 items that need the injected clock", async (t
   }
 });
 
+// In process: a property of the provider's own digest function (no request can reach it alone).
 Deno.test("oidc-provider: svc_req is bound to every parameter but prompt (property)", () => {
   const name = fc.constantFrom("client_id", "redirect_uri", "scope", "state", "nonce", "max_age", "x", "a=b");
   const pairs = fc.uniqueArray(fc.tuple(name, fc.string({ maxLength: 8 })), {
