@@ -7,8 +7,10 @@
  *   client's), `scope` (with `openid`, within the client's allowed scopes), `state`, `nonce`,
  *   `code_challenge` + `code_challenge_method=S256` (required for public clients), `prompt`
  *   (`none` | `login` | `consent`), `max_age`, `login_hint`. Scopes svc does not know are ignored;
- *   a known scope the client is not allowed is `invalid_scope`. An unknown client or a redirect
- *   URI that does not match is answered here (400), never redirected to.
+ *   a known scope the client is not allowed is `invalid_scope`. The `claims` parameter (OIDC Core
+ *   5.5) is not supported and ignored, as discovery's `claims_parameter_supported: false` says:
+ *   the scopes alone decide the claims. An unknown client or a redirect URI that does not match is
+ *   answered here (400), never redirected to.
  * - Freshness (`prompt=login`, `max_age`): when the browser must sign in, the request goes back
  *   to the sign-in page with `svc_req`, a JWT the provider signs holding the request's time and a
  *   digest of its parameters. On return, a session created at or after that time satisfies

@@ -244,6 +244,9 @@ export function discovery(p: Provider): Record<string, unknown> {
     authorization_response_iss_parameter_supported: true,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
+    // OIDC Core 5.5: individual claims are not requestable; the parameter is ignored (the scopes
+    // alone say what is released). Said explicitly, though false is also the default.
+    claims_parameter_supported: false,
     // OIDC Back-Channel Logout 1.0: logout tokens always carry sid (see backchannel.ts).
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
