@@ -1,17 +1,32 @@
 /** The browser's part of an OIDC code flow against a real server, over plain HTTP (no browser). */
 import { strict as assert } from "node:assert";
 
+/** What {@link authorizeOverHttp} may be given besides the credentials. */
+export interface AuthorizeOverHttpOptions {
+  /**
+   * The browser's cookies (name to value): a jar kept across calls is one browser, whose session
+   * a later call reuses; by default each call is a fresh browser.
+   */
+  jar?: Map<string, string>;
+  /** Sees every URL the browser requests (not the redirect URI), in order. */
+  onHop?: (url: URL) => void;
+  /** Sees every page the browser is shown (a 200 answer): the hosted sign-in page, a consent page. */
+  onPage?: (url: URL, html: string) => void;
+}
+
 /**
  * A browser's part of the code flow, over HTTP: the hosted sign-in page (its script's requests),
- * then the consent form if asked.
+ * then the consent form if asked. The sign-in page may be under a path base (`/idp/account/sign-in`):
+ * its script's login request goes under the same base.
  */
 export async function authorizeOverHttp(
   url: URL,
   email: string,
   password: string,
   redirect: string,
+  options: AuthorizeOverHttpOptions = {},
 ): Promise<URL> {
-  const jar = new Map<string, string>();
+  const jar = options.jar ?? new Map<string, string>();
   const cookie = () => [...jar].map(([name, value]) => `${name}=${value}`).join("; ");
   const remember = (res: Response) => {
     for (const line of res.headers.getSetCookie()) {
@@ -29,6 +44,7 @@ export async function authorizeOverHttp(
   };
   let next: { url: string; init?: RequestInit } = { url: url.href };
   for (let hop = 0; hop < 12; hop++) {
+    options.onHop?.(new URL(next.url));
     const res = await fetch(next.url, {
       ...next.init,
       redirect: "manual",
@@ -46,10 +62,12 @@ export async function authorizeOverHttp(
     const html = await res.text();
     assert.equal(res.status, 200, html);
     const page = new URL(next.url);
-    if (page.pathname === "/account/sign-in") {
+    options.onPage?.(page, html);
+    if (page.pathname.endsWith("/account/sign-in")) {
       // The hosted sign-in page: what its script does, signing in with the cookie transport, then
       // back to the authorization request.
-      const login = await fetch(new URL("/auth/login", page), {
+      const base = page.pathname.slice(0, -"/account/sign-in".length);
+      const login = await fetch(new URL(`${base}/auth/login`, page), {
         method: "POST",
         headers: {
           "Content-Type": "application/json",

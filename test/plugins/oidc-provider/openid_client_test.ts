@@ -1,17 +1,19 @@
 /**
  * The OIDC provider plugin against the real server, driven by relying-party libraries nobody
  * here wrote: openid-client (v6) for discovery, the code flow with PKCE (sign-in in Chromium
- * through the hosted sign-in page, with its TOTP step for an enrolled user), refresh rotation, userinfo, introspection, revocation and
- * client_credentials; oauth4webapi for a public client's code flow; every token verified with
- * jose against the published JWKS. Then the refusals: redirect URI mismatch, PKCE missing or
- * wrong, a reused code (and the revocation it causes), a wrong secret, state and nonce checks,
- * prompt=none, a suspended client and a suspended user.
+ * through the hosted sign-in page, with its TOTP step for an enrolled user), `max_age=0` (alone
+ * and with `prompt=login`: a signed-in browser signs in exactly once more, and `auth_time` is after
+ * the request), refresh rotation, userinfo, introspection, revocation and client_credentials;
+ * oauth4webapi for a public client's code flow; every token verified with jose against the
+ * published JWKS. Then the refusals: redirect URI mismatch, PKCE missing or wrong, a reused code
+ * (and the revocation it causes), a wrong secret, state and nonce checks, prompt=none, a suspended
+ * client and a suspended user.
  */
 import { strict as assert } from "node:assert";
 import * as client from "openid-client";
 import * as oauth from "oauth4webapi";
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from "jose";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, Page, Request } from "playwright-core";
 import { checkPage } from "../../support/axe.ts";
 import { launchChromium } from "../../support/browser.ts";
 import { startTestServer } from "../../support/server.ts";
@@ -211,6 +213,80 @@ Deno.test("oidc-provider: openid-client and oauth4webapi against the real server
       assert.ok(signedIn, "without a session the browser signs in");
       assert.ok(back.searchParams.get("code"));
     });
+
+    await t.step(
+      "max_age=0, alone and with prompt=login: one sign-in in Chromium gives a code, auth_time after the request",
+      async () => {
+        // The browser's session is live (the steps before): without max_age nothing asks to sign in.
+        const plain = await start();
+        const plainBack = await authorizeInBrowser(page, plain.url, root, () => {
+          throw new Error("a live session must not be sent to sign-in");
+        });
+        let previous = (await client.authorizationCodeGrant(config, plainBack, {
+          pkceCodeVerifier: plain.verifier,
+          expectedState: plain.state,
+          expectedNonce: plain.nonce,
+        })).claims()!.auth_time!;
+        assert.equal(typeof previous, "number");
+        // Every document the browser loads from the sign-in page's path (a loop back there shows twice).
+        const signInLoads: string[] = [];
+        const onRequest = (request: Request) => {
+          if (
+            request.isNavigationRequest() && request.frame() === page.mainFrame() &&
+            new URL(request.url()).pathname === "/account/sign-in"
+          ) signInLoads.push(request.url());
+        };
+        page.on("request", onRequest);
+        try {
+          for (
+            const extra of [{ max_age: "0" }, { max_age: "0", prompt: "login" }] as Record<string, string>[]
+          ) {
+            // A new second, so that the session's sign-in time and a new one cannot share one.
+            while (Math.floor(Date.now() / 1000) <= previous) {
+              await new Promise((r) => setTimeout(r, 100));
+            }
+            const flow = await start(extra);
+            const requestedAt = Math.floor(Date.now() / 1000);
+            signInLoads.length = 0;
+            const steps: string[] = [];
+            const callback = await authorizeInBrowser(page, flow.url, root, (step) => {
+              steps.push(step);
+              return Promise.resolve();
+            });
+            const what = JSON.stringify(extra);
+            assert.deepEqual(steps, ["sign-in"], `${what}: the live session is sent to sign in`);
+            assert.equal(
+              signInLoads.length,
+              1,
+              `${what}: one sign-in page, no loop: ${signInLoads.join(" ")}`,
+            );
+            assert.ok(callback.searchParams.get("code"), `${what}: ${callback.href}`);
+            assert.equal(callback.searchParams.get("state"), flow.state);
+            // openid-client checks auth_time against max_age itself.
+            const tokens = await client.authorizationCodeGrant(config, callback, {
+              pkceCodeVerifier: flow.verifier,
+              expectedState: flow.state,
+              expectedNonce: flow.nonce,
+              maxAge: 0,
+            });
+            const id = await jwtVerify(tokens.id_token!, jwks, {
+              issuer: server.issuer,
+              audience: "web-app",
+            });
+            const authTime = id.payload.auth_time as number;
+            assert.ok(
+              authTime >= requestedAt,
+              `${what}: auth_time ${authTime} before the request ${requestedAt}`,
+            );
+            assert.ok(authTime > previous, `${what}: auth_time ${authTime} is the old sign-in's ${previous}`);
+            assert.equal(id.payload.sub, sub);
+            previous = authTime;
+          }
+        } finally {
+          page.off("request", onRequest);
+        }
+      },
+    );
 
     await t.step("a TOTP-enrolled user signs in through the hosted page's TOTP step", async () => {
       const made = await api(server, "POST", "/svc-admin/users", admin, {

@@ -1,93 +1,46 @@
 /**
- * Dynamic client registration end to end through a relying-party library nobody here wrote:
- * openid-client 6 discovers svc, registers a client with an initial access token
- * (`dynamicClientRegistration`, RFC 7591), then runs the code flow with PKCE against the new
- * client (the user consents on svc's consent page, as every registered client asks), exchanges
- * the code, refreshes, and reads userinfo. A wrong initial access token is refused to the library.
+ * Dynamic client registration end to end through a relying-party library nobody here wrote,
+ * against the real server (`svc start` as a subprocess on Postgres, `SVC_OIDC_REGISTRATION=
+ * initial-token`): an administrator mints an initial access token through the admin API;
+ * openid-client 6 discovers svc, registers a client with it (`dynamicClientRegistration`,
+ * RFC 7591), then runs the code flow with PKCE against the new client (the user signs in on the
+ * hosted page and consents on svc's consent page, as every registered client asks), exchanges the
+ * code, reads userinfo and refreshes. A wrong initial access token is refused to the library and
+ * takes no use of the real one; the admin API lists the client as dynamically registered.
+ *
+ * Nothing stays in process: the flow needs neither the injected clock nor svc's internals.
  */
 import { strict as assert } from "node:assert";
 import * as client from "openid-client";
-import { builtinPlugins } from "../../../plugins/builtin.ts";
-import { type PluginBed, pluginBed } from "../../support/plugins.ts";
+import { authorizeOverHttp } from "../../support/oidc-browser.ts";
+import { httpClient, startTestServer } from "../../support/server.ts";
 
 const REDIRECT = "https://rp.example.test/cb";
-const plugin = () => builtinPlugins().find((candidate) => candidate.name === "oidc-provider")!;
+const USER = { email: "plain@example.test", password: "plain's long password" };
 
-/** A fetch that answers from the bed's app (the library's requests never leave the process). */
-function appFetch(beds: PluginBed) {
-  // deno-lint-ignore no-explicit-any
-  return async (url: string, init: any): Promise<Response> => {
-    const target = new URL(url);
-    return await beds.app.request(`${target.pathname}${target.search}`, init as RequestInit);
-  };
-}
-
-const unescape = (text: string) => text.replace(/&#(\d+);/g, (_, code) => String.fromCharCode(Number(code)));
-
-/**
- * A browser of the bed's plain user, signed in: follows the authorization URL through svc's
- * consent page (allowing) to the client's redirect URI; answers that URL.
- */
-async function authorizeWithConsent(beds: PluginBed, url: URL): Promise<URL> {
-  const { bed, realmId, users } = beds.admin;
-  const issued = await bed.auth.sessions.signIn({
-    realmId,
-    userId: users.plain,
-    orgId: null,
-    mfa: "Password",
-  });
-  const cookies = new Map([["svc_at", issued.tokens.accessToken]]);
-  const cookieHeader = () => [...cookies].map(([name, value]) => `${name}=${value}`).join("; ");
-  const keep = (res: Response) => {
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(";");
-      const at = pair.indexOf("=");
-      cookies.set(pair.slice(0, at), pair.slice(at + 1));
-    }
-  };
-  let res = await beds.app.request(`${url.pathname}${url.search}`, { headers: { Cookie: cookieHeader() } });
-  assert.equal(res.status, 303, await res.text());
-  const consent = new URL(res.headers.get("Location")!, url);
-  assert.equal(consent.pathname, "/oidc/consent", "a registered client asks for consent");
-  res = await beds.app.request(`${consent.pathname}${consent.search}`, {
-    headers: { Cookie: cookieHeader() },
-  });
-  keep(res);
-  const html = await res.text();
-  assert.equal(res.status, 200, html);
-  assert.match(html, /Registered RP asks for/);
-  const field = (name: string) => unescape(new RegExp(`name="${name}" value="([^"]*)"`).exec(html)![1]);
-  res = await beds.app.request("/oidc/consent", {
-    method: "POST",
-    headers: { Cookie: cookieHeader(), "Content-Type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ request: field("request"), form: field("form"), decision: "allow" })
-      .toString(),
-  });
-  assert.equal(res.status, 303, await res.text());
-  const back = new URL(res.headers.get("Location")!, url);
-  res = await beds.app.request(`${back.pathname}${back.search}`, { headers: { Cookie: cookieHeader() } });
-  assert.equal(res.status, 303, await res.text());
-  const callback = new URL(res.headers.get("Location")!);
-  assert.equal(`${callback.origin}${callback.pathname}`, REDIRECT, callback.href);
-  return callback;
-}
-
-Deno.test("oidc-provider: openid-client registers a client with an initial access token, then the code flow", async (t) => {
-  const beds = await pluginBed([plugin()], {
+Deno.test("oidc-provider: openid-client registers a client with an initial access token, then the code flow (real server)", async (t) => {
+  const server = await startTestServer({
     SVC_PLUGINS: "oidc-provider",
     SVC_OIDC_REGISTRATION: "initial-token",
   });
   try {
-    const { bed, users } = beds.admin;
-    const minted = await beds.request("POST", "/svc-admin/oidc/initial-access-tokens", {
-      body: { maxUses: 2 },
-    });
-    assert.equal(minted.status, 201);
-    const { token } = await minted.json();
-    const issuer = new URL(bed.config.server.baseUrl);
-    const fetcher = appFetch(beds);
-    // The library checks times against the real clock: the bed's clock moves to now.
-    bed.clock.set(Date.now());
+    const http = httpClient(server.url);
+    const admin = await http.signIn(server.adminEmail, server.adminPassword);
+    const made = await http.call("POST", "/svc-admin/users", admin, { ...USER, displayName: "Plain" });
+    assert.equal(made.status, 201, JSON.stringify(made.json));
+    const userId = made.json.id as string;
+    const minted = await http.call("POST", "/svc-admin/oidc/initial-access-tokens", admin, { maxUses: 2 });
+    assert.equal(minted.status, 201, JSON.stringify(minted.json));
+    assert.equal(minted.headers.get("Cache-Control"), "no-store");
+    const token = minted.json.token as string;
+    assert.match(token, /^soi_/);
+    const uses = async () => {
+      const read = await http.call("GET", `/svc-admin/oidc/initial-access-tokens/${minted.json.id}`, admin);
+      assert.equal(read.status, 200, JSON.stringify(read.json));
+      assert.ok(!JSON.stringify(read.json).includes(token), "the token is shown once");
+      return read.json.uses as number;
+    };
+    const issuer = new URL(server.issuer);
     const metadata = {
       redirect_uris: [REDIRECT],
       client_name: "Registered RP",
@@ -95,7 +48,7 @@ Deno.test("oidc-provider: openid-client registers a client with an initial acces
       response_types: ["code"],
       token_endpoint_auth_method: "client_secret_post",
     };
-    const options = { execute: [client.allowInsecureRequests], [client.customFetch]: fetcher };
+    const options = { execute: [client.allowInsecureRequests] };
 
     await t.step("a wrong initial access token is refused", async () => {
       await assert.rejects(
@@ -111,49 +64,74 @@ Deno.test("oidc-provider: openid-client registers a client with an initial acces
           return true;
         },
       );
+      assert.equal(await uses(), 0);
     });
 
-    await t.step("registration, then code flow with PKCE, refresh and userinfo", async () => {
-      const config = await client.dynamicClientRegistration(issuer, metadata, undefined, {
-        ...options,
-        initialAccessToken: token,
-      });
-      config[client.customFetch] = fetcher;
-      const registered = config.clientMetadata();
-      assert.match(registered.client_id, /^dyn-/);
-      assert.match(String(registered.client_secret), /^soc_/);
-      assert.equal(registered.token_endpoint_auth_method, "client_secret_post");
+    await t.step(
+      "registration, then code flow with PKCE through the consent page, userinfo, refresh",
+      async () => {
+        const config = await client.dynamicClientRegistration(issuer, metadata, undefined, {
+          ...options,
+          initialAccessToken: token,
+        });
+        assert.equal(config.serverMetadata().registration_endpoint, `${server.issuer}/oidc/register`);
+        const registered = config.clientMetadata();
+        assert.match(registered.client_id, /^dyn-/);
+        assert.match(String(registered.client_secret), /^soc_/);
+        assert.equal(registered.token_endpoint_auth_method, "client_secret_post");
+        assert.equal(await uses(), 1);
 
-      const verifier = client.randomPKCECodeVerifier();
-      const state = client.randomState();
-      const nonce = client.randomNonce();
-      const url = client.buildAuthorizationUrl(config, {
-        redirect_uri: REDIRECT,
-        scope: "openid email offline_access",
-        code_challenge: await client.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: "S256",
-        state,
-        nonce,
-      });
-      const callback = await authorizeWithConsent(beds, url);
-      const tokens = await client.authorizationCodeGrant(config, callback, {
-        pkceCodeVerifier: verifier,
-        expectedState: state,
-        expectedNonce: nonce,
-      });
-      assert.equal(tokens.claims()!.sub, users.plain);
-      assert.equal(tokens.claims()!.aud, registered.client_id);
-      assert.ok(tokens.refresh_token);
-      const info = await client.fetchUserInfo(config, tokens.access_token, users.plain);
-      assert.equal(info.sub, users.plain);
-      const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
-      assert.ok(refreshed.access_token);
-      assert.notEqual(refreshed.refresh_token, tokens.refresh_token);
+        const verifier = client.randomPKCECodeVerifier();
+        const state = client.randomState();
+        const nonce = client.randomNonce();
+        const url = client.buildAuthorizationUrl(config, {
+          redirect_uri: REDIRECT,
+          scope: "openid email offline_access",
+          code_challenge: await client.calculatePKCECodeChallenge(verifier),
+          code_challenge_method: "S256",
+          state,
+          nonce,
+        });
+        // The browser signs in on the hosted page, then is shown the consent page, where it allows.
+        const pages: string[] = [];
+        const callback = await authorizeOverHttp(url, USER.email, USER.password, REDIRECT, {
+          onPage(page, html) {
+            pages.push(page.pathname);
+            if (page.pathname === "/oidc/consent") assert.match(html, /Registered RP asks for/);
+          },
+        });
+        assert.deepEqual(
+          pages,
+          ["/account/sign-in", "/oidc/consent"],
+          "a registered client asks for consent",
+        );
+        assert.equal(callback.searchParams.get("state"), state);
+        const tokens = await client.authorizationCodeGrant(config, callback, {
+          pkceCodeVerifier: verifier,
+          expectedState: state,
+          expectedNonce: nonce,
+        });
+        assert.equal(tokens.claims()!.sub, userId);
+        assert.equal(tokens.claims()!.aud, registered.client_id);
+        assert.equal(tokens.claims()!.iss, server.issuer);
+        assert.ok(tokens.refresh_token);
+        const info = await client.fetchUserInfo(config, tokens.access_token, userId);
+        assert.equal(info.sub, userId);
+        assert.equal(info.email, USER.email);
+        const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+        assert.ok(refreshed.access_token);
+        assert.notEqual(refreshed.refresh_token, tokens.refresh_token);
+        assert.equal(refreshed.claims()!.sub, userId);
 
-      const row = await bed.storage.clients.getByClientId(beds.admin.realmId, registered.client_id);
-      assert.equal(row?.dynamicallyRegistered, true);
-    });
+        // Administrators see the client, marked as registered by itself.
+        const listed = await http.call("GET", "/svc-admin/oidc/clients?limit=100", admin);
+        assert.equal(listed.status, 200, JSON.stringify(listed.json));
+        const row = (listed.json.items as { clientId: string; dynamicallyRegistered: boolean }[])
+          .find((item) => item.clientId === registered.client_id);
+        assert.equal(row?.dynamicallyRegistered, true, JSON.stringify(listed.json));
+      },
+    );
   } finally {
-    await beds.close();
+    await server.close();
   }
 });
