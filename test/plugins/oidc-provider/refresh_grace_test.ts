@@ -82,8 +82,20 @@ Deno.test("oidc-provider: refresh grace window per client", async (t) => {
       const again = await b.json();
       assert.equal(again.refresh_token, successor);
       assert.ok(again.access_token && again.id_token);
-      // Another client presenting it is refused and changes nothing.
-      assert.equal((await refresh("strict", first)).status, 400);
+      // Another client presenting it is refused and changes nothing: still inside the window,
+      // the right client presenting it again gets the same successor (a revoked family would not).
+      const foreign = await refresh("strict", first);
+      assert.equal(foreign.status, 400);
+      assert.equal((await foreign.json()).error, "invalid_grant");
+      const c = await refresh("tabs", first);
+      assert.equal(c.status, 200, await c.clone().text());
+      assert.equal((await c.json()).refresh_token, successor, "the same successor after the refusal");
+      const records = await Promise.all([first, successor].map((t) => bed.auth.sessions.refreshRecord(t)));
+      assert.ok(
+        records.every((record) => record !== null && record.revokedAt === null),
+        "the family is alive",
+      );
+      assert.notEqual(await bed.storage.sessions.getActive(records[0]!.sessionId), null, "its session too");
       bed.clock.advance(2_000);
       assert.equal((await refresh("tabs", first)).status, 400, "outside the window: reuse");
       assert.equal((await refresh("tabs", successor)).status, 400, "the family is revoked");
