@@ -55,6 +55,8 @@ export { constantTimeEqual, sha256Hex } from "./core/digest.ts";
  * ```
  */
 export { ConfigError, loadConfig, type LoadedConfig, type SvcConfig } from "./core/config/mod.ts";
+/** The public URL svc's routes are reached at: `SVC_BASE_URL` with `SVC_PATH_BASE` appended once. */
+export { publicRoot, publicUrl, type PublicUrlSettings } from "./core/net/public-url.ts";
 
 // ---------------------------------------------------------------------------
 // The authorization engine (pure; runs unchanged in browsers)

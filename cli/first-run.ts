@@ -13,6 +13,7 @@ import { isLocalHostname, type SvcConfig } from "../core/config/mod.ts";
 import type { RandomSource } from "../core/random.ts";
 import { createSqlSetupTokenStore } from "../storage/sql/setup-tokens.ts";
 import type { Storage } from "../core/storage/storage.ts";
+import { publicRoot } from "../core/net/public-url.ts";
 
 /** The settings that relax the gates for scripted local work, with their values. */
 export const DEV_GATE_RELAXATIONS: readonly (readonly [string, string])[] = [
@@ -25,7 +26,7 @@ export const DEV_GATE_RELAXATIONS: readonly (readonly [string, string])[] = [
 
 /** The URLs of a running server. */
 export function serverUrls(config: SvcConfig): { console: string; account: string; openapi: string } {
-  const root = `${config.server.baseUrl}${config.server.pathBase}`;
+  const root = publicRoot(config.server);
   return {
     console: `${root}${config.console.mountPath}/`,
     account: `${root}${config.account.mountPath}/`,

@@ -45,6 +45,7 @@ import { IMPORT_KINDS, type ImportKind, reportSummary } from "../http/admin/impo
 import { type EmbeddedStoreFilesSource, openDatabase } from "../storage/open.ts";
 import { createSqlStorage } from "../storage/storage.ts";
 import { CLI_ACTOR_ID } from "./break-glass.ts";
+import { publicRoot } from "../core/net/public-url.ts";
 
 /** The usage lines of the import command. */
 export const IMPORT_USAGE = [
@@ -294,7 +295,7 @@ export async function importViaServer(
   target?: { url: string; token: string | null },
 ): Promise<number> {
   const token = target ? target.token : io.env().SVC_ADMIN_TOKEN ?? null;
-  const base = (target?.url ?? `${config.server.baseUrl.replace(/\/+$/, "")}${config.server.pathBase}`) + "/";
+  const base = (target?.url ?? publicRoot(config.server)) + "/";
   if (!token) {
     io.printError(
       'import: a running svc holds the embedded store; set SVC_ADMIN_TOKEN (an administrator\'s token or API key), or run "svc login" once, to import through it, or stop the server',

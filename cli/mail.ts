@@ -16,6 +16,7 @@ import { cryptoRandom } from "../core/random.ts";
 import type { MailDeliveryStatus } from "../core/storage/mail-outbox.ts";
 import { type EmbeddedStoreFilesSource, openDatabase } from "../storage/open.ts";
 import { createSqlMailOutboxStore } from "../storage/sql/mail-outbox.ts";
+import { publicUrl } from "../core/net/public-url.ts";
 
 /** The usage lines of the mail command. */
 export const MAIL_USAGE = [
@@ -162,7 +163,7 @@ export async function mailOverHttp(
   io: Io,
   fetcher: typeof fetch = (input, init) => fetch(input, init),
 ): Promise<number> {
-  const base = `${server.baseUrl.replace(/\/+$/, "")}${server.pathBase}/svc-admin/mail`;
+  const base = publicUrl(server, "/svc-admin/mail");
   let url = base;
   if (args.sub === "show") url = `${base}/${encodeURIComponent(args.id)}`;
   else {

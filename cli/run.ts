@@ -92,6 +92,7 @@ import { createSqlInstanceStore } from "../storage/sql/instances.ts";
 import { ADMIN_USAGE, adminCommand } from "./admin.ts";
 import { adminToken, LOGIN_USAGE, loginCommand, logoutCommand, runningServerUrl } from "./server-session.ts";
 import { type DataDirLock, DataDirLockedError, lockDataDir, type LockFiles } from "./data-dir-lock.ts";
+import { publicUrl } from "../core/net/public-url.ts";
 
 /** What the CLI needs from the runtime it runs on. */
 export interface RuntimeAdapter {
@@ -730,7 +731,7 @@ async function serve(
   }
 
   // The issuer (the base URL) is what tokens carry as iss, and may differ from the listen address.
-  runtime.print(`jwks: ${baseUrl}${pathBase}/.well-known/jwks.json`);
+  runtime.print(`jwks: ${publicUrl(bound.config.server, "/.well-known/jwks.json")}`);
   runtime.print(
     `svc listening on http://${
       host.includes(":") ? `[${host}]` : host

@@ -15,6 +15,7 @@
  */
 import type { SvcConfig } from "../core/config/mod.ts";
 import { LOCK_FILE_NAME, parseHolder } from "./data-dir-lock.ts";
+import { publicRoot } from "../core/net/public-url.ts";
 
 /** The environment variable of an explicit administrator token. */
 export const ADMIN_TOKEN_ENV = "SVC_ADMIN_TOKEN";
@@ -71,7 +72,7 @@ export async function runningServerUrl(
     const holder = parseHolder(await io.readTextFile(lockPath).catch(() => ""));
     if (holder?.url) return holder.url.replace(/\/+$/, "");
   }
-  return `${config.server.baseUrl.replace(/\/+$/, "")}${config.server.pathBase}`;
+  return publicRoot(config.server);
 }
 
 async function readCredentials(io: SessionIo): Promise<CredentialsFile> {

@@ -6,6 +6,7 @@
  * @module
  */
 import { type Context, Hono } from "hono";
+import { getPath as honoPath } from "hono/utils/url";
 import { impersonationGuard } from "./auth/impersonation-guard.ts";
 import { authenticate } from "./auth/principal.ts";
 import { defaultBodyLimit } from "./body-limit.ts";
@@ -25,6 +26,7 @@ import { requestTracing } from "./tracing.ts";
 export type { SvcEnv } from "./request-id.ts";
 export type { AppDeps, ReadinessCheck, RouteInstaller, SvcApp } from "./app-deps.ts";
 import type { AppDeps, SvcApp } from "./app-deps.ts";
+import { publicRoot } from "../core/net/public-url.ts";
 
 /**
  * Builds the app. Every route, the health endpoints included, lives under
@@ -46,7 +48,7 @@ import type { AppDeps, SvcApp } from "./app-deps.ts";
  * ```
  */
 export function createApp(deps: AppDeps): SvcApp {
-  const app = new Hono<SvcEnv>();
+  const app = new Hono<SvcEnv>({ getPath: routedPath(deps.config.server.pathBase) });
   if (deps.metrics) app.use(requestMetrics(deps.metrics.recorder, deps.metrics.now));
   app.use(requestId(deps.random));
   if (deps.logRequest) app.use(requestLog(deps.logRequest, () => performance.now()));
@@ -85,7 +87,7 @@ export function createApp(deps: AppDeps): SvcApp {
       title: "svc",
       version: SVC_VERSION,
       description: "Identity and authorization server.",
-      serverUrl: deps.config.server.baseUrl + pathBase,
+      serverUrl: publicRoot(deps.config.server),
     },
     () => [
       ...HEALTH_OPERATIONS,
@@ -95,6 +97,27 @@ export function createApp(deps: AppDeps): SvcApp {
   );
   for (const install of routes) install(mounted, deps);
   return app;
+}
+
+/**
+ * The path a request is routed by. Under a path base, `/.well-known/{name}{pathBase}` is routed as
+ * `{pathBase}/.well-known/{name}`: the location RFC 8414 (3.1) and RFC 9728 (3.1) give the
+ * metadata of an issuer or resource whose URL has a path (the name inserted between the host and
+ * the path), beside the OIDC Discovery form (`{issuer}/.well-known/openid-configuration`). Only
+ * documents svc serves under the base answer; anything else stays 404. A proxy must forward those
+ * root paths for them to be reached.
+ */
+export function routedPath(pathBase: string): (request: Request) => string {
+  const base = pathBase.replace(/\/+$/, "");
+  const inserted = new RegExp(
+    `^/\\.well-known/([a-z0-9._-]+)${base.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`,
+  );
+  return (request) => {
+    const path = honoPath(request);
+    if (base === "") return path;
+    const match = inserted.exec(path);
+    return match === null ? path : `${base}/.well-known/${match[1]}`;
+  };
 }
 
 /** Who reads the readiness details: the bearer of the metrics token, or whom `others` admits. */

@@ -14,6 +14,7 @@
  */
 import { type MailLocale, mailTexts } from "./catalogue.ts";
 import { assertMailAddress, type MailMessage } from "./transport.ts";
+import { publicRoot } from "../net/public-url.ts";
 
 /** Paths (under the mount path) of the pages that mailed links open; the token is the `token` query parameter. */
 export interface MailLinkPaths {
@@ -493,7 +494,7 @@ export function mailMessages(settings: MailSettings): MailMessages {
 /** The absolute URL of a mailed link: base URL + mount path + page path + `?token=`. */
 export function linkUrl(settings: MailSettings, page: keyof MailLinkPaths, token: string): string {
   const path = settings.linkPaths?.[page] ?? DEFAULT_MAIL_LINK_PATHS[page];
-  const base = settings.baseUrl.replace(/\/+$/, "") + (settings.pathBase ?? "").replace(/\/+$/, "");
+  const base = publicRoot({ baseUrl: settings.baseUrl, pathBase: settings.pathBase ?? "" });
   const realm = settings.realm ? `&realm=${encodeURIComponent(settings.realm)}` : "";
   return `${base}${path.startsWith("/") ? path : `/${path}`}?token=${encodeURIComponent(token)}${realm}`;
 }
@@ -501,7 +502,7 @@ export function linkUrl(settings: MailSettings, page: keyof MailLinkPaths, token
 /** The absolute URL of a page of the hosted account app without a token (the sign-in page). */
 export function pageUrl(settings: MailSettings, page: "signIn"): string {
   const path = settings.linkPaths?.[page] ?? DEFAULT_MAIL_LINK_PATHS[page];
-  const base = settings.baseUrl.replace(/\/+$/, "") + (settings.pathBase ?? "").replace(/\/+$/, "");
+  const base = publicRoot({ baseUrl: settings.baseUrl, pathBase: settings.pathBase ?? "" });
   const realm = settings.realm ? `?realm=${encodeURIComponent(settings.realm)}` : "";
   return `${base}${path.startsWith("/") ? path : `/${path}`}${realm}`;
 }

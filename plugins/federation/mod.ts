@@ -10,7 +10,14 @@
  * @module
  */
 import * as v from "valibot";
-import { definePlugin, eventField, type PluginEventKind, secondsSetting, type SvcPlugin } from "../../mod.ts";
+import {
+  definePlugin,
+  eventField,
+  type PluginEventKind,
+  publicUrl,
+  secondsSetting,
+  type SvcPlugin,
+} from "../../mod.ts";
 import { adminRoutes } from "./admin.ts";
 import { flowRoutes, providerForDomain } from "./flow.ts";
 import { ProviderStore, TABLES } from "./providers.ts";
@@ -121,7 +128,7 @@ export function federationPlugin(): SvcPlugin<FederationConfig> {
     tables: TABLES,
     events: EVENTS,
     start(ctx) {
-      const { baseUrl, pathBase } = ctx.svcConfig.server;
+      const { pathBase } = ctx.svcConfig.server;
       federation = {
         ctx,
         providers: new ProviderStore(ctx),
@@ -132,7 +139,7 @@ export function federationPlugin(): SvcPlugin<FederationConfig> {
           discoveryTtlMs: ctx.config.discoveryTtlSeconds * 1000,
           allowHttp: ctx.config.allowHttpIssuers,
         }),
-        callbackUrl: `${baseUrl}${pathBase}${PATHS.callback}`,
+        callbackUrl: publicUrl(ctx.svcConfig.server, PATHS.callback),
         path: (path) => `${pathBase}${path}`,
       };
     },

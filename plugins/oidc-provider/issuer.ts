@@ -10,14 +10,11 @@
  *
  * @module
  */
+import { publicRoot } from "../../mod.ts";
 
-/** The issuer: `baseUrl` with `pathBase` appended unless it already ends with it (no trailing slash). */
+/** The issuer: svc's public root (`publicRoot`: `baseUrl` with `pathBase` appended once). */
 export function providerRoot(baseUrl: string, pathBase: string): string {
-  const base = baseUrl.replace(/\/+$/, "");
-  const mount = pathBase.replace(/\/+$/, "");
-  if (mount === "") return base;
-  const path = new URL(base).pathname.replace(/\/+$/, "");
-  return path === mount || path.endsWith(mount) ? base : `${base}${mount}`;
+  return publicRoot({ baseUrl, pathBase });
 }
 
 /** The path (from the host's root) of a provider path under the root: for redirects within svc. */

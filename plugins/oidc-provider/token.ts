@@ -116,6 +116,8 @@ const operations = (): readonly OperationDoc[] => [
     method: "GET",
     path: PATHS.oauthMetadata,
     summary: "OAuth authorization server metadata (RFC 8414): the same document",
+    description:
+      "Under a path base (`SVC_PATH_BASE=/idp`) it also answers at the host's root with the path inserted, `/.well-known/oauth-authorization-server/idp` (RFC 8414 3.1), for a proxy that forwards that path.",
     tags: TAGS,
     auth: "public",
     responses: { 200: { description: "The metadata" } },

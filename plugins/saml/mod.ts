@@ -13,7 +13,14 @@
  * @module
  */
 import * as v from "valibot";
-import { definePlugin, eventField, type PluginEventKind, secondsSetting, type SvcPlugin } from "../../mod.ts";
+import {
+  definePlugin,
+  eventField,
+  type PluginEventKind,
+  publicUrl,
+  secondsSetting,
+  type SvcPlugin,
+} from "../../mod.ts";
 import { adminRoutes } from "./admin.ts";
 import { ConnectionStore, TABLES } from "./connections.ts";
 import { connectionForDomain, flowRoutes } from "./flow.ts";
@@ -142,8 +149,8 @@ export function samlPlugin(options: SamlPluginOptions = {}): SamlPlugin {
     tables: [...TABLES, ...SP_KEY_TABLES, ...TEST_TABLES],
     events: EVENTS,
     start(ctx) {
-      const { baseUrl, pathBase } = ctx.svcConfig.server;
-      const absolute = (path: string) => `${baseUrl}${pathBase}${path}`;
+      const { pathBase } = ctx.svcConfig.server;
+      const absolute = (path: string) => publicUrl(ctx.svcConfig.server, path);
       saml = {
         ctx,
         connections: new ConnectionStore(ctx),

@@ -10,7 +10,7 @@
  * @module
  */
 import * as v from "valibot";
-import { definePlugin, type PluginSql, secondsSetting, type SvcPlugin } from "../../mod.ts";
+import { definePlugin, type PluginSql, publicUrl, secondsSetting, type SvcPlugin } from "../../mod.ts";
 import { adminRoutes } from "./admin.ts";
 import { scimRoutes } from "./routes.ts";
 import { PERMISSIONS, SCIM_PREFIX, type ScimConfig } from "./shared.ts";
@@ -108,8 +108,7 @@ export function scimPlugin(): SvcPlugin<ScimConfig> {
       await ctx.sql.query("SELECT 1 FROM scim_connections LIMIT 1");
     },
     mount(ctx) {
-      const { baseUrl, pathBase } = ctx.svcConfig.server;
-      const baseUrlOf = (id: string) => `${baseUrl}${pathBase}${SCIM_PREFIX}/${id}`;
+      const baseUrlOf = (id: string) => publicUrl(ctx.svcConfig.server, `${SCIM_PREFIX}/${id}`);
       return [scimRoutes({ ctx, baseUrlOf }), adminRoutes(ctx, baseUrlOf)];
     },
   });

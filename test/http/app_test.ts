@@ -315,6 +315,27 @@ Deno.test("pathBase mounts every route, health included, under it", async () => 
   await errorOf(await a.request("/id/nope"), 404, "not_found");
 });
 
+Deno.test("pathBase: well-known documents also answer with the path inserted (RFC 8414 3.1)", async () => {
+  const a = app({
+    routes: [(a) => a.get("/.well-known/oauth-authorization-server", (c) => c.json({ issuer: "x" }))],
+  }, { SVC_PATH_BASE: "/id/p" });
+  assert.deepEqual(await (await a.request("/id/p/.well-known/oauth-authorization-server")).json(), {
+    issuer: "x",
+  });
+  assert.deepEqual(await (await a.request("/.well-known/oauth-authorization-server/id/p")).json(), {
+    issuer: "x",
+  });
+  // Only that form, and only documents served under the base.
+  await errorOf(await a.request("/.well-known/oauth-authorization-server"), 404, "not_found");
+  await errorOf(await a.request("/.well-known/oauth-authorization-server/id"), 404, "not_found");
+  await errorOf(await a.request("/.well-known/openid-configuration/id/p"), 404, "not_found");
+  await errorOf(await a.request("/.well-known/oauth-authorization-server/id/p/x"), 404, "not_found");
+  // Without a path base nothing is rewritten.
+  const root = app({ routes: [(a) => a.get("/.well-known/thing", (c) => c.text("ok"))] });
+  assert.equal((await root.request("/.well-known/thing")).status, 200);
+  await errorOf(await root.request("/.well-known/thing/"), 404, "not_found");
+});
+
 Deno.test("route installers receive the app deps", async () => {
   let seenPort = 0;
   const a = app({ routes: [(_, deps) => seenPort = deps.config.server.port] }, { SVC_PORT: "9123" });

@@ -14,6 +14,7 @@ import {
   type MailSettings,
   mailSettingsFromConfig,
   newDeviceAlertMessage,
+  pageUrl,
   passwordResetMessage,
   realmMessages,
 } from "../../../core/mail/messages.ts";
@@ -39,6 +40,15 @@ Deno.test("mail: links are base URL + mount path + page + ?token=", () => {
   assert.equal(
     linkUrl(settings, "emailVerification", "t"),
     "https://id.example.com/svc/account/verify-email?token=t",
+  );
+  // A base URL written with the path base: not doubled (`publicRoot`).
+  assert.equal(
+    linkUrl({ ...settings, baseUrl: "https://id.example.com/svc" }, "passwordReset", "t"),
+    "https://id.example.com/svc/account/reset-password?token=t",
+  );
+  assert.equal(
+    pageUrl({ ...settings, baseUrl: "https://id.example.com/svc/" }, "signIn"),
+    "https://id.example.com/svc/account/sign-in",
   );
 });
 

@@ -328,6 +328,12 @@ Deno.test("oidc-provider: discovery, code flow and refresh under SVC_PATH_BASE t
             await oauth.discoveryRequest(new URL(issuer), options),
           );
           assertUnderBase(as as unknown as Record<string, unknown>, issuer);
+          // RFC 8414's own discovery inserts the well-known name before the issuer's path.
+          const inserted = await oauth.processDiscoveryResponse(
+            new URL(issuer),
+            await oauth.discoveryRequest(new URL(issuer), { ...options, algorithm: "oauth2" }),
+          );
+          assert.deepEqual(inserted, as);
           const rp: oauth.Client = { client_id: "rp" };
           const auth = oauth.ClientSecretBasic(secret);
           const verifier = oauth.generateRandomCodeVerifier();
