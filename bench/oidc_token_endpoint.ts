@@ -7,7 +7,9 @@
  * rotating which goes first, each of `--grants` grants over `--chains` concurrent chains. Kinds:
  * `native` (`/auth/refresh`), `oidc` (a client with the defaults: a new RS256 ID token on every
  * refresh), `oidc-lean` (a client registered with `idTokenOnRefresh: false`: no ID token on
- * refresh; skipped when the server does not know the setting) and `cc` (`client_credentials` of a
+ * refresh; skipped when the server does not know the setting), `oidc-dpop` (the lean client with
+ * a DPoP proof on every refresh, signed before the batch's timer: the proof's added cost at the
+ * token endpoint, printed beside `oidc-lean`) and `cc` (`client_credentials` of a
  * service account, also over `--chains` concurrent callers). Prints each round, the means and the
  * ratios to native (the goal for OIDC refresh is at least 0.8). With both `oidc` and `oidc-lean`
  * it also prints what the refreshed ID token costs per grant, and the ratio the default client
@@ -33,6 +35,7 @@ import { openSslRs256Signer } from "../cli/deno-openssl-rs256.ts";
 import { cryptoRandom } from "../core/random.ts";
 import { builtinPlugins } from "../plugins/builtin.ts";
 import { pluginBed } from "../test/support/plugins.ts";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import postgres from "postgres";
 import { startSvcOnPostgres, SVC_BENCH_ENV } from "./peers/run.ts";
 
@@ -56,6 +59,8 @@ interface Target {
   admin(path: string, body: unknown): Promise<Response>;
   /** The tokens of a new sign-in of the bench's user. */
   signIn(): Promise<{ accessToken: string; refreshToken: string }>;
+  /** svc's clock (milliseconds): a test bed's in process, the real one for a server. */
+  now(): number;
   /** CPU seconds so far of svc's process (all its threads) and of its Postgres backends; servers only. */
   cpu?(): Promise<{ svc: number; postgres: number }>;
   close(): Promise<void>;
@@ -88,6 +93,7 @@ async function inProcess(): Promise<Target> {
     const user = await bed.storage.users.create({ realmId, email: "bench@example.test" });
     return {
       call: (path, init) => Promise.resolve(beds.app.request(path, init)),
+      now: () => bed.clock.now(),
       admin: (path, body) => beds.request("POST", path, { body }),
       signIn: async () =>
         (await bed.auth.sessions.signIn({ realmId, userId: user.id, orgId: null, mfa: "Password" }))
@@ -141,6 +147,7 @@ async function server(runtime: "node" | "deno"): Promise<Target> {
     const [{ pid: own }] = await sql`SELECT pg_backend_pid() AS pid`;
     return {
       call,
+      now: () => Date.now(),
       admin,
       signIn: () => login("bench@example.test"),
       async cpu() {
@@ -254,11 +261,50 @@ try {
     return token;
   };
 
-  type Kind = "native" | "oidc" | "oidc-lean" | "cc";
+  /**
+   * The lean client's refresh with a DPoP proof (RFC 9449) on every request: the proofs are signed
+   * (ES256) before the batch's timer starts, so the batch pays what the server does for one (its
+   * checks, its signature's verification, the thumbprint, the single-use `jti` insert, the bound
+   * access token).
+   */
+  const dpopKeys = await generateKeyPair("ES256");
+  const dpopJwk = await exportJWK(dpopKeys.publicKey);
+  const tokenEndpoint = (await (await target.call("/.well-known/openid-configuration")).json())
+    .token_endpoint as string;
+  const proofs: string[] = [];
+  const signProofs = async (count: number) => {
+    proofs.length = 0;
+    for (let i = 0; i < count; i++) {
+      proofs.push(
+        await new SignJWT({ htm: "POST", htu: tokenEndpoint, jti: crypto.randomUUID() })
+          .setProtectedHeader({ alg: "ES256", typ: "dpop+jwt", jwk: dpopJwk })
+          .setIssuedAt(Math.floor(target.now() / 1000))
+          .sign(dpopKeys.privateKey),
+      );
+    }
+  };
+  const dpopGrant = (auth: string) => async (token: string): Promise<string> => {
+    const res = await target.call("/oidc/token", {
+      method: "POST",
+      headers: { ...FORM, Authorization: auth, DPoP: proofs.pop()! },
+      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: token }).toString(),
+    });
+    const body = await res.json();
+    if (!body.refresh_token || body.token_type !== "DPoP") {
+      throw new Error(`oidc dpop refresh: ${JSON.stringify(body)}`);
+    }
+    return body.refresh_token;
+  };
+
+  type Kind = "native" | "oidc" | "oidc-lean" | "oidc-dpop" | "cc";
   const chainsOf = (make: () => Promise<string>) => Promise.all(Array.from({ length: CHAINS }, make));
-  const makers: Partial<
-    Record<Kind, () => Promise<{ chains: string[]; grant: (token: string) => Promise<string> }>>
-  > = {
+  interface Batches {
+    chains: string[];
+    grant: (token: string) => Promise<string>;
+    /** Untimed work before a batch of `grants` (the DPoP proofs). */
+    prepare?: (grants: number) => Promise<void>;
+  }
+  const makers: Partial<Record<Kind, () => Promise<Batches>>> = {
     native: async () => ({ chains: await chainsOf(nativeChain), grant: nativeGrant }),
     oidc: async () => ({ chains: await chainsOf(() => oidcChain("bench", basic)), grant: oidcGrant(basic) }),
     ...(basicLean !== null
@@ -267,6 +313,11 @@ try {
           chains: await chainsOf(() => oidcChain("bench-lean", basicLean)),
           grant: oidcGrant(basicLean),
         }),
+        "oidc-dpop": async () => ({
+          chains: await chainsOf(() => oidcChain("bench-lean", basicLean)),
+          grant: dpopGrant(basicLean),
+          prepare: signProofs,
+        }),
       }
       : {}),
     cc: () => Promise.resolve({ chains: Array.from({ length: CHAINS }, () => ""), grant: ccGrant }),
@@ -274,13 +325,14 @@ try {
   const names = (Object.keys(makers) as Kind[]).filter((kind) =>
     kind === "native" || KINDS?.includes(kind) !== false
   );
-  const kinds: Partial<Record<Kind, { chains: string[]; grant: (token: string) => Promise<string> }>> = {};
+  const kinds: Partial<Record<Kind, Batches>> = {};
   for (const kind of names) kinds[kind] = await makers[kind]!();
   /** Per kind, over the measured rounds: grants, and CPU seconds of svc and of its Postgres backends. */
   const spent = Object.fromEntries(names.map((kind) => [kind, { grants: 0, svc: 0, postgres: 0 }]));
   const batch = async (kind: Kind, grants: number, measured = true): Promise<number> => {
-    const { chains, grant } = kinds[kind]!;
+    const { chains, grant, prepare } = kinds[kind]!;
     const perChain = Math.ceil(grants / chains.length);
+    await prepare?.(perChain * chains.length);
     const cpuBefore = measured ? await target.cpu?.() : undefined;
     const started = performance.now();
     await Promise.all(chains.map(async (_, i) => {
@@ -356,6 +408,16 @@ try {
         `the default client's ratio is at most ${
           (perGrant("native") / (perGrant("native") + idToken)).toFixed(2)
         } while it signs one (native ${(perGrant("native") * 1000).toFixed(3)} ms per grant)`,
+    );
+  }
+  if (names.includes("oidc-dpop") && names.includes("oidc-lean")) {
+    const perGrant = (kind: Kind) => 1 / mean(totals[kind]);
+    console.log(
+      `a DPoP proof at the token endpoint: ${
+        ((perGrant("oidc-dpop") - perGrant("oidc-lean")) * 1000).toFixed(3)
+      } ms per grant (1/oidc-dpop - 1/oidc-lean); oidc-dpop ÷ oidc-lean ${
+        (mean(totals["oidc-dpop"]) / mean(totals["oidc-lean"])).toFixed(2)
+      }`,
     );
   }
   if (target.cpu !== undefined) {
