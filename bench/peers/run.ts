@@ -41,6 +41,8 @@
  * Other options: `--rounds`, `--seconds` (per round), `--sign-in-seconds`, `--clients`,
  * `--sign-in-clients`, `--idle-seconds`, `--idle-samples`. Every figure comes with the 1-minute load
  * average at the start of its workload: on a shared two-core machine read the ratios, not the rates.
+ * `SVC_BENCH_NODE_FLAGS` in the environment: flags for `node` when svc runs on Node (`--cpu-prof
+ * --cpu-prof-dir=.tmp/prof` to profile it; the profile is written when svc stops).
  *
  * @module
  */
@@ -114,6 +116,12 @@ function svcNodeBundle(): Promise<string> {
   })();
 }
 
+/**
+ * Flags for `node` when svc runs on Node, from `SVC_BENCH_NODE_FLAGS` (space-separated; e.g.
+ * `--cpu-prof --cpu-prof-dir=.tmp/prof`, which `NODE_OPTIONS` does not allow).
+ */
+const NODE_FLAGS = (Deno.env.get("SVC_BENCH_NODE_FLAGS") ?? "").split(" ").filter((flag) => flag !== "");
+
 /** How long a process may take to listen: starts on a loaded two-core machine took over a minute. */
 const START_TIMEOUT_MS = 240_000;
 
@@ -175,7 +183,7 @@ async function spawnListening(
 /** `svc start` on the bench's runtime (the Deno binary itself, not npm's wrapper, so RSS is svc's). */
 async function startSvc(env: Record<string, string>, runtime = SVC_RUNTIME): Promise<Running> {
   const command = runtime === "node"
-    ? ["node", await svcNodeBundle()]
+    ? ["node", ...NODE_FLAGS, await svcNodeBundle()]
     : [Deno.execPath(), "run", "-A", "cli/deno.ts"];
   const server = await spawnListening(
     command[0],
