@@ -181,9 +181,13 @@ async function spawnListening(
 }
 
 /** `svc start` on the bench's runtime (the Deno binary itself, not npm's wrapper, so RSS is svc's). */
-async function startSvc(env: Record<string, string>, runtime = SVC_RUNTIME): Promise<Running> {
+async function startSvc(
+  env: Record<string, string>,
+  runtime = SVC_RUNTIME,
+  nodeBundle?: string,
+): Promise<Running> {
   const command = runtime === "node"
-    ? ["node", ...NODE_FLAGS, await svcNodeBundle()]
+    ? ["node", ...NODE_FLAGS, nodeBundle ?? await svcNodeBundle()]
     : [Deno.execPath(), "run", "-A", "cli/deno.ts"];
   const server = await spawnListening(
     command[0],
@@ -229,15 +233,17 @@ async function startBetterAuth(): Promise<Running> {
 
 /**
  * svc on a new Postgres database with `env`; `stop()` also drops the database. Also the way
- * `bench/oidc_token_endpoint.ts --node` starts svc.
+ * `bench/oidc_token_endpoint.ts --node` starts svc. On Node, `nodeBundle` (a built
+ * `cli/node.js`) instead of this checkout's.
  */
 export async function startSvcOnPostgres(
   env: Record<string, string>,
   runtime = SVC_RUNTIME,
+  nodeBundle?: string,
 ): Promise<Running> {
   const database = await freshServerDatabase("peers_svc");
   try {
-    const server = await startSvc({ SVC_DATABASE_URL: database.url, ...env }, runtime);
+    const server = await startSvc({ SVC_DATABASE_URL: database.url, ...env }, runtime, nodeBundle);
     return {
       url: server.url,
       pid: server.pid,
