@@ -31,6 +31,9 @@ const GRANTS = Number(arg("--grants", "3000"));
 const CLIENTS = Number(arg("--clients", "16"));
 const JSON_TYPE = { "Content-Type": "application/json" };
 if (BASE === "") throw new Error("--base <path of a Node bundle's cli/node.js> is required");
+if (Deno.env.get("SVC_BENCH_NODE_BUNDLE")) {
+  throw new Error("unset SVC_BENCH_NODE_BUNDLE: one side is this checkout");
+}
 
 /** CPU seconds (user and system, all threads) of a process (Linux /proc), 0 once it is gone. */
 function cpuSeconds(pid: number): number {
@@ -150,7 +153,9 @@ try {
     const line: string[] = [];
     for (const work of works) {
       const order = round % 2 === 1 ? sides : [...sides].reverse();
-      for (const s of order) line.push(`${work} ${s.name} ${(await batch(s, work, GRANTS, true)).toFixed(0)}/s`);
+      for (const s of order) {
+        line.push(`${work} ${s.name} ${(await batch(s, work, GRANTS, true)).toFixed(0)}/s`);
+      }
     }
     console.log(`round ${round}: ${line.join(", ")}; load ${Deno.loadavg()[0].toFixed(2)}`);
   }

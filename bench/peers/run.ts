@@ -42,7 +42,9 @@
  * `--sign-in-clients`, `--idle-seconds`, `--idle-samples`. Every figure comes with the 1-minute load
  * average at the start of its workload: on a shared two-core machine read the ratios, not the rates.
  * `SVC_BENCH_NODE_FLAGS` in the environment: flags for `node` when svc runs on Node (`--cpu-prof
- * --cpu-prof-dir=.tmp/prof` to profile it; the profile is written when svc stops).
+ * --cpu-prof-dir=.tmp/prof` to profile it; the profile is written when svc stops);
+ * `SVC_BENCH_NODE_BUNDLE`: a built `cli/node.js` to run instead of this checkout's (see
+ * `bench/node_ab.ts` for building one of an earlier commit).
  *
  * @module
  */
@@ -98,9 +100,14 @@ export interface Running {
 // ---------------------------------------------------------------------------------------------
 // Starting the contenders
 
-/** The Node bundle of svc, built from this checkout into `.tmp/` (dist/ may be a shared folder). */
+/**
+ * The Node bundle of svc, built from this checkout into `.tmp/` (dist/ may be a shared folder);
+ * `SVC_BENCH_NODE_BUNDLE` in the environment: that built `cli/node.js` instead (another commit's).
+ */
 let nodeBundle: Promise<string> | undefined;
 function svcNodeBundle(): Promise<string> {
+  const given = Deno.env.get("SVC_BENCH_NODE_BUNDLE");
+  if (given !== undefined && given !== "") return Promise.resolve(given);
   return nodeBundle ??= (async () => {
     const script: string = JSON.parse(await Deno.readTextFile(`${ROOT}package.json`)).scripts["build:node"];
     const outdir = `${ROOT}.tmp/peers-node`;
