@@ -27,6 +27,7 @@ import { nodePreparedClusterFiles } from "./node-prepared-cluster.ts";
 import { preparedClusterSource } from "./prepared-cluster.ts";
 import { nodeImportFiles, nodeProgress } from "./node-import-files.ts";
 import { pinnedFetch } from "./pinned-fetch.ts";
+import { nodeRs256Signer } from "./node-rs256.ts";
 import type { RuntimeAdapter } from "./run.ts";
 
 /** How long in-flight requests get to finish on shutdown before their connections are cut. */
@@ -44,6 +45,9 @@ export const nodeRuntime: RuntimeAdapter = {
   connectPinned: pinnedFetch,
   resolveTxt: (name) => resolveTxt(name),
   createPasswordHasher: (workers, idleMs, options) => createNodePasswordHasher(workers, idleMs, options),
+  // RS256 through node:crypto's sign on the thread pool: the same signatures as WebCrypto without
+  // jose's and WebCrypto's work around each one (`SVC_RSA_NATIVE_SIGNER=false`: jose as before).
+  createJwsSigner: () => nodeRs256Signer(process.versions.openssl),
   serve(fetch, { hostname, port }) {
     return new Promise((resolve, reject) => {
       const server = serve({

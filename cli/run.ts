@@ -125,7 +125,8 @@ export interface RuntimeAdapter {
   ): PasswordHasher;
   /**
    * A faster RS256 signer than WebCrypto's where this runtime has one (Deno: OpenSSL's libcrypto
-   * through FFI), null where none loads; absent: jose signs with WebCrypto. Asked only when
+   * through FFI; Node: `node:crypto`'s sign without jose around it), null where none loads;
+   * absent: jose signs with WebCrypto. Asked only when
    * `SVC_RSA_NATIVE_SIGNER` is not false.
    */
   createJwsSigner?(): JwsSigner | null;

@@ -7,9 +7,29 @@ export interface RandomSource {
   bytes(length: number): Uint8Array;
 }
 
+/** Requests of at most this many bytes are served from {@link pool}. */
+const POOLED_MAX = 256;
+/**
+ * Random bytes drawn ahead, 4 KiB at a time: a request (ids, tokens, salts: 16 to 64 bytes,
+ * several per HTTP request) copies the next unused bytes out instead of calling
+ * `getRandomValues` (a call into the runtime, and on Node into OpenSSL, each time). Every byte
+ * is handed out once; the next refill draws new ones. Node's own `crypto.randomUUID` does the same.
+ */
+const pool = new Uint8Array(4096);
+let poolOffset = pool.length;
+
 /** Cryptographically secure randomness from WebCrypto. */
 export const cryptoRandom: RandomSource = {
   bytes(length: number): Uint8Array {
+    if (length <= POOLED_MAX) {
+      if (poolOffset + length > pool.length) {
+        crypto.getRandomValues(pool);
+        poolOffset = 0;
+      }
+      const out = pool.slice(poolOffset, poolOffset + length);
+      poolOffset += length;
+      return out;
+    }
     const out = new Uint8Array(length);
     // getRandomValues is limited to 65536 bytes per call.
     for (let offset = 0; offset < length; offset += 65536) {
@@ -43,12 +63,16 @@ export function seededRandom(seed: number): RandomSource {
   };
 }
 
+/** Each byte's two lower-case hex digits. */
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+
 /** A random RFC 4122 version-4 UUID drawn from `random`. */
 export function randomUuid(random: RandomSource): string {
   const b = random.bytes(16);
   b[6] = (b[6] & 0x0f) | 0x40;
   b[8] = (b[8] & 0x3f) | 0x80;
-  const h = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+  let h = "";
+  for (let i = 0; i < 16; i++) h += HEX[b[i]];
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 

@@ -41,6 +41,10 @@
  * Other options: `--rounds`, `--seconds` (per round), `--sign-in-seconds`, `--clients`,
  * `--sign-in-clients`, `--idle-seconds`, `--idle-samples`. Every figure comes with the 1-minute load
  * average at the start of its workload: on a shared two-core machine read the ratios, not the rates.
+ * `SVC_BENCH_NODE_FLAGS` in the environment: flags for `node` when svc runs on Node (`--cpu-prof
+ * --cpu-prof-dir=.tmp/prof` to profile it; the profile is written when svc stops);
+ * `SVC_BENCH_NODE_BUNDLE`: a built `cli/node.js` to run instead of this checkout's (see
+ * `bench/node_ab.ts` for building one of an earlier commit).
  *
  * @module
  */
@@ -96,9 +100,14 @@ export interface Running {
 // ---------------------------------------------------------------------------------------------
 // Starting the contenders
 
-/** The Node bundle of svc, built from this checkout into `.tmp/` (dist/ may be a shared folder). */
+/**
+ * The Node bundle of svc, built from this checkout into `.tmp/` (dist/ may be a shared folder);
+ * `SVC_BENCH_NODE_BUNDLE` in the environment: that built `cli/node.js` instead (another commit's).
+ */
 let nodeBundle: Promise<string> | undefined;
 function svcNodeBundle(): Promise<string> {
+  const given = Deno.env.get("SVC_BENCH_NODE_BUNDLE");
+  if (given !== undefined && given !== "") return Promise.resolve(given);
   return nodeBundle ??= (async () => {
     const script: string = JSON.parse(await Deno.readTextFile(`${ROOT}package.json`)).scripts["build:node"];
     const outdir = `${ROOT}.tmp/peers-node`;
@@ -113,6 +122,12 @@ function svcNodeBundle(): Promise<string> {
     return `${outdir}/cli/node.js`;
   })();
 }
+
+/**
+ * Flags for `node` when svc runs on Node, from `SVC_BENCH_NODE_FLAGS` (space-separated; e.g.
+ * `--cpu-prof --cpu-prof-dir=.tmp/prof`, which `NODE_OPTIONS` does not allow).
+ */
+const NODE_FLAGS = (Deno.env.get("SVC_BENCH_NODE_FLAGS") ?? "").split(" ").filter((flag) => flag !== "");
 
 /** How long a process may take to listen: starts on a loaded two-core machine took over a minute. */
 const START_TIMEOUT_MS = 240_000;
@@ -173,9 +188,13 @@ async function spawnListening(
 }
 
 /** `svc start` on the bench's runtime (the Deno binary itself, not npm's wrapper, so RSS is svc's). */
-async function startSvc(env: Record<string, string>, runtime = SVC_RUNTIME): Promise<Running> {
+async function startSvc(
+  env: Record<string, string>,
+  runtime = SVC_RUNTIME,
+  nodeBundle?: string,
+): Promise<Running> {
   const command = runtime === "node"
-    ? ["node", await svcNodeBundle()]
+    ? ["node", ...NODE_FLAGS, nodeBundle ?? await svcNodeBundle()]
     : [Deno.execPath(), "run", "-A", "cli/deno.ts"];
   const server = await spawnListening(
     command[0],
@@ -221,15 +240,17 @@ async function startBetterAuth(): Promise<Running> {
 
 /**
  * svc on a new Postgres database with `env`; `stop()` also drops the database. Also the way
- * `bench/oidc_token_endpoint.ts --node` starts svc.
+ * `bench/oidc_token_endpoint.ts --node` starts svc. On Node, `nodeBundle` (a built
+ * `cli/node.js`) instead of this checkout's.
  */
 export async function startSvcOnPostgres(
   env: Record<string, string>,
   runtime = SVC_RUNTIME,
+  nodeBundle?: string,
 ): Promise<Running> {
   const database = await freshServerDatabase("peers_svc");
   try {
-    const server = await startSvc({ SVC_DATABASE_URL: database.url, ...env }, runtime);
+    const server = await startSvc({ SVC_DATABASE_URL: database.url, ...env }, runtime, nodeBundle);
     return {
       url: server.url,
       pid: server.pid,

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { EventDeliveries } from "./security-events.ts";
 
 /** A stored service account. */
 export interface ServiceAccountRecord {
@@ -49,6 +50,24 @@ export function acceptedSecretHashes(account: ServiceAccountRecord, now: number)
   return hashes;
 }
 
+/**
+ * What {@link ServiceAccountStore.recordGrant} checks in its statement: the account `accountId`,
+ * of `realmId` and with key `key`, exists, is enabled and accepts the secret whose SHA-256 (hex)
+ * is `secretHash` at `at` (as its current secret, or as its previous one before that expires).
+ */
+export interface ServiceAccountSecretCheck {
+  /** The account's id. */
+  readonly accountId: string;
+  /** Its realm. */
+  readonly realmId: string;
+  /** Its key. */
+  readonly key: string;
+  /** The SHA-256 (hex) of the secret the caller presented. */
+  readonly secretHash: string;
+  /** Clock milliseconds: the previous secret must expire after this. */
+  readonly at: number;
+}
+
 /** Service-account storage. */
 export interface ServiceAccountStore {
   /** Creates; `ConflictError` when (realm, key) is taken. */
@@ -76,4 +95,13 @@ export interface ServiceAccountStore {
   setDisabled(id: string, disabled: boolean): Promise<boolean>;
   /** Deletes; returns whether it existed. */
   delete(id: string): Promise<boolean>;
+  /**
+   * Records the webhook deliveries of an event of a grant to a service account (one pending
+   * delivery due now per enabled endpoint subscribed to the kind, as `SecurityEventStore.record`
+   * queues them) in one statement, only if `check` holds in that same statement: a caller that
+   * authenticated the account on a copy read earlier (or cached) has it checked against the
+   * stored account there. Returns how many deliveries were queued, or null when `check` did not
+   * hold (nothing was written). Not for events of the security ledger (they name a user).
+   */
+  recordGrant(check: ServiceAccountSecretCheck, deliveries: EventDeliveries): Promise<number | null>;
 }

@@ -92,8 +92,8 @@ export const TOKENS_ENV_SETTINGS: readonly EnvSetting[] = [
     path: "tokens.nativeRsaSigner",
     kind: "string",
     doc: "RS256 token signatures with a native library where the runtime has one (on Deno: OpenSSL 3's " +
-      "libcrypto through FFI, a fifth to a sixth of the CPU of Deno's WebCrypto; same tokens byte for " +
-      "byte); false: always WebCrypto",
+      "libcrypto through FFI, a fifth to a sixth of the CPU of Deno's WebCrypto; on Node: node:crypto's " +
+      "sign without jose around it; same tokens byte for byte); false: always WebCrypto through jose",
   },
 ];
 

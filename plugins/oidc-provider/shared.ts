@@ -128,7 +128,17 @@ function formOf(params: URLSearchParams): Record<string, string> | null {
 /** A client authenticated at the token, revocation or introspection endpoint. */
 export type AuthenticatedClient =
   | { readonly kind: "client"; readonly client: ClientRecord; readonly method: string }
-  | { readonly kind: "service_account"; readonly account: ServiceAccountRecord; readonly method: string };
+  | {
+    readonly kind: "service_account";
+    readonly account: ServiceAccountRecord;
+    readonly method: string;
+    /**
+     * Set when the account was authenticated on its cached copy (`cachedAccount`): the SHA-256 of
+     * the presented secret, which the grant's statement checks against the stored account
+     * (`ServiceAccountStore.recordGrant`) before the grant is answered.
+     */
+    readonly cachedSecretHash?: string;
+  };
 
 /** Why client authentication failed (always answered as `invalid_client`). */
 export class ClientAuthError extends Error {}
@@ -147,7 +157,7 @@ export async function authenticateClient(
   c: Context,
   form: Record<string, string>,
   endpointPath: string,
-  options: { readonly cached?: boolean } = {},
+  options: { readonly cached?: boolean; readonly cachedAccount?: boolean } = {},
 ): Promise<AuthenticatedClient> {
   if (form.client_assertion !== undefined || form.client_assertion_type !== undefined) {
     return await assertedClient(p, c, form, endpointPath);
@@ -178,8 +188,8 @@ export async function authenticateClient(
     // A service account's secret (`sas_…`): its account is read first, so `client_credentials`
     // costs one read, not a client miss and then the account. A secret that is not the account's
     // goes on to the clients as before.
-    const account = await serviceAccount(p, clientId, secret, clock.now());
-    if (account !== null) return { kind: "service_account", account, method };
+    const found = await serviceAccount(p, clientId, secret, clock.now(), options.cachedAccount === true);
+    if (found !== null) return { kind: "service_account", ...found, method };
   }
   const client = options.cached === true ? await cachedClient(p, clientId) : await freshClient(p, clientId);
   if (client !== null) {
@@ -208,21 +218,42 @@ export async function authenticateClient(
     return { kind: "client", client, method };
   }
   if (secret === undefined || secret.startsWith("sas_")) throw new ClientAuthError("unknown client");
-  const account = await serviceAccount(p, clientId, secret, clock.now());
-  if (account === null) throw new ClientAuthError("unknown client or wrong secret");
-  return { kind: "service_account", account, method };
+  const found = await serviceAccount(p, clientId, secret, clock.now());
+  if (found === null) throw new ClientAuthError("unknown client or wrong secret");
+  return { kind: "service_account", ...found, method };
 }
 
-/** The enabled service account `key` whose current (or overlapping previous) secret is `secret`, or null. */
+/**
+ * The enabled service account `key` whose current (or overlapping previous) secret is `secret`,
+ * or null. With `cached`, its cached copy when that accepts the secret (then `cachedSecretHash`
+ * is set: the caller must have the grant's statement check it, see `accountCaches`); a refusal
+ * is only ever given on the account read now.
+ */
 async function serviceAccount(
   p: Provider,
   key: string,
   secret: string,
   now: number,
-): Promise<ServiceAccountRecord | null> {
-  const account = await p.ctx.storage.serviceAccounts.getByKey(p.realmId, key);
-  if (account === null || account.disabled) return null;
+  cached = false,
+): Promise<{ account: ServiceAccountRecord; cachedSecretHash?: string } | null> {
   const presented = sha256Hex(secret);
+  const cache = cacheOf(accountCaches, p);
+  const cacheKey = `${p.realmId}:${key}`;
+  if (cached) {
+    const copy = cache.get(cacheKey);
+    if (copy !== undefined && acceptsSecret(copy, presented, now)) {
+      return { account: copy, cachedSecretHash: presented };
+    }
+  }
+  const account = await p.ctx.storage.serviceAccounts.getByKey(p.realmId, key);
+  if (account === null) cache.delete(cacheKey);
+  else cache.set(cacheKey, account);
+  return account !== null && acceptsSecret(account, presented, now) ? { account } : null;
+}
+
+/** Whether the account is enabled and `presented` (a SHA-256) is its current or overlapping previous secret's. */
+function acceptsSecret(account: ServiceAccountRecord, presented: string, now: number): boolean {
+  if (account.disabled) return false;
   let match = constantTimeEqual(presented, account.secretHash);
   if (
     account.previousSecretHash !== null && account.previousSecretExpiresAt !== null &&
@@ -230,7 +261,7 @@ async function serviceAccount(
   ) {
     match = constantTimeEqual(presented, account.previousSecretHash) || match;
   }
-  return match ? account : null;
+  return match;
 }
 
 /**
@@ -242,6 +273,16 @@ async function serviceAccount(
  * the client afresh. Absences are not kept.
  */
 const clientCaches = new WeakMap<object, TtlLruCache<string, ClientRecord>>();
+/**
+ * Service accounts read for authentication, by realm and key, for a minute at most. Only the
+ * `client_credentials` grant authenticates on a copy from here, and only because its one
+ * statement checks the presented secret against the stored account (enabled, the secret its
+ * current one or its previous one inside the overlap: `ServiceAccountStore.recordGrant`) before
+ * the grant is answered; when that check fails the grant authenticates again on a fresh read
+ * (which also refreshes this cache). A secret the cached copy does not accept is checked against
+ * a fresh read. Every read of an account here refreshes it; absences are not kept.
+ */
+const accountCaches = new WeakMap<object, TtlLruCache<string, ServiceAccountRecord>>();
 /**
  * Secrets verified against a client's password-hasher hash (an imported client's argon2id or
  * bcrypt), by client id, row version and the presented secret's SHA-256: the slow hash runs once

@@ -33,6 +33,7 @@ import {
   sha256Hex,
   SIGNING_ALGORITHM,
   type Storage,
+  webhookBody,
 } from "../../mod.ts";
 import { resourceDpop, tokenEndpointProof } from "./dpop.ts";
 import {
@@ -274,7 +275,11 @@ async function authenticated(
   // client's version before the token is spent (`refreshGrant`).
   const cached = form.grant_type === "refresh_token" && form.refresh_token !== undefined &&
     form.scope === undefined && form.resource === undefined;
-  let caller = await authenticatedCaller(p, c, form, endpointPath, cached);
+  // So may `client_credentials` a cached service account: its statement checks the secret on the
+  // stored account before the grant is answered (`clientCredentialsGrant`).
+  const cachedAccount = endpointPath === PATHS.token && form.grant_type === "client_credentials" &&
+    p.ctx.events.recorded !== undefined;
+  let caller = await authenticatedCaller(p, c, form, endpointPath, cached, cachedAccount);
   if (
     cached && !(caller instanceof Response) && caller.kind === "client" &&
     caller.client.dpopBoundAccessTokens === true && c.req.header("DPoP") === undefined
@@ -292,10 +297,11 @@ async function authenticatedCaller(
   form: Record<string, string>,
   endpointPath: string,
   cached: boolean,
+  cachedAccount = false,
 ): Promise<AuthenticatedClient | Response> {
   try {
     try {
-      return await authenticateClient(p, c, form, endpointPath, { cached });
+      return await authenticateClient(p, c, form, endpointPath, { cached, cachedAccount });
     } catch (error) {
       // A refusal is only ever given on what the client is now: a cached copy may be stale.
       if (!cached || !(error instanceof ClientAuthError) || form.client_assertion !== undefined) throw error;
@@ -777,12 +783,44 @@ async function clientCredentialsGrant(
     ttlSeconds: ttl,
     claims: jkt !== null ? { ...contributed, cnf: { jkt } } : contributed,
   });
-  p.ctx.events.emit({
+  const occurredAt = p.ctx.clock.now();
+  const event = {
     kind: OIDC_EVENTS.clientCredentialsIssued,
-    occurredAt: p.ctx.clock.now(),
+    occurredAt,
     realmId: p.realmId,
     data: { serviceAccountId: account.id, key: account.key, scopes },
-  });
+  };
+  const recorded = p.ctx.events.recorded;
+  if (caller.cachedSecretHash !== undefined && recorded !== undefined) {
+    // Authenticated on a cached copy of the account: the event is recorded by one statement that
+    // checks the secret against the stored account; when that no longer holds (disabled,
+    // deleted, the secret rotated out), the token is dropped and the caller authenticated anew.
+    const queued = await p.ctx.storage.serviceAccounts.recordGrant(
+      {
+        accountId: account.id,
+        realmId: p.realmId,
+        key: account.key,
+        secretHash: caller.cachedSecretHash,
+        at: occurredAt,
+      },
+      {
+        realmId: p.realmId,
+        orgId: null,
+        eventKind: event.kind,
+        payload: webhookBody(randomUuid(p.ctx.random), event),
+        idSeed: randomUuid(p.ctx.random),
+      },
+    );
+    if (queued === null) {
+      const fresh = await authenticatedCaller(p, c, form, PATHS.token, false);
+      if (fresh instanceof Response) return fresh;
+      if (fresh.kind !== "service_account") {
+        return oauthError(c, 400, "unauthorized_client", "client_credentials is for service accounts");
+      }
+      return await clientCredentialsGrant(p, c, fresh, form, jkt);
+    }
+    recorded.call(p.ctx.events, [event], queued > 0);
+  } else p.ctx.events.emit(event);
   return c.json({
     access_token: accessToken,
     token_type: jkt !== null ? "DPoP" : "Bearer",

@@ -33,6 +33,38 @@ function toRecord(row: Selectable<SecurityEventsTable>): SecurityEventRecord {
   };
 }
 
+/**
+ * The INSERT of an event's webhook deliveries (`RETURNING 1`, one row per delivery): one pending
+ * delivery due at `at` per enabled endpoint of the realm (and of the event's organization) whose
+ * patterns match the kind; with `condition`, only when it holds. `deliveries.realmId` must be a
+ * UUID.
+ */
+export function deliveriesInsert(
+  deliveries: EventDeliveries,
+  at: Date,
+  condition?: RawBuilder<unknown>,
+): RawBuilder<unknown> {
+  const orgId = deliveries.orgId !== undefined && deliveries.orgId !== null && isUuid(deliveries.orgId)
+    ? deliveries.orgId
+    : null;
+  // `*` in a pattern matches any text (eventPatternMatches): LIKE with `%`, the rest escaped.
+  // One delivery per endpoint, its id derived from the event's random seed and the endpoint.
+  return sql`
+        INSERT INTO webhook_deliveries (id, endpoint_id, event_kind, payload, status, attempts,
+          next_attempt_at, last_error, last_status_code, created_at, completed_at)
+        SELECT md5(${deliveries.idSeed}::text || e.id::text)::uuid, e.id, ${deliveries.eventKind},
+          ${deliveries.payload}, 'pending', 0, ${at}, NULL, NULL, ${at}, NULL
+        FROM webhook_endpoints e
+        WHERE ${
+    condition === undefined ? sql`` : sql`${condition} AND `
+  }e.realm_id = ${deliveries.realmId}::uuid AND e.enabled
+          AND (e.org_id IS NULL OR e.org_id = ${orgId}::uuid)
+          AND EXISTS (SELECT 1 FROM unnest(e.event_patterns) AS p(pattern)
+            WHERE ${deliveries.eventKind}::text LIKE replace(replace(replace(replace(p.pattern,
+              '\\', '\\\\'), '%', '\\%'), '_', '\\_'), '*', '%'))
+        RETURNING 1`;
+}
+
 /** A {@link SecurityEventStore} over the svc schema. */
 export function createSqlSecurityEventStore(
   db: Executor,
@@ -69,26 +101,7 @@ export function createSqlSecurityEventStore(
       if (updatesHistory(values)) ctes.push(sql`history AS (${recordLoginFromEvent})`);
     }
     const queue = deliveries !== null && isUuid(deliveries.realmId);
-    if (queue) {
-      const at = new Date(deps.clock.now());
-      const orgId = deliveries.orgId !== undefined && deliveries.orgId !== null && isUuid(deliveries.orgId)
-        ? deliveries.orgId
-        : null;
-      // `*` in a pattern matches any text (eventPatternMatches): LIKE with `%`, the rest escaped.
-      // One delivery per endpoint, its id derived from the event's random seed and the endpoint.
-      ctes.push(sql`dl AS (
-        INSERT INTO webhook_deliveries (id, endpoint_id, event_kind, payload, status, attempts,
-          next_attempt_at, last_error, last_status_code, created_at, completed_at)
-        SELECT md5(${deliveries.idSeed}::text || e.id::text)::uuid, e.id, ${deliveries.eventKind},
-          ${deliveries.payload}, 'pending', 0, ${at}, NULL, NULL, ${at}, NULL
-        FROM webhook_endpoints e
-        WHERE e.realm_id = ${deliveries.realmId}::uuid AND e.enabled
-          AND (e.org_id IS NULL OR e.org_id = ${orgId}::uuid)
-          AND EXISTS (SELECT 1 FROM unnest(e.event_patterns) AS p(pattern)
-            WHERE ${deliveries.eventKind}::text LIKE replace(replace(replace(replace(p.pattern,
-              '\\', '\\\\'), '%', '\\%'), '_', '\\_'), '*', '%'))
-        RETURNING 1)`);
-    }
+    if (queue) ctes.push(sql`dl AS (${deliveriesInsert(deliveries, new Date(deps.clock.now()))})`);
     return { ctes, queue };
   };
   return {

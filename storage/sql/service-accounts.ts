@@ -11,6 +11,7 @@ import { type RandomSource, randomUuid } from "../../core/random.ts";
 import type { ServiceAccountRecord, ServiceAccountStore } from "../../core/storage/service-accounts.ts";
 import type { Executor, ServiceAccountsTable } from "../database.ts";
 import { isUuid } from "../../core/ids.ts";
+import { deliveriesInsert } from "./security-events.ts";
 
 function toRecord(row: Selectable<ServiceAccountsTable>): ServiceAccountRecord {
   return {
@@ -119,6 +120,23 @@ export function createSqlServiceAccountStore(
       if (!isUuid(id)) return false;
       const result = await db.deleteFrom("service_accounts").where("id", "=", id).executeTakeFirst();
       return result.numDeletedRows > 0n;
+    },
+
+    async recordGrant(check, deliveries) {
+      if (!isUuid(check.accountId) || !isUuid(check.realmId) || !isUuid(deliveries.realmId)) return null;
+      const at = new Date(check.at);
+      // The authentication's condition (acceptedSecretHashes), on the stored row, in the statement
+      // that records the event: a copy read earlier cannot be stale when the grant is recorded.
+      const { rows } = await sql<{ ok: boolean; queued: number | string }>`
+        WITH ok AS (
+          SELECT 1 FROM service_accounts a
+          WHERE a.id = ${check.accountId}::uuid AND a.realm_id = ${check.realmId}::uuid
+            AND a.key = ${check.key}::text AND NOT a.disabled
+            AND (a.secret_hash = ${check.secretHash}::text OR (a.previous_secret_hash = ${check.secretHash}::text
+              AND a.previous_secret_expires_at > ${at}::timestamptz))
+        ), dl AS (${deliveriesInsert(deliveries, new Date(deps.clock.now()), sql`EXISTS (SELECT 1 FROM ok)`)})
+        SELECT EXISTS (SELECT 1 FROM ok) AS ok, (SELECT count(*) FROM dl) AS queued`.execute(db);
+      return rows[0].ok ? Number(rows[0].queued) : null;
     },
   };
 }
