@@ -13,7 +13,8 @@ const POOLED_MAX = 256;
  * Random bytes drawn ahead, 4 KiB at a time: a request (ids, tokens, salts: 16 to 64 bytes,
  * several per HTTP request) copies the next unused bytes out instead of calling
  * `getRandomValues` (a call into the runtime, and on Node into OpenSSL, each time). Every byte
- * is handed out once; the next refill draws new ones. Node's own `crypto.randomUUID` does the same.
+ * is handed out once and zeroed in the pool as it is; the next refill draws new ones. Node's own
+ * `crypto.randomUUID` draws ahead the same way.
  */
 const pool = new Uint8Array(4096);
 let poolOffset = pool.length;
@@ -27,6 +28,8 @@ export const cryptoRandom: RandomSource = {
         poolOffset = 0;
       }
       const out = pool.slice(poolOffset, poolOffset + length);
+      // What was handed out (a secret, perhaps) does not stay behind in the pool.
+      pool.fill(0, poolOffset, poolOffset + length);
       poolOffset += length;
       return out;
     }
