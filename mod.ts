@@ -576,7 +576,7 @@ export { createSqlSubjectGrantSource } from "./storage/sql/subject-grants.ts";
 export { createSqlStorage, type Storage, type StorageDeps, type Stores } from "./storage/storage.ts";
 /** The records plugins read through the stores. */
 export type { ClientFields, ClientRecord, ClientStore } from "./core/storage/clients.ts";
-export type { ServiceAccountRecord } from "./core/storage/service-accounts.ts";
+export type { ServiceAccountRecord, ServiceAccountSecretCheck } from "./core/storage/service-accounts.ts";
 export type { SessionRecord } from "./core/storage/sessions.ts";
 export type { User } from "./core/storage/users.ts";
 /**
