@@ -16,7 +16,7 @@ Deno.test("publicRoot: the path base appears once at the end, whether or not the
     const baseUrl = `${host}${written ? base : ""}${trailing}`;
     const root = publicRoot({ baseUrl, pathBase: base });
     assert.equal(root, `${host}${base}`);
-    assert.equal(root.split(base).length - 1, 1, root);
+    assert.equal(new URL(root).pathname, base, root);
     // Idempotent: the root taken as the base URL gives itself.
     assert.equal(publicRoot({ baseUrl: root, pathBase: base }), root);
   }));
