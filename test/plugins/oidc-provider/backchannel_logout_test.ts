@@ -291,8 +291,11 @@ Deno.test("oidc-provider: back-channel logout on every way a session ends", asyn
   }
 });
 
-Deno.test("postgres: concurrent workers deliver each logout token once", async () => {
-  const rp = receiver();
+/**
+ * A Postgres bed with a client `rp` whose back-channel URI is `rp`'s receiver, and one user signed
+ * in `count` times, each browser session with tokens for `rp`: the browser session ids.
+ */
+async function postgresBrowsers(rp: ReturnType<typeof receiver>, email: string, count: number) {
   const plugin = oidcProviderPlugin({ backchannelWorker: false });
   const beds = await pluginBed(
     [plugin],
@@ -302,80 +305,7 @@ Deno.test("postgres: concurrent workers deliver each logout token once", async (
   try {
     const { bed, realmId } = beds.admin;
     const outbox = plugin.backchannelLogout()!;
-    const created = await beds.request("POST", "/svc-admin/oidc/clients", {
-      body: {
-        clientId: "rp",
-        clientType: "confidential",
-        redirectUris: [REDIRECT],
-        backchannelLogoutUri: rp.url("/bcl"),
-      },
-    });
-    assert.equal(created.status, 201, await created.clone().text());
-    const secret = (await created.json()).clientSecret as string;
-    const user = await bed.storage.users.create({ realmId, email: "race@example.test" });
-    const browsers: string[] = [];
-    for (let i = 0; i < 24; i++) {
-      const browser = await bed.auth.sessions.signIn({
-        realmId,
-        userId: user.id,
-        orgId: null,
-        mfa: "Password",
-      });
-      const query = new URLSearchParams({
-        response_type: "code",
-        client_id: "rp",
-        redirect_uri: REDIRECT,
-        scope: "openid",
-        state: "s",
-      });
-      const res = await beds.app.request(`/oidc/authorize?${query}`, {
-        headers: { Cookie: `svc_at=${browser.tokens.accessToken}` },
-      });
-      const code = new URL(res.headers.get("Location")!).searchParams.get("code")!;
-      const exchanged = await beds.app.request("/oidc/token", {
-        method: "POST",
-        headers: FORM,
-        body: new URLSearchParams({
-          grant_type: "authorization_code",
-          code,
-          redirect_uri: REDIRECT,
-          client_id: "rp",
-          client_secret: secret,
-        }).toString(),
-      });
-      assert.equal(exchanged.status, 200);
-      browsers.push(browser.session.id);
-    }
-    // One logout-all ends the 24 browser sessions and the 24 client sessions: 24 deliveries.
-    assert.equal(await bed.auth.sessions.logoutAll(user.id), 48);
-    // Six workers claim at once on separate connections.
-    const attempts = (await Promise.all(Array.from({ length: 6 }, () => outbox.runOnce()))).flat();
-    attempts.push(...await outbox.drain());
-    assert.equal(attempts.length, 24, "each delivery attempted once");
-    assert.ok(attempts.every((a) => a.status === "delivered"));
-    assert.equal(rp.received.length, 24);
-    const sids = rp.received.map((token) =>
-      JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))).sid
-    );
-    assert.deepEqual([...new Set(sids)].sort(), [...browsers].sort());
-  } finally {
-    await beds.close();
-    await rp.close();
-  }
-});
-
-Deno.test("postgres: concurrent sweeps queue each unheard end once", async () => {
-  const rp = receiver();
-  const plugin = oidcProviderPlugin({ backchannelWorker: false });
-  const beds = await pluginBed(
-    [plugin],
-    { SVC_PLUGINS: "oidc-provider", SVC_OUTBOUND_ALLOW_PRIVATE: "127.0.0.1" },
-    { postgres: true },
-  );
-  try {
-    const { bed, realmId } = beds.admin;
-    const outbox = plugin.backchannelLogout()!;
-    // The realm's first sweep sets its watermark.
+    // The realm's first sweep sets its watermark (before any session ends).
     assert.equal(await outbox.sweep(), 0);
     const created = await beds.request("POST", "/svc-admin/oidc/clients", {
       body: {
@@ -387,9 +317,9 @@ Deno.test("postgres: concurrent sweeps queue each unheard end once", async () =>
     });
     assert.equal(created.status, 201, await created.clone().text());
     const secret = (await created.json()).clientSecret as string;
-    const user = await bed.storage.users.create({ realmId, email: "sweep@example.test" });
+    const user = await bed.storage.users.create({ realmId, email });
     const browsers: string[] = [];
-    for (let i = 0; i < 12; i++) {
+    for (let i = 0; i < count; i++) {
       const browser = await bed.auth.sessions.signIn({
         realmId,
         userId: user.id,
@@ -421,19 +351,50 @@ Deno.test("postgres: concurrent sweeps queue each unheard end once", async () =>
       assert.equal(exchanged.status, 200);
       browsers.push(browser.session.id);
     }
+    return { beds, bed, outbox, userId: user.id, browsers };
+  } catch (err) {
+    await beds.close();
+    throw err;
+  }
+}
+
+/** The `sid`s of the logout tokens `rp` received. */
+const receivedSids = (rp: ReturnType<typeof receiver>) =>
+  rp.received.map((token) => JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))).sid);
+
+Deno.test("postgres: concurrent workers deliver each logout token once", async () => {
+  const rp = receiver();
+  const { beds, bed, outbox, userId, browsers } = await postgresBrowsers(rp, "race@example.test", 24);
+  try {
+    // One logout-all ends the 24 browser sessions and the 24 client sessions: 24 deliveries.
+    assert.equal(await bed.auth.sessions.logoutAll(userId), 48);
+    // Six workers claim at once on separate connections.
+    const attempts = (await Promise.all(Array.from({ length: 6 }, () => outbox.runOnce()))).flat();
+    attempts.push(...await outbox.drain());
+    assert.equal(attempts.length, 24, "each delivery attempted once");
+    assert.ok(attempts.every((a) => a.status === "delivered"));
+    assert.equal(rp.received.length, 24);
+    assert.deepEqual([...new Set(receivedSids(rp))].sort(), [...browsers].sort());
+  } finally {
+    await beds.close();
+    await rp.close();
+  }
+});
+
+Deno.test("postgres: concurrent sweeps queue each unheard end once", async () => {
+  const rp = receiver();
+  const { beds, bed, outbox, userId, browsers } = await postgresBrowsers(rp, "sweep@example.test", 12);
+  try {
     // Ended in storage only (no announcement): 12 browser and 12 client sessions.
-    assert.equal((await bed.storage.sessions.revokeAllForUser(user.id)).length, 24);
+    assert.equal((await bed.storage.sessions.revokeAllForUser(userId)).length, 24);
     // Six instances' sweeps at once, on separate connections: each end queued once.
     const added = await Promise.all(Array.from({ length: 6 }, () => outbox.sweep()));
     assert.equal(added.reduce((a, b) => a + b, 0), 12, JSON.stringify(added));
     const attempts = await outbox.drain();
     assert.equal(attempts.length, 12);
     assert.ok(attempts.every((a) => a.status === "delivered"));
-    const sids = rp.received.map((token) =>
-      JSON.parse(atob(token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/"))).sid
-    );
-    assert.deepEqual([...new Set(sids)].sort(), [...browsers].sort());
     assert.equal(rp.received.length, 12);
+    assert.deepEqual([...new Set(receivedSids(rp))].sort(), [...browsers].sort());
   } finally {
     await beds.close();
     await rp.close();
