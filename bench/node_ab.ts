@@ -20,8 +20,8 @@
  *
  * @module
  */
-import postgres from "postgres";
 import { startSvcOnPostgres, SVC_BENCH_ENV } from "./peers/run.ts";
+import { serverCpu } from "./process_cpu.ts";
 
 const arg = (name: string, fallback: string) =>
   Deno.args.includes(name) ? Deno.args[Deno.args.indexOf(name) + 1] : fallback;
@@ -33,16 +33,6 @@ const JSON_TYPE = { "Content-Type": "application/json" };
 if (BASE === "") throw new Error("--base <path of a Node bundle's cli/node.js> is required");
 if (Deno.env.get("SVC_BENCH_NODE_BUNDLE")) {
   throw new Error("unset SVC_BENCH_NODE_BUNDLE: one side is this checkout");
-}
-
-/** CPU seconds (user and system, all threads) of a process (Linux /proc), 0 once it is gone. */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1].split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
 }
 
 type Work = "cc" | "me";
@@ -78,8 +68,7 @@ async function side(name: string, bundle: string | undefined): Promise<Side> {
       client_id: "bench-job",
       client_secret: (await account.json()).secret,
     }).toString();
-    const sql = postgres(running.databaseUrl!, { max: 1, onnotice: () => {} });
-    const [{ pid: own }] = await sql`SELECT pg_backend_pid() AS pid`;
+    const cpu = await serverCpu(running.pid, running.databaseUrl!);
     return {
       name,
       request: {
@@ -98,16 +87,9 @@ async function side(name: string, bundle: string | undefined): Promise<Side> {
           await res.body?.cancel();
         },
       },
-      async cpu() {
-        const backends =
-          await sql`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> ${own}`;
-        return {
-          svc: cpuSeconds(running.pid),
-          postgres: backends.reduce((sum, row) => sum + cpuSeconds(Number(row.pid)), 0),
-        };
-      },
+      cpu: () => cpu.read(),
       async close() {
-        await sql.end();
+        await cpu.close();
         await running.stop();
       },
     };

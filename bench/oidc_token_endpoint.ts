@@ -36,8 +36,8 @@ import { cryptoRandom } from "../core/random.ts";
 import { builtinPlugins } from "../plugins/builtin.ts";
 import { pluginBed } from "../test/support/plugins.ts";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
-import postgres from "postgres";
 import { startSvcOnPostgres, SVC_BENCH_ENV } from "./peers/run.ts";
+import { serverCpu } from "./process_cpu.ts";
 
 const arg = (name: string, fallback: number) =>
   Deno.args.includes(name) ? Number(Deno.args[Deno.args.indexOf(name) + 1]) : fallback;
@@ -64,17 +64,6 @@ interface Target {
   /** CPU seconds so far of svc's process (all its threads) and of its Postgres backends; servers only. */
   cpu?(): Promise<{ svc: number; postgres: number }>;
   close(): Promise<void>;
-}
-
-/** CPU seconds (user and system, all threads) of a process (Linux /proc), 0 once it is gone. */
-function cpuSeconds(pid: number): number {
-  try {
-    // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-    const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1].split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
 }
 
 /** svc on a test bed in this process, with the Deno adapter's RS256 signer unless SVC_RSA_NATIVE_SIGNER=false. */
@@ -143,23 +132,15 @@ async function server(runtime: "node" | "deno"): Promise<Target> {
     if (user.status !== 201) throw new Error(await user.text());
     await user.body?.cancel();
     // svc's Postgres backends, found through a connection of the bench's own to that database.
-    const sql = postgres(running.databaseUrl!, { max: 1, onnotice: () => {} });
-    const [{ pid: own }] = await sql`SELECT pg_backend_pid() AS pid`;
+    const cpu = await serverCpu(running.pid, running.databaseUrl!);
     return {
       call,
       now: () => Date.now(),
       admin,
       signIn: () => login("bench@example.test"),
-      async cpu() {
-        const backends =
-          await sql`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> ${own}`;
-        return {
-          svc: cpuSeconds(running.pid),
-          postgres: backends.reduce((sum, row) => sum + cpuSeconds(Number(row.pid)), 0),
-        };
-      },
+      cpu: () => cpu.read(),
       async close() {
-        await sql.end();
+        await cpu.close();
         await running.stop();
       },
     };
