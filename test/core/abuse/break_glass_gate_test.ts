@@ -4,6 +4,7 @@
  * credential stamp (a rotation) unblocks every address. An ordinary account, for contrast, is
  * locked out account-wide.
  */
+import { checkedSink } from "../../support/events.ts";
 import { strict as assert } from "node:assert";
 import fc from "fast-check";
 import { MemoryCounterStore } from "../../../core/abuse/counter-store.ts";
@@ -17,7 +18,7 @@ function gate() {
   return new AbuseGate({
     store: new MemoryCounterStore({ clock }),
     clock,
-    sink: { emit: () => {} },
+    sink: checkedSink(() => {}),
     limits: LIMITS,
   });
 }

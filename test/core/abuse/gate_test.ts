@@ -1,3 +1,4 @@
+import { checkedSink } from "../../support/events.ts";
 import { strict as assert } from "node:assert";
 import { sql } from "kysely";
 import { TestCaptchaProvider } from "../../../core/abuse/captcha.ts";
@@ -58,7 +59,7 @@ const setups: { name: string; open: () => Promise<Setup> }[] = [
 
 function recorder() {
   const events: SvcEvent[] = [];
-  return { events, sink: { emit: (e: SvcEvent) => void events.push(e) } };
+  return { events, sink: checkedSink((e: SvcEvent) => void events.push(e)) };
 }
 
 function limits(overrides: Partial<Record<keyof AbuseLimits, Record<string, unknown>>>): AbuseLimits {

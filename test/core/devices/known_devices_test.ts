@@ -83,7 +83,7 @@ Deno.test("known devices: SHA-256 keys, first sighting emits the event and the a
       const reported: unknown[] = [];
       const devices = new KnownDevices({
         store: storage.knownDevices,
-        sink: { emit: () => {} },
+        sink: checkedSink(() => {}),
         clock,
         onNewDevice: () => Promise.reject(new Error("mail down")),
         onAlertError: (error) => reported.push(error),
@@ -113,8 +113,8 @@ Deno.test("known devices: SHA-256 keys, first sighting emits the event and the a
     );
 
     await t.step("the risk gate asks the known devices", async () => {
-      const devices = new KnownDevices({ store: storage.knownDevices, sink: { emit: () => {} }, clock });
-      const gate = new RiskGate({ clock, sink: { emit: () => {} }, devices });
+      const devices = new KnownDevices({ store: storage.knownDevices, sink: checkedSink(() => {}), clock });
+      const gate = new RiskGate({ clock, sink: checkedSink(() => {}), devices });
       const known = await gate.evaluate({ userId: alice, deviceId: "fp-laptop" });
       assert.equal(known.signals[0].fired, false);
       const unknown = await gate.evaluate({ userId: alice, deviceId: "fp-stranger" });

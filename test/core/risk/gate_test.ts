@@ -1,3 +1,4 @@
+import { checkedSink } from "../../support/events.ts";
 import { strict as assert } from "node:assert";
 import { ManualClock } from "../../../core/clock.ts";
 import { loadConfig } from "../../../core/config/load.ts";
@@ -45,7 +46,7 @@ function setup(options: Partial<RiskGateOptions> = {}, settings: Partial<RiskSet
   const history = new MemoryLoginHistory();
   const gate = new RiskGate({
     clock,
-    sink: { emit: (e) => void events.push(e) },
+    sink: checkedSink((e) => void events.push(e)),
     settings: { ...DEFAULT_RISK_SETTINGS, ...settings },
     devices: devices(["laptop"]),
     geo,
@@ -280,7 +281,7 @@ Deno.test("risk: the gate reads its settings from the configuration", async () =
   const events: SvcEvent[] = [];
   const gate = RiskGate.fromConfig(config.risk, {
     clock: new ManualClock(T0),
-    sink: { emit: (e) => void events.push(e) },
+    sink: checkedSink((e) => void events.push(e)),
     devices: devices([]),
   });
   const d = await gate.evaluate({ userId: USER, ip: PARIS, deviceId: "new" });

@@ -6,6 +6,7 @@
  * needs, and runs after the disable commits. The interleaving is forced (the dispatcher pauses
  * right after locking the endpoint row), and the waits are read from `pg_locks`, not timed.
  */
+import { checkedSink } from "../../support/events.ts";
 import assert from "node:assert/strict";
 import { EventPublisher } from "../../../core/events/publisher.ts";
 import { WebhookDispatcher } from "../../../core/webhooks/dispatcher.ts";
@@ -25,7 +26,7 @@ Deno.test("auto-disable racing an admin PATCH of the endpoint on Postgres: no de
   const release = Promise.withResolvers<void>();
   const pending: Promise<unknown>[] = [];
   try {
-    const publisher = new EventPublisher({ storage, sink: { emit: () => {} }, random: bed.random });
+    const publisher = new EventPublisher({ storage, sink: checkedSink(() => {}), random: bed.random });
     const endpoint = await storage.webhooks.createEndpoint({
       realmId,
       url: receiver.url,
@@ -39,7 +40,7 @@ Deno.test("auto-disable racing an admin PATCH of the endpoint on Postgres: no de
         realmId,
         orgId: null,
         userId: null,
-        data: {},
+        data: { fields: ["displayName"] },
       })
     );
     receiver.faults.push("500");

@@ -8,6 +8,7 @@
  * and a rotation resets it; `/readyz` with `break_glass_drill` in both modes, its details for an
  * administrator only, a new account not overdue until one window has passed.
  */
+import { checkedSink } from "../../support/events.ts";
 import { strict as assert } from "node:assert";
 import { createBreakGlassAccount } from "../../../core/break-glass/account.ts";
 import { BreakGlassMonitor, DAY_MS } from "../../../core/break-glass/monitor.ts";
@@ -231,7 +232,7 @@ Deno.test("/readyz with break_glass_drill: reported (200) by default, 503 when r
   try {
     const publisher = new EventPublisher({
       storage: bed.storage,
-      sink: { emit: () => {} },
+      sink: checkedSink(() => {}),
       random: bed.random,
     });
     const monitor = new BreakGlassMonitor({

@@ -3,6 +3,7 @@
  * impersonation (the rest 409), and ending an impersonation on instance A stops its token on
  * instance B at once (two app instances on one database, `NotificationCacheBus`).
  */
+import { checkedSink } from "../../support/events.ts";
 import { strict as assert } from "node:assert";
 import { sql } from "kysely";
 import { ManualClock } from "../../../core/clock.ts";
@@ -60,7 +61,7 @@ Deno.test("impersonation on Postgres: end on instance A stops the token on insta
     const random = seededRandom(seed);
     const storage = createSqlStorage(database, { clock, random });
     const bus = new NotificationCacheBus(database.notifications);
-    const publisher = new EventPublisher({ storage, sink: { emit: () => {} }, random });
+    const publisher = new EventPublisher({ storage, sink: checkedSink(() => {}), random });
     const auth = createAuthStack({ config, storage, clock, random, events: publisher, bus });
     const snapshots = new SubjectSnapshots({
       source: createSqlSubjectGrantSource(database.db),
