@@ -11,7 +11,8 @@ import { isProcessAlive } from "./node-lock-files.ts";
 import { pinnedFetch } from "./pinned-fetch.ts";
 import { nodeImportFiles, nodeProgress } from "./node-import-files.ts";
 import { preparedClusterSource } from "./prepared-cluster.ts";
-import { limitRetainedFreeMemory, trimFreedMemoryEvery } from "./deno-malloc-trim.ts";
+import { limitRetainedFreeMemory, loadMallocTrim, trimFreedMemoryEvery } from "./deno-malloc-trim.ts";
+import { collectGarbageWhenQuiet, inspectorGarbageCollector, type QuietCollector } from "./idle-gc.ts";
 import type { RuntimeAdapter } from "./run.ts";
 import { createPasswordHasher } from "../core/passwords/create.ts";
 import { defaultWorkerCount } from "../core/passwords/pool.ts";
@@ -20,6 +21,25 @@ import { openSslRs256Signer } from "./deno-openssl-rs256.ts";
 
 /** How often a serving process gives freed native memory back (`cli/deno-malloc-trim.ts`). */
 const TRIM_INTERVAL_MS = 30_000;
+/** How long without a request before a grown V8 heap is collected (`cli/idle-gc.ts`): V8's own reducer waits 8 s. */
+const QUIET_MS = 10_000;
+/** The heap growth since the last collection that is worth a full one when quiet. */
+const QUIET_GC_MIN_GROWTH_BYTES = 8 * 1024 * 1024;
+
+/** The quiet collector of a serving process, or null where it cannot collect. */
+function quietCollector(): QuietCollector | null {
+  const collect = inspectorGarbageCollector();
+  if (collect === null) return null;
+  const trim = loadMallocTrim();
+  return collectGarbageWhenQuiet({
+    collect,
+    // What the collection freed outside the heap (buffers' memory) goes back to the system too.
+    afterCollect: trim ?? undefined,
+    quietMs: QUIET_MS,
+    minGrowthBytes: QUIET_GC_MIN_GROWTH_BYTES,
+    unref: (timer) => Deno.unrefTimer(timer as number),
+  });
+}
 
 // Before anything allocates much (the embedded store's WebAssembly is compiled when it opens):
 // glibc then gives a thread's freed memory back instead of keeping it for the process's life.
@@ -35,9 +55,14 @@ export const denoRuntime: RuntimeAdapter = {
     read: (url) => Deno.readFile(url),
   }),
   serve(fetch, { hostname, port }) {
+    // A load's garbage given back once the server goes quiet (V8 may not do it on its own).
+    const collector = quietCollector();
     const server = Deno.serve(
       { hostname, port, onListen() {} },
-      (req, info) => fetch(req, { address: (info.remoteAddr as Deno.NetAddr).hostname }),
+      (req, info) => {
+        collector?.noteRequest();
+        return fetch(req, { address: (info.remoteAddr as Deno.NetAddr).hostname });
+      },
     );
     // An idle server's native heap holds freed pages (the boot's, a load's): given back every 30 s.
     const stopTrimming = trimFreedMemoryEvery(TRIM_INTERVAL_MS);
@@ -45,6 +70,7 @@ export const denoRuntime: RuntimeAdapter = {
       port: server.addr.port,
       close: async () => {
         stopTrimming();
+        collector?.stop();
         await server.shutdown();
       },
     });

@@ -29,9 +29,26 @@ import { nodeImportFiles, nodeProgress } from "./node-import-files.ts";
 import { pinnedFetch } from "./pinned-fetch.ts";
 import { nodeRs256Signer } from "./node-rs256.ts";
 import type { RuntimeAdapter } from "./run.ts";
+import { collectGarbageWhenQuiet, inspectorGarbageCollector, type QuietCollector } from "./idle-gc.ts";
 
 /** How long in-flight requests get to finish on shutdown before their connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
+/** How long without a request before a grown V8 heap is collected (`cli/idle-gc.ts`), as on Deno. */
+const QUIET_MS = 10_000;
+/** The heap growth since the last collection that is worth a full one when quiet. */
+const QUIET_GC_MIN_GROWTH_BYTES = 8 * 1024 * 1024;
+
+/** The quiet collector of a serving process, or null where no inspector session opens. */
+function quietCollector(): QuietCollector | null {
+  const collect = inspectorGarbageCollector();
+  if (collect === null) return null;
+  return collectGarbageWhenQuiet({
+    collect,
+    quietMs: QUIET_MS,
+    minGrowthBytes: QUIET_GC_MIN_GROWTH_BYTES,
+    unref: (timer) => (timer as { unref(): void }).unref(),
+  });
+}
 
 /** svc's CLI on Node: environment, files, `@hono/node-server`, signals, DNS, the worker pool and the data-folder lock. */
 export const nodeRuntime: RuntimeAdapter = {
@@ -50,16 +67,30 @@ export const nodeRuntime: RuntimeAdapter = {
   createJwsSigner: () => nodeRs256Signer(process.versions.openssl),
   serve(fetch, { hostname, port }) {
     return new Promise((resolve, reject) => {
+      // A load's garbage given back once the server goes quiet (V8 may not do it on its own).
+      const collector = quietCollector();
+      const fail = (error: Error) => {
+        collector?.stop();
+        reject(error);
+      };
       const server = serve({
-        fetch: (req: Request, env: { incoming?: { socket?: { remoteAddress?: string } } }) =>
-          fetch(req, { address: env?.incoming?.socket?.remoteAddress }),
+        fetch: (req: Request, env: { incoming?: { socket?: { remoteAddress?: string } } }) => {
+          collector?.noteRequest();
+          return fetch(req, { address: env?.incoming?.socket?.remoteAddress });
+        },
         hostname,
         port,
       }, (info: AddressInfo) => {
-        server.off("error", reject);
-        resolve({ port: info.port, close: () => close(server) });
+        server.off("error", fail);
+        resolve({
+          port: info.port,
+          close: () => {
+            collector?.stop();
+            return close(server);
+          },
+        });
       }) as Server;
-      server.once("error", reject);
+      server.once("error", fail);
     });
   },
   onShutdown(handler) {
