@@ -20,6 +20,7 @@ import type {
 } from "../../core/storage/refresh-tokens.ts";
 import type { UserStatus } from "../../core/storage/users.ts";
 import type { Executor, RefreshTokensTable, SessionsTable } from "../database.ts";
+import { endpointPatternMatches } from "./security-events.ts";
 import { sessionRecordOf } from "./sessions.ts";
 import { atomically } from "./transaction.ts";
 import { isUuid } from "../../core/ids.ts";
@@ -270,8 +271,7 @@ export function createSqlRefreshTokenStore(
               ${at}::timestamptz, ${at}::timestamptz
             FROM event ev JOIN webhook_endpoints e ON e.realm_id = ev.realm_id AND e.enabled
               AND (e.org_id IS NULL OR e.org_id = ev.org_id)
-              AND EXISTS (SELECT 1 FROM unnest(e.event_patterns) p
-                WHERE ${event.kind}::text LIKE replace(replace(p, '_', '\\_'), '*', '%'))
+              AND ${endpointPatternMatches(event.kind)}
             RETURNING 1
           )`;
         eventColumns = sql`, (SELECT data FROM event) AS event_data, (SELECT count(*) FROM queued) AS queued`;

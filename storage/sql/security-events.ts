@@ -34,6 +34,16 @@ function toRecord(row: Selectable<SecurityEventsTable>): SecurityEventRecord {
 }
 
 /**
+ * Whether one of the endpoint `e`'s patterns matches the event kind `kind`, in SQL: `*` in a
+ * pattern matches any text (`eventPatternMatches`), LIKE with `%`, every other character literal.
+ */
+export function endpointPatternMatches(kind: string): RawBuilder<unknown> {
+  return sql`EXISTS (SELECT 1 FROM unnest(e.event_patterns) AS p(pattern)
+            WHERE ${kind}::text LIKE replace(replace(replace(replace(p.pattern,
+              '\\', '\\\\'), '%', '\\%'), '_', '\\_'), '*', '%'))`;
+}
+
+/**
  * The INSERT of an event's webhook deliveries (`RETURNING 1`, one row per delivery): one pending
  * delivery due at `at` per enabled endpoint of the realm (and of the event's organization) whose
  * patterns match the kind; with `condition`, only when it holds. `deliveries.realmId` must be a
@@ -47,7 +57,6 @@ export function deliveriesInsert(
   const orgId = deliveries.orgId !== undefined && deliveries.orgId !== null && isUuid(deliveries.orgId)
     ? deliveries.orgId
     : null;
-  // `*` in a pattern matches any text (eventPatternMatches): LIKE with `%`, the rest escaped.
   // One delivery per endpoint, its id derived from the event's random seed and the endpoint.
   return sql`
         INSERT INTO webhook_deliveries (id, endpoint_id, event_kind, payload, status, attempts,
@@ -59,9 +68,7 @@ export function deliveriesInsert(
     condition === undefined ? sql`` : sql`${condition} AND `
   }e.realm_id = ${deliveries.realmId}::uuid AND e.enabled
           AND (e.org_id IS NULL OR e.org_id = ${orgId}::uuid)
-          AND EXISTS (SELECT 1 FROM unnest(e.event_patterns) AS p(pattern)
-            WHERE ${deliveries.eventKind}::text LIKE replace(replace(replace(replace(p.pattern,
-              '\\', '\\\\'), '%', '\\%'), '_', '\\_'), '*', '%'))
+          AND ${endpointPatternMatches(deliveries.eventKind)}
         RETURNING 1`;
 }
 

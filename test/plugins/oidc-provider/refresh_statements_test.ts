@@ -51,6 +51,14 @@ Deno.test("oidc refresh statements: one statement per refresh grant, the client'
       secret: "whsec_test_secret_for_the_statement_test",
       eventPatterns: ["oidc.*"],
     });
+    // `%` is a literal character in a pattern (only `*` is a wildcard), as everywhere deliveries
+    // are matched: this endpoint hears nothing, so each grant queues exactly one delivery.
+    await bed.storage.webhooks.createEndpoint({
+      realmId,
+      url: "https://hooks.example.test/literal",
+      secret: "whsec_test_secret_for_the_literal_pattern",
+      eventPatterns: ["oidc.%"],
+    });
 
     const chain = async (): Promise<string> => {
       const browser = await bed.auth.sessions.signIn({
