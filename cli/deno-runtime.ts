@@ -12,7 +12,7 @@ import { pinnedFetch } from "./pinned-fetch.ts";
 import { nodeImportFiles, nodeProgress } from "./node-import-files.ts";
 import { preparedClusterSource } from "./prepared-cluster.ts";
 import { limitRetainedFreeMemory, loadMallocTrim, trimFreedMemoryEvery } from "./deno-malloc-trim.ts";
-import { collectGarbageWhenQuiet, inspectorGarbageCollector, type QuietCollector } from "./idle-gc.ts";
+import { serverQuietCollector } from "./idle-gc.ts";
 import type { RuntimeAdapter } from "./run.ts";
 import { createPasswordHasher } from "../core/passwords/create.ts";
 import { defaultWorkerCount } from "../core/passwords/pool.ts";
@@ -21,25 +21,6 @@ import { openSslRs256Signer } from "./deno-openssl-rs256.ts";
 
 /** How often a serving process gives freed native memory back (`cli/deno-malloc-trim.ts`). */
 const TRIM_INTERVAL_MS = 30_000;
-/** How long without a request before a grown V8 heap is collected (`cli/idle-gc.ts`): V8's own reducer waits 8 s. */
-const QUIET_MS = 10_000;
-/** The heap growth since the last collection that is worth a full one when quiet. */
-const QUIET_GC_MIN_GROWTH_BYTES = 8 * 1024 * 1024;
-
-/** The quiet collector of a serving process, or null where it cannot collect. */
-function quietCollector(): QuietCollector | null {
-  const collect = inspectorGarbageCollector();
-  if (collect === null) return null;
-  const trim = loadMallocTrim();
-  return collectGarbageWhenQuiet({
-    collect,
-    // What the collection freed outside the heap (buffers' memory) goes back to the system too.
-    afterCollect: trim ?? undefined,
-    quietMs: QUIET_MS,
-    minGrowthBytes: QUIET_GC_MIN_GROWTH_BYTES,
-    unref: (timer) => Deno.unrefTimer(timer as number),
-  });
-}
 
 // Before anything allocates much (the embedded store's WebAssembly is compiled when it opens):
 // glibc then gives a thread's freed memory back instead of keeping it for the process's life.
@@ -56,7 +37,11 @@ export const denoRuntime: RuntimeAdapter = {
   }),
   serve(fetch, { hostname, port }) {
     // A load's garbage given back once the server goes quiet (V8 may not do it on its own).
-    const collector = quietCollector();
+    // What a collection freed outside the heap (buffers' memory) goes back to the system too.
+    const collector = serverQuietCollector({
+      afterCollect: loadMallocTrim() ?? undefined,
+      unref: (timer) => Deno.unrefTimer(timer as number),
+    });
     const server = Deno.serve(
       { hostname, port, onListen() {} },
       (req, info) => {

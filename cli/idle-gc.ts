@@ -127,3 +127,25 @@ export function collectGarbageWhenQuiet(options: QuietCollectorOptions): QuietCo
     stop: () => clear(timer),
   };
 }
+
+/** How long without a request before a grown heap is collected, in a server: V8's own reducer waits 8 s. */
+export const SERVER_QUIET_MS = 10_000;
+/** The heap growth since the last collection that is worth a full one when a server is quiet. */
+export const SERVER_QUIET_GC_MIN_GROWTH_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The quiet collector of a serving process ({@link SERVER_QUIET_MS}, {@link SERVER_QUIET_GC_MIN_GROWTH_BYTES}),
+ * or null where no inspector session opens. `unref` keeps its timer from holding the process alive.
+ */
+export function serverQuietCollector(
+  options: Pick<QuietCollectorOptions, "unref" | "afterCollect">,
+): QuietCollector | null {
+  const collect = inspectorGarbageCollector();
+  if (collect === null) return null;
+  return collectGarbageWhenQuiet({
+    collect,
+    quietMs: SERVER_QUIET_MS,
+    minGrowthBytes: SERVER_QUIET_GC_MIN_GROWTH_BYTES,
+    ...options,
+  });
+}

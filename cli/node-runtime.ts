@@ -29,26 +29,10 @@ import { nodeImportFiles, nodeProgress } from "./node-import-files.ts";
 import { pinnedFetch } from "./pinned-fetch.ts";
 import { nodeRs256Signer } from "./node-rs256.ts";
 import type { RuntimeAdapter } from "./run.ts";
-import { collectGarbageWhenQuiet, inspectorGarbageCollector, type QuietCollector } from "./idle-gc.ts";
+import { serverQuietCollector } from "./idle-gc.ts";
 
 /** How long in-flight requests get to finish on shutdown before their connections are cut. */
 const SHUTDOWN_GRACE_MS = 10_000;
-/** How long without a request before a grown V8 heap is collected (`cli/idle-gc.ts`), as on Deno. */
-const QUIET_MS = 10_000;
-/** The heap growth since the last collection that is worth a full one when quiet. */
-const QUIET_GC_MIN_GROWTH_BYTES = 8 * 1024 * 1024;
-
-/** The quiet collector of a serving process, or null where no inspector session opens. */
-function quietCollector(): QuietCollector | null {
-  const collect = inspectorGarbageCollector();
-  if (collect === null) return null;
-  return collectGarbageWhenQuiet({
-    collect,
-    quietMs: QUIET_MS,
-    minGrowthBytes: QUIET_GC_MIN_GROWTH_BYTES,
-    unref: (timer) => (timer as { unref(): void }).unref(),
-  });
-}
 
 /** svc's CLI on Node: environment, files, `@hono/node-server`, signals, DNS, the worker pool and the data-folder lock. */
 export const nodeRuntime: RuntimeAdapter = {
@@ -68,7 +52,7 @@ export const nodeRuntime: RuntimeAdapter = {
   serve(fetch, { hostname, port }) {
     return new Promise((resolve, reject) => {
       // A load's garbage given back once the server goes quiet (V8 may not do it on its own).
-      const collector = quietCollector();
+      const collector = serverQuietCollector({ unref: (timer) => (timer as { unref(): void }).unref() });
       const fail = (error: Error) => {
         collector?.stop();
         reject(error);
