@@ -9,6 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { ROOT } from "../support/server.ts";
+import { runDenoScript } from "../support/deno-script.ts";
 
 const MIB = 1024 * 1024;
 
@@ -44,26 +45,8 @@ console.log(JSON.stringify({ set, grown: rss() - before }));
 worker.terminate();
 `;
 
-/** Runs `code` in a new Deno process (from standard input) with `flags`; its standard output. */
-async function deno(code: string, flags: readonly string[]): Promise<string> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...flags, "-"],
-    cwd: ROOT,
-    env: { DENO_NO_PROMPT: "1" },
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(code));
-  await writer.close();
-  const { success, stdout, stderr } = await child.output();
-  assert.ok(success, new TextDecoder().decode(stderr));
-  return new TextDecoder().decode(stdout).trim();
-}
-
 const run = async (limit: boolean): Promise<{ set: boolean; grown: number }> =>
-  JSON.parse(await deno(script(limit), ["-A"]));
+  JSON.parse(await runDenoScript(script(limit), ["-A"]));
 
 const glibc = Deno.build.os === "linux" && (() => {
   try {
@@ -94,7 +77,7 @@ Deno.test({
   name: "limitRetainedFreeMemory: without the FFI permission it sets nothing and asks for nothing",
   ignore: !glibc,
   async fn() {
-    const printed = await deno(
+    const printed = await runDenoScript(
       `import { limitRetainedFreeMemory } from ${
         JSON.stringify(new URL("cli/deno-malloc-trim.ts", `file://${ROOT}`).href)
       }; console.log(limitRetainedFreeMemory());`,

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { collectGarbageWhenQuiet, type QuietCollectorOptions } from "../../cli/idle-gc.ts";
 import { ROOT } from "../support/server.ts";
+import { runDenoScript } from "../support/deno-script.ts";
 
 const MIB = 1024 * 1024;
 
@@ -137,28 +138,10 @@ async function node(code: string): Promise<string> {
 const hasNode = await new Deno.Command("node", { args: ["--version"], stdout: "null", stderr: "null" })
   .output().then((out) => out.success, () => false);
 
-/** Runs `code` in a new Deno process (from standard input) with `flags`; its standard output. */
-async function deno(code: string, flags: readonly string[]): Promise<string> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...flags, "-"],
-    cwd: ROOT,
-    env: { DENO_NO_PROMPT: "1" },
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(code));
-  await writer.close();
-  const { success, stdout, stderr } = await child.output();
-  assert.ok(success, new TextDecoder().decode(stderr));
-  return new TextDecoder().decode(stdout).trim();
-}
-
 Deno.test("inspectorGarbageCollector: the heap a load's garbage grew is given back with it, kept without", async () => {
   const [kept, collected] = await Promise.all([
-    deno(script(false), ["--allow-sys=inspector"]).then(JSON.parse),
-    deno(script(true), ["--allow-sys=inspector"]).then(JSON.parse),
+    runDenoScript(script(false), ["--allow-sys=inspector"]).then(JSON.parse),
+    runDenoScript(script(true), ["--allow-sys=inspector"]).then(JSON.parse),
   ]);
   assert.equal(kept.available, true);
   assert.equal(collected.available, true);
@@ -179,7 +162,7 @@ Deno.test({
 });
 
 Deno.test("inspectorGarbageCollector: without --allow-sys=inspector it is null and asks for nothing", async () => {
-  const printed = await deno(
+  const printed = await runDenoScript(
     `import { inspectorGarbageCollector } from ${
       JSON.stringify(new URL("cli/idle-gc.ts", `file://${ROOT}`).href)
     }; console.log(inspectorGarbageCollector() === null);`,
