@@ -164,3 +164,41 @@ export async function pluginBed(
     throw err;
   }
 }
+
+/**
+ * A new browser session of `userId` (signed in by svc itself) and the authorization code the OIDC
+ * provider answers it for `clientId` (scope `openid offline_access` unless `scope`), with no prompt
+ * shown: the first half of a code flow, for tests that go on with the exchange themselves.
+ */
+export async function oidcAuthorizationCode(
+  beds: PluginBed,
+  options: {
+    readonly userId: string;
+    readonly clientId: string;
+    readonly redirectUri: string;
+    readonly scope?: string;
+  },
+): Promise<{ code: string; browserSessionId: string }> {
+  const { bed, realmId } = beds.admin;
+  const browser = await bed.auth.sessions.signIn({
+    realmId,
+    userId: options.userId,
+    orgId: null,
+    mfa: "Password",
+  });
+  const query = new URLSearchParams({
+    response_type: "code",
+    client_id: options.clientId,
+    redirect_uri: options.redirectUri,
+    scope: options.scope ?? "openid offline_access",
+    state: "s",
+  });
+  const res = await beds.app.request(`/oidc/authorize?${query}`, {
+    headers: { Cookie: `svc_at=${browser.tokens.accessToken}` },
+  });
+  const code = new URL(res.headers.get("Location") ?? "http://no.test/").searchParams.get("code");
+  if (res.status !== 303 || code === null) {
+    throw new Error(`no code for ${options.clientId}: ${res.status} ${res.headers.get("Location")}`);
+  }
+  return { code, browserSessionId: browser.session.id };
+}

@@ -8,7 +8,7 @@ import { strict as assert } from "node:assert";
 import { createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from "jose";
 import { oidcProviderPlugin } from "../../../plugins/oidc-provider/mod.ts";
 import { BACKCHANNEL_LOGOUT_EVENT, SWEEP_OVERLAP_MS } from "../../../plugins/oidc-provider/backchannel.ts";
-import { pluginBed } from "../../support/plugins.ts";
+import { oidcAuthorizationCode, pluginBed } from "../../support/plugins.ts";
 
 const REDIRECT = "https://app.example.test/cb";
 const FORM = { "Content-Type": "application/x-www-form-urlencoded" };
@@ -320,23 +320,12 @@ async function postgresBrowsers(rp: ReturnType<typeof receiver>, email: string, 
     const user = await bed.storage.users.create({ realmId, email });
     const browsers: string[] = [];
     for (let i = 0; i < count; i++) {
-      const browser = await bed.auth.sessions.signIn({
-        realmId,
+      const { code, browserSessionId } = await oidcAuthorizationCode(beds, {
         userId: user.id,
-        orgId: null,
-        mfa: "Password",
-      });
-      const query = new URLSearchParams({
-        response_type: "code",
-        client_id: "rp",
-        redirect_uri: REDIRECT,
+        clientId: "rp",
+        redirectUri: REDIRECT,
         scope: "openid",
-        state: "s",
       });
-      const res = await beds.app.request(`/oidc/authorize?${query}`, {
-        headers: { Cookie: `svc_at=${browser.tokens.accessToken}` },
-      });
-      const code = new URL(res.headers.get("Location")!).searchParams.get("code")!;
       const exchanged = await beds.app.request("/oidc/token", {
         method: "POST",
         headers: FORM,
@@ -349,7 +338,7 @@ async function postgresBrowsers(rp: ReturnType<typeof receiver>, email: string, 
         }).toString(),
       });
       assert.equal(exchanged.status, 200);
-      browsers.push(browser.session.id);
+      browsers.push(browserSessionId);
     }
     return { beds, bed, outbox, userId: user.id, browsers };
   } catch (err) {

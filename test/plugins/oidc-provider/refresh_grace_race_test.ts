@@ -15,7 +15,7 @@ import { strict as assert } from "node:assert";
 import fc from "fast-check";
 import { sql } from "kysely";
 import { oidcProviderPlugin } from "../../../plugins/oidc-provider/mod.ts";
-import { pluginBed } from "../../support/plugins.ts";
+import { oidcAuthorizationCode, pluginBed } from "../../support/plugins.ts";
 
 const REDIRECT = "https://app.example.test/cb";
 const FORM = { "Content-Type": "application/x-www-form-urlencoded" };
@@ -66,23 +66,11 @@ Deno.test("oidc-provider: concurrent refreshes within and after a client's grace
     };
     /** A code flow for the user: the refresh token of its exchange. */
     const start = async (): Promise<string> => {
-      const browser = await bed.auth.sessions.signIn({
-        realmId,
+      const { code } = await oidcAuthorizationCode(beds, {
         userId: user.id,
-        orgId: null,
-        mfa: "Password",
+        clientId: "tabs",
+        redirectUri: REDIRECT,
       });
-      const query = new URLSearchParams({
-        response_type: "code",
-        client_id: "tabs",
-        redirect_uri: REDIRECT,
-        scope: "openid offline_access",
-        state: "s",
-      });
-      const res = await beds.app.request(`/oidc/authorize?${query}`, {
-        headers: { Cookie: `svc_at=${browser.tokens.accessToken}` },
-      });
-      const code = new URL(res.headers.get("Location")!).searchParams.get("code")!;
       const exchanged = await token({ grant_type: "authorization_code", code, redirect_uri: REDIRECT });
       assert.equal(exchanged.status, 200, await exchanged.clone().text());
       return (await exchanged.json()).refresh_token as string;

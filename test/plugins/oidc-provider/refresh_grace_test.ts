@@ -7,7 +7,7 @@
  */
 import { strict as assert } from "node:assert";
 import { oidcProviderPlugin } from "../../../plugins/oidc-provider/mod.ts";
-import { pluginBed } from "../../support/plugins.ts";
+import { oidcAuthorizationCode, pluginBed } from "../../support/plugins.ts";
 
 const REDIRECT = "https://app.example.test/cb";
 const FORM = { "Content-Type": "application/x-www-form-urlencoded" };
@@ -36,23 +36,11 @@ Deno.test("oidc-provider: refresh grace window per client", async (t) => {
     }
     const user = await bed.storage.users.create({ realmId, email: "tabs@example.test" });
     const start = async (clientId: string) => {
-      const browser = await bed.auth.sessions.signIn({
-        realmId,
+      const { code } = await oidcAuthorizationCode(beds, {
         userId: user.id,
-        orgId: null,
-        mfa: "Password",
+        clientId,
+        redirectUri: REDIRECT,
       });
-      const query = new URLSearchParams({
-        response_type: "code",
-        client_id: clientId,
-        redirect_uri: REDIRECT,
-        scope: "openid offline_access",
-        state: "s",
-      });
-      const res = await beds.app.request(`/oidc/authorize?${query}`, {
-        headers: { Cookie: `svc_at=${browser.tokens.accessToken}` },
-      });
-      const code = new URL(res.headers.get("Location")!).searchParams.get("code")!;
       const tokens = await token(clientId, {
         grant_type: "authorization_code",
         code,

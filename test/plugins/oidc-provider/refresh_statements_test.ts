@@ -16,7 +16,7 @@ import { sql } from "kysely";
 import { sha256Hex } from "../../../core/digest.ts";
 import { cryptoRandom } from "../../../core/random.ts";
 import { oidcProviderPlugin } from "../../../plugins/oidc-provider/mod.ts";
-import { pluginBed } from "../../support/plugins.ts";
+import { oidcAuthorizationCode, pluginBed } from "../../support/plugins.ts";
 import { recordSpans, stopRecording } from "../../support/spans.ts";
 
 const MAX_STATEMENTS = 1;
@@ -61,23 +61,11 @@ Deno.test("oidc refresh statements: one statement per refresh grant, the client'
     });
 
     const chain = async (): Promise<string> => {
-      const browser = await bed.auth.sessions.signIn({
-        realmId,
+      const { code } = await oidcAuthorizationCode(beds, {
         userId: user.id,
-        orgId: null,
-        mfa: "Password",
+        clientId: "lean",
+        redirectUri: REDIRECT,
       });
-      const query = new URLSearchParams({
-        response_type: "code",
-        client_id: "lean",
-        redirect_uri: REDIRECT,
-        scope: "openid offline_access",
-        state: "s",
-      });
-      const res = await beds.app.request(`/oidc/authorize?${query}`, {
-        headers: { Cookie: `svc_at=${browser.tokens.accessToken}` },
-      });
-      const code = new URL(res.headers.get("Location")!).searchParams.get("code")!;
       const tokens = await beds.app.request("/oidc/token", {
         method: "POST",
         headers: { ...FORM, Authorization: basic },
