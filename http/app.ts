@@ -107,14 +107,15 @@ export function createApp(deps: AppDeps): SvcApp {
  * documents svc serves under the base answer; anything else stays 404. A proxy must forward those
  * root paths for them to be reached.
  */
-export function routedPath(pathBase: string): (request: Request) => string {
+function routedPath(pathBase: string): (request: Request) => string {
   const base = pathBase.replace(/\/+$/, "");
+  // Without a path base, Hono's own routing path as it is.
+  if (base === "") return honoPath;
   const inserted = new RegExp(
     `^/\\.well-known/([a-z0-9._-]+)${base.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`,
   );
   return (request) => {
     const path = honoPath(request);
-    if (base === "") return path;
     const match = inserted.exec(path);
     return match === null ? path : `${base}/.well-known/${match[1]}`;
   };
