@@ -1,7 +1,7 @@
 /**
  * `deno run -A bench/footprint.ts [--runtime deno|bun|node|binary] [--rounds 3] [--idle-seconds 45]
  * [--sign-ins 8] [--refreshes 2000] [--env NAME=VALUE]…`: the server's footprint, from a fresh start with default
- * settings. For the embedded store: a first start on a fresh data folder to `/readyz` (with the
+ * settings, started as its npm script starts it (on Deno and Node the bundles, `test/support/server.ts`). For the embedded store: a first start on a fresh data folder to `/readyz` (with the
  * prepared cluster when `npm ci` made one), a restart on the same folder, and the RSS after the
  * restart: 1 s after ready (the password worker that made the dummy hash at boot still holds
  * argon2id's memory), 4 s after (the worker has stopped: the bench sets

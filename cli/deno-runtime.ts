@@ -10,12 +10,12 @@ import { lookup } from "node:dns/promises";
 import { isProcessAlive } from "./node-lock-files.ts";
 import { pinnedFetch } from "./pinned-fetch.ts";
 import { nodeImportFiles, nodeProgress } from "./node-import-files.ts";
-import { preparedClusterSource } from "./prepared-cluster.ts";
+import { PREPARED_CLUSTER_URL, preparedClusterSource } from "./prepared-cluster.ts";
 import { limitRetainedFreeMemory, loadMallocTrim, trimFreedMemoryEvery } from "./deno-malloc-trim.ts";
 import { serverQuietCollector } from "./idle-gc.ts";
 import type { RuntimeAdapter } from "./run.ts";
 import { createPasswordHasher } from "../core/passwords/create.ts";
-import { defaultWorkerCount } from "../core/passwords/pool.ts";
+import { defaultWorkerCount, webWorkerFactory } from "../core/passwords/pool.ts";
 import { withNativeArgon2id } from "./native-argon2.ts";
 import { openSslRs256Signer } from "./deno-openssl-rs256.ts";
 
@@ -26,15 +26,34 @@ const TRIM_INTERVAL_MS = 30_000;
 // glibc then gives a thread's freed memory back instead of keeping it for the process's life.
 limitRetainedFreeMemory();
 
+/** The prepared cluster at `url`, read with Deno's file API. */
+function preparedClusterAt(url: URL): RuntimeAdapter["embeddedStoreFiles"] {
+  return preparedClusterSource({
+    exists: (path) => Deno.stat(path).then(() => true, () => false),
+    read: (url) => Deno.readFile(url),
+  }, url);
+}
+
+/**
+ * argon2id on the @node-rs/argon2 addon where it loads (Deno has no argon2 of its own): 2.5 times
+ * faster than the WebAssembly build; the Web Worker pool (`worker`, its entry module) keeps the
+ * other tags' verifiers.
+ */
+function passwordHasherWith(worker: URL): RuntimeAdapter["createPasswordHasher"] {
+  return (workers, idleMs, options) =>
+    withNativeArgon2id(
+      createPasswordHasher({ workers, idleMs, factory: webWorkerFactory(worker) }),
+      workers ?? defaultWorkerCount(),
+      options?.native,
+    );
+}
+
 /** svc's CLI on Deno: environment, files, `Deno.serve`, signals, DNS and the data-folder lock. */
 export const denoRuntime: RuntimeAdapter = {
   name: "deno",
   env: () => Deno.env.toObject(),
   readTextFile: (path) => Deno.readTextFile(path),
-  embeddedStoreFiles: preparedClusterSource({
-    exists: (path) => Deno.stat(path).then(() => true, () => false),
-    read: (url) => Deno.readFile(url),
-  }),
+  embeddedStoreFiles: preparedClusterAt(PREPARED_CLUSTER_URL),
   serve(fetch, { hostname, port }) {
     // A load's garbage given back once the server goes quiet (V8 may not do it on its own).
     // What a collection freed outside the heap (buffers' memory) goes back to the system too.
@@ -63,14 +82,7 @@ export const denoRuntime: RuntimeAdapter = {
   onShutdown(handler) {
     for (const signal of ["SIGINT", "SIGTERM"] as const) Deno.addSignalListener(signal, () => void handler());
   },
-  // argon2id on the @node-rs/argon2 addon where it loads (Deno has no argon2 of its own): 2.5
-  // times faster than the WebAssembly build; the Web Worker pool keeps the other tags' verifiers.
-  createPasswordHasher: (workers, idleMs, options) =>
-    withNativeArgon2id(
-      createPasswordHasher({ workers, idleMs }),
-      workers ?? defaultWorkerCount(),
-      options?.native,
-    ),
+  createPasswordHasher: passwordHasherWith(new URL("../core/passwords/worker.ts", import.meta.url)),
   // RS256 on OpenSSL's libcrypto through FFI where it loads: Deno's WebCrypto RSA (RustCrypto)
   // costs five to six times the CPU per signature, and every token svc mints is one.
   createJwsSigner: () => openSslRs256Signer(),
@@ -116,3 +128,23 @@ export const denoRuntime: RuntimeAdapter = {
   print: (line) => console.log(line),
   printError: (line) => console.error(line),
 };
+
+/**
+ * The files the Deno adapter loads from beside its code, where a bundle has them: its modules are
+ * not where the source's are (`cli/deno.ts` in `dist/deno/`, `cli/build-deno.ts`).
+ */
+export interface DenoRuntimeFiles {
+  /** The password worker's entry module (`core/passwords/worker.ts` in the source). */
+  readonly passwordWorker: URL;
+  /** The embedded store's prepared cluster (`PREPARED_CLUSTER_URL` in the source). */
+  readonly preparedCluster: URL;
+}
+
+/** {@link denoRuntime} with its files at other places. */
+export function denoRuntimeWith(files: DenoRuntimeFiles): RuntimeAdapter {
+  return {
+    ...denoRuntime,
+    embeddedStoreFiles: preparedClusterAt(files.preparedCluster),
+    createPasswordHasher: passwordHasherWith(files.passwordWorker),
+  };
+}

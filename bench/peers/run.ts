@@ -51,6 +51,7 @@
 import postgres from "postgres";
 import { expectJson, interleave, type Interleaved, median } from "./driver.ts";
 import {
+  buildDenoBundle,
   childEnv,
   collect,
   freshServerDatabase,
@@ -195,7 +196,7 @@ async function startSvc(
 ): Promise<Running> {
   const command = runtime === "node"
     ? ["node", ...NODE_FLAGS, nodeBundle ?? await svcNodeBundle()]
-    : [Deno.execPath(), "run", "-A", "cli/deno.ts"];
+    : [Deno.execPath(), "run", "-A", "dist/deno/cli/deno.js"]; // `npm start`'s bundle
   const server = await spawnListening(
     command[0],
     [...command.slice(1), "start"],
@@ -704,6 +705,7 @@ if (import.meta.main) {
   const log = (message: string) => console.error(`[${elapsed()}, load ${load().toFixed(2)}] ${message}`);
   noteLoad("start");
   if (SVC_RUNTIME === "node") await svcNodeBundle();
+  else await buildDenoBundle();
 
   // The idle processes wait for their RSS reading while the throughput servers start and get their
   // users and tokens (CPU load does not change what an idle process holds); nothing is timed until

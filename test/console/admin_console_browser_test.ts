@@ -23,7 +23,7 @@ import {
   FAST_SERVER_PASSWORD_ENV,
   httpClient,
   ROOT,
-  RUNTIMES,
+  serverCommand,
   startTestServer,
 } from "../support/server.ts";
 import { decodeBase32 } from "../../core/totp/base32.ts";
@@ -437,7 +437,7 @@ Deno.test({
         await page.getByRole("dialog").getByRole("button", { name: "End", exact: true }).click();
         await page.getByText("No impersonation.").waitFor();
         // The break-glass account comes from the CLI (beside the running server, on the same Postgres).
-        const [cmd, ...args] = RUNTIMES.deno;
+        const { cmd, args } = await serverCommand("deno");
         const created = await new Deno.Command(cmd, {
           args: [...args, "break-glass", "create", "--realm", "default"],
           cwd: ROOT,

@@ -11,9 +11,13 @@ import { TEST_DATABASE_URL } from "./db.ts";
 export const ROOT: string = new URL("../../", import.meta.url).pathname;
 const BIN = `${ROOT}node_modules/.bin/`;
 
-/** The command line that runs `cli/<runtime>.ts` under each runtime. */
+/**
+ * The command line that runs svc under each runtime, as its npm script does: on Deno and Node the
+ * bundles of `cli/deno.ts` and `cli/node.ts` (`npm start`, `npm run start:node`; built by
+ * {@link serverCommand}), on Bun the source.
+ */
 export const RUNTIMES: Record<string, string[]> = {
-  deno: [`${BIN}deno`, "run", "-A", "cli/deno.ts"],
+  deno: [`${BIN}deno`, "run", "-A", "dist/deno/cli/deno.js"],
   bun: [`${BIN}bun`, "cli/bun.ts"],
   node: ["node", "dist/node/cli/node.js"],
 };
@@ -56,8 +60,29 @@ export async function serverCommand(runtime: string): Promise<{ cmd: string; arg
     return { cmd: BINARY, args: [], cwd: await Deno.makeTempDir({ prefix: "svc-binary-cwd-" }) };
   }
   if (runtime === "node") await buildNodeBundle();
+  if (runtime === "deno") await buildDenoBundle();
   const [cmd, ...args] = RUNTIMES[runtime];
   return { cmd, args, cwd: ROOT };
+}
+
+let denoBundleBuilt: Promise<void> | undefined;
+
+/**
+ * Builds the Deno bundle (`npm run build:deno`, `dist/deno/`) from the current source, once per
+ * test module; `cli/build-deno.ts` replaces each file by a rename, so modules building it in
+ * parallel never start a half-written one.
+ */
+export function buildDenoBundle(): Promise<void> {
+  return denoBundleBuilt ??= (async () => {
+    const out = await new Deno.Command(`${BIN}deno`, {
+      args: ["run", "-A", "cli/build-deno.ts"],
+      cwd: ROOT,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!out.success) throw new Error(`build:deno failed:\n${new TextDecoder().decode(out.stderr)}`);
+  })();
 }
 
 let nodeBundleBuilt: Promise<void> | undefined;
