@@ -1,7 +1,8 @@
 /**
  * `deno run -A cli/deno.ts <command>`: svc on Deno, from the source. `npm start` runs this module's
- * bundle, `dist/deno/cli/deno.js` (`cli/build-deno.ts`), whose files sit elsewhere: the password
- * worker is bundled beside it and the prepared cluster stays in the tree's `node_modules`.
+ * bundle, `dist/deno/cli/deno.js` (`cli/build-deno.ts`), which names the files the source finds
+ * beside itself: the password worker, the bundle's second entry (`dist/deno/core/passwords/worker.js`),
+ * and the prepared cluster, still in the tree's `node_modules`.
  *
  * @module
  */
