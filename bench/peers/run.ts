@@ -58,6 +58,7 @@ import {
   LISTENING_LINE,
   logMessage,
   ROOT,
+  RUNTIMES,
 } from "../../test/support/server.ts";
 
 const args = Deno.args;
@@ -196,7 +197,7 @@ async function startSvc(
 ): Promise<Running> {
   const command = runtime === "node"
     ? ["node", ...NODE_FLAGS, nodeBundle ?? await svcNodeBundle()]
-    : [Deno.execPath(), "run", "-A", "dist/deno/cli/deno.js"]; // `npm start`'s bundle
+    : [Deno.execPath(), ...RUNTIMES.deno.slice(1)]; // `npm start`'s command
   const server = await spawnListening(
     command[0],
     [...command.slice(1), "start"],

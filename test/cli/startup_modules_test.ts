@@ -8,7 +8,7 @@
  * each `import()` stays a chunk of its own.
  */
 import assert from "node:assert/strict";
-import { buildDenoBundle, ROOT } from "../support/server.ts";
+import { buildDenoBundle, ROOT, RUNTIMES } from "../support/server.ts";
 import { BUILTIN_PLUGINS } from "../../plugins/builtin-catalog.ts";
 
 /** Packages loaded on first use, with what loads them. */
@@ -119,4 +119,11 @@ Deno.test("npm start: the bundle keeps every class's name (errors are named afte
     }
   }
   assert.deepEqual(renamed, []);
+});
+
+Deno.test("npm start: its command is the one the tests and benches start on Deno", async () => {
+  const { scripts } = JSON.parse(await Deno.readTextFile(`${ROOT}package.json`));
+  const [build, run] = (scripts.start as string).split(" && exec ");
+  assert.equal(build, "deno run -A cli/build-deno.ts");
+  assert.deepEqual(run.split(" "), ["deno", ...RUNTIMES.deno.slice(1), "start"]);
 });

@@ -14,10 +14,11 @@ const BIN = `${ROOT}node_modules/.bin/`;
 /**
  * The command line that runs svc under each runtime, as its npm script does: on Deno and Node the
  * bundles of `cli/deno.ts` and `cli/node.ts` (`npm start`, `npm run start:node`; built by
- * {@link serverCommand}), on Bun the source.
+ * {@link serverCommand}), on Bun the source. `test/cli/startup_modules_test.ts` checks that Deno's
+ * is `npm start`'s.
  */
 export const RUNTIMES: Record<string, string[]> = {
-  deno: [`${BIN}deno`, "run", "-A", "dist/deno/cli/deno.js"],
+  deno: [`${BIN}deno`, "run", "-A", "--no-code-cache", "dist/deno/cli/deno.js"],
   bun: [`${BIN}bun`, "cli/bun.ts"],
   node: ["node", "dist/node/cli/node.js"],
 };
