@@ -10,7 +10,7 @@ import { lookup } from "node:dns/promises";
 import { isProcessAlive } from "./node-lock-files.ts";
 import { pinnedFetch } from "./pinned-fetch.ts";
 import { nodeImportFiles, nodeProgress } from "./node-import-files.ts";
-import { PREPARED_CLUSTER_URL, preparedClusterSource } from "./prepared-cluster.ts";
+import { preparedClusterSource } from "./prepared-cluster.ts";
 import { limitRetainedFreeMemory, loadMallocTrim, trimFreedMemoryEvery } from "./deno-malloc-trim.ts";
 import { serverQuietCollector } from "./idle-gc.ts";
 import type { RuntimeAdapter } from "./run.ts";
@@ -25,14 +25,6 @@ const TRIM_INTERVAL_MS = 30_000;
 // Before anything allocates much (the embedded store's WebAssembly is compiled when it opens):
 // glibc then gives a thread's freed memory back instead of keeping it for the process's life.
 limitRetainedFreeMemory();
-
-/** The prepared cluster at `url`, read with Deno's file API. */
-function preparedClusterAt(url: URL): RuntimeAdapter["embeddedStoreFiles"] {
-  return preparedClusterSource({
-    exists: (path) => Deno.stat(path).then(() => true, () => false),
-    read: (url) => Deno.readFile(url),
-  }, url);
-}
 
 /**
  * argon2id on the @node-rs/argon2 addon where it loads (Deno has no argon2 of its own): 2.5 times
@@ -53,7 +45,10 @@ export const denoRuntime: RuntimeAdapter = {
   name: "deno",
   env: () => Deno.env.toObject(),
   readTextFile: (path) => Deno.readTextFile(path),
-  embeddedStoreFiles: preparedClusterAt(PREPARED_CLUSTER_URL),
+  embeddedStoreFiles: preparedClusterSource({
+    exists: (path) => Deno.stat(path).then(() => true, () => false),
+    read: (url) => Deno.readFile(url),
+  }),
   serve(fetch, { hostname, port }) {
     // A load's garbage given back once the server goes quiet (V8 may not do it on its own).
     // What a collection freed outside the heap (buffers' memory) goes back to the system too.
@@ -130,21 +125,10 @@ export const denoRuntime: RuntimeAdapter = {
 };
 
 /**
- * The files the Deno adapter loads from beside its code, where a bundle has them: its modules are
- * not where the source's are (`cli/deno.ts` in `dist/deno/`, `cli/build-deno.ts`).
+ * {@link denoRuntime} with the password worker's entry module at `passwordWorker`: the bundle's
+ * (`cli/deno.ts` in `dist/deno/`, `cli/build-deno.ts`), which is not where the source's is. The
+ * prepared cluster needs no such name: `PREPARED_CLUSTER_URL` resolves from the bundle too.
  */
-export interface DenoRuntimeFiles {
-  /** The password worker's entry module (`core/passwords/worker.ts` in the source). */
-  readonly passwordWorker: URL;
-  /** The embedded store's prepared cluster (`PREPARED_CLUSTER_URL` in the source). */
-  readonly preparedCluster: URL;
-}
-
-/** {@link denoRuntime} with its files at other places. */
-export function denoRuntimeWith(files: DenoRuntimeFiles): RuntimeAdapter {
-  return {
-    ...denoRuntime,
-    embeddedStoreFiles: preparedClusterAt(files.preparedCluster),
-    createPasswordHasher: passwordHasherWith(files.passwordWorker),
-  };
+export function denoRuntimeWith(passwordWorker: URL): RuntimeAdapter {
+  return { ...denoRuntime, createPasswordHasher: passwordHasherWith(passwordWorker) };
 }

@@ -11,7 +11,8 @@ import type { EmbeddedStoreFilesSource } from "../storage/open.ts";
 /**
  * Where the install step writes the prepared cluster (a gzip tarball), inside the tree's
  * `node_modules`: found from this module in the tree (`cli/`), or from the Node bundle that
- * carries it (`dist/node/cli/node.js`, `npm run build:node`).
+ * carries it (`dist/node/cli/node.js`, `npm run build:node`), or from the Deno bundle's (`dist/deno/cli/`,
+ * `cli/build-deno.ts`): both bundles put every chunk in the entry's folder.
  */
 export const PREPARED_CLUSTER_URL: URL = new URL(
   `${import.meta.url.endsWith(".ts") ? "../" : "../../../"}node_modules/.cache/svc/cluster.tar.gz`,
