@@ -13,8 +13,10 @@
  * To build a base bundle of an earlier commit:
  *
  *     git archive <commit> | tar -x -C .tmp/base && ln -s "$PWD/node_modules" .tmp/base/node_modules
- *     (cd .tmp/base && esbuild cli/node.ts cli/node-password-worker.ts --bundle --platform=node \
- *       --format=esm --packages=external --outbase=. --outdir=../base-node --target=node20)
+ *     (cd .tmp/base && deno run -A cli/build-node.ts --outdir ../base-node)
+ *
+ * (a commit before `cli/build-node.ts`: `npm run build:node`'s command of that commit, with its
+ * `--outdir` changed).
  *
  * `SVC_BENCH_NODE_FLAGS` (see `bench/peers/run.ts`) applies to both sides.
  *

@@ -103,20 +103,19 @@ export interface Running {
 // Starting the contenders
 
 /**
- * The Node bundle of svc, built from this checkout into `.tmp/` (dist/ may be a shared folder);
- * `SVC_BENCH_NODE_BUNDLE` in the environment: that built `cli/node.js` instead (another commit's).
+ * The Node bundle of svc, built from this checkout into `.tmp/` (dist/ may be a shared folder) by
+ * `npm run build:node`'s script; `SVC_BENCH_NODE_BUNDLE` in the environment: that built `cli/node.js`
+ * instead (another commit's).
  */
 let nodeBundle: Promise<string> | undefined;
 function svcNodeBundle(): Promise<string> {
   const given = Deno.env.get("SVC_BENCH_NODE_BUNDLE");
   if (given !== undefined && given !== "") return Promise.resolve(given);
   return nodeBundle ??= (async () => {
-    const script: string = JSON.parse(await Deno.readTextFile(`${ROOT}package.json`)).scripts["build:node"];
     const outdir = `${ROOT}.tmp/peers-node`;
-    const out = await new Deno.Command("sh", {
-      args: ["-c", script.replace(" --outdir=dist/node ", ` --outdir=${outdir} `)],
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "cli/build-node.ts", "--outdir", outdir],
       cwd: ROOT,
-      env: { PATH: `${ROOT}node_modules/.bin:${Deno.env.get("PATH") ?? ""}` },
       stdout: "piped",
       stderr: "piped",
     }).output();

@@ -5,11 +5,11 @@
  * buggy variant) and every other prefix are refused.
  *
  * The key is what C's `crypt(3)` sees: the bytes up to the first NUL, at most 72 of
- * them (bcrypt ignores the rest).
+ * them (bcrypt ignores the rest). hash-wasm is imported on the first bcrypt check (a server
+ * that imported no bcrypt hashes never holds it).
  *
  * @module
  */
-import { bcryptVerify } from "hash-wasm";
 import { passwordBytes, type PasswordInput } from "./password-bytes.ts";
 
 /** The algorithm tag. */
@@ -32,6 +32,7 @@ export async function verifyBcrypt(password: PasswordInput, encoded: string): Pr
   // crypt_blowfish cycles the key with its NUL terminator; an empty key is therefore all
   // zero bytes, exactly the key of the one-byte password "\0" (hash-wasm refuses empty input).
   if (key.length === 0) key = new Uint8Array(1);
+  const { bcryptVerify } = await import("hash-wasm");
   try {
     return await bcryptVerify({ password: key, hash: encoded });
   } catch {

@@ -4,12 +4,15 @@
  * Read from Deno's module graph of `cli/deno.ts` (`deno info --json`): following only static
  * value imports (no `import type`, no `import()`), none of these packages is reached, nor any
  * built-in plugin's module. A static import of one of them anywhere on the start path fails this
- * test. The same holds for the bundle `npm start` runs (`dist/deno/cli/deno.js`, `cli/build-deno.ts`):
- * each `import()` stays a chunk of its own.
+ * test. The same holds for the bundles `npm start` and `npm run start:node` run (`dist/deno/cli/deno.js`,
+ * `dist/node/cli/node.js`, `cli/bundle.ts`), read from their build's metafile: each `import()` stays
+ * a chunk of its own, and each package is either carried by the bundle or imported, never both.
  */
 import assert from "node:assert/strict";
-import { buildDenoBundle, ROOT, RUNTIMES } from "../support/server.ts";
+import { isBuiltin } from "node:module";
+import { buildDenoBundle, buildNodeBundle, ROOT, RUNTIMES } from "../support/server.ts";
 import { BUILTIN_PLUGINS } from "../../plugins/builtin-catalog.ts";
+import { BUNDLE_EXTERNAL } from "../../cli/bundle.ts";
 
 /** Packages loaded on first use, with what loads them. */
 const LOADED_ON_USE: Record<string, string> = {
@@ -21,6 +24,8 @@ const LOADED_ON_USE: Record<string, string> = {
   "xml-crypto": "plugins/builtin-catalog.ts, when SVC_PLUGINS enables saml",
   "@xmldom/xmldom": "plugins/builtin-catalog.ts, when SVC_PLUGINS enables saml",
   "@peculiar/asn1-schema": "plugins/builtin-catalog.ts, when SVC_PLUGINS enables saml",
+  "hash-wasm":
+    "core/passwords/bcrypt.ts and argon2id-hash-wasm.ts, on the first bcrypt check or WebAssembly argon2id fallback",
 };
 
 interface GraphDependency {
@@ -83,39 +88,125 @@ Deno.test("svc start: the packages loaded on first use are not static imports of
   }
 });
 
-Deno.test("npm start: in the bundle too, the packages and plugins loaded on first use are chunks loaded on use", async () => {
-  await buildDenoBundle();
-  const { graph, reached } = await staticGraph("dist/deno/cli/deno.js");
-  assertNotAtStart(reached);
-  const chunks = graph.modules.filter((m) => m.specifier.includes("/dist/deno/"));
-  const onUse = chunks.filter((m) => !reached.has(m.specifier));
-  // One chunk per built-in plugin at least (their modules share no code with the start path's chunk).
-  assert.ok(
-    onUse.length >= BUILTIN_PLUGINS.length,
-    `${onUse.length} of ${chunks.length} chunks load on use: ${onUse.map((m) => m.specifier).join(", ")}`,
-  );
-  for (const name of ["@electric-sql/pglite", "postgres"]) {
-    assert.ok(
-      graph.modules.some((m) => m.specifier.includes(`/node_modules/${name}/`)),
-      `${name} is in the graph`,
-    );
-  }
-});
+/** esbuild's metafile of a bundle (`meta.json` in its folder): the parts read here. */
+interface Metafile {
+  outputs: Record<string, {
+    imports: { path: string; kind: string; external?: boolean }[];
+    inputs: Record<string, unknown>;
+  }>;
+}
 
-Deno.test("npm start: the bundle keeps every class's name (errors are named after theirs)", async () => {
-  await buildDenoBundle();
+/** The package a module path of `node_modules` belongs to, or an import specifier names. */
+function packageOf(path: string): string {
+  const name = path.includes("node_modules/") ? path.slice(path.lastIndexOf("node_modules/") + 13) : path;
+  const parts = name.split("/");
+  return name.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0];
+}
+
+/** Whether BUNDLE_EXTERNAL names the package: an entry, `name/*` (its subpaths) or `@scope/*`. */
+function declaredExternal(name: string): boolean {
+  return Object.keys(BUNDLE_EXTERNAL).some((pattern) =>
+    pattern === name ||
+    (pattern.endsWith("/*") && (name === pattern.slice(0, -2) || name.startsWith(pattern.slice(0, -1))))
+  );
+}
+
+/** Whether an external import is one of the runtime's own modules (`node:net`, or `net` as postgres.js writes it). */
+function builtin(specifier: string): boolean {
+  return specifier.startsWith("node:") || isBuiltin(specifier);
+}
+
+/** Reads a bundle's metafile and walks its outputs from `entry` along static imports. */
+async function bundleGraph(dir: string, entry: string) {
+  const meta = JSON.parse(await Deno.readTextFile(`${ROOT}${dir}/meta.json`)) as Metafile;
+  const reached = new Set<string>();
+  const pending = [`${dir}/${entry}`];
+  while (pending.length > 0) {
+    const output = pending.pop()!;
+    if (reached.has(output)) continue;
+    reached.add(output);
+    for (const imported of meta.outputs[output]?.imports ?? []) {
+      if (!imported.external && imported.kind === "import-statement") pending.push(imported.path);
+    }
+  }
+  // The packages of `outputs`: carried in them, or imported by them (statically only, with `statically`).
+  const packagesIn = (outputs: string[], statically: boolean) => {
+    const names = new Set<string>();
+    for (const output of outputs) {
+      for (const input of Object.keys(meta.outputs[output].inputs)) {
+        if (input.includes("node_modules/")) names.add(packageOf(input));
+      }
+      for (const imported of meta.outputs[output].imports) {
+        if (!imported.external || builtin(imported.path)) continue;
+        if (!statically || imported.kind === "import-statement") names.add(packageOf(imported.path));
+      }
+    }
+    return names;
+  };
+  const all = Object.keys(meta.outputs).filter((output) => output.endsWith(".js"));
+  return { meta, reached, all, atStart: packagesIn([...reached], true), anywhere: packagesIn(all, false) };
+}
+
+for (
+  const [name, dir, entry, build] of [
+    ["npm start", "dist/deno", "cli/deno.js", buildDenoBundle],
+    ["npm run start:node", "dist/node", "cli/node.js", buildNodeBundle],
+  ] as const
+) {
+  Deno.test(`${name}: in the bundle too, the packages and plugins loaded on first use are chunks loaded on use`, async () => {
+    await build();
+    const { reached, all, atStart, anywhere } = await bundleGraph(dir, entry);
+    assert.ok(atStart.has("valibot") && atStart.has("kysely"), "the walk reaches the packages");
+    for (const [pkg, where] of Object.entries(LOADED_ON_USE)) {
+      assert.ok(!atStart.has(pkg), `${pkg} is loaded at start; it belongs to ${where}`);
+      assert.ok(anywhere.has(pkg), `${pkg} is still part of the bundle's graph`);
+    }
+    // One chunk per built-in plugin at least (their modules share no code with the start path's chunk).
+    const onUse = all.filter((output) => !reached.has(output));
+    assert.ok(onUse.length >= BUILTIN_PLUGINS.length, `${onUse.length} of ${all.length} chunks load on use`);
+  });
+
+  Deno.test(`${name}: each package is carried by the bundle or imported from node_modules, never both`, async () => {
+    await build();
+    const { meta } = await bundleGraph(dir, entry);
+    const carried = new Set<string>();
+    const imported = new Set<string>();
+    for (const output of Object.values(meta.outputs)) {
+      for (const input of Object.keys(output.inputs)) {
+        if (input.includes("node_modules/")) carried.add(packageOf(input));
+      }
+      for (const dependency of output.imports) {
+        if (dependency.external && !builtin(dependency.path)) imported.add(packageOf(dependency.path));
+      }
+    }
+    // Two copies of a package (kysely's classes, valibot's) would fail `instanceof` across them.
+    assert.deepEqual([...carried].filter((pkg) => imported.has(pkg)), []);
+    assert.deepEqual(
+      [...imported].filter((pkg) => !declaredExternal(pkg)),
+      [],
+      "imported but not in BUNDLE_EXTERNAL",
+    );
+    assert.deepEqual([...carried].filter(declaredExternal), [], "in BUNDLE_EXTERNAL but carried");
+  });
+}
+
+Deno.test("npm start and start:node: the bundles keep every class's name (errors are named after theirs)", async () => {
+  await Promise.all([buildDenoBundle(), buildNodeBundle()]);
   // esbuild renames a top-level name that two modules share by adding a number (`NotFoundError2`);
   // `core/errors.ts` names an error after its class, so a renamed class would change error names.
+  // Only this build's files (its metafile's outputs): older chunks may still sit in the folder.
   const renamed: string[] = [];
-  for await (const entry of Deno.readDir(`${ROOT}dist/deno/cli`)) {
-    if (!entry.name.endsWith(".js")) continue;
-    const text = await Deno.readTextFile(`${ROOT}dist/deno/cli/${entry.name}`);
-    for (const [, name, base] of text.matchAll(/\b(([A-Za-z_$][\w$]*?)\d+)=class\b/g)) {
-      const declared = await new Deno.Command("git", {
-        args: ["grep", "-q", "-E", `class ${base}\\b`, "--", "*.ts"],
-        cwd: ROOT,
-      }).output();
-      if (declared.success) renamed.push(`${name} (${entry.name})`);
+  for (const [dir, entry] of [["dist/deno", "cli/deno.js"], ["dist/node", "cli/node.js"]]) {
+    const { all } = await bundleGraph(dir, entry);
+    for (const output of all) {
+      const text = await Deno.readTextFile(`${ROOT}${output}`);
+      for (const [, name, base] of text.matchAll(/\b(([A-Za-z_$][\w$]*?)\d+)=class\b/g)) {
+        const declared = await new Deno.Command("git", {
+          args: ["grep", "-q", "-E", `class ${base}\\b`, "--", "*.ts"],
+          cwd: ROOT,
+        }).output();
+        if (declared.success) renamed.push(`${name} (${output})`);
+      }
     }
   }
   assert.deepEqual(renamed, []);

@@ -67,71 +67,34 @@ export async function serverCommand(runtime: string): Promise<{ cmd: string; arg
 }
 
 let denoBundleBuilt: Promise<void> | undefined;
-
-/**
- * Builds the Deno bundle (`npm run build:deno`, `dist/deno/`) from the current source, once per
- * test module; `cli/build-deno.ts` replaces each file by a rename, so modules building it in
- * parallel never start a half-written one.
- */
-export function buildDenoBundle(): Promise<void> {
-  return denoBundleBuilt ??= (async () => {
-    const out = await new Deno.Command(`${BIN}deno`, {
-      args: ["run", "-A", "cli/build-deno.ts"],
-      cwd: ROOT,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    if (!out.success) throw new Error(`build:deno failed:\n${new TextDecoder().decode(out.stderr)}`);
-  })();
-}
-
 let nodeBundleBuilt: Promise<void> | undefined;
 
 /**
- * Builds the Node bundle (`npm run build:node`, `dist/node/`) from the current source, once per
- * test module. Test modules run in parallel (`npm test` passes `--parallel`), and esbuild rewrites
- * its files in place: another module starting `node dist/node/cli/node.js` meanwhile could read a
- * half-written file. So the script's own command runs with an output folder of its own, and each
- * file then replaces its counterpart in `dist/node/` by a rename, which is atomic.
+ * Builds the Deno bundle (`npm run build:deno`, `dist/deno/`) from the current source, once per
+ * test module. Test modules run in parallel (`npm test` passes `--parallel`); `cli/bundle.ts`
+ * replaces each file by a rename, so a module starting a server from the folder meanwhile never
+ * reads a half-written file.
  */
-export function buildNodeBundle(): Promise<void> {
-  return nodeBundleBuilt ??= buildNodeBundleAside();
+export function buildDenoBundle(): Promise<void> {
+  return denoBundleBuilt ??= runBuildScript("cli/build-deno.ts");
 }
 
-async function buildNodeBundleAside(): Promise<void> {
-  const script: string = JSON.parse(await Deno.readTextFile(`${ROOT}package.json`)).scripts["build:node"];
-  assert.match(script, / --outdir=dist\/node /, "build:node writes dist/node");
-  await Deno.mkdir(`${ROOT}.tmp`, { recursive: true });
-  const aside = await Deno.makeTempDir({ dir: `${ROOT}.tmp`, prefix: "node-bundle-" });
-  try {
-    const out = await new Deno.Command("sh", {
-      args: ["-c", script.replace(" --outdir=dist/node ", ` --outdir=${aside} `)],
-      cwd: ROOT,
-      env: { PATH: `${BIN}:${Deno.env.get("PATH") ?? ""}` },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+/** Builds the Node bundle (`npm run build:node`, `dist/node/`) from the current source, once per test module (as above). */
+export function buildNodeBundle(): Promise<void> {
+  return nodeBundleBuilt ??= runBuildScript("cli/build-node.ts");
+}
+
+async function runBuildScript(script: string): Promise<void> {
+  const out = await new Deno.Command(`${BIN}deno`, {
+    args: ["run", "-A", script],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
     const decoder = new TextDecoder();
-    if (!out.success) {
-      throw new Error(`build:node failed:\n${decoder.decode(out.stdout)}\n${decoder.decode(out.stderr)}`);
-    }
-    const move = async (relative: string) => {
-      for await (const entry of Deno.readDir(`${aside}/${relative}`)) {
-        const path = `${relative}${entry.name}`;
-        if (entry.isDirectory) {
-          await Deno.mkdir(`${ROOT}dist/node/${path}`, { recursive: true });
-          await move(`${path}/`);
-        } else {
-          await Deno.rename(`${aside}/${path}`, `${ROOT}dist/node/${path}`);
-        }
-      }
-    };
-    await Deno.mkdir(`${ROOT}dist/node`, { recursive: true });
-    await move("");
-  } finally {
-    await Deno.remove(aside, { recursive: true });
+    throw new Error(`${script} failed:\n${decoder.decode(out.stdout)}\n${decoder.decode(out.stderr)}`);
   }
 }
 
