@@ -22,7 +22,7 @@
  *
  * @module
  */
-import type { JwsSigner } from "../core/keys/jws.ts";
+import { type JwsSigner, lazyJwsSigner } from "../core/keys/jws.ts";
 
 /** The libcrypto names tried, in order. */
 const LIBRARY_NAMES: Record<string, readonly string[]> = {
@@ -81,6 +81,29 @@ export interface OpenSslSignerOptions {
   readonly libraries?: readonly string[];
   /** Most signatures computing at once (default: one per core). */
   readonly concurrency?: number;
+}
+
+/**
+ * The signer the Deno adapter gives the key ring: {@link openSslRs256Signer}, made on the first
+ * signature (`lazyJwsSigner`), so that a server that has signed nothing has not loaded libcrypto
+ * (1.5 to 3 MiB of an idle server's RSS, docs/operations/memory.md). Null without the FFI
+ * permission. `report` gets one line when the first signature has opened it, or found no OpenSSL
+ * 3 libcrypto, in which case every signature goes to WebCrypto (jose), as with no signer.
+ */
+export function lazyOpenSslRs256Signer(
+  options: OpenSslSignerOptions & { readonly report?: (line: string) => void } = {},
+): JwsSigner | null {
+  if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
+  return lazyJwsSigner(
+    "OpenSSL's libcrypto 3 where it loads, opened on the first signature",
+    () => openSslRs256Signer(options),
+    (signer) =>
+      options.report?.(
+        signer === null
+          ? "signing: no OpenSSL 3 libcrypto loads here; RS256 with WebCrypto"
+          : `signing: RS256 with ${signer.name}, opened on the first signature`,
+      ),
+  );
 }
 
 /** The signer, or null where no OpenSSL 3 libcrypto loads (or FFI is not permitted). */

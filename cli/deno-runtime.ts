@@ -17,7 +17,7 @@ import type { RuntimeAdapter } from "./run.ts";
 import { createPasswordHasher } from "../core/passwords/create.ts";
 import { defaultWorkerCount, webWorkerFactory } from "../core/passwords/pool.ts";
 import { withNativeArgon2id } from "./native-argon2.ts";
-import { openSslRs256Signer } from "./deno-openssl-rs256.ts";
+import { lazyOpenSslRs256Signer } from "./deno-openssl-rs256.ts";
 
 /** How often a serving process gives freed native memory back (`cli/deno-malloc-trim.ts`). */
 const TRIM_INTERVAL_MS = 30_000;
@@ -80,7 +80,7 @@ export const denoRuntime: RuntimeAdapter = {
   createPasswordHasher: passwordHasherWith(new URL("../core/passwords/worker.ts", import.meta.url)),
   // RS256 on OpenSSL's libcrypto through FFI where it loads: Deno's WebCrypto RSA (RustCrypto)
   // costs five to six times the CPU per signature, and every token svc mints is one.
-  createJwsSigner: () => openSslRs256Signer(),
+  createJwsSigner: (report) => lazyOpenSslRs256Signer({ report }),
   // The system resolver (hosts file included), as the runtime's own connections use it; the
   // outbound guard then connects to the address it checked.
   async resolveHost(hostname) {

@@ -127,9 +127,10 @@ export interface RuntimeAdapter {
    * A faster RS256 signer than WebCrypto's where this runtime has one (Deno: OpenSSL's libcrypto
    * through FFI; Node: `node:crypto`'s sign without jose around it), null where none loads;
    * absent: jose signs with WebCrypto. Asked only when
-   * `SVC_RSA_NATIVE_SIGNER` is not false.
+   * `SVC_RSA_NATIVE_SIGNER` is not false. `report` prints a line to the server's log (a signer
+   * that loads its library on the first signature says then what it loaded).
    */
-  createJwsSigner?(): JwsSigner | null;
+  createJwsSigner?(report: (line: string) => void): JwsSigner | null;
   /**
    * The addresses a host name resolves to, for the outbound guard (a public name that resolves
    * to a private address is refused); absent: no name resolves, and only literal public
@@ -366,7 +367,9 @@ async function serve(
     return 1;
   }
   const sql = pluginSql(database.db);
-  const jwsSigner = config.tokens.nativeRsaSigner ? runtime.createJwsSigner?.() ?? undefined : undefined;
+  const jwsSigner = config.tokens.nativeRsaSigner
+    ? runtime.createJwsSigner?.((line) => runtime.print(line)) ?? undefined
+    : undefined;
   // The schema, plugin tables, definitions, signing keys and bootstrap administrator: safe when
   // several instances boot at once on one empty database.
   const { adminEmail, adminPassword } = config.bootstrap;

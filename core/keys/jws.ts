@@ -35,6 +35,42 @@ export interface JwsSigner {
   sign(alg: string, key: CryptoKey, signingInput: Uint8Array): Promise<Uint8Array | null> | null;
 }
 
+/**
+ * A {@link JwsSigner} made by `open` on its first signature rather than now: a runtime's native
+ * library (OpenSSL's libcrypto on Deno, 1.5 MiB resident and Deno's FFI bindings for it) is
+ * loaded by the first token a server signs, not by a server that has signed none. `open` runs
+ * once (concurrent first signatures share it), and `opened` is told what it gave; when it gives
+ * null or throws, every signature goes to jose, as with no signer.
+ *
+ * @example
+ * ```ts
+ * // `open` may give null (no library here): every signature then goes to jose.
+ * const signer = lazyJwsSigner("native RS256, opened on the first signature", () => null);
+ * console.log(signer.name);
+ * ```
+ */
+export function lazyJwsSigner(
+  name: string,
+  open: () => JwsSigner | null,
+  opened?: (signer: JwsSigner | null) => void,
+): JwsSigner {
+  let made: { signer: JwsSigner | null } | undefined;
+  return {
+    name,
+    sign(alg, key, signingInput) {
+      if (made === undefined) {
+        try {
+          made = { signer: open() };
+        } catch {
+          made = { signer: null };
+        }
+        opened?.(made.signer);
+      }
+      return made.signer === null ? null : made.signer.sign(alg, key, signingInput);
+    },
+  };
+}
+
 /** A JWS protected header as svc signs it. */
 export type JwsHeader = { readonly alg: string } & Record<string, unknown>;
 

@@ -8,7 +8,7 @@
 import { strict as assert } from "node:assert";
 import fc from "fast-check";
 import { jwtVerify, SignJWT } from "jose";
-import { openSslRs256Signer } from "../../cli/deno-openssl-rs256.ts";
+import { lazyOpenSslRs256Signer, openSslRs256Signer } from "../../cli/deno-openssl-rs256.ts";
 import { ManualClock } from "../../core/clock.ts";
 import { type JwsHeader, type JwsSigner, signCompactJwt } from "../../core/keys/jws.ts";
 import { KeyRing } from "../../core/keys/ring.ts";
@@ -145,6 +145,60 @@ Deno.test({
     await t.step("no library by the given names: no signer", () => {
       assert.equal(openSslRs256Signer({ libraries: ["libsvc-no-such-crypto.so.3"] }), null);
     });
+
+    await t.step(
+      "the adapter's lazy signer: libcrypto mapped by the first signature, not before",
+      async () => {
+        const reported: string[] = [];
+        const lazy = lazyOpenSslRs256Signer({ report: (line) => reported.push(line) })!;
+        const claims = { sub: "user-1", iat: 1_700_000_000 };
+        const header: JwsHeader = { alg: "RS256", kid: "k1" };
+        // A fresh process (the other steps loaded libcrypto into this one) shows the mapping order.
+        if (Deno.build.os === "linux") {
+          const out = await new Deno.Command(Deno.execPath(), {
+            args: [
+              "eval",
+              `
+            import { lazyOpenSslRs256Signer } from ${
+                JSON.stringify(new URL("../../cli/deno-openssl-rs256.ts", import.meta.url).href)
+              };
+            const maps = () => Deno.readTextFileSync("/proc/self/maps").includes("libcrypto");
+            const signer = lazyOpenSslRs256Signer();
+            const before = maps();
+            const { privateKey } = await crypto.subtle.generateKey(
+              { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) },
+              true, ["sign"]);
+            const signature = await signer.sign("RS256", privateKey, new TextEncoder().encode("a.b"));
+            console.log(JSON.stringify({ before, after: maps(), signed: signature?.length ?? null }));
+          `,
+            ],
+            stdout: "piped",
+            stderr: "piped",
+          }).output();
+          assert.ok(out.success, new TextDecoder().decode(out.stderr));
+          assert.deepEqual(JSON.parse(new TextDecoder().decode(out.stdout)), {
+            before: false,
+            after: true,
+            signed: 256,
+          });
+        }
+        assert.equal(
+          await signCompactJwt(header, claims, pairs[0].privateKey, lazy),
+          await joseToken(header, claims, pairs[0].privateKey),
+        );
+        assert.deepEqual(reported, [`signing: RS256 with ${openssl!.name}, opened on the first signature`]);
+        // Where no library loads, the lazy signer hands every signature to jose, and says so once.
+        const missing = lazyOpenSslRs256Signer({
+          libraries: ["libsvc-no-such-crypto.so.3"],
+          report: (line) => reported.push(line),
+        })!;
+        assert.equal(missing.sign("RS256", pairs[0].privateKey, new Uint8Array(1)), null);
+        assert.equal(missing.sign("RS256", pairs[0].privateKey, new Uint8Array(1)), null);
+        assert.deepEqual(reported.slice(1), [
+          "signing: no OpenSSL 3 libcrypto loads here; RS256 with WebCrypto",
+        ]);
+      },
+    );
 
     await t.step("a key ring with the signer mints the tokens a ring without it mints", async () => {
       const database = await freshEmbedded();

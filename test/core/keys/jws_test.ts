@@ -6,7 +6,7 @@
 import { strict as assert } from "node:assert";
 import fc from "fast-check";
 import { compactVerify, SignJWT } from "jose";
-import { type JwsHeader, type JwsSigner, signCompactJwt } from "../../../core/keys/jws.ts";
+import { type JwsHeader, type JwsSigner, lazyJwsSigner, signCompactJwt } from "../../../core/keys/jws.ts";
 
 const RS256 = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" } as const;
 
@@ -173,4 +173,48 @@ Deno.test("signCompactJwt", async (t) => {
     assert.equal(counts.answered, 1);
     assert.equal(token, await joseToken({ alg: "RS256" }, claims, key2048.privateKey));
   });
+});
+
+Deno.test("lazyJwsSigner: opens its signer on the first signature, once, and sends everything to jose when it cannot", async (t) => {
+  const { privateKey } = await rsaKeys(2048);
+  const header: JwsHeader = { alg: "RS256", kid: "k1" };
+  const claims = { sub: "user-1", iat: 1_700_000_000 };
+  const expected = await joseToken(header, claims, privateKey);
+
+  await t.step("nothing opened before a signature; one open for concurrent first signatures", async () => {
+    const inner = countingSigner();
+    let opens = 0;
+    const lazy = lazyJwsSigner("lazy (test)", () => {
+      opens++;
+      return inner.signer;
+    });
+    assert.equal(lazy.name, "lazy (test)");
+    assert.equal(opens, 0);
+    const tokens = await Promise.all(
+      Array.from({ length: 20 }, () => signCompactJwt(header, claims, privateKey, lazy)),
+    );
+    assert.equal(opens, 1);
+    assert.deepEqual(new Set(tokens), new Set([expected]));
+    assert.equal(inner.counts.answered, 20);
+  });
+
+  for (
+    const [what, open] of [
+      ["gives no signer", () => null],
+      ["throws", () => {
+        throw new Error("dlopen failed");
+      }],
+    ] as const
+  ) {
+    await t.step(`an open that ${what}: jose signs, and the open is not retried`, async () => {
+      let opens = 0;
+      const lazy = lazyJwsSigner("lazy (test)", () => {
+        opens++;
+        return open();
+      });
+      assert.equal(await signCompactJwt(header, claims, privateKey, lazy), expected);
+      assert.equal(await signCompactJwt(header, claims, privateKey, lazy), expected);
+      assert.equal(opens, 1);
+    });
+  }
 });
