@@ -79,6 +79,12 @@ Deno.test("svc start: the packages loaded on first use are not static imports of
     assert.ok(!reached.has(module), `plugins/${name}/mod.ts is loaded at start`);
     assert.ok(byUrl.has(module), `plugins/${name}/mod.ts is still part of the graph`);
   }
+  // The outbound guard's pinning connector (node:http, node:https) loads with the first outbound request.
+  const pinned = new URL("cli/pinned-fetch.ts", `file://${ROOT}`).href;
+  assert.ok(
+    !reached.has(pinned) && byUrl.has(pinned),
+    "cli/pinned-fetch.ts is loaded at start, or not at all",
+  );
   // The dynamic imports are in the graph (a compiled binary includes them).
   for (const name of Object.keys(LOADED_ON_USE)) {
     assert.ok(
