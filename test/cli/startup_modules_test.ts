@@ -135,37 +135,39 @@ async function bundleGraph(dir: string, entry: string) {
       if (!imported.external && imported.kind === "import-statement") pending.push(imported.path);
     }
   }
-  // The packages of `outputs`: carried in them, or imported by them (statically only, with `statically`).
+  // The packages of `outputs`: those carried in them, and those they import (statically only, with `statically`).
   const packagesIn = (outputs: string[], statically: boolean) => {
-    const names = new Set<string>();
+    const carried = new Set<string>();
+    const imported = new Set<string>();
     for (const output of outputs) {
       for (const input of Object.keys(meta.outputs[output].inputs)) {
-        if (input.includes("node_modules/")) names.add(packageOf(input));
+        if (input.includes("node_modules/")) carried.add(packageOf(input));
       }
-      for (const imported of meta.outputs[output].imports) {
-        if (!imported.external || builtin(imported.path)) continue;
-        if (!statically || imported.kind === "import-statement") names.add(packageOf(imported.path));
+      for (const dependency of meta.outputs[output].imports) {
+        if (!dependency.external || builtin(dependency.path)) continue;
+        if (!statically || dependency.kind === "import-statement") imported.add(packageOf(dependency.path));
       }
     }
-    return names;
+    return { carried, imported, both: new Set([...carried, ...imported]) };
   };
   const all = Object.keys(meta.outputs).filter((output) => output.endsWith(".js"));
-  return { meta, reached, all, atStart: packagesIn([...reached], true), anywhere: packagesIn(all, false) };
+  return { reached, all, atStart: packagesIn([...reached], true).both, anywhere: packagesIn(all, false) };
 }
 
-for (
-  const [name, dir, entry, build] of [
-    ["npm start", "dist/deno", "cli/deno.js", buildDenoBundle],
-    ["npm run start:node", "dist/node", "cli/node.js", buildNodeBundle],
-  ] as const
-) {
+/** The two bundles: the npm script that runs each, its folder, its entry and its build. */
+const BUNDLES = [
+  ["npm start", "dist/deno", "cli/deno.js", buildDenoBundle],
+  ["npm run start:node", "dist/node", "cli/node.js", buildNodeBundle],
+] as const;
+
+for (const [name, dir, entry, build] of BUNDLES) {
   Deno.test(`${name}: in the bundle too, the packages and plugins loaded on first use are chunks loaded on use`, async () => {
     await build();
     const { reached, all, atStart, anywhere } = await bundleGraph(dir, entry);
     assert.ok(atStart.has("valibot") && atStart.has("kysely"), "the walk reaches the packages");
     for (const [pkg, where] of Object.entries(LOADED_ON_USE)) {
       assert.ok(!atStart.has(pkg), `${pkg} is loaded at start; it belongs to ${where}`);
-      assert.ok(anywhere.has(pkg), `${pkg} is still part of the bundle's graph`);
+      assert.ok(anywhere.both.has(pkg), `${pkg} is still part of the bundle's graph`);
     }
     // One chunk per built-in plugin at least (their modules share no code with the start path's chunk).
     const onUse = all.filter((output) => !reached.has(output));
@@ -174,17 +176,7 @@ for (
 
   Deno.test(`${name}: each package is carried by the bundle or imported from node_modules, never both`, async () => {
     await build();
-    const { meta } = await bundleGraph(dir, entry);
-    const carried = new Set<string>();
-    const imported = new Set<string>();
-    for (const output of Object.values(meta.outputs)) {
-      for (const input of Object.keys(output.inputs)) {
-        if (input.includes("node_modules/")) carried.add(packageOf(input));
-      }
-      for (const dependency of output.imports) {
-        if (dependency.external && !builtin(dependency.path)) imported.add(packageOf(dependency.path));
-      }
-    }
+    const { anywhere: { carried, imported } } = await bundleGraph(dir, entry);
     // Two copies of a package (kysely's classes, valibot's) would fail `instanceof` across them.
     assert.deepEqual([...carried].filter((pkg) => imported.has(pkg)), []);
     assert.deepEqual(
@@ -197,12 +189,12 @@ for (
 }
 
 Deno.test("npm start and start:node: the bundles keep every class's name (errors are named after theirs)", async () => {
-  await Promise.all([buildDenoBundle(), buildNodeBundle()]);
+  await Promise.all(BUNDLES.map(([, , , build]) => build()));
   // esbuild renames a top-level name that two modules share by adding a number (`NotFoundError2`);
   // `core/errors.ts` names an error after its class, so a renamed class would change error names.
   // Only this build's files (its metafile's outputs): older chunks may still sit in the folder.
   const renamed: string[] = [];
-  for (const [dir, entry] of [["dist/deno", "cli/deno.js"], ["dist/node", "cli/node.js"]]) {
+  for (const [, dir, entry] of BUNDLES) {
     const { all } = await bundleGraph(dir, entry);
     for (const output of all) {
       const text = await Deno.readTextFile(`${ROOT}${output}`);
